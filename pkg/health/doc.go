@@ -1,0 +1,17 @@
+// Package health tracks how fresh fleetcache's copy of each cluster is.
+//
+// A Tracker holds one state per cluster and per resource type. The informers
+// report what they observe (a type started, synced or failed, a request that
+// succeeded or could not reach the server, a probe result, an object event);
+// the Tracker derives a Status for each resource type and for the cluster:
+//
+//	PENDING       registered, nothing started yet
+//	SYNCING       some type has not finished its initial list
+//	SYNCED        every type is synced and the API server is reachable
+//	DEGRADED      reachable, but some types fail (forbidden, not served, sync deadline passed)
+//	DISCONNECTED  the API server cannot be reached; the last known data stays, marked stale
+//
+// Every change of a derived status is recorded with a version number, so a
+// consumer can read the current ClusterStatus list and then follow Changes
+// without missing one (bounded retention, like the index feed).
+package health

@@ -1,0 +1,440 @@
+package health
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Status is the sync status of a cluster or of one of its resource types.
+type Status string
+
+// The statuses, in the order a healthy cluster passes them.
+const (
+	Pending      Status = "PENDING"
+	Syncing      Status = "SYNCING"
+	Synced       Status = "SYNCED"
+	Degraded     Status = "DEGRADED"
+	Disconnected Status = "DISCONNECTED"
+)
+
+// ResourceStatus is the state of one resource type of one cluster.
+type ResourceStatus struct {
+	Resource      string // kubectl name: "deployments.apps"
+	Kind          string
+	Status        Status
+	ObjectCount   int
+	LastError     string
+	LastErrorTime time.Time
+	LastSyncTime  time.Time // when the initial list completed
+	LastEventTime time.Time // when the last object change arrived
+	WatchRestarts int       // watches resumed from a resourceVersion
+	Relists       int       // full lists after the initial one (410 Gone, restarts)
+}
+
+// ClusterStatus is the state of one cluster.
+type ClusterStatus struct {
+	Name          string
+	Status        Status
+	Message       string // why the cluster is not SYNCED; empty when it is
+	Stale         bool   // the cluster is unreachable and its objects are the last known state
+	LastSyncTime  time.Time
+	LastEventTime time.Time
+	ObjectCount   int
+	Resources     []ResourceStatus // sorted by Resource
+}
+
+// Change is one recorded change of a cluster's status.
+type Change struct {
+	Version uint64
+	Cluster ClusterStatus // ObjectCount fields hold the counts at read time
+	Removed bool          // the cluster was removed; Cluster holds its last status
+}
+
+// Counter gives the number of cached objects; the global index implements it.
+type Counter interface {
+	ObjectCount(cluster, resource string) int
+}
+
+// ErrExpired means the changes after the requested version are no longer retained.
+var ErrExpired = errors.New("health changes no longer retained")
+
+// Options configure a Tracker.
+type Options struct {
+	// Retention is how many status changes are kept for followers. Default 1024.
+	Retention int
+	// Now returns the current time. Default time.Now.
+	Now func() time.Time
+}
+
+// Tracker derives and records the sync health of every cluster. It is safe
+// for concurrent use.
+type Tracker struct {
+	counts Counter
+	opts   Options
+
+	mu       sync.Mutex
+	clusters map[string]*clusterState
+	version  uint64
+	changes  []Change      // the last opts.Retention changes, oldest first
+	wake     chan struct{} // closed and replaced when version advances and someone waits
+}
+
+type clusterState struct {
+	name       string
+	started    bool
+	probeErr   error
+	probeAt    time.Time
+	resources  map[string]*resourceState
+	lastStatus Status
+	lastMsg    string
+}
+
+type resourceState struct {
+	ResourceStatus
+	started  bool
+	synced   bool
+	err      error     // API error: forbidden, not found, not served, sync deadline
+	connErr  error     // the last request could not reach the server
+	listed   bool      // a list happened since the last watch request
+	eventsAt time.Time // kept apart from ResourceStatus to keep event recording cheap
+}
+
+// NewTracker returns a Tracker that reads object counts from counts (may be nil).
+func NewTracker(counts Counter, opts Options) *Tracker {
+	if opts.Retention <= 0 {
+		opts.Retention = 1024
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Tracker{counts: counts, opts: opts, clusters: map[string]*clusterState{}}
+}
+
+// AddCluster registers a cluster as PENDING. Adding a known cluster keeps its state.
+func (t *Tracker) AddCluster(name string) {
+	t.update(name, func(c *clusterState) {})
+}
+
+// RemoveCluster forgets a cluster and records its removal.
+func (t *Tracker) RemoveCluster(name string) {
+	t.mu.Lock()
+	c, ok := t.clusters[name]
+	if ok {
+		delete(t.clusters, name)
+		t.recordLocked(Change{Cluster: c.statusLocked(), Removed: true})
+	}
+	t.mu.Unlock()
+}
+
+// ResourceStarting reports that the informer of a type has started listing.
+func (t *Tracker) ResourceStarting(cluster, resource, kind string) {
+	t.updateResource(cluster, resource, func(r *resourceState) {
+		r.Kind = kind
+		r.started, r.synced, r.err, r.connErr = true, false, nil, nil
+	})
+}
+
+// ResourceSynced reports that a type completed its initial list.
+func (t *Tracker) ResourceSynced(cluster, resource string) {
+	now := t.opts.Now()
+	t.updateResource(cluster, resource, func(r *resourceState) {
+		r.synced, r.err, r.connErr = true, nil, nil
+		r.LastSyncTime = now
+	})
+}
+
+// ResourceError reports an API error of a type (forbidden, not served, sync
+// deadline passed). It holds until the type syncs or a request for it succeeds.
+func (t *Tracker) ResourceError(cluster, resource, kind string, err error) {
+	now := t.opts.Now()
+	t.updateResource(cluster, resource, func(r *resourceState) {
+		if kind != "" {
+			r.Kind = kind
+		}
+		r.err = err
+		r.LastErrorTime = now
+	})
+}
+
+// ResourceUnreachable reports that a request for a type could not reach the server.
+func (t *Tracker) ResourceUnreachable(cluster, resource string, err error) {
+	now := t.opts.Now()
+	t.updateResource(cluster, resource, func(r *resourceState) {
+		r.connErr = err
+		r.LastErrorTime = now
+	})
+}
+
+// ResourceRequestOK reports that a list or watch request for a type succeeded:
+// the server is reachable and no longer refuses it.
+func (t *Tracker) ResourceRequestOK(cluster, resource string) {
+	t.updateResource(cluster, resource, func(r *resourceState) {
+		r.connErr = nil
+		if r.err != nil && !errors.Is(r.err, ErrSyncDeadline) {
+			r.err = nil
+		}
+	})
+}
+
+// ErrSyncDeadline marks a type whose initial list did not complete in time.
+var ErrSyncDeadline = errors.New("initial sync deadline passed")
+
+// ResourceList counts a list request; lists after the first sync are relists.
+func (t *Tracker) ResourceList(cluster, resource string) {
+	t.updateResource(cluster, resource, func(r *resourceState) {
+		if r.synced {
+			r.Relists++
+		}
+		r.listed = true
+	})
+}
+
+// ResourceWatch counts a watch request; one that does not directly follow a
+// list resumes an interrupted watch.
+func (t *Tracker) ResourceWatch(cluster, resource string) {
+	t.updateResource(cluster, resource, func(r *resourceState) {
+		if !r.listed {
+			r.WatchRestarts++
+		}
+		r.listed = false
+	})
+}
+
+// ResourceEvent records that an object change of a type arrived at time at.
+func (t *Tracker) ResourceEvent(cluster, resource string, at time.Time) {
+	t.mu.Lock()
+	if c, ok := t.clusters[cluster]; ok {
+		if r, ok := c.resources[resource]; ok {
+			r.eventsAt = at
+		}
+	}
+	t.mu.Unlock()
+}
+
+// RemoveResource forgets a type of a cluster (no longer configured).
+func (t *Tracker) RemoveResource(cluster, resource string) {
+	t.update(cluster, func(c *clusterState) { delete(c.resources, resource) })
+}
+
+// Probe records the result of a reachability probe of the cluster's API server.
+func (t *Tracker) Probe(cluster string, err error) {
+	now := t.opts.Now()
+	t.update(cluster, func(c *clusterState) {
+		c.probeErr, c.probeAt = err, now
+	})
+}
+
+func (t *Tracker) updateResource(cluster, resource string, fn func(*resourceState)) {
+	t.update(cluster, func(c *clusterState) {
+		r, ok := c.resources[resource]
+		if !ok {
+			r = &resourceState{ResourceStatus: ResourceStatus{Resource: resource}}
+			c.resources[resource] = r
+		}
+		c.started = true
+		fn(r)
+	})
+}
+
+// update applies fn to the cluster's state, creating it if needed, and
+// records a Change when the derived status of the cluster or a type changed.
+func (t *Tracker) update(cluster string, fn func(*clusterState)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c, ok := t.clusters[cluster]
+	if !ok {
+		c = &clusterState{name: cluster, resources: map[string]*resourceState{}, lastStatus: Pending}
+		t.clusters[cluster] = c
+	}
+	before := c.fingerprintLocked()
+	fn(c)
+	if !ok || c.fingerprintLocked() != before {
+		t.recordLocked(Change{Cluster: c.statusLocked()})
+	}
+}
+
+func (t *Tracker) recordLocked(ch Change) {
+	t.version++
+	ch.Version = t.version
+	if len(t.changes) == t.opts.Retention {
+		t.changes = slices.Delete(t.changes, 0, 1)
+	}
+	t.changes = append(t.changes, ch)
+	if t.wake != nil {
+		close(t.wake)
+		t.wake = nil
+	}
+}
+
+// fingerprintLocked summarizes what a status change consists of: the cluster
+// status and message and each type's status and error.
+func (c *clusterState) fingerprintLocked() string {
+	s := c.statusLocked()
+	fp := string(s.Status) + "|" + s.Message
+	for _, r := range s.Resources {
+		fp += "|" + r.Resource + "=" + string(r.Status) + ":" + r.LastError
+	}
+	return fp
+}
+
+func (r *resourceState) statusLocked(reachable bool) ResourceStatus {
+	s := r.ResourceStatus
+	s.LastEventTime = r.eventsAt
+	switch {
+	case r.err != nil:
+		s.Status, s.LastError = Degraded, r.err.Error()
+	case r.connErr != nil || !reachable:
+		s.Status = Disconnected
+		if r.connErr != nil {
+			s.LastError = r.connErr.Error()
+		}
+	case !r.started:
+		s.Status = Pending
+	case !r.synced:
+		s.Status = Syncing
+	default:
+		s.Status = Synced
+	}
+	return s
+}
+
+func (c *clusterState) statusLocked() ClusterStatus {
+	s := ClusterStatus{Name: c.name, Status: Pending}
+	reachable := c.probeErr == nil
+	var unreachable, syncing, degraded []string
+	var connErr error = c.probeErr
+	for _, name := range slices.Sorted(maps.Keys(c.resources)) {
+		r := c.resources[name]
+		rs := r.statusLocked(reachable)
+		s.Resources = append(s.Resources, rs)
+		if rs.LastSyncTime.After(s.LastSyncTime) {
+			s.LastSyncTime = rs.LastSyncTime
+		}
+		if rs.LastEventTime.After(s.LastEventTime) {
+			s.LastEventTime = rs.LastEventTime
+		}
+		switch {
+		case r.connErr != nil:
+			unreachable = append(unreachable, name)
+			if connErr == nil {
+				connErr = r.connErr
+			}
+		case rs.Status == Degraded:
+			degraded = append(degraded, name+": "+rs.LastError)
+		case rs.Status == Pending || rs.Status == Syncing:
+			syncing = append(syncing, name)
+		}
+	}
+	switch {
+	case connErr != nil:
+		s.Status = Disconnected
+		s.Message = fmt.Sprintf("api server unreachable: %v", connErr)
+		for _, r := range s.Resources {
+			if !r.LastSyncTime.IsZero() {
+				s.Stale = true
+				s.Message += "; serving the last known objects"
+				break
+			}
+		}
+	case !c.started:
+		s.Status = Pending
+		s.Message = "waiting for discovery"
+	case len(syncing) > 0:
+		s.Status = Syncing
+		s.Message = fmt.Sprintf("initial sync in progress: %v", syncing)
+	case len(degraded) > 0:
+		s.Status = Degraded
+		s.Message = fmt.Sprintf("%d resource types failing: %v", len(degraded), degraded)
+	default:
+		s.Status = Synced
+	}
+	return s
+}
+
+// fillCounts sets object counts; it runs outside t.mu because it calls the index.
+func (t *Tracker) fillCounts(s *ClusterStatus) {
+	if t.counts == nil {
+		return
+	}
+	s.ObjectCount = t.counts.ObjectCount(s.Name, "")
+	for i := range s.Resources {
+		s.Resources[i].ObjectCount = t.counts.ObjectCount(s.Name, s.Resources[i].Resource)
+	}
+}
+
+// Cluster returns the status of one cluster.
+func (t *Tracker) Cluster(name string) (ClusterStatus, bool) {
+	t.mu.Lock()
+	c, ok := t.clusters[name]
+	var s ClusterStatus
+	if ok {
+		s = c.statusLocked()
+	}
+	t.mu.Unlock()
+	if ok {
+		t.fillCounts(&s)
+	}
+	return s, ok
+}
+
+// Clusters returns the status of every cluster, sorted by name, and the
+// version it was read at (follow Changes after it).
+func (t *Tracker) Clusters() ([]ClusterStatus, uint64) {
+	t.mu.Lock()
+	out := make([]ClusterStatus, 0, len(t.clusters))
+	for _, name := range slices.Sorted(maps.Keys(t.clusters)) {
+		out = append(out, t.clusters[name].statusLocked())
+	}
+	v := t.version
+	t.mu.Unlock()
+	for i := range out {
+		t.fillCounts(&out[i])
+	}
+	return out, v
+}
+
+// Changes returns the recorded changes after version, oldest first. It
+// returns ErrExpired if some of them are no longer retained.
+func (t *Tracker) Changes(after uint64) ([]Change, error) {
+	t.mu.Lock()
+	if after > t.version {
+		after = t.version
+	}
+	n := int(t.version - after)
+	if n > len(t.changes) {
+		t.mu.Unlock()
+		return nil, fmt.Errorf("changes after version %d: %w", after, ErrExpired)
+	}
+	out := slices.Clone(t.changes[len(t.changes)-n:])
+	t.mu.Unlock()
+	for i := range out {
+		t.fillCounts(&out[i].Cluster)
+	}
+	return out, nil
+}
+
+// Wait blocks until a change after version is recorded or ctx ends.
+func (t *Tracker) Wait(ctx context.Context, after uint64) error {
+	for {
+		t.mu.Lock()
+		if t.version > after {
+			t.mu.Unlock()
+			return nil
+		}
+		if t.wake == nil {
+			t.wake = make(chan struct{})
+		}
+		wake := t.wake
+		t.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

@@ -1,0 +1,174 @@
+package index
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+var svcType = &Type{Resource: "services", GVR: schema.GroupVersionResource{Version: "v1", Resource: "services"}, Kind: "Service", Namespaced: true}
+
+// benchRaw is the JSON every benchmark object shares: the index never reads
+// it, and sharing keeps a million-object fixture small.
+var benchRaw = []byte(`{"apiVersion":"v1","kind":"Pod","metadata":{}}`)
+
+// benchFleet returns about n objects shaped like real clusters: 10 clusters
+// of 50 namespaces; in each namespace, apps web-0, web-1, … of 12 objects
+// each: a Deployment, its ReplicaSet, 8 Pods owned by the ReplicaSet, a
+// Service and a ConfigMap. Objects carry app, tier and (ReplicaSets and
+// Pods) pod-template-hash labels; the objects of one app share their label
+// and owner slices, as they would after interning.
+func benchFleet(n int) []*Object {
+	const clusters, namespaces, perApp = 10, 50, 12
+	perNamespace := max(n/(clusters*namespaces), perApp)
+	tiers := []string{"fe", "be", "db"}
+	out := make([]*Object, 0, n)
+	uid := 0
+	newObj := func(cluster string, t *Type, ns, name string, ls Labels, owners []OwnerRef) *Object {
+		uid++
+		o := &Object{Cluster: cluster, Type: t, Namespace: ns, Name: name, UID: types.UID(fmt.Sprintf("u%d", uid)),
+			ResourceVersion: "1", Labels: ls, Owners: owners, Raw: benchRaw}
+		out = append(out, o)
+		return o
+	}
+	for c := range clusters {
+		cluster := fmt.Sprintf("cluster-%02d", c)
+		for nsi := range namespaces {
+			ns := fmt.Sprintf("ns-%02d", nsi)
+			for app := 0; app*perApp < perNamespace; app++ {
+				name := fmt.Sprintf("web-%d", app)
+				hash := fmt.Sprintf("%08x", uint32(c*1000003+nsi*10007+app)*2654435761)
+				appLabels := Labels{{"app", name}, {"tier", tiers[app%3]}}
+				podLabels := Labels{{"app", name}, {"pod-template-hash", hash}, {"tier", tiers[app%3]}}
+				d := newObj(cluster, deployType, ns, name, appLabels, nil)
+				rs := newObj(cluster, rsType, ns, name+"-"+hash, podLabels, []OwnerRef{{Kind: "Deployment", Name: name, UID: d.UID, Controller: true}})
+				owners := []OwnerRef{{Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: true}}
+				for p := range perApp - 4 {
+					newObj(cluster, podType, ns, fmt.Sprintf("%s-%d", rs.Name, p), podLabels, owners)
+				}
+				newObj(cluster, svcType, ns, name, appLabels, nil)
+				newObj(cluster, cmType, ns, name, appLabels[:1], nil)
+			}
+		}
+	}
+	return out
+}
+
+func newBenchIndex(objs []*Object, opts Options) *Index {
+	ix := New(opts)
+	for _, o := range objs {
+		ix.Upsert(o)
+	}
+	return ix
+}
+
+// BenchmarkApply measures Upsert of modified objects (new
+// ResourceVersion, same labels) into an index of 100000 objects.
+func BenchmarkApply(b *testing.B) {
+	b.Run("objects=100000", func(b *testing.B) {
+		objs := benchFleet(100000)
+		ix := newBenchIndex(objs, Options{})
+		mods := make([]*Object, len(objs))
+		for i, o := range objs {
+			mods[i] = modified(o, "2")
+		}
+		b.ReportAllocs()
+		n := 0
+		for b.Loop() {
+			i := n % len(objs)
+			o := mods[i]
+			if n/len(objs)%2 == 1 {
+				o = objs[i]
+			}
+			if !ix.Upsert(o) {
+				b.Fatal("Upsert was a no-op")
+			}
+			n++
+		}
+		b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "changes/s")
+	})
+}
+
+// BenchmarkListPage measures a page of 50 of a narrow query, one namespace
+// and a label selector, across the fleet: the first page, and a page from a
+// cursor in the middle of the matches.
+func BenchmarkListPage(b *testing.B) {
+	for _, size := range []int{100000, 1000000} {
+		b.Run(fmt.Sprintf("objects=%d", size), func(b *testing.B) {
+			ix := newBenchIndex(benchFleet(size), Options{})
+			runtime.GC()
+			sel, err := labels.Parse("app=web-3,tier in (fe,be)")
+			if err != nil {
+				b.Fatal(err)
+			}
+			f := Filter{Namespaces: []string{"ns-07"}, Selector: sel}
+			all := ix.List(f, nil, 0).Objects
+			if len(all) < 100 {
+				b.Fatalf("only %d matches", len(all))
+			}
+			mid := all[len(all)/2].Position()
+			for _, bc := range []struct {
+				name  string
+				after *Position
+			}{{"page=first", nil}, {"page=middle", &mid}} {
+				b.Run(bc.name, func(b *testing.B) {
+					b.ReportAllocs()
+					lat := make([]time.Duration, 0, 1<<16)
+					for b.Loop() {
+						start := time.Now()
+						page := ix.List(f, bc.after, 50)
+						lat = append(lat, time.Since(start))
+						if len(page.Objects) != 50 {
+							b.Fatalf("page of %d", len(page.Objects))
+						}
+					}
+					slices.Sort(lat)
+					b.ReportMetric(float64(lat[len(lat)/2])/float64(time.Microsecond), "p50-µs")
+				})
+			}
+		})
+	}
+}
+
+// BenchmarkMemoryPerObject reports the heap the index adds per object, all
+// postings and counts included ("index-B/object"): the live heap after GC
+// with the objects alone, then with the objects in an index. The objects
+// (and their Raw bytes) are allocated before the first measurement. The
+// feed is kept to one event so as to measure the per-object cost; at the
+// default retention it adds a fixed 32 B per retained event. The timed loop
+// measures Get.
+func BenchmarkMemoryPerObject(b *testing.B) {
+	for _, size := range []int{100000, 1000000} {
+		b.Run(fmt.Sprintf("objects=%d", size), func(b *testing.B) {
+			objs := benchFleet(size)
+			before := liveHeap()
+			ix := newBenchIndex(objs, Options{Retention: 1})
+			perObject := float64(liveHeap()-before) / float64(len(objs))
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				if ix.Get(objs[n*7919%len(objs)].Key()) == nil {
+					b.Fatal("missing object")
+				}
+				n++
+			}
+			// After the loop: b.Loop's first call clears reported metrics.
+			b.ReportMetric(perObject, "index-B/object")
+			runtime.KeepAlive(objs)
+		})
+	}
+}
+
+func liveHeap() uint64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}

@@ -1,0 +1,27 @@
+// Package index is fleetcache's global cross-cluster index: every cached
+// Kubernetes object of every cluster, kept in one ordered, revisioned,
+// in-memory structure that the API layer reads.
+//
+// An Index holds *Object values (see object.go), the compact immutable form
+// shared with the clusters' informer stores. Each object has a Key (cluster,
+// resource, namespace, name) that identifies it and a Position (cluster,
+// namespace, name, kind, resource) that orders it. Writers call Upsert,
+// Delete, DeleteObject, RemoveCluster and RemoveResource; every applied
+// change advances one global revision and appends one Event to a bounded
+// change feed.
+//
+// Readers select objects with a Filter. List returns a Page of matching
+// objects in Position order, strictly after a Position cursor (keyset
+// paging), together with the revision it was read at; Count counts them.
+// Secondary indexes (kind, resource, label key=value, label key, owner UID)
+// and the Position order itself (which groups objects by cluster and then by
+// namespace) let a narrow filter visit only its smallest candidate set
+// instead of the whole index.
+//
+// Events(after, limit) follows the feed from a revision, so a consumer that
+// lists at Page.Revision and then follows Events(Page.Revision, …) sees every
+// change exactly once. Events fails with ErrExpired once the changes it needs
+// have left the retention window, and Wait blocks until the revision moves.
+//
+// An Index is safe for concurrent use.
+package index

@@ -1,0 +1,532 @@
+package index
+
+import (
+	"math"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Filter selects objects. Empty or zero fields select everything; the
+// values inside one field are ORed, and the fields are ANDed.
+type Filter struct {
+	// Clusters are cluster names.
+	Clusters []string
+	// Kinds are kinds: "Pod" (a name without a dot) matches Type.Kind in
+	// any group, "Deployment.apps" matches Type.KindName().
+	Kinds []string
+	// Resources are kubectl resource names as in Type.Resource: "pods",
+	// "deployments.apps".
+	Resources []string
+	// Namespaces are namespace names; "" selects cluster-scoped objects.
+	Namespaces []string
+	// Selector selects by labels; nil selects everything.
+	Selector labels.Selector
+	// NameContains selects objects whose name contains it.
+	NameContains string
+	// OwnerUID selects objects that have an owner reference with this UID.
+	OwnerUID types.UID
+}
+
+// Page is one page of List results.
+type Page struct {
+	// Objects are the matching objects, in Position order.
+	Objects []*Object
+	// Revision is the revision the page was read at: the page is a
+	// consistent snapshot, and Events(Revision, …) continues from it.
+	Revision uint64
+	// More reports whether more matching objects exist after the last one.
+	More bool
+}
+
+// List returns the objects matching f in Position order, strictly after
+// after (nil: from the start), at most limit of them (limit <= 0: no
+// limit). Paging with the Position of the last object of each page never
+// skips or repeats an object that exists throughout, whatever changes
+// meanwhile.
+func (ix *Index) List(f Filter, after *Position, limit int) Page {
+	q := compile(f)
+	var from *Object
+	if after != nil {
+		from = after.pivot()
+	}
+	need := math.MaxInt
+	if limit > 0 {
+		need = limit + 1
+	}
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	page := Page{Revision: ix.rev.Load()}
+	p := ix.planLocked(&q)
+	if p.none {
+		return page
+	}
+	page.Objects = ix.collectLocked(&q, &p, from, need)
+	if limit > 0 && len(page.Objects) > limit {
+		page.Objects, page.More = page.Objects[:limit:limit], true
+	}
+	return page
+}
+
+// Count returns the number of objects matching f.
+func (ix *Index) Count(f Filter) int {
+	q := compile(f)
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if n, ok := ix.countFromStatsLocked(&q); ok {
+		return n
+	}
+	p := ix.planLocked(&q)
+	switch {
+	case p.none:
+		return 0
+	case p.exact && p.sizeExact:
+		return p.size
+	}
+	return ix.countLocked(&q, &p)
+}
+
+// query is a Filter prepared for matching: value lists sorted and without
+// duplicates, label requirements extracted.
+type query struct {
+	clusters   []string
+	namespaces []string
+	resources  []string
+	kinds      []string // full kind names, "Deployment.apps"
+	bareKinds  []string // kinds without a group part, "Pod"
+	// reqs are the selector's requirements, all of which must match. They
+	// are taken from the Selector before locking, and evaluated under the
+	// lock with apimachinery's Requirement.Matches, so no caller-supplied
+	// Selector implementation runs under the lock.
+	reqs labels.Requirements
+	// labelDims are the requirements that narrow: key in values (=, ==,
+	// in) or key exists.
+	labelDims []labelDim
+	nothing   bool // the selector selects nothing
+	name      string
+	owner     types.UID
+	// dims is how many constraints the query has: one for the clusters and
+	// namespaces together (the scope), one each for kinds, resources, name,
+	// owner and each label requirement.
+	dims int
+}
+
+func compile(f Filter) query {
+	q := query{
+		clusters:   sortedSet(f.Clusters),
+		namespaces: sortedSet(f.Namespaces),
+		resources:  sortedSet(f.Resources),
+		name:       f.NameContains,
+		owner:      f.OwnerUID,
+	}
+	for _, k := range sortedSet(f.Kinds) {
+		if strings.Contains(k, ".") {
+			q.kinds = append(q.kinds, k)
+		} else {
+			q.bareKinds = append(q.bareKinds, k)
+		}
+	}
+	if f.Selector != nil && !f.Selector.Empty() {
+		reqs, selectable := f.Selector.Requirements()
+		q.reqs, q.nothing = reqs, !selectable
+		q.dims += len(reqs)
+		for i := range reqs {
+			switch r := &reqs[i]; r.Operator() {
+			case selection.Equals, selection.DoubleEquals, selection.In:
+				q.labelDims = append(q.labelDims, labelDim{key: r.Key(), values: sortedSet(r.ValuesUnsorted())})
+			case selection.Exists:
+				q.labelDims = append(q.labelDims, labelDim{key: r.Key(), exists: true})
+			}
+		}
+	}
+	for _, c := range []bool{q.clusters != nil || q.namespaces != nil, q.resources != nil,
+		q.kinds != nil || q.bareKinds != nil, q.name != "", q.owner != ""} {
+		if c {
+			q.dims++
+		}
+	}
+	return q
+}
+
+// labelDim is a label requirement that narrows the candidates: the key
+// exists, or has one of the values.
+type labelDim struct {
+	key    string
+	exists bool
+	values []string
+}
+
+// sortedSet returns the values sorted and without duplicates, nil if none.
+func sortedSet(vs []string) []string {
+	if len(vs) == 0 {
+		return nil
+	}
+	vs = slices.Clone(vs)
+	slices.Sort(vs)
+	return slices.Compact(vs)
+}
+
+// matches reports whether o satisfies every constraint of the query.
+func (q *query) matches(o *Object) bool {
+	if q.clusters != nil && !contains(q.clusters, o.Cluster) {
+		return false
+	}
+	if q.namespaces != nil && !contains(q.namespaces, o.Namespace) {
+		return false
+	}
+	if q.resources != nil && !contains(q.resources, o.Type.Resource) {
+		return false
+	}
+	if (q.kinds != nil || q.bareKinds != nil) && !q.kindMatches(o.Type) {
+		return false
+	}
+	if q.name != "" && !strings.Contains(o.Name, q.name) {
+		return false
+	}
+	if q.owner != "" && !hasOwner(o, q.owner) {
+		return false
+	}
+	for i := range q.reqs {
+		// A *Labels fits in the interface without allocating.
+		if !q.reqs[i].Matches(&o.Labels) {
+			return false
+		}
+	}
+	return true
+}
+
+func (q *query) kindMatches(t *Type) bool {
+	if contains(q.bareKinds, t.Kind) {
+		return true
+	}
+	for _, k := range q.kinds {
+		if kindNameIs(t, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// contains reports whether the sorted set vs holds v.
+func contains(vs []string, v string) bool {
+	if len(vs) <= 8 {
+		return slices.Contains(vs, v)
+	}
+	_, ok := slices.BinarySearch(vs, v)
+	return ok
+}
+
+// plan says which objects a read visits: the objects of the sources (ORed
+// postings, disjoint as one object has one kind, one value per label key,
+// one Position) that lie in the ranges. Every object matching the query is
+// among them.
+type plan struct {
+	sources []*posting
+	// ranges, when not nil, restrict the visit to slices of the Position
+	// order: objects of one cluster, or of one namespace of one cluster.
+	ranges []scopeRange
+	// size estimates how many objects the plan visits; sizeExact says it
+	// is the exact number.
+	size      int
+	sizeExact bool
+	// exact means every visited object matches: the query has no
+	// constraint beyond those the plan applies.
+	exact bool
+	// none means no object can match.
+	none bool
+}
+
+// scopeRange is the slice of the Position order holding a cluster's objects
+// or, with hasNamespace, one namespace of a cluster.
+type scopeRange struct {
+	cluster, namespace string
+	hasNamespace       bool
+}
+
+func (r scopeRange) contains(o *Object) bool {
+	return o.Cluster == r.cluster && (!r.hasNamespace || o.Namespace == r.namespace)
+}
+
+// before reports whether the whole range sorts before o.
+func (r scopeRange) before(o *Object) bool {
+	if c := strings.Compare(r.cluster, o.Cluster); c != 0 {
+		return c < 0
+	}
+	return r.hasNamespace && r.namespace < o.Namespace
+}
+
+// seekCost is what the planner charges for one seek into an ordered set,
+// in units of visited objects.
+const seekCost = 4
+
+// planLocked picks the cheapest way to visit a superset of the objects
+// matching q. Candidates: the scope (the clusters and namespaces, which are
+// ranges of the primary order), and each narrowing constraint's postings
+// (kinds, resources, owner, label requirements =, ==, in and exists; other
+// operators cannot narrow). A posting is also restricted to the scope's
+// ranges when that is cheaper: every posting is in Position order, so the
+// scope's objects are adjacent in it too. With no constraint that narrows,
+// the plan visits the whole primary order.
+func (ix *Index) planLocked(q *query) plan {
+	if q.nothing {
+		return plan{none: true}
+	}
+	total := ix.all.len()
+	best := plan{sources: []*posting{ix.all}, size: total, sizeExact: true, exact: q.dims == 0}
+	scoped := q.clusters != nil || q.namespaces != nil
+	if scoped {
+		best.ranges, best.size = ix.scopeLocked(q)
+		if best.size == 0 {
+			return plan{none: true}
+		}
+		best.exact = q.dims == 1
+	}
+
+	scope := best
+	consider := func(ps []*posting) bool {
+		size := 0
+		for _, p := range ps {
+			size += p.len()
+		}
+		if size == 0 {
+			return false
+		}
+		c := plan{sources: ps, size: size, sizeExact: true, exact: q.dims == 1}
+		if scoped {
+			// Visit only the part of the postings inside the scope. Assume
+			// the constraint and the scope are independent to estimate its
+			// size; it is at most the smaller of the two in any case.
+			est := size*scope.size/max(total, 1) + seekCost*len(scope.ranges)*len(ps)
+			if est < size {
+				c = plan{sources: ps, ranges: scope.ranges, size: est, exact: q.dims == 2}
+			}
+		}
+		if c.size < best.size {
+			best = c
+		}
+		return true
+	}
+
+	if q.resources != nil {
+		var ps []*posting
+		for _, r := range q.resources {
+			if p := ix.resources[r]; p != nil {
+				ps = append(ps, p)
+			}
+		}
+		if !consider(ps) {
+			return plan{none: true}
+		}
+	}
+	if q.kinds != nil || q.bareKinds != nil {
+		if !consider(ix.kindPostingsLocked(q)) {
+			return plan{none: true}
+		}
+	}
+	if q.owner != "" {
+		p := ix.owners[q.owner]
+		if p == nil {
+			return plan{none: true}
+		}
+		consider([]*posting{p})
+	}
+	for _, d := range q.labelDims {
+		var ps []*posting
+		if d.exists {
+			if p := ix.labelKeys[d.key]; p != nil {
+				ps = append(ps, p)
+			}
+		}
+		for _, v := range d.values {
+			if p := ix.labels[Label{Key: d.key, Value: v}]; p != nil {
+				ps = append(ps, p)
+			}
+		}
+		if !consider(ps) {
+			return plan{none: true}
+		}
+	}
+	return best
+}
+
+// kindPostingsLocked returns the postings of the kinds q selects.
+func (ix *Index) kindPostingsLocked(q *query) []*posting {
+	var ps []*posting
+	for _, k := range q.kinds {
+		if p := ix.kinds[k]; p != nil {
+			ps = append(ps, p)
+		}
+	}
+	if q.bareKinds != nil {
+		// A bare kind selects it in every group. There are few kind names,
+		// so look at each.
+		for kn, p := range ix.kinds {
+			bare, _, _ := strings.Cut(kn, ".")
+			if contains(q.bareKinds, bare) && !slices.Contains(ps, p) {
+				ps = append(ps, p)
+			}
+		}
+	}
+	return ps
+}
+
+// scopeLocked returns the ranges of the clusters and namespaces q selects,
+// in order, and how many objects they hold.
+func (ix *Index) scopeLocked(q *query) ([]scopeRange, int) {
+	clusters := q.clusters
+	if clusters == nil {
+		clusters = ix.clusterNames
+	}
+	var ranges []scopeRange
+	size := 0
+	for _, c := range clusters {
+		st := ix.clusters[c]
+		if st == nil {
+			continue
+		}
+		if q.namespaces == nil {
+			ranges = append(ranges, scopeRange{cluster: c})
+			size += st.objects
+			continue
+		}
+		for _, ns := range q.namespaces {
+			if n := st.namespaces[ns]; n > 0 {
+				ranges = append(ranges, scopeRange{cluster: c, namespace: ns, hasNamespace: true})
+				size += n
+			}
+		}
+	}
+	return ranges, size
+}
+
+// everything is the one range of a plan without ranges.
+var everything = []scopeRange{{}}
+
+// collectLocked returns, in order, up to need objects of the plan that
+// match q and sort after from (nil: from the start).
+func (ix *Index) collectLocked(q *query, p *plan, from *Object, need int) []*Object {
+	ranges := p.ranges
+	if ranges == nil {
+		ranges = everything
+	}
+	var out []*Object
+	visited := 0
+	start := new(Object) // where a range starts
+	for _, r := range ranges {
+		seek, skip := from, from != nil // skip the object at from, if any
+		if p.ranges != nil {
+			if from != nil && r.before(from) {
+				continue
+			}
+			*start = Object{Cluster: r.cluster, Namespace: r.namespace, Type: minType}
+			if from == nil || compareObjects(start, from) > 0 {
+				seek, skip = start, false
+			}
+		}
+		mark := len(out)
+		for _, src := range p.sources {
+			found, skipping := 0, skip
+			src.ascend(seek, func(o *Object) bool {
+				if skipping {
+					skipping = false
+					if compareObjects(o, from) == 0 {
+						return true
+					}
+				}
+				if p.ranges != nil && !r.contains(o) {
+					return false
+				}
+				visited++
+				if !p.exact && !q.matches(o) {
+					return true
+				}
+				out = append(out, o)
+				found++
+				return mark+found < need
+			})
+		}
+		if len(p.sources) > 1 {
+			// Merge the sources' runs, each in order.
+			slices.SortFunc(out[mark:], compareObjects)
+			if len(out) > need {
+				out = out[:need]
+			}
+		}
+		if len(out) >= need {
+			break
+		}
+	}
+	ix.scanned.Add(int64(visited))
+	return out
+}
+
+// countLocked counts the objects of the plan that match q.
+func (ix *Index) countLocked(q *query, p *plan) int {
+	ranges := p.ranges
+	if ranges == nil {
+		ranges = everything
+	}
+	n, visited := 0, 0
+	start := new(Object)
+	for _, r := range ranges {
+		var seek *Object
+		if p.ranges != nil {
+			*start = Object{Cluster: r.cluster, Namespace: r.namespace, Type: minType}
+			seek = start
+		}
+		for _, src := range p.sources {
+			src.ascend(seek, func(o *Object) bool {
+				if p.ranges != nil && !r.contains(o) {
+					return false
+				}
+				visited++
+				if p.exact || q.matches(o) {
+					n++
+				}
+				return true
+			})
+		}
+	}
+	ix.scanned.Add(int64(visited))
+	return n
+}
+
+// countFromStatsLocked answers from the per-cluster counts the queries that
+// constrain nothing but clusters, namespaces or resources, and not both
+// namespaces and resources.
+func (ix *Index) countFromStatsLocked(q *query) (int, bool) {
+	if q.nothing || q.reqs != nil || q.kinds != nil || q.bareKinds != nil || q.name != "" || q.owner != "" ||
+		(q.namespaces != nil && q.resources != nil) {
+		return 0, false
+	}
+	clusters := q.clusters
+	if clusters == nil {
+		if q.namespaces == nil && q.resources == nil {
+			return ix.all.len(), true
+		}
+		clusters = ix.clusterNames
+	}
+	n := 0
+	for _, c := range clusters {
+		st := ix.clusters[c]
+		if st == nil {
+			continue
+		}
+		switch {
+		case q.namespaces != nil:
+			for _, ns := range q.namespaces {
+				n += st.namespaces[ns]
+			}
+		case q.resources != nil:
+			for _, r := range q.resources {
+				n += st.resources[r]
+			}
+		default:
+			n += st.objects
+		}
+	}
+	return n, true
+}

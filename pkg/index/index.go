@@ -1,0 +1,459 @@
+package index
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/google/btree"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// defaultRetention is Options.Retention when unset.
+const defaultRetention = 100000
+
+// Options configure an Index. Each field's comment states its default.
+type Options struct {
+	// Retention is how many change events are kept for followers. Default 100000.
+	Retention int
+}
+
+// withDefaults fills in the defaults of unset fields.
+func (o Options) withDefaults() Options {
+	if o.Retention <= 0 {
+		o.Retention = defaultRetention
+	}
+	return o
+}
+
+// Index is the global cross-cluster index of objects. It keeps every object
+// in Position order, maintains secondary indexes for filtering, and records
+// each change in a revisioned feed. It is safe for concurrent use.
+type Index struct {
+	epoch    string
+	freelist *btree.FreeListG[*Object]
+
+	mu sync.RWMutex
+	// rev is the revision of the last applied change. It is written with mu
+	// held, and read without it by Revision and Wait.
+	rev atomic.Uint64
+	// all holds every object, in Position order.
+	all *posting
+	// types caches, per *Type in use, its kind name and its postings.
+	types map[*Type]*typeEntry
+	// kinds and resources are postings by Type.KindName() and Type.Resource.
+	kinds     map[string]*posting
+	resources map[string]*posting
+	// labels holds a posting per label key=value, labelKeys per label key.
+	labels    map[Label]*posting
+	labelKeys map[string]*posting
+	// owners holds a posting per owner UID.
+	owners map[types.UID]*posting
+	// clusters counts objects by cluster, namespace and resource;
+	// clusterNames lists the clusters in order.
+	clusters     map[string]*clusterStats
+	clusterNames []string
+	feed         ring
+	// waitCh, when not nil, is closed on the next change to wake Waiters.
+	waitCh chan struct{}
+	// scratch is a placeholder object for seeking while mu is held for
+	// writing.
+	scratch Object
+
+	// scanned counts the candidates reads visited; tests check with it that
+	// narrow filters do not scan the index.
+	scanned atomic.Int64
+}
+
+// typeEntry is what the index keeps per *Type in use.
+type typeEntry struct {
+	kindName string
+	kind     *posting
+	resource *posting
+	objects  int
+}
+
+// clusterStats counts one cluster's objects.
+type clusterStats struct {
+	objects    int
+	resources  map[string]int
+	namespaces map[string]int
+}
+
+// New returns an empty Index.
+func New(opts Options) *Index {
+	opts = opts.withDefaults()
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never returns an error.
+	fl := btree.NewFreeListG[*Object](freeListSize)
+	return &Index{
+		epoch:     hex.EncodeToString(b[:]),
+		freelist:  fl,
+		all:       newTreePosting(fl),
+		types:     map[*Type]*typeEntry{},
+		kinds:     map[string]*posting{},
+		resources: map[string]*posting{},
+		labels:    map[Label]*posting{},
+		labelKeys: map[string]*posting{},
+		owners:    map[types.UID]*posting{},
+		clusters:  map[string]*clusterStats{},
+		feed:      ring{max: opts.Retention},
+	}
+}
+
+// Epoch returns the random identifier New gave this index. Cursors and
+// revisions are only meaningful for the index of the same epoch.
+func (ix *Index) Epoch() string { return ix.epoch }
+
+// Revision returns the revision of the last applied change, 0 when none.
+func (ix *Index) Revision() uint64 { return ix.rev.Load() }
+
+// Upsert adds or modifies o. It is a no-op, returning false, when the index
+// already holds an object with the same key, UID and ResourceVersion (a
+// relist re-delivers unchanged objects). An object with the same key but a
+// different UID was deleted and recreated: the index records a Deleted event
+// for the old object and an Added event for the new one. Otherwise it
+// records one Added or Modified event.
+func (ix *Index) Upsert(o *Object) bool {
+	ix.mu.Lock()
+	old := ix.findLocked(o.Key(), &ix.scratch)
+	switch {
+	case old == nil:
+		ix.insertLocked(o)
+		ix.emitLocked(Added, o, nil)
+	case old.UID == o.UID && old.ResourceVersion == o.ResourceVersion:
+		ix.mu.Unlock()
+		return false
+	case old.UID != o.UID:
+		ix.removeLocked(old)
+		ix.emitLocked(Deleted, old, nil)
+		ix.insertLocked(o)
+		ix.emitLocked(Added, o, nil)
+	default:
+		ix.replaceLocked(old, o)
+		ix.emitLocked(Modified, o, old)
+	}
+	ix.unlockAndWake()
+	return true
+}
+
+// Delete removes the object with key k and records a Deleted event carrying
+// its last known state. It returns false if there is no such object.
+func (ix *Index) Delete(k Key) bool {
+	ix.mu.Lock()
+	old := ix.findLocked(k, &ix.scratch)
+	if old == nil {
+		ix.mu.Unlock()
+		return false
+	}
+	ix.removeLocked(old)
+	ix.emitLocked(Deleted, old, nil)
+	ix.unlockAndWake()
+	return true
+}
+
+// DeleteObject removes o only if the index currently holds exactly this
+// pointer, so that pruning a stale object never deletes a newer version
+// that arrived meanwhile. It returns whether it removed o.
+func (ix *Index) DeleteObject(o *Object) bool {
+	ix.mu.Lock()
+	if ix.findLocked(o.Key(), &ix.scratch) != o {
+		ix.mu.Unlock()
+		return false
+	}
+	ix.removeLocked(o)
+	ix.emitLocked(Deleted, o, nil)
+	ix.unlockAndWake()
+	return true
+}
+
+// RemoveCluster removes every object of the cluster, recording one Deleted
+// event each, and returns how many it removed.
+func (ix *Index) RemoveCluster(cluster string) int {
+	return ix.removeAll(cluster, "")
+}
+
+// RemoveResource removes every object of one resource type of a cluster,
+// recording one Deleted event each, and returns how many it removed.
+func (ix *Index) RemoveResource(cluster, resource string) int {
+	if resource == "" {
+		return 0
+	}
+	return ix.removeAll(cluster, resource)
+}
+
+// removeAll removes the objects of a cluster, or of one of its resources.
+func (ix *Index) removeAll(cluster, resource string) int {
+	ix.mu.Lock()
+	objs := ix.objectsLocked(cluster, resource, &ix.scratch)
+	if len(objs) == 0 {
+		ix.mu.Unlock()
+		return 0
+	}
+	for _, o := range objs {
+		ix.removeLocked(o)
+		ix.emitLocked(Deleted, o, nil)
+	}
+	ix.unlockAndWake()
+	return len(objs)
+}
+
+// Get returns the object with key k, or nil.
+func (ix *Index) Get(k Key) *Object {
+	pivot := new(Object)
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.findLocked(k, pivot)
+}
+
+// Objects returns all objects of one resource type in one cluster, in no
+// particular order. Resource "" returns all objects of the cluster.
+func (ix *Index) Objects(cluster, resource string) []*Object {
+	pivot := new(Object)
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.objectsLocked(cluster, resource, pivot)
+}
+
+// ObjectCount returns in constant time how many objects of one resource
+// type a cluster has; resource "" counts the whole cluster.
+func (ix *Index) ObjectCount(cluster, resource string) int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	st := ix.clusters[cluster]
+	switch {
+	case st == nil:
+		return 0
+	case resource == "":
+		return st.objects
+	default:
+		return st.resources[resource]
+	}
+}
+
+// findLocked returns the object with key k, or nil. The objects sharing a
+// cluster, namespace and name are adjacent in Position order, and there are
+// few of them, so it seeks to the first and checks the resource of each.
+func (ix *Index) findLocked(k Key, pivot *Object) *Object {
+	*pivot = Object{Cluster: k.Cluster, Namespace: k.Namespace, Name: k.Name, Type: minType}
+	var found *Object
+	ix.all.ascend(pivot, func(o *Object) bool {
+		if o.Name != k.Name || o.Namespace != k.Namespace || o.Cluster != k.Cluster {
+			return false
+		}
+		if o.Type.Resource == k.Resource {
+			found = o
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+// objectsLocked returns the objects of a cluster, or of one of its
+// resources. A cluster's objects are adjacent in every posting.
+func (ix *Index) objectsLocked(cluster, resource string, pivot *Object) []*Object {
+	st := ix.clusters[cluster]
+	if st == nil {
+		return nil
+	}
+	p, n := ix.all, st.objects
+	if resource != "" {
+		p, n = ix.resources[resource], st.resources[resource]
+		if n == 0 {
+			return nil
+		}
+	}
+	out := make([]*Object, 0, n)
+	*pivot = Object{Cluster: cluster, Type: minType}
+	p.ascend(pivot, func(o *Object) bool {
+		if o.Cluster != cluster {
+			return false
+		}
+		out = append(out, o)
+		return true
+	})
+	return out
+}
+
+// insertLocked adds o, which the index does not hold, to every posting and
+// count.
+func (ix *Index) insertLocked(o *Object) {
+	fl := ix.freelist
+	ix.all.put(o, fl)
+	te := ix.typeLocked(o.Type)
+	te.objects++
+	te.kind.put(o, fl)
+	te.resource.put(o, fl)
+	for _, l := range o.Labels {
+		ix.labelPostingLocked(l).put(o, fl)
+		ix.labelKeyPostingLocked(l.Key).put(o, fl)
+	}
+	for _, r := range o.Owners {
+		ix.ownerPostingLocked(r.UID).put(o, fl)
+	}
+
+	st := ix.clusters[o.Cluster]
+	if st == nil {
+		st = &clusterStats{resources: map[string]int{}, namespaces: map[string]int{}}
+		ix.clusters[o.Cluster] = st
+		i, _ := slices.BinarySearch(ix.clusterNames, o.Cluster)
+		ix.clusterNames = slices.Insert(ix.clusterNames, i, o.Cluster)
+	}
+	st.objects++
+	st.resources[o.Type.Resource]++
+	st.namespaces[o.Namespace]++
+}
+
+// removeLocked removes o, which the index holds, from every posting and
+// count, and drops postings and counts that become empty.
+func (ix *Index) removeLocked(o *Object) {
+	ix.all.remove(o)
+	te := ix.types[o.Type]
+	removeFrom(ix.kinds, te.kindName, te.kind, o)
+	removeFrom(ix.resources, o.Type.Resource, te.resource, o)
+	if te.objects--; te.objects == 0 {
+		delete(ix.types, o.Type)
+	}
+	for _, l := range o.Labels {
+		removeFrom(ix.labels, l, ix.labels[l], o)
+		removeFrom(ix.labelKeys, l.Key, ix.labelKeys[l.Key], o)
+	}
+	for _, r := range o.Owners {
+		removeFrom(ix.owners, r.UID, ix.owners[r.UID], o)
+	}
+
+	st := ix.clusters[o.Cluster]
+	st.objects--
+	decrement(st.resources, o.Type.Resource)
+	decrement(st.namespaces, o.Namespace)
+	if st.objects == 0 {
+		delete(ix.clusters, o.Cluster)
+		if i, ok := slices.BinarySearch(ix.clusterNames, o.Cluster); ok {
+			ix.clusterNames = slices.Delete(ix.clusterNames, i, i+1)
+		}
+	}
+}
+
+// replaceLocked replaces old by o, a newer version with the same key.
+// Postings both versions belong to get o in old's place; the others are
+// updated one by one. Nothing is counted twice: counts depend only on the
+// key.
+func (ix *Index) replaceLocked(old, o *Object) {
+	if old.Type != o.Type && compareKindNames(old.Type, o.Type) != 0 {
+		// The kind changed, and with it the Position: start over.
+		ix.removeLocked(old)
+		ix.insertLocked(o)
+		return
+	}
+	fl := ix.freelist
+	ix.all.put(o, fl)
+	if old.Type != o.Type {
+		// Same kind name and resource, so the same postings: swap the
+		// type references.
+		ix.typeLocked(o.Type).objects++
+		oldTE := ix.types[old.Type]
+		if oldTE.objects--; oldTE.objects == 0 {
+			delete(ix.types, old.Type)
+		}
+	}
+	te := ix.types[o.Type]
+	te.kind.put(o, fl)
+	te.resource.put(o, fl)
+
+	for _, l := range old.Labels {
+		v, ok := o.Labels.Lookup(l.Key)
+		if !ok || v != l.Value {
+			removeFrom(ix.labels, l, ix.labels[l], old)
+		}
+		if !ok {
+			removeFrom(ix.labelKeys, l.Key, ix.labelKeys[l.Key], old)
+		}
+	}
+	for _, l := range o.Labels {
+		// put replaces old where it is, and adds o where it is not.
+		ix.labelPostingLocked(l).put(o, fl)
+		ix.labelKeyPostingLocked(l.Key).put(o, fl)
+	}
+	for _, r := range old.Owners {
+		if !hasOwner(o, r.UID) {
+			removeFrom(ix.owners, r.UID, ix.owners[r.UID], old)
+		}
+	}
+	for _, r := range o.Owners {
+		ix.ownerPostingLocked(r.UID).put(o, fl)
+	}
+}
+
+// typeLocked returns the entry of t, creating it if needed.
+func (ix *Index) typeLocked(t *Type) *typeEntry {
+	if te := ix.types[t]; te != nil {
+		return te
+	}
+	kn := t.KindName()
+	te := &typeEntry{kindName: kn, kind: ix.kinds[kn], resource: ix.resources[t.Resource]}
+	if te.kind == nil {
+		te.kind = new(posting)
+		ix.kinds[kn] = te.kind
+	}
+	if te.resource == nil {
+		te.resource = new(posting)
+		ix.resources[t.Resource] = te.resource
+	}
+	ix.types[t] = te
+	return te
+}
+
+func (ix *Index) labelPostingLocked(l Label) *posting {
+	return postingFor(ix.labels, l)
+}
+
+func (ix *Index) labelKeyPostingLocked(key string) *posting {
+	return postingFor(ix.labelKeys, key)
+}
+
+func (ix *Index) ownerPostingLocked(uid types.UID) *posting {
+	return postingFor(ix.owners, uid)
+}
+
+// postingFor returns the posting of k in m, creating it if needed.
+func postingFor[K comparable](m map[K]*posting, k K) *posting {
+	p := m[k]
+	if p == nil {
+		p = new(posting)
+		m[k] = p
+	}
+	return p
+}
+
+// removeFrom removes o from p, the posting of k in m, and drops p from m
+// once it is empty.
+func removeFrom[K comparable](m map[K]*posting, k K, p *posting, o *Object) {
+	if p == nil {
+		return
+	}
+	p.remove(o)
+	if p.len() == 0 {
+		delete(m, k)
+	}
+}
+
+// decrement lowers the count of k in m, dropping it at zero.
+func decrement(m map[string]int, k string) {
+	if n := m[k] - 1; n > 0 {
+		m[k] = n
+	} else {
+		delete(m, k)
+	}
+}
+
+func hasOwner(o *Object, uid types.UID) bool {
+	for _, r := range o.Owners {
+		if r.UID == uid {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,455 @@
+package index
+
+import (
+	"testing"
+
+	"strings"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+func TestNewDefaults(t *testing.T) {
+	ix := New(Options{})
+	if got := ix.feed.max; got != defaultRetention {
+		t.Errorf("retention = %d, want %d", got, defaultRetention)
+	}
+	if len(ix.Epoch()) != 16 {
+		t.Errorf("epoch %q: want 16 hex digits", ix.Epoch())
+	}
+	if New(Options{}).Epoch() == ix.Epoch() {
+		t.Error("two indexes share an epoch")
+	}
+	if ix.Revision() != 0 {
+		t.Errorf("revision = %d, want 0", ix.Revision())
+	}
+}
+
+func TestWrites(t *testing.T) {
+	a := obj("c1", podType, "ns", "a", withLabels("app", "web"), withOwner("rs-1"))
+	a2 := modified(a, "2", withLabels("app", "api", "tier", "fe"), withOwner("rs-2"))
+	aNew := obj("c1", podType, "ns", "a", withUID("recreated"), withRV("9"))
+	b := obj("c1", cmType, "ns", "b")
+	type op struct {
+		upsert, deleteObject *Object
+		delete               *Key
+		want                 bool
+	}
+	key := func(o *Object) *Key { k := o.Key(); return &k }
+	tests := []struct {
+		name       string
+		ops        []op
+		wantEvents []eventSummary
+		wantKeys   []string
+		wantObject *Object // what Get(a.Key()) returns at the end
+	}{{
+		name:       "add",
+		ops:        []op{{upsert: a, want: true}},
+		wantEvents: []eventSummary{{1, "ADDED", "c1/pods/ns/a", "1", ""}},
+		wantKeys:   []string{"c1/pods/ns/a"},
+		wantObject: a,
+	}, {
+		name:       "same resourceVersion is a no-op",
+		ops:        []op{{upsert: a, want: true}, {upsert: modified(a, "1"), want: false}, {upsert: a, want: false}},
+		wantEvents: []eventSummary{{1, "ADDED", "c1/pods/ns/a", "1", ""}},
+		wantKeys:   []string{"c1/pods/ns/a"},
+		wantObject: a,
+	}, {
+		name: "modify",
+		ops:  []op{{upsert: a, want: true}, {upsert: a2, want: true}},
+		wantEvents: []eventSummary{
+			{1, "ADDED", "c1/pods/ns/a", "1", ""},
+			{2, "MODIFIED", "c1/pods/ns/a", "2", "1"},
+		},
+		wantKeys:   []string{"c1/pods/ns/a"},
+		wantObject: a2,
+	}, {
+		name: "new UID is a delete and an add",
+		ops:  []op{{upsert: a, want: true}, {upsert: aNew, want: true}},
+		wantEvents: []eventSummary{
+			{1, "ADDED", "c1/pods/ns/a", "1", ""},
+			{2, "DELETED", "c1/pods/ns/a", "1", ""},
+			{3, "ADDED", "c1/pods/ns/a", "9", ""},
+		},
+		wantKeys:   []string{"c1/pods/ns/a"},
+		wantObject: aNew,
+	}, {
+		name: "delete carries the last state",
+		ops:  []op{{upsert: a, want: true}, {upsert: a2, want: true}, {upsert: b, want: true}, {delete: key(a), want: true}},
+		wantEvents: []eventSummary{
+			{1, "ADDED", "c1/pods/ns/a", "1", ""},
+			{2, "MODIFIED", "c1/pods/ns/a", "2", "1"},
+			{3, "ADDED", "c1/configmaps/ns/b", "1", ""},
+			{4, "DELETED", "c1/pods/ns/a", "2", ""},
+		},
+		wantKeys: []string{"c1/configmaps/ns/b"},
+	}, {
+		name:     "delete of an absent key is a no-op",
+		ops:      []op{{upsert: b, want: true}, {delete: key(a), want: false}},
+		wantKeys: []string{"c1/configmaps/ns/b"},
+		wantEvents: []eventSummary{
+			{1, "ADDED", "c1/configmaps/ns/b", "1", ""},
+		},
+	}, {
+		name: "delete object holding exactly this pointer",
+		ops:  []op{{upsert: a, want: true}, {deleteObject: a, want: true}},
+		wantEvents: []eventSummary{
+			{1, "ADDED", "c1/pods/ns/a", "1", ""},
+			{2, "DELETED", "c1/pods/ns/a", "1", ""},
+		},
+		wantKeys: []string{},
+	}, {
+		name: "delete object spares a newer version",
+		ops:  []op{{upsert: a, want: true}, {upsert: a2, want: true}, {deleteObject: a, want: false}},
+		wantEvents: []eventSummary{
+			{1, "ADDED", "c1/pods/ns/a", "1", ""},
+			{2, "MODIFIED", "c1/pods/ns/a", "2", "1"},
+		},
+		wantKeys:   []string{"c1/pods/ns/a"},
+		wantObject: a2,
+	}, {
+		name: "delete object spares an equal copy",
+		ops:  []op{{upsert: a, want: true}, {deleteObject: modified(a, "1"), want: false}},
+		wantEvents: []eventSummary{
+			{1, "ADDED", "c1/pods/ns/a", "1", ""},
+		},
+		wantKeys:   []string{"c1/pods/ns/a"},
+		wantObject: a,
+	}, {
+		name:     "delete object absent",
+		ops:      []op{{deleteObject: a, want: false}},
+		wantKeys: []string{},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ix := New(Options{})
+			for i, op := range tt.ops {
+				var got bool
+				switch {
+				case op.upsert != nil:
+					got = ix.Upsert(op.upsert)
+				case op.delete != nil:
+					got = ix.Delete(*op.delete)
+				default:
+					got = ix.DeleteObject(op.deleteObject)
+				}
+				if got != op.want {
+					t.Errorf("op %d returned %v, want %v", i, got, op.want)
+				}
+			}
+			evs, err := ix.Events(0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.wantEvents, summarize(evs), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+			if got, want := ix.Revision(), uint64(len(tt.wantEvents)); got != want {
+				t.Errorf("revision = %d, want %d", got, want)
+			}
+			if diff := cmp.Diff(tt.wantKeys, keys(ix.List(Filter{}, nil, 0).Objects)); diff != "" {
+				t.Errorf("objects (-want +got):\n%s", diff)
+			}
+			if got := ix.Get(a.Key()); got != tt.wantObject {
+				t.Errorf("Get = %v, want %v", got, tt.wantObject)
+			}
+			if d := ix.checkInvariants(); d != "" {
+				t.Error(d)
+			}
+		})
+	}
+}
+
+// TestModifyUpdatesIndexes checks that a modification moves the object
+// between postings: old labels and owners no longer select it.
+func TestModifyUpdatesIndexes(t *testing.T) {
+	ix := New(Options{})
+	a := obj("c1", podType, "ns", "a", withLabels("app", "web", "gone", "x", "keep", "k"), withOwner("rs-1"), withOwner("same"))
+	ix.Upsert(a)
+	// A second type with the same kind name and resource (another version).
+	podsV2 := *podType
+	podsV2.GVR.Version = "v2"
+	a2 := modified(a, "2", withLabels("app", "api", "keep", "k", "new", "y"), func(o *Object) {
+		o.Owners = []OwnerRef{{UID: "same"}, {UID: "rs-2"}}
+		o.Type = &podsV2
+	})
+	ix.Upsert(a2)
+	tests := []struct {
+		name string
+		f    Filter
+		want []*Object
+	}{
+		{"old value", Filter{Selector: mustSelector(t, "app=web")}, nil},
+		{"new value", Filter{Selector: mustSelector(t, "app=api")}, []*Object{a2}},
+		{"removed key", Filter{Selector: mustSelector(t, "gone")}, nil},
+		{"kept key", Filter{Selector: mustSelector(t, "keep=k")}, []*Object{a2}},
+		{"added key", Filter{Selector: mustSelector(t, "new")}, []*Object{a2}},
+		{"old owner", Filter{OwnerUID: "rs-1"}, nil},
+		{"kept owner", Filter{OwnerUID: "same"}, []*Object{a2}},
+		{"new owner", Filter{OwnerUID: "rs-2"}, []*Object{a2}},
+		{"kind", Filter{Kinds: []string{"Pod"}}, []*Object{a2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ix.List(tt.f, nil, 0).Objects
+			if diff := cmp.Diff(keys(tt.want), keys(got)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			for i := range got {
+				if got[i] != tt.want[i] {
+					t.Errorf("object %d is a stale version", i)
+				}
+			}
+		})
+	}
+	if d := ix.checkInvariants(); d != "" {
+		t.Error(d)
+	}
+	if len(ix.types) != 1 {
+		t.Errorf("%d type entries, want 1", len(ix.types))
+	}
+	ix.Delete(a2.Key())
+	if d := ix.checkInvariants(); d != "" {
+		t.Error(d)
+	}
+	if n := len(ix.types) + len(ix.kinds) + len(ix.resources) + len(ix.labels) + len(ix.labelKeys) + len(ix.owners) + len(ix.clusters); n != 0 {
+		t.Errorf("%d postings or counts left in an empty index", n)
+	}
+}
+
+// TestKindChange covers the unusual modification that changes an object's
+// kind, and with it its Position.
+func TestKindChange(t *testing.T) {
+	ix := New(Options{})
+	a := obj("c1", podType, "ns", "a")
+	ix.Upsert(a)
+	other := *podType
+	other.Kind = "Other"
+	a2 := modified(a, "2", func(o *Object) { o.Type = &other })
+	if !ix.Upsert(a2) {
+		t.Fatal("Upsert returned false")
+	}
+	if got := ix.Get(a.Key()); got != a2 {
+		t.Errorf("Get = %v, want the new version", got)
+	}
+	if got := ix.Count(Filter{Kinds: []string{"Pod"}}); got != 0 {
+		t.Errorf("%d Pods, want 0", got)
+	}
+	if got := ix.Count(Filter{Kinds: []string{"Other"}}); got != 1 {
+		t.Errorf("%d Others, want 1", got)
+	}
+	if d := ix.checkInvariants(); d != "" {
+		t.Error(d)
+	}
+}
+
+func TestRemove(t *testing.T) {
+	fleet := []*Object{
+		obj("c1", podType, "ns", "a"),
+		obj("c1", podType, "ns", "b"),
+		obj("c1", cmType, "ns", "a"),
+		obj("c1", nodeType, "", "n1"),
+		obj("c2", podType, "ns", "a"),
+		obj("c10", podType, "ns", "a"),
+	}
+	tests := []struct {
+		name           string
+		remove         func(*Index) int
+		want           int
+		wantDeleted    []string
+		wantCounts     map[string]int // cluster/resource -> ObjectCount
+		wantRemainKeys []string
+	}{{
+		name:        "cluster",
+		remove:      func(ix *Index) int { return ix.RemoveCluster("c1") },
+		want:        4,
+		wantDeleted: []string{"c1/nodes//n1", "c1/configmaps/ns/a", "c1/pods/ns/a", "c1/pods/ns/b"},
+		wantCounts:  map[string]int{"c1/": 0, "c1/pods": 0, "c2/": 1, "c10/pods": 1},
+		wantRemainKeys: []string{
+			"c10/pods/ns/a", "c2/pods/ns/a",
+		},
+	}, {
+		name:           "resource",
+		remove:         func(ix *Index) int { return ix.RemoveResource("c1", "pods") },
+		want:           2,
+		wantDeleted:    []string{"c1/pods/ns/a", "c1/pods/ns/b"},
+		wantCounts:     map[string]int{"c1/": 2, "c1/pods": 0, "c1/configmaps": 1, "c2/pods": 1},
+		wantRemainKeys: []string{"c1/nodes//n1", "c1/configmaps/ns/a", "c10/pods/ns/a", "c2/pods/ns/a"},
+	}, {
+		name:           "unknown cluster",
+		remove:         func(ix *Index) int { return ix.RemoveCluster("c3") },
+		wantCounts:     map[string]int{"c1/": 4},
+		wantRemainKeys: []string{"c1/nodes//n1", "c1/configmaps/ns/a", "c1/pods/ns/a", "c1/pods/ns/b", "c10/pods/ns/a", "c2/pods/ns/a"},
+	}, {
+		name:           "unknown resource",
+		remove:         func(ix *Index) int { return ix.RemoveResource("c2", "configmaps") },
+		wantCounts:     map[string]int{"c2/": 1},
+		wantRemainKeys: []string{"c1/nodes//n1", "c1/configmaps/ns/a", "c1/pods/ns/a", "c1/pods/ns/b", "c10/pods/ns/a", "c2/pods/ns/a"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ix := New(Options{})
+			for _, o := range fleet {
+				ix.Upsert(o)
+			}
+			rev := ix.Revision()
+			if got := tt.remove(ix); got != tt.want {
+				t.Errorf("removed %d, want %d", got, tt.want)
+			}
+			evs, err := ix.Events(rev, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var deleted []string
+			for i, e := range evs {
+				if e.Type != Deleted || e.Revision != rev+uint64(i)+1 {
+					t.Errorf("event %d: %v at %d", i, e.Type, e.Revision)
+				}
+				deleted = append(deleted, e.Object.Key().String())
+			}
+			if diff := cmp.Diff(tt.wantDeleted, deleted); diff != "" {
+				t.Errorf("deleted (-want +got):\n%s", diff)
+			}
+			for k, want := range tt.wantCounts {
+				c, r, _ := strings.Cut(k, "/")
+				if got := ix.ObjectCount(c, r); got != want {
+					t.Errorf("ObjectCount(%q, %q) = %d, want %d", c, r, got, want)
+				}
+			}
+			if diff := cmp.Diff(tt.wantRemainKeys, keys(ix.List(Filter{}, nil, 0).Objects)); diff != "" {
+				t.Errorf("remaining (-want +got):\n%s", diff)
+			}
+			if d := ix.checkInvariants(); d != "" {
+				t.Error(d)
+			}
+		})
+	}
+}
+
+func TestReads(t *testing.T) {
+	ix := New(Options{})
+	fleet := []*Object{
+		obj("c1", podType, "ns", "a"),
+		obj("c1", podType, "ns2", "b"),
+		obj("c1", cmType, "ns", "a"),
+		obj("c1", deployType, "ns", "a"),
+		obj("c1", nodeType, "", "a"),
+		obj("c2", podType, "ns", "a"),
+		obj("c2", fooPodsType, "ns", "a"),
+	}
+	for _, o := range fleet {
+		ix.Upsert(o)
+	}
+	t.Run("Get", func(t *testing.T) {
+		for _, o := range fleet {
+			if got := ix.Get(o.Key()); got != o {
+				t.Errorf("Get(%v) = %v", o.Key(), got)
+			}
+		}
+		for _, k := range []Key{
+			{Cluster: "c1", Resource: "pods", Namespace: "ns", Name: "b"},
+			{Cluster: "c1", Resource: "secrets", Namespace: "ns", Name: "a"},
+			{Cluster: "c3", Resource: "pods", Namespace: "ns", Name: "a"},
+			{Cluster: "c1", Resource: "nodes", Namespace: "ns", Name: "a"},
+		} {
+			if got := ix.Get(k); got != nil {
+				t.Errorf("Get(%v) = %v, want nil", k, got)
+			}
+		}
+	})
+	t.Run("Objects", func(t *testing.T) {
+		tests := []struct {
+			cluster, resource string
+			want              []string
+		}{
+			{"c1", "pods", []string{"c1/pods/ns/a", "c1/pods/ns2/b"}},
+			{"c2", "pods", []string{"c2/pods/ns/a"}},
+			{"c2", "", []string{"c2/pods/ns/a", "c2/pods.foo.example.com/ns/a"}},
+			{"c1", "secrets", nil},
+			{"c3", "pods", nil},
+		}
+		for _, tt := range tests {
+			got := keys(ix.Objects(tt.cluster, tt.resource))
+			if diff := cmp.Diff(tt.want, got, cmpSorted); diff != "" {
+				t.Errorf("Objects(%q, %q) (-want +got):\n%s", tt.cluster, tt.resource, diff)
+			}
+			if n := ix.ObjectCount(tt.cluster, tt.resource); n != len(tt.want) {
+				t.Errorf("ObjectCount(%q, %q) = %d, want %d", tt.cluster, tt.resource, n, len(tt.want))
+			}
+		}
+	})
+}
+
+// cmpSorted compares string slices ignoring order, nil equal to empty.
+var cmpSorted = cmp.Options{cmpopts.SortSlices(func(a, b string) bool { return a < b }), cmpopts.EquateEmpty()}
+
+func TestPositionOrder(t *testing.T) {
+	appsV2 := &Type{Resource: "deployments.apps", Kind: "Deployment"}
+	appsV2.GVR.Group = "apps"
+	tests := []struct {
+		name string
+		a, b *Object
+		want int
+	}{
+		{"cluster first", obj("a", podType, "z", "z"), obj("b", podType, "a", "a"), -1},
+		{"then namespace", obj("a", podType, "a", "z"), obj("a", podType, "b", "a"), -1},
+		{"cluster-scoped first", obj("a", nodeType, "", "z"), obj("a", podType, "a", "a"), -1},
+		{"then name", obj("a", podType, "a", "a"), obj("a", podType, "a", "b"), -1},
+		{"then kind", obj("a", cmType, "a", "a"), obj("a", podType, "a", "a"), -1},
+		{"kind name with group", obj("a", deployType, "a", "a"), obj("a", podType, "a", "a"), -1},
+		{"grouped kind after its bare prefix", obj("a", fooPodsType, "a", "a"), obj("a", podType, "a", "a"), 1},
+		{"same kind name", obj("a", deployType, "a", "a"), obj("a", appsV2, "a", "a"), 0},
+		{"then resource", obj("a", podType, "a", "a"), obj("a", &Type{Resource: "pods2", Kind: "Pod"}, "a", "a"), -1},
+		{"equal", obj("a", podType, "a", "a"), obj("a", podType, "a", "a"), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, c := range []struct {
+				a, b *Object
+				want int
+			}{{tt.a, tt.b, tt.want}, {tt.b, tt.a, -tt.want}} {
+				if got := c.a.Position().Compare(c.b.Position()); got != c.want {
+					t.Errorf("Position.Compare = %d, want %d", got, c.want)
+				}
+				if got := compareObjects(c.a, c.b); got != c.want {
+					t.Errorf("compareObjects = %d, want %d", got, c.want)
+				}
+				if got := compareObjects(c.a, c.b.Position().pivot()); got != c.want {
+					t.Errorf("compareObjects with pivot = %d, want %d", got, c.want)
+				}
+			}
+		})
+	}
+}
+
+func TestCompareParts(t *testing.T) {
+	words := []string{"", "Pod", "Pod.", "Pod.a", "Pod.ab", "Pod.b", "Pods", "Pod-x", "Po", "Deployment.apps", "Deployment", "Deploymentx"}
+	split := func(s string) [][3]string {
+		var out [][3]string
+		for i := 0; i <= len(s); i++ {
+			for j := i; j <= len(s); j++ {
+				out = append(out, [3]string{s[:i], s[i:j], s[j:]})
+			}
+		}
+		return out
+	}
+	for _, x := range words {
+		for _, y := range words {
+			want := strings.Compare(x, y)
+			for _, a := range split(x) {
+				for _, b := range split(y) {
+					if got := compareParts(a, b); got != want {
+						t.Fatalf("compareParts(%q, %q) = %d, want %d", a, b, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestEventTypeString(t *testing.T) {
+	got := []string{Added.String(), Modified.String(), Deleted.String(), EventType(0).String()}
+	if diff := cmp.Diff([]string{"ADDED", "MODIFIED", "DELETED", "EventType(0)"}, got); diff != "" {
+		t.Error(diff)
+	}
+}

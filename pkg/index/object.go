@@ -1,0 +1,171 @@
+package index
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unique"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Type describes one resource type of one API group as a cluster serves it.
+// Objects point at a shared Type, so the per-object cost is one pointer.
+type Type struct {
+	// Resource is the kubectl-style name: "pods", "deployments.apps".
+	Resource string
+	// GVR is the group, version and plural resource name served by the cluster.
+	GVR schema.GroupVersionResource
+	// Kind is the object kind, e.g. "Deployment".
+	Kind string
+	// Namespaced is false for cluster-scoped types.
+	Namespaced bool
+}
+
+// KindName is the kind as filters name it: "Pod" for the core group,
+// "Deployment.apps" otherwise.
+func (t *Type) KindName() string {
+	if t.GVR.Group == "" {
+		return t.Kind
+	}
+	return t.Kind + "." + t.GVR.Group
+}
+
+// APIVersion is "v1" or "apps/v1".
+func (t *Type) APIVersion() string { return t.GVR.GroupVersion().String() }
+
+// Key identifies one object in the global index.
+type Key struct {
+	Cluster   string
+	Resource  string
+	Namespace string
+	Name      string
+}
+
+// String renders the key as cluster/resource/namespace/name (namespace empty
+// for cluster-scoped objects).
+func (k Key) String() string {
+	return k.Cluster + "/" + k.Resource + "/" + k.Namespace + "/" + k.Name
+}
+
+// Label is one label of an object.
+type Label struct{ Key, Value string }
+
+// Labels is an object's labels sorted by key. It implements labels.Labels so
+// selectors match against it without building a map.
+type Labels []Label
+
+// Lookup returns the value of the label and whether it is set.
+func (ls Labels) Lookup(key string) (string, bool) {
+	i, ok := slices.BinarySearchFunc(ls, key, func(l Label, k string) int { return strings.Compare(l.Key, k) })
+	if !ok {
+		return "", false
+	}
+	return ls[i].Value, true
+}
+
+// Has reports whether the label is set.
+func (ls Labels) Has(key string) bool { _, ok := ls.Lookup(key); return ok }
+
+// Get returns the value of the label, or "".
+func (ls Labels) Get(key string) string { v, _ := ls.Lookup(key); return v }
+
+// Map returns the labels as a new map.
+func (ls Labels) Map() map[string]string {
+	m := make(map[string]string, len(ls))
+	for _, l := range ls {
+		m[l.Key] = l.Value
+	}
+	return m
+}
+
+// OwnerRef is the part of a metav1.OwnerReference the index needs.
+type OwnerRef struct {
+	APIVersion string
+	Kind       string
+	Name       string
+	UID        types.UID
+	Controller bool
+}
+
+// Object is the compact form in which fleetcache holds every cached object:
+// the object's JSON bytes plus the few fields the indexes need. The informer
+// store of its cluster and the global index share the same *Object; it is
+// never modified after NewObject returns.
+type Object struct {
+	Cluster         string
+	Type            *Type
+	Namespace       string
+	Name            string
+	UID             types.UID
+	ResourceVersion string
+	Labels          Labels
+	Owners          []OwnerRef
+	Created         time.Time
+	// Raw is the object encoded as compact JSON.
+	Raw []byte
+}
+
+// Key returns the object's key in the global index.
+func (o *Object) Key() Key {
+	return Key{Cluster: o.Cluster, Resource: o.Type.Resource, Namespace: o.Namespace, Name: o.Name}
+}
+
+// GetObjectMeta lets client-go's stores and key functions (meta.Accessor)
+// read the object's identity. It builds a small ObjectMeta on each call
+// instead of keeping one per object.
+func (o *Object) GetObjectMeta() metav1.Object {
+	return &metav1.ObjectMeta{Namespace: o.Namespace, Name: o.Name, UID: o.UID, ResourceVersion: o.ResourceVersion}
+}
+
+// NewObject builds the compact form of u for the given cluster and type.
+// Strings that repeat across objects (cluster, namespace, label keys and
+// values, owner kinds) are interned so each distinct value is held once.
+func NewObject(cluster string, t *Type, u *unstructured.Unstructured) (*Object, error) {
+	raw, err := json.Marshal(u.Object)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s %s/%s: %w", t.Resource, u.GetNamespace(), u.GetName(), err)
+	}
+	o := &Object{
+		Cluster:         intern(cluster),
+		Type:            t,
+		Namespace:       intern(u.GetNamespace()),
+		Name:            u.GetName(),
+		UID:             u.GetUID(),
+		ResourceVersion: u.GetResourceVersion(),
+		Created:         u.GetCreationTimestamp().Time,
+		Raw:             raw,
+	}
+	if m := u.GetLabels(); len(m) > 0 {
+		o.Labels = make(Labels, 0, len(m))
+		for k, v := range m {
+			o.Labels = append(o.Labels, Label{Key: intern(k), Value: intern(v)})
+		}
+		slices.SortFunc(o.Labels, func(a, b Label) int { return strings.Compare(a.Key, b.Key) })
+	}
+	if refs := u.GetOwnerReferences(); len(refs) > 0 {
+		o.Owners = make([]OwnerRef, len(refs))
+		for i, r := range refs {
+			o.Owners[i] = OwnerRef{
+				APIVersion: intern(r.APIVersion),
+				Kind:       intern(r.Kind),
+				Name:       r.Name,
+				UID:        r.UID,
+				Controller: r.Controller != nil && *r.Controller,
+			}
+		}
+	}
+	return o, nil
+}
+
+func intern(s string) string {
+	if s == "" {
+		return ""
+	}
+	return unique.Make(s).Value()
+}

@@ -1,0 +1,660 @@
+package informers_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+
+	"github.com/fleetcache/fleetcache/internal/testcluster"
+	"github.com/fleetcache/fleetcache/pkg/clusters"
+	"github.com/fleetcache/fleetcache/pkg/health"
+	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/informers"
+)
+
+var (
+	configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	crds       = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	widgets    = schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+)
+
+// fleet is fleetcache's core wired as the aggregator wires it: a registry
+// running one informers.Cache per cluster into one index and one tracker.
+type fleet struct {
+	index    *index.Index
+	health   *health.Tracker
+	registry *clusters.Registry
+}
+
+// testOptions probe often so that tests observe state changes quickly.
+func testOptions(resources ...string) informers.Options {
+	return informers.Options{
+		Resources:      resources,
+		DiscoveryRetry: 300 * time.Millisecond,
+		SyncTimeout:    time.Minute,
+		ProbeInterval:  time.Second,
+		ProbeTimeout:   time.Second,
+	}
+}
+
+func startFleet(t *testing.T, ixOpts index.Options, opts informers.Options, cs ...clusters.Cluster) *fleet {
+	t.Helper()
+	ix := index.New(ixOpts)
+	tr := health.NewTracker(ix, health.Options{})
+	runner, err := informers.NewFleet(ix, tr, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := clusters.NewRegistry(runner, clusters.Options{})
+	for _, c := range cs {
+		if err := reg.Add(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- reg.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("registry: %v", err)
+		}
+	})
+	return &fleet{index: ix, health: tr, registry: reg}
+}
+
+func admin(c *testcluster.Cluster) clusters.Cluster {
+	return clusters.Cluster{Name: c.Name(), Config: c.AdminConfig()}
+}
+
+func all() []clusters.Cluster {
+	var out []clusters.Cluster
+	for _, c := range env.Clusters() {
+		out = append(out, admin(c))
+	}
+	return out
+}
+
+// eventually polls cond until it holds or the timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s; last state: %s", timeout, what, state)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func waitStatus(t *testing.T, f *fleet, cluster string, want health.Status) health.ClusterStatus {
+	t.Helper()
+	var got health.ClusterStatus
+	eventually(t, 90*time.Second, fmt.Sprintf("cluster %s %s", cluster, want), func() (bool, string) {
+		got, _ = f.health.Cluster(cluster)
+		return got.Status == want, fmt.Sprintf("%+v", got)
+	})
+	return got
+}
+
+func client(t testing.TB, cfg *rest.Config) dynamic.Interface {
+	t.Helper()
+	c, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func createNamespace(t *testing.T, c dynamic.Interface, name string) {
+	t.Helper()
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
+	if _, err := c.Resource(namespaces).Create(t.Context(), ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+}
+
+func configMap(ns, name string, data map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"namespace": ns, "name": name},
+		"data":     data,
+	}}
+}
+
+func create(t *testing.T, c dynamic.Interface, u *unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
+	out, err := c.Resource(configMaps).Namespace(u.GetNamespace()).Create(t.Context(), u, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func update(t *testing.T, c dynamic.Interface, ns, name string, data map[string]any) *unstructured.Unstructured {
+	t.Helper()
+	u, err := c.Resource(configMaps).Namespace(ns).Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Object["data"] = data
+	out, err := c.Resource(configMaps).Namespace(ns).Update(t.Context(), u, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func remove(t *testing.T, c dynamic.Interface, ns, name string) {
+	t.Helper()
+	if err := c.Resource(configMaps).Namespace(ns).Delete(t.Context(), name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// version is what identifies one state of one object.
+type version struct {
+	UID             types.UID
+	ResourceVersion string
+}
+
+// serverState lists a type from the API server: key "namespace/name" → version.
+func serverState(t *testing.T, c dynamic.Interface, gvr schema.GroupVersionResource) map[string]version {
+	t.Helper()
+	list, err := c.Resource(gvr).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]version{}
+	for _, u := range list.Items {
+		out[u.GetNamespace()+"/"+u.GetName()] = version{u.GetUID(), u.GetResourceVersion()}
+	}
+	return out
+}
+
+func indexState(ix *index.Index, cluster, resource string) map[string]version {
+	out := map[string]version{}
+	for _, o := range ix.Objects(cluster, resource) {
+		out[o.Namespace+"/"+o.Name] = version{o.UID, o.ResourceVersion}
+	}
+	return out
+}
+
+// waitConverged waits until the index holds exactly what the server lists.
+func waitConverged(t *testing.T, f *fleet, cluster string, c dynamic.Interface, gvr schema.GroupVersionResource, resource string) {
+	t.Helper()
+	eventually(t, 90*time.Second, "index equal to the server's list of "+resource+" in "+cluster, func() (bool, string) {
+		diff := cmp.Diff(serverState(t, c, gvr), indexState(f.index, cluster, resource))
+		return diff == "", "(-server +index):\n" + diff
+	})
+}
+
+// feed returns every event after rev, up to the current revision.
+func feed(t *testing.T, ix *index.Index, after uint64) []index.Event {
+	t.Helper()
+	events, err := ix.Events(after, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events
+}
+
+// replay applies events to a state like indexState's, as a follower would.
+func replay(state map[string]version, events []index.Event, cluster, resource string) map[string]version {
+	out := maps.Clone(state)
+	for _, e := range events {
+		o := e.Object
+		if o.Cluster != cluster || o.Type.Resource != resource {
+			continue
+		}
+		k := o.Namespace + "/" + o.Name
+		if e.Type == index.Deleted {
+			delete(out, k)
+		} else {
+			out[k] = version{o.UID, o.ResourceVersion}
+		}
+	}
+	return out
+}
+
+func eventsFor(events []index.Event, cluster, namespace string) []string {
+	var out []string
+	for _, e := range events {
+		if e.Object.Cluster == cluster && e.Object.Namespace == namespace {
+			out = append(out, e.Type.String()+" "+e.Object.Name)
+		}
+	}
+	return out
+}
+
+func TestSameNameInThreeClusters(t *testing.T) {
+	var uids []types.UID
+	for _, c := range env.Clusters() {
+		dc := client(t, c.AdminConfig())
+		createNamespace(t, dc, "same")
+		uids = append(uids, create(t, dc, configMap("same", "twin", map[string]any{"cluster": c.Name()})).GetUID())
+	}
+	f := startFleet(t, index.Options{}, testOptions("configmaps"), all()...)
+	for _, c := range env.Clusters() {
+		waitStatus(t, f, c.Name(), health.Synced)
+	}
+	var got []types.UID
+	for _, c := range env.Clusters() {
+		o := f.index.Get(index.Key{Cluster: c.Name(), Resource: "configmaps", Namespace: "same", Name: "twin"})
+		if o == nil {
+			t.Fatalf("%s/same/twin not in the index", c.Name())
+		}
+		if !bytes.Contains(o.Raw, []byte(`"cluster":"`+c.Name()+`"`)) {
+			t.Errorf("%s/same/twin holds another cluster's object: %s", c.Name(), o.Raw)
+		}
+		got = append(got, o.UID)
+	}
+	if diff := cmp.Diff(uids, got); diff != "" {
+		t.Errorf("UIDs (-created +indexed):\n%s", diff)
+	}
+	if n := f.index.Count(index.Filter{Namespaces: []string{"same"}}); n != 3 {
+		t.Errorf("objects in namespace same = %d, want 3", n)
+	}
+}
+
+func TestChangesReachIndexAndFeed(t *testing.T) {
+	c1 := env.Cluster("c1")
+	dc := client(t, c1.AdminConfig())
+	createNamespace(t, dc, "changes")
+	f := startFleet(t, index.Options{}, testOptions("configmaps", "namespaces"), all()...)
+	for _, c := range env.Clusters() {
+		waitStatus(t, f, c.Name(), health.Synced)
+	}
+	rev := f.index.Revision()
+
+	create(t, dc, configMap("changes", "a", map[string]any{"v": "1"}))
+	create(t, dc, configMap("changes", "b", map[string]any{"v": "1"}))
+	update(t, dc, "changes", "a", map[string]any{"v": "2"})
+	remove(t, dc, "changes", "b")
+
+	waitConverged(t, f, "c1", dc, configMaps, "configmaps")
+	want := []string{"ADDED a", "ADDED b", "MODIFIED a", "DELETED b"}
+	eventually(t, 30*time.Second, "the feed to carry every change", func() (bool, string) {
+		got := eventsFor(feed(t, f.index, rev), "c1", "changes")
+		return cmp.Equal(want, got), fmt.Sprint(got)
+	})
+	a := f.index.Get(index.Key{Cluster: "c1", Resource: "configmaps", Namespace: "changes", Name: "a"})
+	if a == nil || !bytes.Contains(a.Raw, []byte(`"v":"2"`)) {
+		t.Errorf("c1/changes/a = %v, want data v=2", a)
+	}
+	for _, c := range env.Clusters() {
+		if s, _ := f.health.Cluster(c.Name()); s.Status != health.Synced {
+			t.Errorf("cluster %s is %s, want SYNCED: %s", c.Name(), s.Status, s.Message)
+		}
+	}
+}
+
+// outage stops c's API server, changes the cluster through a second API
+// server on the same etcd prefix, optionally compacts etcd, restarts it and
+// checks that the index converges and the feed carried every difference.
+func outage(t *testing.T, cluster string, compact bool) {
+	c := env.Cluster(cluster)
+	dc := client(t, c.AdminConfig())
+	ns := "outage"
+	if compact {
+		ns = "compacted"
+	}
+	createNamespace(t, dc, ns)
+	for _, name := range []string{"keep", "change", "gone", "recreate"} {
+		create(t, dc, configMap(ns, name, map[string]any{"v": "1"}))
+	}
+	f := startFleet(t, index.Options{}, testOptions("configmaps"), all()...)
+	for _, c := range env.Clusters() {
+		waitStatus(t, f, c.Name(), health.Synced)
+	}
+	waitConverged(t, f, cluster, dc, configMaps, "configmaps")
+	before := indexState(f.index, cluster, "configmaps")
+	rev := f.index.Revision()
+	oldRecreate := f.index.Get(index.Key{Cluster: cluster, Resource: "configmaps", Namespace: ns, Name: "recreate"}).UID
+	relists := resourceStatus(t, f, cluster, "configmaps").Relists
+
+	stopped := time.Now()
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	down := waitStatus(t, f, cluster, health.Disconnected)
+	if took := time.Since(stopped); took > 30*time.Second {
+		t.Errorf("disconnection noticed after %s, want within 30s", took)
+	}
+	if !down.Stale {
+		t.Errorf("disconnected cluster not marked stale: %+v", down)
+	}
+	if diff := cmp.Diff(before, indexState(f.index, cluster, "configmaps")); diff != "" {
+		t.Errorf("last known objects changed while disconnected (-before +now):\n%s", diff)
+	}
+	for _, other := range env.Clusters() {
+		if other.Name() == cluster {
+			continue
+		}
+		if s, _ := f.health.Cluster(other.Name()); s.Status != health.Synced {
+			t.Errorf("cluster %s is %s during %s's outage, want SYNCED: %s", other.Name(), s.Status, cluster, s.Message)
+		}
+	}
+
+	second, err := c.StartSecondary(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := client(t, second.AdminConfig())
+	create(t, sc, configMap(ns, "new", map[string]any{"v": "1"}))
+	update(t, sc, ns, "change", map[string]any{"v": "2"})
+	remove(t, sc, ns, "gone")
+	remove(t, sc, ns, "recreate")
+	create(t, sc, configMap(ns, "recreate", map[string]any{"v": "again"}))
+	if compact {
+		if _, err := env.Compact(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := second.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Restart(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+
+	waitConverged(t, f, cluster, dc, configMaps, "configmaps")
+	waitStatus(t, f, cluster, health.Synced)
+	after := indexState(f.index, cluster, "configmaps")
+	if diff := cmp.Diff(after, replay(before, feed(t, f.index, rev), cluster, "configmaps")); diff != "" {
+		t.Errorf("the feed does not carry the outage's differences (-index +replayed feed):\n%s", diff)
+	}
+	got := eventsFor(feed(t, f.index, rev), cluster, ns)
+	for _, want := range []string{"ADDED new", "MODIFIED change", "DELETED gone", "ADDED recreate"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("feed after the outage lacks %q; got %v", want, got)
+		}
+	}
+	if slices.Contains(got, "DELETED keep") || slices.Contains(got, "MODIFIED keep") {
+		t.Errorf("feed carries a change of an unchanged object: %v", got)
+	}
+	if uid := f.index.Get(index.Key{Cluster: cluster, Resource: "configmaps", Namespace: ns, Name: "recreate"}).UID; uid == oldRecreate {
+		t.Errorf("recreated object still has the old UID %s", uid)
+	}
+	if compact {
+		if n := resourceStatus(t, f, cluster, "configmaps").Relists; n <= relists {
+			t.Errorf("relists = %d after compaction, want more than %d", n, relists)
+		}
+	}
+}
+
+func resourceStatus(t *testing.T, f *fleet, cluster, resource string) health.ResourceStatus {
+	t.Helper()
+	s, ok := f.health.Cluster(cluster)
+	if !ok {
+		t.Fatalf("cluster %s unknown to health", cluster)
+	}
+	for _, r := range s.Resources {
+		if r.Resource == resource {
+			return r
+		}
+	}
+	t.Fatalf("cluster %s has no resource %s: %+v", cluster, resource, s)
+	return health.ResourceStatus{}
+}
+
+func TestOutage(t *testing.T) { outage(t, "c2", false) }
+
+func TestOutageWithCompaction(t *testing.T) { outage(t, "c3", true) }
+
+func TestForbiddenType(t *testing.T) {
+	c := env.Cluster("c1")
+	if err := c.Grant(t.Context(), "alice", "", rbacv1.PolicyRule{
+		APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list", "watch"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f := startFleet(t, index.Options{}, testOptions("configmaps", "namespaces"),
+		clusters.Cluster{Name: "c1", Config: c.UserConfig("alice")})
+	s := waitStatus(t, f, "c1", health.Degraded)
+	byName := map[string]health.ResourceStatus{}
+	for _, r := range s.Resources {
+		byName[r.Resource] = r
+	}
+	eventually(t, 30*time.Second, "configmaps SYNCED", func() (bool, string) {
+		r := resourceStatus(t, f, "c1", "configmaps")
+		return r.Status == health.Synced, fmt.Sprintf("%+v", r)
+	})
+	ns := resourceStatus(t, f, "c1", "namespaces")
+	if ns.Status != health.Degraded || !bytes.Contains([]byte(ns.LastError), []byte("forbidden")) {
+		t.Errorf("namespaces = %+v, want DEGRADED with a forbidden error", ns)
+	}
+	if n := f.index.ObjectCount("c1", "configmaps"); n == 0 {
+		t.Error("no configmaps cached with list rights on configmaps")
+	}
+	if s, _ := f.health.Cluster("c1"); s.Status != health.Degraded {
+		t.Errorf("cluster status %s, want DEGRADED", s.Status)
+	}
+}
+
+func TestRemoveCluster(t *testing.T) {
+	c := env.Cluster("c2")
+	dc := client(t, c.AdminConfig())
+	createNamespace(t, dc, "removal")
+	create(t, dc, configMap("removal", "x", nil))
+
+	f := startFleet(t, index.Options{}, testOptions("configmaps"))
+	// Everything running now (the registry, the test's own connections) may
+	// stay; whatever the cluster starts must be gone after its removal.
+	goroutines := goleak.IgnoreCurrent()
+	if err := f.registry.Add(admin(c)); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, f, "c2", health.Synced)
+	held := f.index.ObjectCount("c2", "")
+	if held == 0 {
+		t.Fatal("nothing cached from c2")
+	}
+	rev := f.index.Revision()
+	if err := f.registry.Remove("c2"); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.index.ObjectCount("c2", ""); n != 0 {
+		t.Errorf("%d objects of c2 left after removal", n)
+	}
+	deleted := 0
+	for _, e := range feed(t, f.index, rev) {
+		if e.Type == index.Deleted && e.Object.Cluster == "c2" {
+			deleted++
+		}
+	}
+	if deleted != held {
+		t.Errorf("feed carried %d deletions, want %d", deleted, held)
+	}
+	if _, ok := f.health.Cluster("c2"); ok {
+		t.Error("removed cluster still has a health status")
+	}
+	if err := goleak.Find(goroutines); err != nil {
+		t.Errorf("goroutines left after removing the cluster: %v", err)
+	}
+}
+
+func TestDeleteAndRecreate(t *testing.T) {
+	c := env.Cluster("c1")
+	dc := client(t, c.AdminConfig())
+	createNamespace(t, dc, "recreate")
+	create(t, dc, configMap("recreate", "phoenix", nil))
+	f := startFleet(t, index.Options{}, testOptions("configmaps"), admin(c))
+	waitStatus(t, f, "c1", health.Synced)
+	remove(t, dc, "recreate", "phoenix")
+	uid := create(t, dc, configMap("recreate", "phoenix", map[string]any{"life": "2"})).GetUID()
+	key := index.Key{Cluster: "c1", Resource: "configmaps", Namespace: "recreate", Name: "phoenix"}
+	eventually(t, 30*time.Second, "the new UID in the index", func() (bool, string) {
+		o := f.index.Get(key)
+		return o != nil && o.UID == uid, fmt.Sprintf("%v", o)
+	})
+}
+
+func TestNoManagedFields(t *testing.T) {
+	c := env.Cluster("c1")
+	dc := client(t, c.AdminConfig())
+	createNamespace(t, dc, "stripped")
+	cm := configMap("stripped", "applied", map[string]any{"k": "v"})
+	cm.SetAnnotations(map[string]string{
+		"kubectl.kubernetes.io/last-applied-configuration": `{"apiVersion":"v1","kind":"ConfigMap"}`,
+		"team": "a",
+	})
+	created := create(t, dc, cm)
+	if len(created.GetManagedFields()) == 0 {
+		t.Fatal("the server returned no managedFields: the test proves nothing")
+	}
+	f := startFleet(t, index.Options{}, testOptions("configmaps", "namespaces"), all()...)
+	for _, c := range env.Clusters() {
+		waitStatus(t, f, c.Name(), health.Synced)
+	}
+	page := f.index.List(index.Filter{}, nil, 0)
+	if len(page.Objects) == 0 {
+		t.Fatal("index is empty")
+	}
+	for _, o := range page.Objects {
+		if bytes.Contains(o.Raw, []byte(`"managedFields"`)) || bytes.Contains(o.Raw, []byte("last-applied-configuration")) {
+			t.Errorf("%s still carries managedFields or last-applied: %s", o.Key(), o.Raw)
+		}
+	}
+	o := f.index.Get(index.Key{Cluster: "c1", Resource: "configmaps", Namespace: "stripped", Name: "applied"})
+	if o == nil || !bytes.Contains(o.Raw, []byte(`"team":"a"`)) {
+		t.Errorf("other annotations must stay: %v", o)
+	}
+}
+
+func TestFollowerPastRetention(t *testing.T) {
+	c := env.Cluster("c3")
+	dc := client(t, c.AdminConfig())
+	createNamespace(t, dc, "retention")
+	f := startFleet(t, index.Options{Retention: 5}, testOptions("configmaps"), admin(c))
+	waitStatus(t, f, "c3", health.Synced)
+	rev := f.index.Revision()
+	for i := range 10 {
+		create(t, dc, configMap("retention", fmt.Sprintf("cm-%d", i), nil))
+	}
+	eventually(t, 30*time.Second, "ten more revisions", func() (bool, string) {
+		return f.index.Revision() >= rev+10, fmt.Sprint(f.index.Revision())
+	})
+	if _, err := f.index.Events(rev, 0); !errors.Is(err, index.ErrExpired) {
+		t.Errorf("Events(%d) error = %v, want ErrExpired", rev, err)
+	}
+	if events, err := f.index.Events(f.index.Revision()-5, 0); err != nil || len(events) != 5 {
+		t.Errorf("Events within retention = %d events, %v; want 5, nil", len(events), err)
+	}
+}
+
+func TestTypeServedLater(t *testing.T) {
+	c := env.Cluster("c2")
+	dc := client(t, c.AdminConfig())
+	f := startFleet(t, index.Options{}, testOptions("configmaps", "widgets.example.com"), admin(c))
+	eventually(t, 30*time.Second, "widgets reported as not served", func() (bool, string) {
+		s, _ := f.health.Cluster("c2")
+		for _, r := range s.Resources {
+			if r.Resource == "widgets.example.com" {
+				return r.Status == health.Degraded && s.Status == health.Degraded, fmt.Sprintf("%+v", s)
+			}
+		}
+		return false, fmt.Sprintf("%+v", s)
+	})
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "widgets.example.com"},
+		"spec": map[string]any{
+			"group": "example.com", "scope": "Namespaced",
+			"names": map[string]any{"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+			"versions": []any{map[string]any{
+				"name": "v1", "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+			}},
+		},
+	}}
+	if _, err := dc.Resource(crds).Create(t.Context(), crd, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = dc.Resource(crds).Delete(context.Background(), "widgets.example.com", metav1.DeleteOptions{})
+	})
+	widget := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.com/v1", "kind": "Widget",
+		"metadata": map[string]any{"namespace": "default", "name": "w1"},
+		"spec":     map[string]any{"size": 3},
+	}}
+	eventually(t, 30*time.Second, "the widget to be created", func() (bool, string) {
+		_, err := dc.Resource(widgets).Namespace("default").Create(t.Context(), widget, metav1.CreateOptions{})
+		return err == nil || apierrors.IsAlreadyExists(err), fmt.Sprint(err)
+	})
+	waitStatus(t, f, "c2", health.Synced)
+	eventually(t, 30*time.Second, "the widget in the index", func() (bool, string) {
+		o := f.index.Get(index.Key{Cluster: "c2", Resource: "widgets.example.com", Namespace: "default", Name: "w1"})
+		return o != nil && o.Type.Kind == "Widget", fmt.Sprint(o)
+	})
+}
+
+// TestUpdateCredentialsKeepsData switches a cluster to other credentials
+// while its API server is down and an object is deleted: the data stays
+// through the switch, and the new cache prunes the deleted object with a
+// DELETED event although no watch ever saw the deletion.
+func TestUpdateCredentialsKeepsData(t *testing.T) {
+	c := env.Cluster("c1")
+	dc := client(t, c.AdminConfig())
+	createNamespace(t, dc, "rotate")
+	create(t, dc, configMap("rotate", "stays", nil))
+	create(t, dc, configMap("rotate", "goes", nil))
+	if err := c.Grant(t.Context(), "bob", "", rbacv1.PolicyRule{
+		APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list", "watch"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f := startFleet(t, index.Options{}, testOptions("configmaps"), admin(c))
+	waitStatus(t, f, "c1", health.Synced)
+	rev := f.index.Revision()
+
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, f, "c1", health.Disconnected)
+	second, err := c.StartSecondary(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	remove(t, client(t, second.AdminConfig()), "rotate", "goes")
+	if err := second.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.registry.Update(clusters.Cluster{Name: "c1", Config: c.UserConfig("bob")}); err != nil {
+		t.Fatal(err)
+	}
+	if f.index.Get(index.Key{Cluster: "c1", Resource: "configmaps", Namespace: "rotate", Name: "stays"}) == nil {
+		t.Error("objects dropped by the credential change")
+	}
+	if err := c.Restart(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	waitConverged(t, f, "c1", dc, configMaps, "configmaps")
+	waitStatus(t, f, "c1", health.Synced)
+	got := eventsFor(feed(t, f.index, rev), "c1", "rotate")
+	if diff := cmp.Diff([]string{"DELETED goes"}, got); diff != "" {
+		t.Errorf("feed across the credential change (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,123 @@
+package informers
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/discovery"
+
+	"github.com/fleetcache/fleetcache/pkg/index"
+)
+
+// DefaultResources are the types cached when none are configured: the
+// workload, network and configuration types a portal shows. Secrets are left
+// out on purpose: fleetcache should not become a copy of every credential.
+var DefaultResources = []string{
+	"namespaces",
+	"nodes",
+	"pods",
+	"services",
+	"configmaps",
+	"serviceaccounts",
+	"persistentvolumeclaims",
+	"persistentvolumes",
+	"deployments.apps",
+	"replicasets.apps",
+	"statefulsets.apps",
+	"daemonsets.apps",
+	"jobs.batch",
+	"cronjobs.batch",
+	"ingresses.networking.k8s.io",
+	"customresourcedefinitions.apiextensions.k8s.io",
+}
+
+// ErrNotServed means the cluster does not serve a configured type (yet).
+var ErrNotServed = errors.New("resource type not served by the cluster")
+
+// resourceName is a configured type split the kubectl way: "deployments.apps"
+// is resource "deployments" in group "apps"; "pods" is in the core group.
+type resourceName struct {
+	name string
+	gr   schema.GroupResource
+}
+
+func parseResourceNames(names []string) ([]resourceName, error) {
+	seen := map[string]bool{}
+	out := make([]resourceName, 0, len(names))
+	for _, n := range names {
+		resource, group, _ := strings.Cut(n, ".")
+		if errs := validation.IsDNS1123Label(resource); len(errs) > 0 {
+			return nil, fmt.Errorf("resource type %q: %s", n, strings.Join(errs, "; "))
+		}
+		if group != "" {
+			if errs := validation.IsDNS1123Subdomain(group); len(errs) > 0 {
+				return nil, fmt.Errorf("resource type %q: group: %s", n, strings.Join(errs, "; "))
+			}
+		}
+		if seen[n] {
+			return nil, fmt.Errorf("resource type %q listed twice", n)
+		}
+		seen[n] = true
+		out = append(out, resourceName{name: n, gr: schema.GroupResource{Group: group, Resource: resource}})
+	}
+	return out, nil
+}
+
+// resolve looks the names up through discovery, in the preferred version of
+// each group. It returns the types found and, per name not served, an error.
+func resolve(d discovery.DiscoveryInterface, names []resourceName) ([]*index.Type, map[string]error, error) {
+	groups, err := d.ServerGroups()
+	if err != nil {
+		return nil, nil, fmt.Errorf("discover api groups: %w", err)
+	}
+	preferred := map[string]string{}
+	for _, g := range groups.Groups {
+		preferred[g.Name] = g.PreferredVersion.GroupVersion
+	}
+	var found []*index.Type
+	missing := map[string]error{}
+	byGV := map[string]map[string]*index.Type{}
+	for _, n := range names {
+		gv, ok := preferred[n.gr.Group]
+		if !ok {
+			missing[n.name] = fmt.Errorf("%s: api group %q: %w", n.name, n.gr.Group, ErrNotServed)
+			continue
+		}
+		types, ok := byGV[gv]
+		if !ok {
+			list, err := d.ServerResourcesForGroupVersion(gv)
+			if err != nil {
+				return nil, nil, fmt.Errorf("discover %s: %w", gv, err)
+			}
+			parsed, err := schema.ParseGroupVersion(gv)
+			if err != nil {
+				return nil, nil, fmt.Errorf("discover %s: %w", gv, err)
+			}
+			types = map[string]*index.Type{}
+			for _, r := range list.APIResources {
+				if strings.Contains(r.Name, "/") || !slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "watch") {
+					continue // a subresource, or nothing an informer can follow
+				}
+				types[r.Name] = &index.Type{
+					GVR:        parsed.WithResource(r.Name),
+					Kind:       r.Kind,
+					Namespaced: r.Namespaced,
+				}
+			}
+			byGV[gv] = types
+		}
+		t, ok := types[n.gr.Resource]
+		if !ok {
+			missing[n.name] = fmt.Errorf("%s in %s: %w", n.name, gv, ErrNotServed)
+			continue
+		}
+		typ := *t
+		typ.Resource = n.name
+		found = append(found, &typ)
+	}
+	return found, missing, nil
+}
