@@ -3,12 +3,12 @@ SHELL := /bin/bash
 GO ?= go
 BIN := $(CURDIR)/bin
 TESTBIN := $(BIN)/kube-apiserver $(BIN)/etcd
-STATICCHECK_VERSION := 2026.1
+STATICCHECK_VERSION := v0.8.2
 GOTEST_FLAGS ?= -race -count=1 -timeout 25m
 BENCH ?= .
 BENCH_FLAGS ?= -run '^$$' -benchmem -benchtime 3x
 
-.PHONY: help build test lint bench testbin clean
+.PHONY: help build test lint bench fuzz testbin clean
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -25,6 +25,15 @@ lint: ## go vet and staticcheck (pinned).
 
 bench: testbin ## Run the benchmarks (BENCH=regexp, BENCH_FLAGS=...).
 	$(GO) test $(BENCH_FLAGS) -bench '$(BENCH)' ./...
+
+FUZZTIME ?= 20s
+fuzz: testbin ## Run every fuzz target for FUZZTIME (20s) each.
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for target in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz' || true); do \
+	    echo "fuzz $$pkg $$target"; \
+	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
 
 testbin: $(TESTBIN) ## Build kube-apiserver and etcd for the test bed into bin/ (skipped when present).
 

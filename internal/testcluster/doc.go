@@ -19,29 +19,12 @@
 // directory named by the FLEETCACHE_TESTBIN environment variable. Tests never
 // skip when they are missing: Start fails and says how to build them.
 //
-// A test package starts one Env in TestMain and shares it; the Env starts no
-// goroutine that outlives Stop, so goleak needs no exception for it:
+// A test package starts one Env in TestMain with Main, which also checks for
+// leaked goroutines after Stop (the Env starts none that outlive it):
 //
 //	var env *testcluster.Env
 //
-//	func TestMain(m *testing.M) {
-//		goleak.VerifyTestMain(withEnv{m})
-//	}
-//
-//	type withEnv struct{ m *testing.M }
-//
-//	func (w withEnv) Run() int {
-//		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-//		defer cancel()
-//		var err error
-//		env, err = testcluster.Start(ctx, testcluster.Options{Clusters: 2})
-//		if err != nil {
-//			fmt.Fprintln(os.Stderr, err)
-//			return 1
-//		}
-//		defer env.Stop()
-//		return w.m.Run()
-//	}
+//	func TestMain(m *testing.M) { testcluster.Main(m, testcluster.Options{Clusters: 2}, &env) }
 //
 // Tests then use env.Cluster("c1").AdminConfig() and friends. A test that stops
 // a cluster must restart it before it returns, so that the next test finds it

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/fleetcache/fleetcache/internal/changelog"
 )
 
 // Status is the sync status of a cluster or of one of its resource types.
@@ -61,7 +63,7 @@ type Counter interface {
 }
 
 // ErrExpired means the changes after the requested version are no longer retained.
-var ErrExpired = errors.New("health changes no longer retained")
+var ErrExpired = changelog.ErrExpired
 
 // Options configure a Tracker.
 type Options struct {
@@ -79,19 +81,16 @@ type Tracker struct {
 
 	mu       sync.Mutex
 	clusters map[string]*clusterState
-	version  uint64
-	changes  []Change      // the last opts.Retention changes, oldest first
-	wake     chan struct{} // closed and replaced when version advances and someone waits
+	// changes is appended to with mu held, so Clusters returns states and
+	// their version together.
+	changes *changelog.Log[Change]
 }
 
 type clusterState struct {
-	name       string
-	started    bool
-	probeErr   error
-	probeAt    time.Time
-	resources  map[string]*resourceState
-	lastStatus Status
-	lastMsg    string
+	name      string
+	started   bool
+	probeErr  error
+	resources map[string]*resourceState
 }
 
 type resourceState struct {
@@ -112,7 +111,7 @@ func NewTracker(counts Counter, opts Options) *Tracker {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Tracker{counts: counts, opts: opts, clusters: map[string]*clusterState{}}
+	return &Tracker{counts: counts, opts: opts, clusters: map[string]*clusterState{}, changes: changelog.New[Change](opts.Retention)}
 }
 
 // AddCluster registers a cluster as PENDING. Adding a known cluster keeps its state.
@@ -223,10 +222,7 @@ func (t *Tracker) RemoveResource(cluster, resource string) {
 
 // Probe records the result of a reachability probe of the cluster's API server.
 func (t *Tracker) Probe(cluster string, err error) {
-	now := t.opts.Now()
-	t.update(cluster, func(c *clusterState) {
-		c.probeErr, c.probeAt = err, now
-	})
+	t.update(cluster, func(c *clusterState) { c.probeErr = err })
 }
 
 func (t *Tracker) updateResource(cluster, resource string, fn func(*resourceState)) {
@@ -248,7 +244,7 @@ func (t *Tracker) update(cluster string, fn func(*clusterState)) {
 	defer t.mu.Unlock()
 	c, ok := t.clusters[cluster]
 	if !ok {
-		c = &clusterState{name: cluster, resources: map[string]*resourceState{}, lastStatus: Pending}
+		c = &clusterState{name: cluster, resources: map[string]*resourceState{}}
 		t.clusters[cluster] = c
 	}
 	before := c.fingerprintLocked()
@@ -259,16 +255,8 @@ func (t *Tracker) update(cluster string, fn func(*clusterState)) {
 }
 
 func (t *Tracker) recordLocked(ch Change) {
-	t.version++
-	ch.Version = t.version
-	if len(t.changes) == t.opts.Retention {
-		t.changes = slices.Delete(t.changes, 0, 1)
-	}
-	t.changes = append(t.changes, ch)
-	if t.wake != nil {
-		close(t.wake)
-		t.wake = nil
-	}
+	ch.Version = t.changes.Version() + 1
+	t.changes.Append(ch)
 }
 
 // fingerprintLocked summarizes what a status change consists of: the cluster
@@ -334,6 +322,9 @@ func (c *clusterState) statusLocked() ClusterStatus {
 	case connErr != nil:
 		s.Status = Disconnected
 		s.Message = fmt.Sprintf("api server unreachable: %v", connErr)
+		if len(unreachable) > 0 {
+			s.Message = fmt.Sprintf("api server unreachable for %v: %v", unreachable, connErr)
+		}
 		for _, r := range s.Resources {
 			if !r.LastSyncTime.IsZero() {
 				s.Stale = true
@@ -390,7 +381,7 @@ func (t *Tracker) Clusters() ([]ClusterStatus, uint64) {
 	for _, name := range slices.Sorted(maps.Keys(t.clusters)) {
 		out = append(out, t.clusters[name].statusLocked())
 	}
-	v := t.version
+	v := t.changes.Version()
 	t.mu.Unlock()
 	for i := range out {
 		t.fillCounts(&out[i])
@@ -399,19 +390,12 @@ func (t *Tracker) Clusters() ([]ClusterStatus, uint64) {
 }
 
 // Changes returns the recorded changes after version, oldest first. It
-// returns ErrExpired if some of them are no longer retained.
+// returns an error wrapping ErrExpired if some of them are no longer retained.
 func (t *Tracker) Changes(after uint64) ([]Change, error) {
-	t.mu.Lock()
-	if after > t.version {
-		after = t.version
+	out, err := t.changes.Since(after, 0)
+	if err != nil {
+		return nil, fmt.Errorf("health changes: %w", err)
 	}
-	n := int(t.version - after)
-	if n > len(t.changes) {
-		t.mu.Unlock()
-		return nil, fmt.Errorf("changes after version %d: %w", after, ErrExpired)
-	}
-	out := slices.Clone(t.changes[len(t.changes)-n:])
-	t.mu.Unlock()
 	for i := range out {
 		t.fillCounts(&out[i].Cluster)
 	}
@@ -419,22 +403,4 @@ func (t *Tracker) Changes(after uint64) ([]Change, error) {
 }
 
 // Wait blocks until a change after version is recorded or ctx ends.
-func (t *Tracker) Wait(ctx context.Context, after uint64) error {
-	for {
-		t.mu.Lock()
-		if t.version > after {
-			t.mu.Unlock()
-			return nil
-		}
-		if t.wake == nil {
-			t.wake = make(chan struct{})
-		}
-		wake := t.wake
-		t.mu.Unlock()
-		select {
-		case <-wake:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
+func (t *Tracker) Wait(ctx context.Context, after uint64) error { return t.changes.Wait(ctx, after) }

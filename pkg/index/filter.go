@@ -59,7 +59,7 @@ func (ix *Index) List(f Filter, after *Position, limit int) Page {
 	}
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	page := Page{Revision: ix.rev.Load()}
+	page := Page{Revision: ix.log.Version()}
 	p := ix.planLocked(&q)
 	if p.none {
 		return page

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/fleetcache/fleetcache/internal/changelog"
+
 	"github.com/google/btree"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -36,9 +38,6 @@ type Index struct {
 	freelist *btree.FreeListG[*Object]
 
 	mu sync.RWMutex
-	// rev is the revision of the last applied change. It is written with mu
-	// held, and read without it by Revision and Wait.
-	rev atomic.Uint64
 	// all holds every object, in Position order.
 	all *posting
 	// types caches, per *Type in use, its kind name and its postings.
@@ -55,9 +54,9 @@ type Index struct {
 	// clusterNames lists the clusters in order.
 	clusters     map[string]*clusterStats
 	clusterNames []string
-	feed         ring
-	// waitCh, when not nil, is closed on the next change to wake Waiters.
-	waitCh chan struct{}
+	// log is the change feed; changes are appended with mu held for writing,
+	// so a reader holding mu sees the objects and their revision together.
+	log *changelog.Log[Event]
 	// scratch is a placeholder object for seeking while mu is held for
 	// writing.
 	scratch Object
@@ -99,7 +98,7 @@ func New(opts Options) *Index {
 		labelKeys: map[string]*posting{},
 		owners:    map[types.UID]*posting{},
 		clusters:  map[string]*clusterStats{},
-		feed:      ring{max: opts.Retention},
+		log:       changelog.New[Event](opts.Retention),
 	}
 }
 
@@ -108,7 +107,7 @@ func New(opts Options) *Index {
 func (ix *Index) Epoch() string { return ix.epoch }
 
 // Revision returns the revision of the last applied change, 0 when none.
-func (ix *Index) Revision() uint64 { return ix.rev.Load() }
+func (ix *Index) Revision() uint64 { return ix.log.Version() }
 
 // Upsert adds or modifies o. It is a no-op, returning false, when the index
 // already holds an object with the same key, UID and ResourceVersion (a
@@ -135,7 +134,7 @@ func (ix *Index) Upsert(o *Object) bool {
 		ix.replaceLocked(old, o)
 		ix.emitLocked(Modified, o, old)
 	}
-	ix.unlockAndWake()
+	ix.mu.Unlock()
 	return true
 }
 
@@ -150,7 +149,7 @@ func (ix *Index) Delete(k Key) bool {
 	}
 	ix.removeLocked(old)
 	ix.emitLocked(Deleted, old, nil)
-	ix.unlockAndWake()
+	ix.mu.Unlock()
 	return true
 }
 
@@ -165,7 +164,7 @@ func (ix *Index) DeleteObject(o *Object) bool {
 	}
 	ix.removeLocked(o)
 	ix.emitLocked(Deleted, o, nil)
-	ix.unlockAndWake()
+	ix.mu.Unlock()
 	return true
 }
 
@@ -196,7 +195,7 @@ func (ix *Index) removeAll(cluster, resource string) int {
 		ix.removeLocked(o)
 		ix.emitLocked(Deleted, o, nil)
 	}
-	ix.unlockAndWake()
+	ix.mu.Unlock()
 	return len(objs)
 }
 

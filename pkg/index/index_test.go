@@ -1,9 +1,8 @@
 package index
 
 import (
-	"testing"
-
 	"strings"
+	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -11,7 +10,7 @@ import (
 
 func TestNewDefaults(t *testing.T) {
 	ix := New(Options{})
-	if got := ix.feed.max; got != defaultRetention {
+	if got := (Options{}).withDefaults().Retention; got != defaultRetention {
 		t.Errorf("retention = %d, want %d", got, defaultRetention)
 	}
 	if len(ix.Epoch()) != 16 {

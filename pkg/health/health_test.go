@@ -1,0 +1,278 @@
+package health
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+type counts map[string]int
+
+func (c counts) ObjectCount(cluster, resource string) int { return c[cluster+"/"+resource] }
+
+var (
+	t0        = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	forbidden = errors.New(`configmaps is forbidden: User "alice" cannot list resource "configmaps"`)
+	refused   = errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
+)
+
+func newTracker(retention int) *Tracker {
+	return NewTracker(counts{"c1/": 3, "c1/pods": 2, "c1/configmaps": 1}, Options{Retention: retention, Now: func() time.Time { return t0 }})
+}
+
+// summary keeps what the table compares: cluster status and each type's status.
+type summary struct {
+	Status    Status
+	Stale     bool
+	Resources map[string]Status
+}
+
+func summarize(s ClusterStatus) summary {
+	out := summary{Status: s.Status, Stale: s.Stale, Resources: map[string]Status{}}
+	for _, r := range s.Resources {
+		out.Resources[r.Resource] = r.Status
+	}
+	return out
+}
+
+func TestStatusDerivation(t *testing.T) {
+	tests := []struct {
+		name  string
+		steps func(tr *Tracker)
+		want  summary
+	}{
+		{
+			name:  "registered",
+			steps: func(tr *Tracker) { tr.AddCluster("c1") },
+			want:  summary{Status: Pending, Resources: map[string]Status{}},
+		},
+		{
+			name: "one type listing",
+			steps: func(tr *Tracker) {
+				tr.ResourceStarting("c1", "pods", "Pod")
+				tr.ResourceStarting("c1", "configmaps", "ConfigMap")
+				tr.ResourceSynced("c1", "pods")
+			},
+			want: summary{Status: Syncing, Resources: map[string]Status{"pods": Synced, "configmaps": Syncing}},
+		},
+		{
+			name: "all synced",
+			steps: func(tr *Tracker) {
+				tr.ResourceStarting("c1", "pods", "Pod")
+				tr.ResourceSynced("c1", "pods")
+			},
+			want: summary{Status: Synced, Resources: map[string]Status{"pods": Synced}},
+		},
+		{
+			name: "forbidden type",
+			steps: func(tr *Tracker) {
+				tr.ResourceStarting("c1", "pods", "Pod")
+				tr.ResourceSynced("c1", "pods")
+				tr.ResourceStarting("c1", "configmaps", "ConfigMap")
+				tr.ResourceError("c1", "configmaps", "ConfigMap", forbidden)
+			},
+			want: summary{Status: Degraded, Resources: map[string]Status{"pods": Synced, "configmaps": Degraded}},
+		},
+		{
+			name: "forbidden type allowed later",
+			steps: func(tr *Tracker) {
+				tr.ResourceStarting("c1", "configmaps", "ConfigMap")
+				tr.ResourceError("c1", "configmaps", "ConfigMap", forbidden)
+				tr.ResourceRequestOK("c1", "configmaps")
+			},
+			want: summary{Status: Syncing, Resources: map[string]Status{"configmaps": Syncing}},
+		},
+		{
+			name: "sync deadline holds until synced",
+			steps: func(tr *Tracker) {
+				tr.ResourceStarting("c1", "pods", "Pod")
+				tr.ResourceError("c1", "pods", "Pod", fmt.Errorf("%w: not synced after 2m", ErrSyncDeadline))
+				tr.ResourceRequestOK("c1", "pods")
+			},
+			want: summary{Status: Degraded, Resources: map[string]Status{"pods": Degraded}},
+		},
+		{
+			name: "unreachable after sync is stale",
+			steps: func(tr *Tracker) {
+				tr.ResourceStarting("c1", "pods", "Pod")
+				tr.ResourceSynced("c1", "pods")
+				tr.ResourceUnreachable("c1", "pods", refused)
+			},
+			want: summary{Status: Disconnected, Stale: true, Resources: map[string]Status{"pods": Disconnected}},
+		},
+		{
+			name: "unreachable before any sync",
+			steps: func(tr *Tracker) {
+				tr.ResourceStarting("c1", "pods", "Pod")
+				tr.ResourceUnreachable("c1", "pods", refused)
+			},
+			want: summary{Status: Disconnected, Resources: map[string]Status{"pods": Disconnected}},
+		},
+		{
+			name: "probe fails while watches look fine",
+			steps: func(tr *Tracker) {
+				tr.ResourceStarting("c1", "pods", "Pod")
+				tr.ResourceSynced("c1", "pods")
+				tr.Probe("c1", refused)
+			},
+			want: summary{Status: Disconnected, Stale: true, Resources: map[string]Status{"pods": Disconnected}},
+		},
+		{
+			name: "reconnected",
+			steps: func(tr *Tracker) {
+				tr.ResourceStarting("c1", "pods", "Pod")
+				tr.ResourceSynced("c1", "pods")
+				tr.Probe("c1", refused)
+				tr.ResourceUnreachable("c1", "pods", refused)
+				tr.Probe("c1", nil)
+				tr.ResourceRequestOK("c1", "pods")
+			},
+			want: summary{Status: Synced, Resources: map[string]Status{"pods": Synced}},
+		},
+		{
+			name: "probe back but a watch not yet resumed",
+			steps: func(tr *Tracker) {
+				tr.ResourceStarting("c1", "pods", "Pod")
+				tr.ResourceSynced("c1", "pods")
+				tr.ResourceUnreachable("c1", "pods", refused)
+				tr.Probe("c1", nil)
+			},
+			want: summary{Status: Disconnected, Stale: true, Resources: map[string]Status{"pods": Disconnected}},
+		},
+		{
+			name: "removed type",
+			steps: func(tr *Tracker) {
+				tr.ResourceStarting("c1", "pods", "Pod")
+				tr.ResourceError("c1", "pods", "Pod", forbidden)
+				tr.ResourceStarting("c1", "configmaps", "ConfigMap")
+				tr.ResourceSynced("c1", "configmaps")
+				tr.RemoveResource("c1", "pods")
+			},
+			want: summary{Status: Synced, Resources: map[string]Status{"configmaps": Synced}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := newTracker(0)
+			tt.steps(tr)
+			got, ok := tr.Cluster("c1")
+			if !ok {
+				t.Fatal("cluster c1 unknown")
+			}
+			if diff := cmp.Diff(tt.want, summarize(got)); diff != "" {
+				t.Errorf("status (-want +got):\n%s\nmessage: %s", diff, got.Message)
+			}
+			if (got.Status == Synced) != (got.Message == "") {
+				t.Errorf("status %s with message %q: only SYNCED has none", got.Status, got.Message)
+			}
+		})
+	}
+}
+
+func TestStatusDetails(t *testing.T) {
+	tr := newTracker(0)
+	tr.ResourceStarting("c1", "pods", "Pod")
+	tr.ResourceList("c1", "pods") // initial list: not a relist
+	tr.ResourceWatch("c1", "pods")
+	tr.ResourceSynced("c1", "pods")
+	tr.ResourceWatch("c1", "pods") // resumed watch
+	tr.ResourceWatch("c1", "pods") // resumed again
+	tr.ResourceList("c1", "pods")  // relist (410)
+	tr.ResourceWatch("c1", "pods") // follows the relist
+	tr.ResourceEvent("c1", "pods", t0.Add(time.Minute))
+	tr.ResourceStarting("c1", "configmaps", "ConfigMap")
+	tr.ResourceError("c1", "configmaps", "ConfigMap", forbidden)
+
+	got, _ := tr.Cluster("c1")
+	want := ClusterStatus{
+		Name:          "c1",
+		Status:        Degraded,
+		Message:       "1 resource types failing: [configmaps: " + forbidden.Error() + "]",
+		LastSyncTime:  t0,
+		LastEventTime: t0.Add(time.Minute),
+		ObjectCount:   3,
+		Resources: []ResourceStatus{
+			{Resource: "configmaps", Kind: "ConfigMap", Status: Degraded, ObjectCount: 1, LastError: forbidden.Error(), LastErrorTime: t0},
+			{Resource: "pods", Kind: "Pod", Status: Synced, ObjectCount: 2, LastSyncTime: t0, LastEventTime: t0.Add(time.Minute), WatchRestarts: 2, Relists: 1},
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("status (-want +got):\n%s", diff)
+	}
+}
+
+func TestChanges(t *testing.T) {
+	tr := newTracker(0)
+	_, v0 := tr.Clusters()
+	tr.AddCluster("c1")
+	tr.ResourceStarting("c1", "pods", "Pod")
+	tr.ResourceEvent("c1", "pods", t0)       // not a status change
+	tr.ResourceWatch("c1", "pods")           // not a status change
+	tr.ResourceStarting("c1", "pods", "Pod") // same status again
+	tr.ResourceSynced("c1", "pods")
+	tr.ResourceUnreachable("c1", "pods", refused)
+	tr.ResourceRequestOK("c1", "pods")
+	tr.RemoveCluster("c1")
+
+	changes, err := tr.Changes(v0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type step struct {
+		Status  Status
+		Removed bool
+	}
+	var got []step
+	for i, c := range changes {
+		if c.Version != v0+uint64(i)+1 {
+			t.Errorf("change %d has version %d, want %d", i, c.Version, v0+uint64(i)+1)
+		}
+		got = append(got, step{c.Cluster.Status, c.Removed})
+	}
+	want := []step{{Pending, false}, {Syncing, false}, {Synced, false}, {Disconnected, false}, {Synced, false}, {Synced, true}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+	if _, ok := tr.Cluster("c1"); ok {
+		t.Error("removed cluster still known")
+	}
+	if rest, err := tr.Changes(changes[len(changes)-1].Version); err != nil || len(rest) != 0 {
+		t.Errorf("Changes at the current version = %v, %v; want none", rest, err)
+	}
+}
+
+func TestChangesExpire(t *testing.T) {
+	tr := newTracker(2)
+	tr.AddCluster("c1")
+	tr.ResourceStarting("c1", "pods", "Pod")
+	tr.ResourceSynced("c1", "pods")
+	if _, err := tr.Changes(0); !errors.Is(err, ErrExpired) {
+		t.Errorf("Changes(0) with retention 2 after 3 changes: err = %v, want ErrExpired", err)
+	}
+	if got, err := tr.Changes(1); err != nil || len(got) != 2 {
+		t.Errorf("Changes(1) = %d changes, %v; want 2, nil", len(got), err)
+	}
+}
+
+func TestWait(t *testing.T) {
+	tr := newTracker(0)
+	_, v := tr.Clusters()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Millisecond)
+	defer cancel()
+	if err := tr.Wait(ctx, v); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Wait without a change = %v, want deadline exceeded", err)
+	}
+	done := make(chan error)
+	go func() { done <- tr.Wait(t.Context(), v) }()
+	tr.AddCluster("c1")
+	if err := <-done; err != nil {
+		t.Errorf("Wait after a change = %v", err)
+	}
+	if err := tr.Wait(t.Context(), v); err != nil {
+		t.Errorf("Wait for a past version = %v", err)
+	}
+}
