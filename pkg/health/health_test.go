@@ -16,8 +16,8 @@ func (c counts) ObjectCount(cluster, resource string) int { return c[cluster+"/"
 
 var (
 	t0        = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	forbidden = errors.New(`configmaps is forbidden: User "alice" cannot list resource "configmaps"`)
-	refused   = errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
+	errForbidden = errors.New(`configmaps is forbidden: User "alice" cannot list resource "configmaps"`)
+	errRefused   = errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
 )
 
 func newTracker(retention int) *Tracker {
@@ -73,7 +73,7 @@ func TestStatusDerivation(t *testing.T) {
 				tr.ResourceStarting("c1", "pods", "Pod")
 				tr.ResourceSynced("c1", "pods")
 				tr.ResourceStarting("c1", "configmaps", "ConfigMap")
-				tr.ResourceError("c1", "configmaps", "ConfigMap", forbidden)
+				tr.ResourceError("c1", "configmaps", "ConfigMap", errForbidden)
 			},
 			want: summary{Status: Degraded, Resources: map[string]Status{"pods": Synced, "configmaps": Degraded}},
 		},
@@ -81,7 +81,7 @@ func TestStatusDerivation(t *testing.T) {
 			name: "forbidden type allowed later",
 			steps: func(tr *Tracker) {
 				tr.ResourceStarting("c1", "configmaps", "ConfigMap")
-				tr.ResourceError("c1", "configmaps", "ConfigMap", forbidden)
+				tr.ResourceError("c1", "configmaps", "ConfigMap", errForbidden)
 				tr.ResourceRequestOK("c1", "configmaps")
 			},
 			want: summary{Status: Syncing, Resources: map[string]Status{"configmaps": Syncing}},
@@ -100,7 +100,7 @@ func TestStatusDerivation(t *testing.T) {
 			steps: func(tr *Tracker) {
 				tr.ResourceStarting("c1", "pods", "Pod")
 				tr.ResourceSynced("c1", "pods")
-				tr.ResourceUnreachable("c1", "pods", refused)
+				tr.ResourceUnreachable("c1", "pods", errRefused)
 			},
 			want: summary{Status: Disconnected, Stale: true, Resources: map[string]Status{"pods": Disconnected}},
 		},
@@ -108,7 +108,7 @@ func TestStatusDerivation(t *testing.T) {
 			name: "unreachable before any sync",
 			steps: func(tr *Tracker) {
 				tr.ResourceStarting("c1", "pods", "Pod")
-				tr.ResourceUnreachable("c1", "pods", refused)
+				tr.ResourceUnreachable("c1", "pods", errRefused)
 			},
 			want: summary{Status: Disconnected, Resources: map[string]Status{"pods": Disconnected}},
 		},
@@ -117,7 +117,7 @@ func TestStatusDerivation(t *testing.T) {
 			steps: func(tr *Tracker) {
 				tr.ResourceStarting("c1", "pods", "Pod")
 				tr.ResourceSynced("c1", "pods")
-				tr.Probe("c1", refused)
+				tr.Probe("c1", errRefused)
 			},
 			want: summary{Status: Disconnected, Stale: true, Resources: map[string]Status{"pods": Disconnected}},
 		},
@@ -126,8 +126,8 @@ func TestStatusDerivation(t *testing.T) {
 			steps: func(tr *Tracker) {
 				tr.ResourceStarting("c1", "pods", "Pod")
 				tr.ResourceSynced("c1", "pods")
-				tr.Probe("c1", refused)
-				tr.ResourceUnreachable("c1", "pods", refused)
+				tr.Probe("c1", errRefused)
+				tr.ResourceUnreachable("c1", "pods", errRefused)
 				tr.Probe("c1", nil)
 				tr.ResourceRequestOK("c1", "pods")
 			},
@@ -138,7 +138,7 @@ func TestStatusDerivation(t *testing.T) {
 			steps: func(tr *Tracker) {
 				tr.ResourceStarting("c1", "pods", "Pod")
 				tr.ResourceSynced("c1", "pods")
-				tr.ResourceUnreachable("c1", "pods", refused)
+				tr.ResourceUnreachable("c1", "pods", errRefused)
 				tr.Probe("c1", nil)
 			},
 			want: summary{Status: Disconnected, Stale: true, Resources: map[string]Status{"pods": Disconnected}},
@@ -147,7 +147,7 @@ func TestStatusDerivation(t *testing.T) {
 			name: "removed type",
 			steps: func(tr *Tracker) {
 				tr.ResourceStarting("c1", "pods", "Pod")
-				tr.ResourceError("c1", "pods", "Pod", forbidden)
+				tr.ResourceError("c1", "pods", "Pod", errForbidden)
 				tr.ResourceStarting("c1", "configmaps", "ConfigMap")
 				tr.ResourceSynced("c1", "configmaps")
 				tr.RemoveResource("c1", "pods")
@@ -185,18 +185,18 @@ func TestStatusDetails(t *testing.T) {
 	tr.ResourceWatch("c1", "pods") // follows the relist
 	tr.ResourceEvent("c1", "pods", t0.Add(time.Minute))
 	tr.ResourceStarting("c1", "configmaps", "ConfigMap")
-	tr.ResourceError("c1", "configmaps", "ConfigMap", forbidden)
+	tr.ResourceError("c1", "configmaps", "ConfigMap", errForbidden)
 
 	got, _ := tr.Cluster("c1")
 	want := ClusterStatus{
 		Name:          "c1",
 		Status:        Degraded,
-		Message:       "1 resource types failing: [configmaps: " + forbidden.Error() + "]",
+		Message:       "1 resource types failing: [configmaps: " + errForbidden.Error() + "]",
 		LastSyncTime:  t0,
 		LastEventTime: t0.Add(time.Minute),
 		ObjectCount:   3,
 		Resources: []ResourceStatus{
-			{Resource: "configmaps", Kind: "ConfigMap", Status: Degraded, ObjectCount: 1, LastError: forbidden.Error(), LastErrorTime: t0},
+			{Resource: "configmaps", Kind: "ConfigMap", Status: Degraded, ObjectCount: 1, LastError: errForbidden.Error(), LastErrorTime: t0},
 			{Resource: "pods", Kind: "Pod", Status: Synced, ObjectCount: 2, LastSyncTime: t0, LastEventTime: t0.Add(time.Minute), WatchRestarts: 2, Relists: 1},
 		},
 	}
@@ -214,7 +214,7 @@ func TestChanges(t *testing.T) {
 	tr.ResourceWatch("c1", "pods")           // not a status change
 	tr.ResourceStarting("c1", "pods", "Pod") // same status again
 	tr.ResourceSynced("c1", "pods")
-	tr.ResourceUnreachable("c1", "pods", refused)
+	tr.ResourceUnreachable("c1", "pods", errRefused)
 	tr.ResourceRequestOK("c1", "pods")
 	tr.RemoveCluster("c1")
 
