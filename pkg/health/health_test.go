@@ -15,7 +15,7 @@ type counts map[string]int
 func (c counts) ObjectCount(cluster, resource string) int { return c[cluster+"/"+resource] }
 
 var (
-	t0        = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	t0           = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	errForbidden = errors.New(`configmaps is forbidden: User "alice" cannot list resource "configmaps"`)
 	errRefused   = errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
 )
