@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -656,5 +658,44 @@ func TestUpdateCredentialsKeepsData(t *testing.T) {
 	got := eventsFor(feed(t, f.index, rev), "c1", "rotate")
 	if diff := cmp.Diff([]string{"DELETED goes"}, got); diff != "" {
 		t.Errorf("feed across the credential change (-want +got):\n%s", diff)
+	}
+}
+
+// TestKubeconfigSources registers clusters the way an operator does: from a
+// kubeconfig file and from a directory holding a broken file next to a good one.
+func TestKubeconfigSources(t *testing.T) {
+	dir := t.TempDir()
+	file := dir + "/fleet.yaml"
+	if err := env.WriteKubeconfig(file, "admin", env.Cluster("c1"), env.Cluster("c2")); err != nil {
+		t.Fatal(err)
+	}
+	fromFile, err := clusters.FromKubeconfig(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfigs := t.TempDir()
+	if err := env.WriteKubeconfig(kubeconfigs+"/c3.yaml", "admin", env.Cluster("c3")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kubeconfigs+"/broken.yaml", []byte("clusters: [\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fromDir, err := clusters.FromDir(kubeconfigs)
+	if err == nil || !strings.Contains(err.Error(), "broken.yaml") {
+		t.Errorf("FromDir error = %v, want one naming broken.yaml", err)
+	}
+
+	f := startFleet(t, index.Options{}, testOptions("namespaces"))
+	if err := f.registry.Set(append(fromFile, fromDir...)); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"c1", "c2", "c3"}, f.registry.Names()); diff != "" {
+		t.Errorf("registered clusters (-want +got):\n%s", diff)
+	}
+	for _, c := range env.Clusters() {
+		waitStatus(t, f, c.Name(), health.Synced)
+		if f.index.Get(index.Key{Cluster: c.Name(), Resource: "namespaces", Name: "default"}) == nil {
+			t.Errorf("namespace default of %s not cached", c.Name())
+		}
 	}
 }
