@@ -465,11 +465,19 @@ func (ix *Index) collectLocked(q *query, p *plan, from *Object, need int) []*Obj
 
 // countLocked counts the objects of the plan that match q.
 func (ix *Index) countLocked(q *query, p *plan) int {
+	n := 0
+	ix.eachLocked(q, p, func(*Object) { n++ })
+	return n
+}
+
+// eachLocked calls fn, with the read lock held, for every object of the
+// plan that matches q; fn must not call back into the index.
+func (ix *Index) eachLocked(q *query, p *plan, fn func(*Object)) {
 	ranges := p.ranges
 	if ranges == nil {
 		ranges = everything
 	}
-	n, visited := 0, 0
+	visited := 0
 	start := new(Object)
 	for _, r := range ranges {
 		var seek *Object
@@ -484,14 +492,13 @@ func (ix *Index) countLocked(q *query, p *plan) int {
 				}
 				visited++
 				if p.exact || q.matches(o) {
-					n++
+					fn(o)
 				}
 				return true
 			})
 		}
 	}
 	ix.scanned.Add(int64(visited))
-	return n
 }
 
 // countFromStatsLocked answers from the per-cluster counts the queries that

@@ -1,0 +1,87 @@
+package index
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+func facetFixture() *Index {
+	ix := New(Options{})
+	for _, o := range []*Object{
+		obj("c1", podType, "a", "p1", withLabels("app", "web", "tier", "fe")),
+		obj("c1", podType, "a", "p2", withLabels("app", "web")),
+		obj("c1", cmType, "b", "cm", withLabels("app", "db")),
+		obj("c1", nodeType, "", "n1"),
+		obj("c2", podType, "a", "p1", withLabels("app", "web")),
+		obj("c2", deployType, "a", "web", withLabels("app", "web", "tier", "fe")),
+		obj("c2", fooPodsType, "b", "p9"),
+	} {
+		ix.Upsert(o)
+	}
+	return ix
+}
+
+func TestFacets(t *testing.T) {
+	ix := facetFixture()
+	tests := []struct {
+		name     string
+		filter   Filter
+		by       FacetKey
+		labelKey string
+		want     []Facet
+	}{
+		{name: "cluster, everything", by: FacetCluster, want: []Facet{{"c1", 4}, {"c2", 3}}},
+		{name: "cluster, one cluster", filter: Filter{Clusters: []string{"c2"}}, by: FacetCluster, want: []Facet{{"c2", 3}}},
+		{name: "namespace", by: FacetNamespace, want: []Facet{{"a", 4}, {"b", 2}, {"", 1}}},
+		{name: "namespace of one cluster", filter: Filter{Clusters: []string{"c1"}}, by: FacetNamespace, want: []Facet{{"a", 2}, {"", 1}, {"b", 1}}},
+		{name: "kind", by: FacetKind, want: []Facet{{"Pod", 3}, {"ConfigMap", 1}, {"Deployment.apps", 1}, {"Node", 1}, {"Pod.foo.example.com", 1}}},
+		{name: "kind with a selector", filter: Filter{Selector: labels.SelectorFromSet(labels.Set{"tier": "fe"})}, by: FacetKind, want: []Facet{{"Deployment.apps", 1}, {"Pod", 1}}},
+		{name: "label", by: FacetLabel, labelKey: "app", want: []Facet{{"web", 4}, {"db", 1}}},
+		{name: "label in a namespace", filter: Filter{Namespaces: []string{"b"}}, by: FacetLabel, labelKey: "app", want: []Facet{{"db", 1}}},
+		{name: "cluster of a kind", filter: Filter{Kinds: []string{"Pod"}}, by: FacetCluster, want: []Facet{{"c1", 2}, {"c2", 2}}},
+		{name: "nothing matches", filter: Filter{Clusters: []string{"c9"}}, by: FacetCluster, want: []Facet{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, ix.Facets(tt.filter, tt.by, tt.labelKey)); diff != "" {
+				t.Errorf("Facets (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestFacetsFromCounters(t *testing.T) {
+	ix := facetFixture()
+	before := ix.scanned.Load()
+	ix.Facets(Filter{}, FacetCluster, "")
+	ix.Facets(Filter{Clusters: []string{"c1"}}, FacetNamespace, "")
+	if n := ix.scanned.Load() - before; n != 0 {
+		t.Errorf("facets by cluster and namespace visited %d objects, want 0", n)
+	}
+}
+
+func TestLookup(t *testing.T) {
+	ix := facetFixture()
+	tests := []struct {
+		cluster, namespace, name string
+		want                     []string
+	}{
+		{"c1", "a", "p1", []string{"c1/pods/a/p1"}},
+		{"c2", "a", "p1", []string{"c2/pods/a/p1"}},
+		{"c1", "", "n1", []string{"c1/nodes//n1"}},
+		{"c1", "a", "p", nil},
+		{"c3", "a", "p1", nil},
+	}
+	ix.Upsert(obj("c1", cmType, "a", "p1"))
+	tests[0].want = []string{"c1/configmaps/a/p1", "c1/pods/a/p1"}
+	for _, tt := range tests {
+		t.Run(tt.cluster+"/"+tt.namespace+"/"+tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, keys(ix.Lookup(tt.cluster, tt.namespace, tt.name)), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("Lookup (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
