@@ -2,6 +2,7 @@ package testcluster
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"testing"
@@ -12,8 +13,13 @@ import (
 
 // Main is the TestMain of a package that tests against real clusters: it
 // starts an Env with opts, stores it in *env, runs the tests, stops the Env
-// and then checks that no goroutine leaked. It does not return.
+// and then checks that no goroutine leaked. It does not return. A fuzzing
+// worker process runs only fuzz targets, which need no cluster: it starts none.
 func Main(m *testing.M, opts Options, env **Env) {
+	flag.Parse()
+	if f := flag.Lookup("test.fuzzworker"); f != nil && f.Value.String() == "true" {
+		goleak.VerifyTestMain(m)
+	}
 	goleak.VerifyTestMain(withEnv{m: m, opts: opts, env: env})
 }
 

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/fleetcache/fleetcache/internal/testcluster"
+	"github.com/fleetcache/fleetcache/pkg/aggregator"
 	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
@@ -37,8 +38,8 @@ var (
 	widgets    = schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 )
 
-// fleet is fleetcache's core wired as the aggregator wires it: a registry
-// running one informers.Cache per cluster into one index and one tracker.
+// fleet is fleetcache's core as the aggregator wires it: a registry running
+// one informers.Cache per cluster into one index and one health tracker.
 type fleet struct {
 	index    *index.Index
 	health   *health.Tracker
@@ -58,28 +59,25 @@ func testOptions(resources ...string) informers.Options {
 
 func startFleet(t *testing.T, ixOpts index.Options, opts informers.Options, cs ...clusters.Cluster) *fleet {
 	t.Helper()
-	ix := index.New(ixOpts)
-	tr := health.NewTracker(ix, health.Options{})
-	runner, err := informers.NewFleet(ix, tr, opts)
+	agg, err := aggregator.New(aggregator.Options{Index: ixOpts, Informers: opts})
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := clusters.NewRegistry(runner, clusters.Options{})
 	for _, c := range cs {
-		if err := reg.Add(c); err != nil {
+		if err := agg.Registry.Add(c); err != nil {
 			t.Fatal(err)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- reg.Start(ctx) }()
+	go func() { done <- agg.Start(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
-			t.Errorf("registry: %v", err)
+			t.Errorf("aggregator: %v", err)
 		}
 	})
-	return &fleet{index: ix, health: tr, registry: reg}
+	return &fleet{index: agg.Index, health: agg.Health, registry: agg.Registry}
 }
 
 func admin(c *testcluster.Cluster) clusters.Cluster {
@@ -94,26 +92,10 @@ func all() []clusters.Cluster {
 	return out
 }
 
-// eventually polls cond until it holds or the timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s; last state: %s", timeout, what, state)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 func waitStatus(t *testing.T, f *fleet, cluster string, want health.Status) health.ClusterStatus {
 	t.Helper()
 	var got health.ClusterStatus
-	eventually(t, 90*time.Second, fmt.Sprintf("cluster %s %s", cluster, want), func() (bool, string) {
+	testcluster.Eventually(t, 90*time.Second, fmt.Sprintf("cluster %s %s", cluster, want), func() (bool, string) {
 		got, _ = f.health.Cluster(cluster)
 		return got.Status == want, fmt.Sprintf("%+v", got)
 	})
@@ -206,7 +188,7 @@ func indexState(ix *index.Index, cluster, resource string) map[string]version {
 // waitConverged waits until the index holds exactly what the server lists.
 func waitConverged(t *testing.T, f *fleet, cluster string, c dynamic.Interface, gvr schema.GroupVersionResource, resource string) {
 	t.Helper()
-	eventually(t, 90*time.Second, "index equal to the server's list of "+resource+" in "+cluster, func() (bool, string) {
+	testcluster.Eventually(t, 90*time.Second, "index equal to the server's list of "+resource+" in "+cluster, func() (bool, string) {
 		diff := cmp.Diff(serverState(t, c, gvr), indexState(f.index, cluster, resource))
 		return diff == "", "(-server +index):\n" + diff
 	})
@@ -297,7 +279,7 @@ func TestChangesReachIndexAndFeed(t *testing.T) {
 
 	waitConverged(t, f, "c1", dc, configMaps, "configmaps")
 	want := []string{"ADDED a", "ADDED b", "MODIFIED a", "DELETED b"}
-	eventually(t, 30*time.Second, "the feed to carry every change", func() (bool, string) {
+	testcluster.Eventually(t, 30*time.Second, "the feed to carry every change", func() (bool, string) {
 		got := eventsFor(feed(t, f.index, rev), "c1", "changes")
 		return cmp.Equal(want, got), fmt.Sprint(got)
 	})
@@ -439,7 +421,7 @@ func TestForbiddenType(t *testing.T) {
 	for _, r := range s.Resources {
 		byName[r.Resource] = r
 	}
-	eventually(t, 30*time.Second, "configmaps SYNCED", func() (bool, string) {
+	testcluster.Eventually(t, 30*time.Second, "configmaps SYNCED", func() (bool, string) {
 		r := resourceStatus(t, f, "c1", "configmaps")
 		return r.Status == health.Synced, fmt.Sprintf("%+v", r)
 	})
@@ -507,7 +489,7 @@ func TestDeleteAndRecreate(t *testing.T) {
 	remove(t, dc, "recreate", "phoenix")
 	uid := create(t, dc, configMap("recreate", "phoenix", map[string]any{"life": "2"})).GetUID()
 	key := index.Key{Cluster: "c1", Resource: "configmaps", Namespace: "recreate", Name: "phoenix"}
-	eventually(t, 30*time.Second, "the new UID in the index", func() (bool, string) {
+	testcluster.Eventually(t, 30*time.Second, "the new UID in the index", func() (bool, string) {
 		o := f.index.Get(key)
 		return o != nil && o.UID == uid, fmt.Sprintf("%v", o)
 	})
@@ -555,7 +537,7 @@ func TestFollowerPastRetention(t *testing.T) {
 	for i := range 10 {
 		create(t, dc, configMap("retention", fmt.Sprintf("cm-%d", i), nil))
 	}
-	eventually(t, 30*time.Second, "ten more revisions", func() (bool, string) {
+	testcluster.Eventually(t, 30*time.Second, "ten more revisions", func() (bool, string) {
 		return f.index.Revision() >= rev+10, fmt.Sprint(f.index.Revision())
 	})
 	if _, err := f.index.Events(rev, 0); !errors.Is(err, index.ErrExpired) {
@@ -570,7 +552,7 @@ func TestTypeServedLater(t *testing.T) {
 	c := env.Cluster("c2")
 	dc := client(t, c.AdminConfig())
 	f := startFleet(t, index.Options{}, testOptions("configmaps", "widgets.example.com"), admin(c))
-	eventually(t, 30*time.Second, "widgets reported as not served", func() (bool, string) {
+	testcluster.Eventually(t, 30*time.Second, "widgets reported as not served", func() (bool, string) {
 		s, _ := f.health.Cluster("c2")
 		for _, r := range s.Resources {
 			if r.Resource == "widgets.example.com" {
@@ -602,12 +584,12 @@ func TestTypeServedLater(t *testing.T) {
 		"metadata": map[string]any{"namespace": "default", "name": "w1"},
 		"spec":     map[string]any{"size": 3},
 	}}
-	eventually(t, 30*time.Second, "the widget to be created", func() (bool, string) {
+	testcluster.Eventually(t, 30*time.Second, "the widget to be created", func() (bool, string) {
 		_, err := dc.Resource(widgets).Namespace("default").Create(t.Context(), widget, metav1.CreateOptions{})
 		return err == nil || apierrors.IsAlreadyExists(err), fmt.Sprint(err)
 	})
 	waitStatus(t, f, "c2", health.Synced)
-	eventually(t, 30*time.Second, "the widget in the index", func() (bool, string) {
+	testcluster.Eventually(t, 30*time.Second, "the widget in the index", func() (bool, string) {
 		o := f.index.Get(index.Key{Cluster: "c2", Resource: "widgets.example.com", Namespace: "default", Name: "w1"})
 		return o != nil && o.Type.Kind == "Widget", fmt.Sprint(o)
 	})

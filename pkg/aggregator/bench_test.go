@@ -1,0 +1,288 @@
+package aggregator_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+
+	"github.com/fleetcache/fleetcache/pkg/aggregator"
+	"github.com/fleetcache/fleetcache/pkg/clusters"
+	"github.com/fleetcache/fleetcache/pkg/health"
+	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/informers"
+)
+
+var (
+	podType    = &index.Type{Resource: "pods", GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}
+	configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+)
+
+// fleetShape is the synthetic fleet of the benchmarks: apps of 10 objects
+// labelled app and tier, spread over clusters and namespaces.
+const (
+	benchNamespaces = 50
+	appSize         = 10
+)
+
+func appLabels(i int) (app, tier string) {
+	return fmt.Sprintf("web-%d", (i/appSize)%40), []string{"fe", "be", "db"}[(i/appSize)%3]
+}
+
+// fill puts n synthetic Pods, spread over the clusters, into ix.
+func fill(ix *index.Index, clusterCount, n int) {
+	perCluster := n / clusterCount
+	for c := range clusterCount {
+		cluster := fmt.Sprintf("c%d", c+1)
+		for i := range perCluster {
+			ns := fmt.Sprintf("ns-%02d", i%benchNamespaces)
+			name := fmt.Sprintf("pod-%07d", i)
+			app, tier := appLabels(i / benchNamespaces)
+			raw := fmt.Appendf(nil, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":%q,"namespace":%q,"labels":{"app":%q,"tier":%q}},"spec":{"nodeName":"node-%d"}}`, name, ns, app, tier, i%20)
+			ix.Upsert(&index.Object{
+				Cluster: cluster, Type: podType, Namespace: ns, Name: name,
+				UID:             types.UID(fmt.Sprintf("%s-%s-%s", cluster, ns, name)),
+				ResourceVersion: "1",
+				Labels:          index.Labels{{Key: "app", Value: app}, {Key: "tier", Value: tier}},
+				Raw:             raw,
+			})
+		}
+	}
+}
+
+const pageQuery = `query Page($ns: String!, $sel: String!) {
+  resources(filter: {namespaces: [$ns], labelSelector: $sel}, first: 50) {
+    edges { node { cluster namespace name kind labels } }
+    pageInfo { hasNextPage endCursor }
+  }
+}`
+
+// graphqlClient posts one query and checks the answer has data and no error.
+type graphqlClient struct {
+	url    string
+	client *http.Client
+}
+
+func (c graphqlClient) do(tb testing.TB, query string, vars map[string]any) []byte {
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	resp, err := c.client.Post(c.url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || bytes.Contains(out, []byte(`"errors"`)) {
+		tb.Fatalf("query failed: status %d, err %v: %s", resp.StatusCode, err, out)
+	}
+	return out
+}
+
+func serve(tb testing.TB, opts aggregator.Options, setup func(*aggregator.Aggregator)) graphqlClient {
+	agg, err := aggregator.New(opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	setup(agg)
+	srv := httptest.NewServer(agg.Handler)
+	tb.Cleanup(srv.Close)
+	tr := &http.Transport{MaxIdleConnsPerHost: 64}
+	tb.Cleanup(tr.CloseIdleConnections)
+	return graphqlClient{url: srv.URL + "/graphql", client: &http.Client{Transport: tr}}
+}
+
+// measure runs op in b.Loop, timing each call, and reports p50 and p99.
+func measure(b *testing.B, op func()) {
+	var lat []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		op()
+		lat = append(lat, time.Since(start))
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// BenchmarkGraphQL measures end to end over HTTP, with 10 clusters in the
+// index: (a) a namespace + label selector page of 50, (b) a resource by key,
+// (c) a facet count by cluster; latency sequentially, throughput in parallel.
+func BenchmarkGraphQL(b *testing.B) {
+	for _, size := range []int{100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("objects=%d", size), func(b *testing.B) {
+			c := serve(b, aggregator.Options{}, func(a *aggregator.Aggregator) { fill(a.Index, 10, size) })
+			queries := []struct {
+				name  string
+				query string
+				vars  func(i int) map[string]any
+			}{
+				{"page", pageQuery, func(i int) map[string]any {
+					return map[string]any{"ns": fmt.Sprintf("ns-%02d", i%benchNamespaces), "sel": fmt.Sprintf("app=web-%d,tier in (fe,be)", i%40)}
+				}},
+				{"resource", `query R($c: String!, $ns: String!, $n: String!) { resource(cluster: $c, kind: "Pod", namespace: $ns, name: $n) { name uid object } }`,
+					func(i int) map[string]any {
+						j := i % (size / 10)
+						return map[string]any{"c": fmt.Sprintf("c%d", i%10+1), "ns": fmt.Sprintf("ns-%02d", j%benchNamespaces), "n": fmt.Sprintf("pod-%07d", j)}
+					}},
+				{"facets", `{ facets(by: CLUSTER) { value count } }`, func(int) map[string]any { return nil }},
+			}
+			for _, q := range queries {
+				b.Run(q.name+"/latency", func(b *testing.B) {
+					i := 0
+					measure(b, func() { c.do(b, q.query, q.vars(i)); i++ })
+				})
+				b.Run(q.name+"/throughput", func(b *testing.B) {
+					b.SetParallelism(8)
+					start := time.Now()
+					b.RunParallel(func(pb *testing.PB) {
+						i := 0
+						for pb.Next() {
+							c.do(b, q.query, q.vars(i))
+							i++
+						}
+					})
+					b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
+				})
+			}
+		})
+	}
+}
+
+// BenchmarkPageVersusAPIServers answers the same namespace + label selector
+// page of 50 over the same objects, held in 3 real clusters: by fleetcache
+// over HTTP, and by LISTing each API server with the selector and merging.
+func BenchmarkPageVersusAPIServers(b *testing.B) {
+	const perCluster = 10_000
+	var wg sync.WaitGroup
+	for _, c := range env.Clusters() {
+		wg.Go(func() { seedConfigMaps(b, dynamicClient(b, c.AdminConfig()), perCluster) })
+	}
+	wg.Wait()
+	sel := "app=web-3,tier in (fe,be)"
+	ns := "ns-07"
+
+	b.Run("fleetcache", func(b *testing.B) {
+		opts := aggregator.Options{Informers: informers.Options{Resources: []string{"configmaps"}}}
+		c := serve(b, opts, func(a *aggregator.Aggregator) {
+			var cs []clusters.Cluster
+			for _, tc := range env.Clusters() {
+				cs = append(cs, clusters.Cluster{Name: tc.Name(), Config: tc.AdminConfig()})
+			}
+			startSynced(b, a, cs)
+		})
+		want := len(listFromAPIServers(b, ns, sel))
+		out := c.do(b, pageQuery, map[string]any{"ns": ns, "sel": sel})
+		if got := bytes.Count(out, []byte(`"cluster"`)); got != min(want, 50) {
+			b.Fatalf("fleetcache page has %d objects, API servers %d", got, want)
+		}
+		measure(b, func() { c.do(b, pageQuery, map[string]any{"ns": ns, "sel": sel}) })
+	})
+	b.Run("apiservers", func(b *testing.B) {
+		measure(b, func() { listFromAPIServers(b, ns, sel) })
+	})
+}
+
+var apiClients sync.Map // cluster name → dynamic.Interface
+
+// listFromAPIServers lists the page from each cluster (limit 50 each,
+// concurrently), merges by cluster/namespace/name and keeps 50.
+func listFromAPIServers(b *testing.B, ns, sel string) []string {
+	var mu sync.Mutex
+	var names []string
+	var wg sync.WaitGroup
+	for _, c := range env.Clusters() {
+		v, _ := apiClients.LoadOrStore(c.Name(), dynamicClient(b, c.AdminConfig()))
+		dc := v.(dynamic.Interface)
+		wg.Go(func() {
+			list, err := dc.Resource(configMaps).Namespace(ns).List(context.Background(), metav1.ListOptions{LabelSelector: sel, Limit: 50})
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			mu.Lock()
+			for _, u := range list.Items {
+				names = append(names, c.Name()+"/"+u.GetNamespace()+"/"+u.GetName())
+			}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	slices.Sort(names)
+	return names[:min(50, len(names))]
+}
+
+func startSynced(b *testing.B, a *aggregator.Aggregator, cs []clusters.Cluster) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Registry.Start(ctx) }()
+	b.Cleanup(func() { cancel(); <-done })
+	if err := a.Registry.Set(cs); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range cs {
+		for s, _ := a.Health.Cluster(c.Name); s.Status != health.Synced; s, _ = a.Health.Cluster(c.Name) {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+func dynamicClient(tb testing.TB, cfg *rest.Config) dynamic.Interface {
+	tb.Helper()
+	dc, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return dc
+}
+
+// seedConfigMaps creates n ConfigMaps labelled like the synthetic fleet,
+// spread over the benchmark namespaces, unless they exist.
+func seedConfigMaps(b *testing.B, dc dynamic.Interface, n int) {
+	ctx := context.Background()
+	for i := range benchNamespaces {
+		ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": fmt.Sprintf("ns-%02d", i)}}}
+		if _, err := dc.Resource(namespaces).Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			b.Fatal(err)
+		}
+	}
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for i := range work {
+				app, tier := appLabels(i / benchNamespaces)
+				cm := &unstructured.Unstructured{Object: map[string]any{
+					"apiVersion": "v1", "kind": "ConfigMap",
+					"metadata": map[string]any{
+						"namespace": fmt.Sprintf("ns-%02d", i%benchNamespaces), "name": fmt.Sprintf("cm-%07d", i),
+						"labels": map[string]any{"app": app, "tier": tier},
+					},
+					"data": map[string]any{"config.yaml": "replicas: 3\n"},
+				}}
+				if _, err := dc.Resource(configMaps).Namespace(cm.GetNamespace()).Create(ctx, cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+					b.Error(err)
+				}
+			}
+		})
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+}

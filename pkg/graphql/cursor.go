@@ -1,0 +1,177 @@
+package graphql
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+
+	"github.com/fleetcache/fleetcache/pkg/index"
+)
+
+// Cursors are opaque to clients. Each is the unpadded base64url encoding of
+//
+//	tag (1 byte) | payload | CRC-32C of tag and payload (4 bytes, big endian)
+//
+// where the tag says the kind and version of the cursor:
+//
+//	'P' page cursor:     five uvarint-length-prefixed strings, the
+//	                     index.Position's Cluster, Namespace, Name, Kind and
+//	                     Resource; paging continues strictly after it.
+//	'R' revision cursor: the uvarint-length-prefixed index epoch, then the
+//	                     revision as a uvarint.
+//
+// The checksum tells garbage and truncated cursors from real ones; the tag
+// tells a page cursor from a revision cursor.
+
+const (
+	tagPage     byte = 'P'
+	tagRevision byte = 'R'
+	// maxCursorLen bounds the encoded length of a cursor a client may send.
+	maxCursorLen = 4096
+)
+
+// The errors cursor decoding returns, wrapped with details; check them with
+// errors.Is.
+var (
+	// ErrCursorMalformed means the string is not a cursor this server made.
+	ErrCursorMalformed = errors.New("malformed cursor")
+	// ErrCursorKind means the string is a cursor of the other kind: a page
+	// cursor where a revision is expected, or the reverse.
+	ErrCursorKind = errors.New("cursor of the wrong kind")
+	// ErrCursorExpired means a revision cursor comes from another index
+	// epoch (another fleetcache process, or one that restarted): its
+	// revision means nothing to the current index.
+	ErrCursorExpired = errors.New("cursor from another index epoch")
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// seal appends the checksum to b and encodes it.
+func seal(b []byte) string {
+	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// open decodes s, checks its checksum and tag, and returns the payload.
+func open(s string, want byte) ([]byte, error) {
+	if len(s) > maxCursorLen {
+		return nil, fmt.Errorf("%w: longer than %d characters", ErrCursorMalformed, maxCursorLen)
+	}
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: not base64url", ErrCursorMalformed)
+	}
+	if len(b) < 5 {
+		return nil, fmt.Errorf("%w: too short", ErrCursorMalformed)
+	}
+	body, sum := b[:len(b)-4], binary.BigEndian.Uint32(b[len(b)-4:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return nil, fmt.Errorf("%w: checksum mismatch", ErrCursorMalformed)
+	}
+	switch tag := body[0]; {
+	case tag == want:
+		return body[1:], nil
+	case tag == tagPage || tag == tagRevision:
+		return nil, fmt.Errorf("%w: a %s cursor, not a %s cursor", ErrCursorKind, kindName(tag), kindName(want))
+	default:
+		return nil, fmt.Errorf("%w: unknown cursor version", ErrCursorMalformed)
+	}
+}
+
+func kindName(tag byte) string {
+	if tag == tagPage {
+		return "page"
+	}
+	return "revision"
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// readString reads a length-prefixed string from b and returns the rest.
+func readString(b []byte) (string, []byte, bool) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)-k) {
+		return "", nil, false
+	}
+	b = b[k:]
+	return string(b[:n]), b[n:], true
+}
+
+// encodePageCursor returns the page cursor of a position.
+func encodePageCursor(p index.Position) string {
+	b := make([]byte, 0, 1+len(p.Cluster)+len(p.Namespace)+len(p.Name)+len(p.Kind)+len(p.Resource)+5+4)
+	b = append(b, tagPage)
+	for _, s := range []string{p.Cluster, p.Namespace, p.Name, p.Kind, p.Resource} {
+		b = appendString(b, s)
+	}
+	return seal(b)
+}
+
+// decodePageCursor returns the position a page cursor holds. Its errors wrap
+// ErrCursorMalformed or ErrCursorKind.
+func decodePageCursor(s string) (index.Position, error) {
+	b, err := open(s, tagPage)
+	if err != nil {
+		return index.Position{}, err
+	}
+	var fields [5]string
+	for i := range fields {
+		var ok bool
+		if fields[i], b, ok = readString(b); !ok {
+			return index.Position{}, fmt.Errorf("%w: truncated position", ErrCursorMalformed)
+		}
+	}
+	if len(b) != 0 {
+		return index.Position{}, fmt.Errorf("%w: trailing bytes", ErrCursorMalformed)
+	}
+	return index.Position{Cluster: fields[0], Namespace: fields[1], Name: fields[2], Kind: fields[3], Resource: fields[4]}, nil
+}
+
+// revisionCursor is what a revision cursor holds: a revision of the index
+// of one epoch.
+type revisionCursor struct {
+	Epoch    string
+	Revision uint64
+}
+
+// encodeRevisionCursor returns the revision cursor of a revision of the
+// index of the given epoch.
+func encodeRevisionCursor(epoch string, revision uint64) string {
+	b := make([]byte, 0, 1+len(epoch)+2*binary.MaxVarintLen64+4)
+	b = append(b, tagRevision)
+	b = appendString(b, epoch)
+	b = binary.AppendUvarint(b, revision)
+	return seal(b)
+}
+
+// decodeRevisionCursor returns what a revision cursor holds. Its errors wrap
+// ErrCursorMalformed or ErrCursorKind; check the epoch with check.
+func decodeRevisionCursor(s string) (revisionCursor, error) {
+	b, err := open(s, tagRevision)
+	if err != nil {
+		return revisionCursor{}, err
+	}
+	epoch, b, ok := readString(b)
+	if !ok {
+		return revisionCursor{}, fmt.Errorf("%w: truncated epoch", ErrCursorMalformed)
+	}
+	rev, k := binary.Uvarint(b)
+	if k <= 0 || k != len(b) {
+		return revisionCursor{}, fmt.Errorf("%w: bad revision", ErrCursorMalformed)
+	}
+	return revisionCursor{Epoch: epoch, Revision: rev}, nil
+}
+
+// check returns an error wrapping ErrCursorExpired unless the cursor is of
+// the index of the given epoch.
+func (c revisionCursor) check(epoch string) error {
+	if c.Epoch != epoch {
+		return fmt.Errorf("%w: revision %d of index %q, the current index is %q", ErrCursorExpired, c.Revision, c.Epoch, epoch)
+	}
+	return nil
+}

@@ -1,0 +1,317 @@
+package graphql
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/graphql-go/graphql/language/ast"
+
+	"github.com/fleetcache/fleetcache/internal/playground"
+)
+
+// Media types of GraphQL over HTTP.
+const (
+	mediaJSON            = "application/json"
+	mediaGraphQLResponse = "application/graphql-response+json"
+	mediaHTML            = "text/html"
+)
+
+// ServeHTTP serves GraphQL over HTTP (the GraphQL-over-HTTP specification):
+//
+//   - POST with a JSON body {query, operationName, variables, extensions}
+//     (Content-Type application/json, UTF-8): any operation.
+//   - GET with the same parameters in the URL query (variables and
+//     extensions as JSON): queries only, a mutation gets 405.
+//   - The response is application/graphql-response+json when the Accept
+//     header asks for it, else application/json. With
+//     application/graphql-response+json, a request that fails before
+//     execution (parse, validation, variables) gets 400; with
+//     application/json it gets 200, as GraphQL errors.
+//   - Malformed requests get 400, other methods 405, bodies over
+//     Options.MaxBodyBytes 413, other content types 415, each with a GraphQL
+//     error carrying its code.
+//   - A browser's GET (Accept preferring text/html), and the requests for the
+//     page's assets, get the offline playground.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		if playground.IsAssetRequest(r) || acceptsHTML(r.Header.Values("Accept")) {
+			s.playground.ServeHTTP(w, r)
+			return
+		}
+		if r.Method == http.MethodHead {
+			s.methodNotAllowed(w, r, "GET, POST")
+			return
+		}
+		s.serveGet(w, r)
+	case http.MethodPost:
+		s.servePost(w, r)
+	default:
+		s.methodNotAllowed(w, r, "GET, POST")
+	}
+}
+
+func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
+	w.Header().Set("Allow", allow)
+	s.writeError(w, r, http.StatusMethodNotAllowed, CodeBadRequest, fmt.Errorf("method %s is not allowed, use %s", r.Method, allow))
+}
+
+func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	req := Request{Query: q.Get("query"), OperationName: q.Get("operationName")}
+	if !q.Has("query") || req.Query == "" {
+		s.writeError(w, r, http.StatusBadRequest, CodeBadRequest, errors.New("no query parameter"))
+		return
+	}
+	if v := q.Get("variables"); v != "" {
+		if err := json.Unmarshal([]byte(v), &req.Variables); err != nil || (req.Variables == nil && v != "null") {
+			s.writeError(w, r, http.StatusBadRequest, CodeBadUserInput, errors.New("variables must be a JSON object"))
+			return
+		}
+	}
+	if v := q.Get("extensions"); v != "" {
+		if err := json.Unmarshal([]byte(v), &req.Extensions); err != nil || (req.Extensions == nil && v != "null") {
+			s.writeError(w, r, http.StatusBadRequest, CodeBadRequest, errors.New("extensions must be a JSON object"))
+			return
+		}
+	}
+	s.serveRequest(w, r, req)
+}
+
+func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
+	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
+		s.writeError(w, r, http.StatusUnsupportedMediaType, CodeBadRequest, err)
+		return
+	}
+	if r.ContentLength > s.opts.MaxBodyBytes {
+		s.tooLarge(w, r)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			s.tooLarge(w, r)
+			return
+		}
+		s.writeError(w, r, http.StatusBadRequest, CodeBadRequest, fmt.Errorf("read request body: %w", err))
+		return
+	}
+	req, err := decodeRequest(body)
+	if err != nil {
+		s.writeError(w, r, http.StatusBadRequest, codeOf(err), err)
+		return
+	}
+	s.serveRequest(w, r, req)
+}
+
+func (s *Server) tooLarge(w http.ResponseWriter, r *http.Request) {
+	// The body is not read to its end: close the connection after the answer.
+	w.Header().Set("Connection", "close")
+	s.writeError(w, r, http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
+		fmt.Errorf("request body is larger than %d bytes", s.opts.MaxBodyBytes))
+}
+
+// checkContentType accepts application/json, in UTF-8 if a charset is given.
+func checkContentType(ct string) error {
+	if ct == "" {
+		return errors.New("no Content-Type: send application/json")
+	}
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return fmt.Errorf("invalid Content-Type %q: %w", ct, err)
+	}
+	if mt != mediaJSON {
+		return fmt.Errorf("unsupported Content-Type %q: send application/json", mt)
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		return fmt.Errorf("unsupported charset %q: send UTF-8", cs)
+	}
+	return nil
+}
+
+// decodeRequest decodes a POST body, checking the type of each parameter.
+func decodeRequest(body []byte) (Request, error) {
+	var req Request
+	if len(bytes.TrimSpace(body)) == 0 {
+		return req, newCodedError(CodeBadRequest, errors.New("empty request body"))
+	}
+	var params map[string]json.RawMessage
+	if err := json.Unmarshal(body, &params); err != nil || params == nil {
+		return req, newCodedError(CodeBadRequest, errors.New("request body is not a JSON object"))
+	}
+	raw, ok := params["query"]
+	if !ok || isNull(raw) {
+		return req, newCodedError(CodeBadRequest, errors.New("no query in the request"))
+	}
+	if err := json.Unmarshal(raw, &req.Query); err != nil {
+		return req, newCodedError(CodeBadRequest, errors.New("query must be a string"))
+	}
+	if raw, ok := params["operationName"]; ok && !isNull(raw) {
+		if err := json.Unmarshal(raw, &req.OperationName); err != nil {
+			return req, newCodedError(CodeBadRequest, errors.New("operationName must be a string"))
+		}
+	}
+	if raw, ok := params["variables"]; ok && !isNull(raw) {
+		if err := json.Unmarshal(raw, &req.Variables); err != nil {
+			return req, newCodedError(CodeBadUserInput, errors.New("variables must be a JSON object"))
+		}
+	}
+	if raw, ok := params["extensions"]; ok && !isNull(raw) {
+		if err := json.Unmarshal(raw, &req.Extensions); err != nil {
+			return req, newCodedError(CodeBadRequest, errors.New("extensions must be a JSON object"))
+		}
+	}
+	return req, nil
+}
+
+func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+// serveRequest executes a decoded request and writes the result.
+func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, req Request) {
+	doc, errs := s.prepare(req.Query)
+	if errs != nil {
+		s.writeResult(w, r, &Result{Errors: errs})
+		return
+	}
+	op, err := selectOperation(doc, req.OperationName)
+	if err != nil {
+		s.writeResult(w, r, errorResult(codeOf(err), err))
+		return
+	}
+	if r.Method == http.MethodGet && op.Operation != ast.OperationTypeQuery {
+		s.methodNotAllowed(w, r, "POST")
+		return
+	}
+	if err := s.checkRoot(op); err != nil {
+		s.writeResult(w, r, errorResult(codeOf(err), err))
+		return
+	}
+	s.writeResult(w, r, s.execute(r.Context(), doc, op, req.Variables))
+}
+
+// writeResult writes a GraphQL result: 200, or 400 for a request that
+// failed before execution when the client accepts
+// application/graphql-response+json.
+func (s *Server) writeResult(w http.ResponseWriter, r *http.Request, res *Result) {
+	media := responseMedia(r.Header.Values("Accept"))
+	status := http.StatusOK
+	if media == mediaGraphQLResponse && !res.Executed {
+		status = http.StatusBadRequest
+	}
+	s.write(w, media, status, res)
+}
+
+// writeError writes an HTTP-level error as a GraphQL response.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, status int, code string, err error) {
+	s.write(w, responseMedia(r.Header.Values("Accept")), status, errorResult(code, err))
+}
+
+func (s *Server) write(w http.ResponseWriter, media string, status int, res *Result) {
+	body, err := json.Marshal(res)
+	if err != nil {
+		s.opts.Logger.Error(err, "Encode GraphQL response")
+		status = http.StatusInternalServerError
+		body, _ = json.Marshal(errorResult(CodeInternal, errors.New("cannot encode the response")))
+	}
+	h := w.Header()
+	h.Set("Content-Type", media+"; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	if _, err := w.Write(body); err != nil {
+		s.opts.Logger.V(4).Info("Write GraphQL response", "err", err)
+	}
+}
+
+// mediaRange is one element of an Accept header.
+type mediaRange struct {
+	typ, sub string
+	q        float64
+}
+
+func parseAccept(values []string) []mediaRange {
+	var out []mediaRange
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			part = strings.TrimSpace(part)
+			if part == "" {
+				continue
+			}
+			mt, params, err := mime.ParseMediaType(part)
+			if err != nil {
+				continue
+			}
+			typ, sub, ok := strings.Cut(mt, "/")
+			if !ok {
+				continue
+			}
+			q := 1.0
+			if v, ok := params["q"]; ok {
+				if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 && f <= 1 {
+					q = f
+				}
+			}
+			out = append(out, mediaRange{typ: typ, sub: sub, q: q})
+		}
+	}
+	return out
+}
+
+// quality returns the q of media type typ/sub under the ranges, and how
+// specific the range that gave it is: 2 exact, 1 type/*, 0 */*, -1 none.
+func quality(ranges []mediaRange, media string) (float64, int) {
+	typ, sub, _ := strings.Cut(media, "/")
+	q, spec := 0.0, -1
+	for _, r := range ranges {
+		s := -1
+		switch {
+		case r.typ == typ && r.sub == sub:
+			s = 2
+		case r.typ == typ && r.sub == "*":
+			s = 1
+		case r.typ == "*" && r.sub == "*":
+			s = 0
+		}
+		if s > spec {
+			q, spec = r.q, s
+		}
+	}
+	return q, spec
+}
+
+// responseMedia picks the response's media type: application/json unless
+// the client prefers application/graphql-response+json, naming it.
+func responseMedia(accept []string) string {
+	ranges := parseAccept(accept)
+	if len(ranges) == 0 {
+		return mediaJSON
+	}
+	gq, gspec := quality(ranges, mediaGraphQLResponse)
+	jq, _ := quality(ranges, mediaJSON)
+	if gspec == 2 && gq > 0 && gq >= jq {
+		return mediaGraphQLResponse
+	}
+	return mediaJSON
+}
+
+// acceptsHTML reports whether the client prefers text/html to the JSON
+// media types, naming it: what a browser's navigation sends.
+func acceptsHTML(accept []string) bool {
+	ranges := parseAccept(accept)
+	hq, hspec := quality(ranges, mediaHTML)
+	if hspec != 2 || hq == 0 {
+		return false
+	}
+	jq, jspec := quality(ranges, mediaJSON)
+	gq, gspec := quality(ranges, mediaGraphQLResponse)
+	return !(jspec == 2 && jq >= hq) && !(gspec == 2 && gq >= hq)
+}

@@ -1,0 +1,151 @@
+package graphql
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+
+	"github.com/graphql-go/graphql/language/ast"
+)
+
+// graphql-go returns objects as Go maps, which encoding/json writes in key
+// order; GraphQL responses should list fields in the order the query
+// selects them. orderedData writes the data that way, guided by the
+// operation's selection sets.
+
+// selections is the operation a result answers, to order its data.
+type selections struct {
+	set       *ast.SelectionSet
+	fragments map[string]*ast.FragmentDefinition
+}
+
+func newSelections(doc *ast.Document, op *ast.OperationDefinition) *selections {
+	s := &selections{set: op.SelectionSet, fragments: map[string]*ast.FragmentDefinition{}}
+	for _, d := range doc.Definitions {
+		if f, ok := d.(*ast.FragmentDefinition); ok && f.Name != nil {
+			s.fragments[f.Name.Value] = f
+		}
+	}
+	return s
+}
+
+// orderedData encodes data with the fields of each object in selection
+// order.
+func (s *selections) orderedData(data any) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := s.write(&buf, data, []*ast.SelectionSet{s.set}); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// write encodes v, an object or list of objects when sets select its
+// fields, a leaf value otherwise.
+func (s *selections) write(buf *bytes.Buffer, v any, sets []*ast.SelectionSet) error {
+	switch v := v.(type) {
+	case map[string]any:
+		if len(sets) == 0 {
+			break
+		}
+		keys, sub := s.keys(sets)
+		for k := range v {
+			if _, ok := sub[k]; !ok {
+				keys = append(keys, k) // not selected: cannot happen, but keep it
+			}
+		}
+		buf.WriteByte('{')
+		n := 0
+		for _, k := range keys {
+			fv, ok := v[k]
+			if !ok {
+				continue // skipped by a directive or a type condition
+			}
+			if n++; n > 1 {
+				buf.WriteByte(',')
+			}
+			kb, err := json.Marshal(k)
+			if err != nil {
+				return err
+			}
+			buf.Write(kb)
+			buf.WriteByte(':')
+			if err := s.write(buf, fv, sub[k]); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte('}')
+		return nil
+	case []any:
+		if len(sets) == 0 {
+			break
+		}
+		buf.WriteByte('[')
+		for i, e := range v {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			if err := s.write(buf, e, sets); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte(']')
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	buf.Write(b)
+	return nil
+}
+
+// keys returns the response keys the selection sets select, in order, and
+// the selection sets of each key's fields.
+func (s *selections) keys(sets []*ast.SelectionSet) ([]string, map[string][]*ast.SelectionSet) {
+	var keys []string
+	sub := map[string][]*ast.SelectionSet{}
+	visited := map[string]bool{}
+	var collect func(set *ast.SelectionSet)
+	collect = func(set *ast.SelectionSet) {
+		if set == nil {
+			return
+		}
+		for _, sel := range set.Selections {
+			switch sel := sel.(type) {
+			case *ast.Field:
+				k := responseKey(sel)
+				if _, ok := sub[k]; !ok {
+					keys = append(keys, k)
+					sub[k] = nil
+				}
+				if sel.SelectionSet != nil && !slices.Contains(sub[k], sel.SelectionSet) {
+					sub[k] = append(sub[k], sel.SelectionSet)
+				}
+			case *ast.InlineFragment:
+				collect(sel.SelectionSet)
+			case *ast.FragmentSpread:
+				if sel.Name == nil || visited[sel.Name.Value] {
+					continue
+				}
+				visited[sel.Name.Value] = true
+				if f := s.fragments[sel.Name.Value]; f != nil {
+					collect(f.SelectionSet)
+				}
+			}
+		}
+	}
+	for _, set := range sets {
+		collect(set)
+	}
+	return keys, sub
+}
+
+func responseKey(f *ast.Field) string {
+	if f.Alias != nil && f.Alias.Value != "" {
+		return f.Alias.Value
+	}
+	if f.Name != nil {
+		return f.Name.Value
+	}
+	return ""
+}

@@ -1,0 +1,286 @@
+package graphql
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/graphql-go/graphql"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/fleetcache/fleetcache/pkg/health"
+	"github.com/fleetcache/fleetcache/pkg/index"
+)
+
+func resolveNamespace(o *index.Object) any {
+	if o.Namespace == "" {
+		return nil
+	}
+	return o.Namespace
+}
+
+func resolveLabels(o *index.Object) any {
+	return o.Labels.Map()
+}
+
+// resolveAnnotations decodes the annotations from the object's JSON: the
+// index does not keep them apart.
+func resolveAnnotations(p graphql.ResolveParams) (any, error) {
+	o := p.Source.(*index.Object)
+	var v struct {
+		Metadata struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(o.Raw, &v); err != nil {
+		return nil, fmt.Errorf("decode annotations of %s: %w", o.Key(), err)
+	}
+	if v.Metadata.Annotations == nil {
+		return map[string]string{}, nil
+	}
+	return v.Metadata.Annotations, nil
+}
+
+// resolveOwners returns the cached objects named in the object's
+// ownerReferences: in the object's namespace, or cluster-scoped, with the
+// reference's UID.
+func (s *Server) resolveOwners(p graphql.ResolveParams) (any, error) {
+	if err := s.checkContext(p.Context); err != nil {
+		return nil, err
+	}
+	o := p.Source.(*index.Object)
+	out := []*index.Object{}
+	for _, ref := range o.Owners {
+		found := false
+		for _, ns := range []string{o.Namespace, ""} {
+			for _, c := range s.ix.Lookup(o.Cluster, ns, ref.Name) {
+				if c.UID == ref.UID {
+					out = append(out, c)
+					found = true
+				}
+			}
+			if found || ns == "" {
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// resolveChildren returns the cached objects of the same cluster whose
+// ownerReferences name the object's UID.
+func (s *Server) resolveChildren(p graphql.ResolveParams) (any, error) {
+	if err := s.checkContext(p.Context); err != nil {
+		return nil, err
+	}
+	o := p.Source.(*index.Object)
+	page := s.ix.List(index.Filter{Clusters: []string{o.Cluster}, OwnerUID: o.UID}, nil, 0)
+	if page.Objects == nil {
+		return []*index.Object{}, nil
+	}
+	return page.Objects, nil
+}
+
+// connection is the value of a ResourceConnection: the page is read once,
+// when the first field that needs it is resolved.
+type connection struct {
+	s        *Server
+	filter   index.Filter
+	clusters []string // the filter's clusters, as given
+	after    *index.Position
+	first    int
+
+	once sync.Once
+	p    index.Page
+}
+
+func (c *connection) page() index.Page {
+	c.once.Do(func() {
+		if c.first > 0 {
+			c.p = c.s.ix.List(c.filter, c.after, c.first)
+			return
+		}
+		// An empty page: is there anything after it?
+		p := c.s.ix.List(c.filter, c.after, 1)
+		c.p = index.Page{Revision: p.Revision, More: len(p.Objects) > 0}
+	})
+	return c.p
+}
+
+func (s *Server) resolveResources(p graphql.ResolveParams) (any, error) {
+	if err := s.checkContext(p.Context); err != nil {
+		return nil, err
+	}
+	f, clusters, err := parseFilter(p.Args["filter"])
+	if err != nil {
+		return nil, err
+	}
+	c := &connection{s: s, filter: f, clusters: clusters, first: s.opts.DefaultPageSize}
+	if v, ok := p.Args["first"].(int); ok {
+		if v < 0 || v > s.opts.MaxPageSize {
+			return nil, badInput("first must be between 0 and %d, got %d", s.opts.MaxPageSize, v)
+		}
+		c.first = v
+	}
+	if v, ok := p.Args["after"].(string); ok {
+		pos, err := decodePageCursor(v)
+		if err != nil {
+			return nil, badInput("invalid after cursor: %w", err)
+		}
+		c.after = &pos
+	}
+	return c, nil
+}
+
+func (s *Server) resolveTotalCount(p graphql.ResolveParams) (any, error) {
+	if err := s.checkContext(p.Context); err != nil {
+		return nil, err
+	}
+	return s.ix.Count(p.Source.(*connection).filter), nil
+}
+
+// resolveStaleClusters returns the selected clusters (those of the filter,
+// or all registered ones) that are not SYNCED. Clusters the filter names
+// that are not registered are not stale: there is nothing to miss.
+func (s *Server) resolveStaleClusters(p graphql.ResolveParams) (any, error) {
+	c := p.Source.(*connection)
+	var statuses []health.ClusterStatus
+	if c.clusters == nil {
+		statuses, _ = s.health.Clusters()
+	} else {
+		for _, name := range c.filter.Clusters {
+			if st, ok := s.health.Cluster(name); ok {
+				statuses = append(statuses, st)
+			}
+		}
+	}
+	out := []string{}
+	for _, st := range statuses {
+		if st.Status != health.Synced {
+			out = append(out, st.Name)
+		}
+	}
+	return out, nil
+}
+
+func (s *Server) resolveFacets(p graphql.ResolveParams) (any, error) {
+	if err := s.checkContext(p.Context); err != nil {
+		return nil, err
+	}
+	f, _, err := parseFilter(p.Args["filter"])
+	if err != nil {
+		return nil, err
+	}
+	by, _ := p.Args["by"].(index.FacetKey)
+	labelKey, hasKey := p.Args["labelKey"].(string)
+	switch {
+	case by == index.FacetLabel && labelKey == "":
+		return nil, badInput("facets by LABEL need a labelKey")
+	case by != index.FacetLabel && hasKey:
+		return nil, badInput("labelKey is only used with by: LABEL")
+	}
+	out := s.ix.Facets(f, by, labelKey)
+	if out == nil {
+		out = []index.Facet{}
+	}
+	return out, nil
+}
+
+func (s *Server) resolveClusters(graphql.ResolveParams) (any, error) {
+	statuses, _ := s.health.Clusters()
+	out := make([]*health.ClusterStatus, len(statuses))
+	for i := range statuses {
+		out[i] = &statuses[i]
+	}
+	return out, nil
+}
+
+func (s *Server) resolveCluster(p graphql.ResolveParams) (any, error) {
+	name, _ := p.Args["name"].(string)
+	st, ok := s.health.Cluster(name)
+	if !ok {
+		return nil, nil
+	}
+	return &st, nil
+}
+
+// resolveResource finds one object by cluster, kind, namespace and name. A
+// kind with a group ("Deployment.apps") matches Type.KindName(); a bare kind
+// ("Pod") matches Type.Kind in any group, and must then match only one
+// object.
+func (s *Server) resolveResource(p graphql.ResolveParams) (any, error) {
+	if err := s.checkContext(p.Context); err != nil {
+		return nil, err
+	}
+	cluster, _ := p.Args["cluster"].(string)
+	kind, _ := p.Args["kind"].(string)
+	namespace, _ := p.Args["namespace"].(string)
+	name, _ := p.Args["name"].(string)
+	if kind == "" {
+		return nil, badInput("kind must not be empty")
+	}
+	var found []*index.Object
+	for _, o := range s.ix.Lookup(cluster, namespace, name) {
+		switch {
+		case o.Type.KindName() == kind:
+			return o, nil
+		case !strings.Contains(kind, ".") && o.Type.Kind == kind:
+			found = append(found, o)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, nil
+	case 1:
+		return found[0], nil
+	}
+	names := make([]string, len(found))
+	for i, o := range found {
+		names[i] = o.Type.KindName()
+	}
+	return nil, badInput("kind %q is ambiguous here, name the group: one of %s", kind, strings.Join(names, ", "))
+}
+
+// parseFilter turns a ResourceFilter argument into an index.Filter, and
+// returns the clusters it names (nil if none).
+func parseFilter(arg any) (index.Filter, []string, error) {
+	var f index.Filter
+	m, _ := arg.(map[string]any)
+	if m == nil {
+		return f, nil, nil
+	}
+	f.Clusters = stringsOf(m["clusters"])
+	f.Kinds = stringsOf(m["kinds"])
+	f.Namespaces = stringsOf(m["namespaces"])
+	if s, ok := m["labelSelector"].(string); ok && s != "" {
+		sel, err := labels.Parse(s)
+		if err != nil {
+			return f, nil, badInput("invalid label selector %q: %w", s, err)
+		}
+		f.Selector = sel
+	}
+	f.NameContains, _ = m["nameContains"].(string)
+	if uid, _ := m["ownerUid"].(string); uid != "" {
+		f.OwnerUID = types.UID(uid)
+	}
+	if len(f.Clusters) == 0 {
+		return f, nil, nil
+	}
+	return f, f.Clusters, nil
+}
+
+func stringsOf(v any) []string {
+	list, _ := v.([]any)
+	if len(list) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(list))
+	for _, e := range list {
+		if s, ok := e.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,361 @@
+package graphql
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/graphql-go/graphql"
+	"github.com/graphql-go/graphql/language/ast"
+
+	"github.com/fleetcache/fleetcache/pkg/health"
+	"github.com/fleetcache/fleetcache/pkg/index"
+)
+
+// The schema, in SDL (descriptions left out):
+//
+//	scalar JSON
+//	scalar Time
+//
+//	type Query {
+//	  clusters: [Cluster!]!
+//	  cluster(name: String!): Cluster
+//	  resource(cluster: String!, kind: String!, namespace: String, name: String!): Resource
+//	  resources(filter: ResourceFilter, first: Int = 100, after: String): ResourceConnection!
+//	  facets(filter: ResourceFilter, by: FacetKey!, labelKey: String): [Facet!]!
+//	}
+//
+//	input ResourceFilter {
+//	  clusters: [String!]  kinds: [String!]  namespaces: [String!]
+//	  labelSelector: String  nameContains: String  ownerUid: String
+//	}
+//
+//	type Resource {
+//	  cluster: String!  apiVersion: String!  kind: String!  resource: String!
+//	  namespace: String  name: String!  uid: String!  resourceVersion: String!
+//	  labels: JSON!  annotations: JSON!  creationTimestamp: Time  object: JSON!
+//	  owners: [Resource!]!  children: [Resource!]!
+//	}
+//
+//	type ResourceConnection {
+//	  edges: [ResourceEdge!]!  pageInfo: PageInfo!  totalCount: Int!
+//	  revision: String!  staleClusters: [String!]!
+//	}
+//	type ResourceEdge { cursor: String!  node: Resource! }
+//	type PageInfo { hasNextPage: Boolean!  endCursor: String }
+//
+//	enum FacetKey { CLUSTER NAMESPACE KIND LABEL }
+//	type Facet { value: String!  count: Int! }
+//
+//	enum SyncStatus { PENDING SYNCING SYNCED DEGRADED DISCONNECTED }
+//	type Cluster {
+//	  name: String!  status: SyncStatus!  stale: Boolean!  lastSyncTime: Time  lastEventTime: Time
+//	  objectCount: Int!  message: String  resources: [ResourceSync!]!
+//	}
+//	type ResourceSync {
+//	  resource: String!  kind: String!  status: SyncStatus!  objectCount: Int!  lastError: String
+//	  lastSyncTime: Time  lastEventTime: Time
+//	}
+
+// jsonScalar is any JSON value. Its serialized values are written to the
+// response as they are: a json.RawMessage (an object's stored bytes) is
+// copied, not re-encoded.
+var jsonScalar = graphql.NewScalar(graphql.ScalarConfig{
+	Name:         "JSON",
+	Description:  "Any JSON value.",
+	Serialize:    func(v any) any { return v },
+	ParseValue:   func(v any) any { return v },
+	ParseLiteral: literalValue,
+})
+
+// literalValue returns the Go value of a GraphQL literal, as JSON decoding
+// would produce it.
+func literalValue(v ast.Value) any {
+	switch v := v.(type) {
+	case *ast.StringValue:
+		return v.Value
+	case *ast.EnumValue:
+		return v.Value
+	case *ast.BooleanValue:
+		return v.Value
+	case *ast.IntValue:
+		n, err := strconv.ParseFloat(v.Value, 64)
+		if err != nil {
+			return nil
+		}
+		return n
+	case *ast.FloatValue:
+		n, err := strconv.ParseFloat(v.Value, 64)
+		if err != nil {
+			return nil
+		}
+		return n
+	case *ast.ListValue:
+		out := make([]any, 0, len(v.Values))
+		for _, e := range v.Values {
+			out = append(out, literalValue(e))
+		}
+		return out
+	case *ast.ObjectValue:
+		out := make(map[string]any, len(v.Fields))
+		for _, f := range v.Fields {
+			out[f.Name.Value] = literalValue(f.Value)
+		}
+		return out
+	}
+	return nil
+}
+
+// timeScalar is a time in RFC 3339; the zero time is null.
+var timeScalar = graphql.NewScalar(graphql.ScalarConfig{
+	Name:        "Time",
+	Description: "A time in RFC 3339 format, e.g. 2024-05-01T12:00:00Z.",
+	Serialize: func(v any) any {
+		switch t := v.(type) {
+		case time.Time:
+			if t.IsZero() {
+				return nil
+			}
+			return t.UTC().Format(time.RFC3339)
+		case *time.Time:
+			if t == nil || t.IsZero() {
+				return nil
+			}
+			return t.UTC().Format(time.RFC3339)
+		}
+		return nil
+	},
+	ParseValue: func(v any) any {
+		if s, ok := v.(string); ok {
+			if t, err := time.Parse(time.RFC3339, s); err == nil {
+				return t
+			}
+		}
+		return nil
+	},
+	ParseLiteral: func(v ast.Value) any {
+		if s, ok := v.(*ast.StringValue); ok {
+			if t, err := time.Parse(time.RFC3339, s.Value); err == nil {
+				return t
+			}
+		}
+		return nil
+	},
+})
+
+var syncStatusEnum = graphql.NewEnum(graphql.EnumConfig{
+	Name:        "SyncStatus",
+	Description: "How fresh fleetcache's copy of a cluster, or of one resource type of it, is.",
+	Values: graphql.EnumValueConfigMap{
+		"PENDING":      {Value: health.Pending, Description: "Registered, nothing started yet."},
+		"SYNCING":      {Value: health.Syncing, Description: "The initial list is not complete."},
+		"SYNCED":       {Value: health.Synced, Description: "Listed and watching; the API server is reachable."},
+		"DEGRADED":     {Value: health.Degraded, Description: "Reachable, but some types fail (forbidden, not served, sync deadline passed)."},
+		"DISCONNECTED": {Value: health.Disconnected, Description: "The API server cannot be reached; the last known objects stay."},
+	},
+})
+
+var facetKeyEnum = graphql.NewEnum(graphql.EnumConfig{
+	Name:        "FacetKey",
+	Description: "What facets group matching objects by.",
+	Values: graphql.EnumValueConfigMap{
+		"CLUSTER":   {Value: index.FacetCluster, Description: "The cluster name."},
+		"NAMESPACE": {Value: index.FacetNamespace, Description: `The namespace; "" for cluster-scoped objects.`},
+		"KIND":      {Value: index.FacetKind, Description: `The kind: "Pod", or "Deployment.apps" outside the core group.`},
+		"LABEL":     {Value: index.FacetLabel, Description: "The value of the label labelKey; objects without it are not counted."},
+	},
+})
+
+var resourceFilterInput = graphql.NewInputObject(graphql.InputObjectConfig{
+	Name:        "ResourceFilter",
+	Description: "Selects objects. Fields are ANDed, the values of a list are ORed; a null or empty list does not constrain.",
+	Fields: graphql.InputObjectConfigFieldMap{
+		"clusters":      {Type: stringList(), Description: "Cluster names."},
+		"kinds":         {Type: stringList(), Description: `Kinds: "Pod" matches the kind in any group, "Deployment.apps" names the group.`},
+		"namespaces":    {Type: stringList(), Description: `Namespaces; "" selects cluster-scoped objects.`},
+		"labelSelector": {Type: graphql.String, Description: `A Kubernetes label selector: "app=web,tier in (fe,be),!canary".`},
+		"nameContains":  {Type: graphql.String, Description: "A substring of the object name."},
+		"ownerUid":      {Type: graphql.String, Description: "The UID of an owner named in the objects' ownerReferences."},
+	},
+})
+
+func stringList() *graphql.List { return graphql.NewList(graphql.NewNonNull(graphql.String)) }
+
+func nonNullList(t graphql.Type) *graphql.NonNull {
+	return graphql.NewNonNull(graphql.NewList(graphql.NewNonNull(t)))
+}
+
+// newSchema builds the schema; its resolvers read s.
+func (s *Server) newSchema() (graphql.Schema, error) {
+	resource := graphql.NewObject(graphql.ObjectConfig{
+		Name:        "Resource",
+		Description: "One cached Kubernetes object of one cluster.",
+		Fields:      graphql.Fields{},
+	})
+	fields := graphql.Fields{
+		"cluster":           {Type: graphql.NewNonNull(graphql.String), Description: "The cluster the object is cached from.", Resolve: objectField(func(o *index.Object) any { return o.Cluster })},
+		"apiVersion":        {Type: graphql.NewNonNull(graphql.String), Description: `"v1", "apps/v1".`, Resolve: objectField(func(o *index.Object) any { return o.Type.APIVersion() })},
+		"kind":              {Type: graphql.NewNonNull(graphql.String), Description: `The kind, without group: "Deployment".`, Resolve: objectField(func(o *index.Object) any { return o.Type.Kind })},
+		"resource":          {Type: graphql.NewNonNull(graphql.String), Description: `The kubectl resource name: "pods", "deployments.apps".`, Resolve: objectField(func(o *index.Object) any { return o.Type.Resource })},
+		"namespace":         {Type: graphql.String, Description: "Null for cluster-scoped objects.", Resolve: objectField(resolveNamespace)},
+		"name":              {Type: graphql.NewNonNull(graphql.String), Description: "The object name.", Resolve: objectField(func(o *index.Object) any { return o.Name })},
+		"uid":               {Type: graphql.NewNonNull(graphql.String), Description: "The object UID.", Resolve: objectField(func(o *index.Object) any { return string(o.UID) })},
+		"resourceVersion":   {Type: graphql.NewNonNull(graphql.String), Description: "The resourceVersion of the cached version.", Resolve: objectField(func(o *index.Object) any { return o.ResourceVersion })},
+		"labels":            {Type: graphql.NewNonNull(jsonScalar), Description: "The labels, as an object.", Resolve: objectField(resolveLabels)},
+		"annotations":       {Type: graphql.NewNonNull(jsonScalar), Description: "The annotations, as an object.", Resolve: resolveAnnotations},
+		"creationTimestamp": {Type: timeScalar, Description: "When the object was created.", Resolve: objectField(func(o *index.Object) any { return o.Created })},
+		"object": {Type: graphql.NewNonNull(jsonScalar), Description: "The whole cached object (without managedFields).",
+			Resolve: objectField(func(o *index.Object) any { return json.RawMessage(o.Raw) })},
+		"owners": {Type: nonNullList(resource), Description: "The cached objects named in ownerReferences (same cluster).",
+			Resolve: s.resolveOwners},
+		"children": {Type: nonNullList(resource), Description: "The cached objects whose ownerReferences name this one (same cluster).",
+			Resolve: s.resolveChildren},
+	}
+	for name, f := range fields {
+		resource.AddFieldConfig(name, f)
+	}
+
+	pageInfo := graphql.NewObject(graphql.ObjectConfig{
+		Name:        "PageInfo",
+		Description: "Where a page of objects ends.",
+		Fields: graphql.Fields{
+			"hasNextPage": {Type: graphql.NewNonNull(graphql.Boolean), Description: "Whether objects follow this page.", Resolve: func(p graphql.ResolveParams) (any, error) {
+				return p.Source.(*connection).page().More, nil
+			}},
+			"endCursor": {Type: graphql.String, Description: "The cursor of the last edge; null when there is none.",
+				Resolve: func(p graphql.ResolveParams) (any, error) {
+					objs := p.Source.(*connection).page().Objects
+					if len(objs) == 0 {
+						return nil, nil
+					}
+					return encodePageCursor(objs[len(objs)-1].Position()), nil
+				}},
+		},
+	})
+	edge := graphql.NewObject(graphql.ObjectConfig{
+		Name:        "ResourceEdge",
+		Description: "An object of a page, with its cursor.",
+		Fields: graphql.Fields{
+			"cursor": {Type: graphql.NewNonNull(graphql.String), Description: "Pass it as after to continue after this object.",
+				Resolve: objectField(func(o *index.Object) any { return encodePageCursor(o.Position()) })},
+			"node": {Type: graphql.NewNonNull(resource), Description: "The object.", Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source, nil }},
+		},
+	})
+	conn := graphql.NewObject(graphql.ObjectConfig{
+		Name:        "ResourceConnection",
+		Description: "One page of objects, in order of cluster, namespace, name, then kind.",
+		Fields: graphql.Fields{
+			// An edge is its object: the cursor is computed from it.
+			"edges": {Type: nonNullList(edge), Description: "The objects of the page, in order.", Resolve: func(p graphql.ResolveParams) (any, error) {
+				return p.Source.(*connection).page().Objects, nil
+			}},
+			"pageInfo": {Type: graphql.NewNonNull(pageInfo), Description: "Where the page ends.", Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source, nil }},
+			"totalCount": {Type: graphql.NewNonNull(graphql.Int), Description: "How many objects match the filter, on all pages.",
+				Resolve: s.resolveTotalCount},
+			"revision": {Type: graphql.NewNonNull(graphql.String), Description: "The index revision this page was read at (subscribe from it).",
+				Resolve: func(p graphql.ResolveParams) (any, error) {
+					return encodeRevisionCursor(s.ix.Epoch(), p.Source.(*connection).page().Revision), nil
+				}},
+			"staleClusters": {Type: nonNullList(graphql.String), Description: "Selected clusters that are not SYNCED: the answer may be incomplete.",
+				Resolve: s.resolveStaleClusters},
+		},
+	})
+	facet := graphql.NewObject(graphql.ObjectConfig{
+		Name:        "Facet",
+		Description: "A value of a facet key and how many matching objects have it.",
+		Fields: graphql.Fields{
+			"value": {Type: graphql.NewNonNull(graphql.String), Description: `The value; "" for the namespace of cluster-scoped objects.`, Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(index.Facet).Value, nil }},
+			"count": {Type: graphql.NewNonNull(graphql.Int), Description: "How many matching objects have it.", Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(index.Facet).Count, nil }},
+		},
+	})
+	resourceSync := graphql.NewObject(graphql.ObjectConfig{
+		Name:        "ResourceSync",
+		Description: "The sync state of one resource type of a cluster.",
+		Fields: graphql.Fields{
+			"resource":      {Type: graphql.NewNonNull(graphql.String), Description: `The kubectl resource name: "pods", "deployments.apps".`, Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.Resource })},
+			"kind":          {Type: graphql.NewNonNull(graphql.String), Description: "The kind of its objects.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.Kind })},
+			"status":        {Type: graphql.NewNonNull(syncStatusEnum), Description: "The sync status of this type.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.Status })},
+			"objectCount":   {Type: graphql.NewNonNull(graphql.Int), Description: "How many objects of this type are cached.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.ObjectCount })},
+			"lastError":     {Type: graphql.String, Description: "The last error listing or watching this type; null if none.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return nonEmpty(r.LastError) })},
+			"lastSyncTime":  {Type: timeScalar, Description: "When the initial list completed.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.LastSyncTime })},
+			"lastEventTime": {Type: timeScalar, Description: "When the last object change arrived.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.LastEventTime })},
+		},
+	})
+	cluster := graphql.NewObject(graphql.ObjectConfig{
+		Name:        "Cluster",
+		Description: "A registered cluster and how fresh its cached objects are.",
+		Fields: graphql.Fields{
+			"name":   {Type: graphql.NewNonNull(graphql.String), Description: "The cluster name.", Resolve: clusterField(func(c *health.ClusterStatus) any { return c.Name })},
+			"status": {Type: graphql.NewNonNull(syncStatusEnum), Description: "The sync status of the cluster.", Resolve: clusterField(func(c *health.ClusterStatus) any { return c.Status })},
+			"stale": {Type: graphql.NewNonNull(graphql.Boolean), Description: "The API server is unreachable and the objects are the last known state.",
+				Resolve: clusterField(func(c *health.ClusterStatus) any { return c.Stale })},
+			"lastSyncTime":  {Type: timeScalar, Description: "When the last resource type completed its initial list.", Resolve: clusterField(func(c *health.ClusterStatus) any { return c.LastSyncTime })},
+			"lastEventTime": {Type: timeScalar, Description: "When the last object change arrived.", Resolve: clusterField(func(c *health.ClusterStatus) any { return c.LastEventTime })},
+			"objectCount":   {Type: graphql.NewNonNull(graphql.Int), Description: "How many objects of the cluster are cached.", Resolve: clusterField(func(c *health.ClusterStatus) any { return c.ObjectCount })},
+			"message": {Type: graphql.String, Description: "Why the cluster is not SYNCED; null when it is.",
+				Resolve: clusterField(func(c *health.ClusterStatus) any { return nonEmpty(c.Message) })},
+			"resources": {Type: nonNullList(resourceSync), Description: "The sync state of each resource type, by name.", Resolve: clusterField(func(c *health.ClusterStatus) any {
+				out := make([]*health.ResourceStatus, len(c.Resources))
+				for i := range c.Resources {
+					out[i] = &c.Resources[i]
+				}
+				return out
+			})},
+		},
+	})
+
+	query := graphql.NewObject(graphql.ObjectConfig{
+		Name:        "Query",
+		Description: "What runs where in every cluster, answered from fleetcache's index.",
+		Fields: graphql.Fields{
+			"clusters": {Type: nonNullList(cluster), Description: "Every registered cluster, by name.", Resolve: s.resolveClusters},
+			"cluster": {Type: cluster, Description: "One cluster, or null if it is not registered.",
+				Args:    graphql.FieldConfigArgument{"name": {Type: graphql.NewNonNull(graphql.String), Description: "The cluster name."}},
+				Resolve: s.resolveCluster},
+			"resource": {Type: resource, Description: "One object by its key, or null if the index does not hold it.",
+				Args: graphql.FieldConfigArgument{
+					"cluster":   {Type: graphql.NewNonNull(graphql.String), Description: "The cluster name."},
+					"kind":      {Type: graphql.NewNonNull(graphql.String), Description: `"Pod", or "Deployment.apps" outside the core group.`},
+					"namespace": {Type: graphql.String, Description: "Null or absent for cluster-scoped objects."},
+					"name":      {Type: graphql.NewNonNull(graphql.String), Description: "The object name."},
+				},
+				Resolve: s.resolveResource},
+			"resources": {Type: graphql.NewNonNull(conn), Description: "The objects matching the filter, a page at a time.",
+				Args: graphql.FieldConfigArgument{
+					"filter": {Type: resourceFilterInput, Description: "Which objects; null selects all."},
+					"first": {Type: graphql.Int, DefaultValue: s.opts.DefaultPageSize,
+						Description: "The page size, from 0 to " + strconv.Itoa(s.opts.MaxPageSize) + "."},
+					"after": {Type: graphql.String, Description: "A cursor: the page starts after its object."},
+				},
+				Resolve: s.resolveResources},
+			"facets": {Type: nonNullList(facet), Description: "How many objects matching the filter have each value of a key, most frequent first.",
+				Args: graphql.FieldConfigArgument{
+					"filter":   {Type: resourceFilterInput, Description: "Which objects to count; null selects all."},
+					"by":       {Type: graphql.NewNonNull(facetKeyEnum), Description: "What to group them by."},
+					"labelKey": {Type: graphql.String, Description: "The label key, with by: LABEL."},
+				},
+				Resolve: s.resolveFacets},
+		},
+	})
+	return graphql.NewSchema(graphql.SchemaConfig{Query: query})
+}
+
+func nonEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// objectField resolves a field of a Resource.
+func objectField(fn func(*index.Object) any) graphql.FieldResolveFn {
+	return func(p graphql.ResolveParams) (any, error) { return fn(p.Source.(*index.Object)), nil }
+}
+
+func clusterField(fn func(*health.ClusterStatus) any) graphql.FieldResolveFn {
+	return func(p graphql.ResolveParams) (any, error) { return fn(p.Source.(*health.ClusterStatus)), nil }
+}
+
+func resourceStatusField(fn func(*health.ResourceStatus) any) graphql.FieldResolveFn {
+	return func(p graphql.ResolveParams) (any, error) { return fn(p.Source.(*health.ResourceStatus)), nil }
+}

@@ -1,0 +1,350 @@
+package graphql
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/graphql-go/graphql"
+	"github.com/graphql-go/graphql/gqlerrors"
+	"github.com/graphql-go/graphql/language/ast"
+	"github.com/graphql-go/graphql/language/location"
+	"github.com/graphql-go/graphql/language/parser"
+	"github.com/graphql-go/graphql/language/source"
+	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/fleetcache/fleetcache/internal/playground"
+	"github.com/fleetcache/fleetcache/pkg/health"
+	"github.com/fleetcache/fleetcache/pkg/index"
+)
+
+// Index is the part of the global index the API reads; *index.Index
+// implements it.
+type Index interface {
+	List(f index.Filter, after *index.Position, limit int) index.Page
+	Count(f index.Filter) int
+	Facets(f index.Filter, by index.FacetKey, labelKey string) []index.Facet
+	Lookup(cluster, namespace, name string) []*index.Object
+	Epoch() string
+}
+
+// Health is the part of the health tracker the API reads; *health.Tracker
+// implements it.
+type Health interface {
+	Clusters() ([]health.ClusterStatus, uint64)
+	Cluster(name string) (health.ClusterStatus, bool)
+}
+
+// maxCachedQuery is the longest query text the document cache keeps, so
+// that the cache holds at most DocumentCacheSize × 64 KiB of keys.
+const maxCachedQuery = 64 << 10
+
+// Server answers GraphQL requests from an Index and a Health tracker. It is
+// safe for concurrent use.
+type Server struct {
+	ix     Index
+	health Health
+	opts   Options
+	depth  depthLimits
+	schema graphql.Schema
+	// playground is the page served to browsers; it posts to /graphql.
+	playground http.Handler
+
+	docs *lru.Cache[string, *document]
+	// hits and misses count document cache lookups.
+	hits, misses atomic.Int64
+}
+
+// document is a query text parsed and validated: either a document ready to
+// execute, or the errors that make it unusable.
+type document struct {
+	ast  *ast.Document
+	errs []gqlerrors.FormattedError
+}
+
+// New returns a Server reading ix and h.
+func New(ix Index, h Health, opts Options) (*Server, error) {
+	opts = opts.withDefaults()
+	if opts.DefaultPageSize > opts.MaxPageSize {
+		return nil, fmt.Errorf("default page size %d is over the maximum page size %d", opts.DefaultPageSize, opts.MaxPageSize)
+	}
+	s := &Server{ix: ix, health: h, opts: opts, depth: newDepthLimits(opts.MaxDepth), playground: playground.Handler("/graphql")}
+	schema, err := s.newSchema()
+	if err != nil {
+		return nil, fmt.Errorf("build schema: %w", err)
+	}
+	s.schema = schema
+	if s.docs, err = lru.New[string, *document](opts.DocumentCacheSize); err != nil {
+		return nil, fmt.Errorf("document cache: %w", err)
+	}
+	return s, nil
+}
+
+// Request is one GraphQL request, as the body of a GraphQL-over-HTTP POST
+// carries it.
+type Request struct {
+	Query         string         `json:"query"`
+	OperationName string         `json:"operationName,omitempty"`
+	Variables     map[string]any `json:"variables,omitempty"`
+	Extensions    map[string]any `json:"extensions,omitempty"`
+}
+
+// Result is the response to one request. Every error carries
+// extensions.code.
+type Result struct {
+	// Data is what execution produced: nil if it failed as a whole.
+	Data any
+	// Errors are the request's errors, if any.
+	Errors []gqlerrors.FormattedError
+	// Executed reports whether execution started. When false, the request
+	// failed before (parse, validation, operation selection, variable
+	// coercion) and the response has no "data" entry; when true it has one,
+	// null if execution failed as a whole.
+	Executed bool
+
+	// selections order the fields of Data as the query does.
+	selections *selections
+}
+
+// jsonError is a GraphQL error as a response carries it: no "locations"
+// entry when there are none.
+type jsonError struct {
+	Message    string                    `json:"message"`
+	Locations  []location.SourceLocation `json:"locations,omitempty"`
+	Path       []any                     `json:"path,omitempty"`
+	Extensions map[string]any            `json:"extensions,omitempty"`
+}
+
+// MarshalJSON renders the result as a GraphQL response.
+func (r *Result) MarshalJSON() ([]byte, error) {
+	var out struct {
+		Data   json.RawMessage `json:"data,omitempty"`
+		Errors []jsonError     `json:"errors,omitempty"`
+	}
+	if r.Executed {
+		var err error
+		if r.selections != nil && r.Data != nil {
+			out.Data, err = r.selections.orderedData(r.Data)
+		} else {
+			out.Data, err = json.Marshal(r.Data)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("encode data: %w", err)
+		}
+	}
+	for _, e := range r.Errors {
+		out.Errors = append(out.Errors, jsonError{Message: e.Message, Locations: e.Locations, Path: e.Path, Extensions: e.Extensions})
+	}
+	return json.Marshal(out)
+}
+
+// errorResult is a result that failed before execution.
+func errorResult(code string, err error) *Result {
+	return &Result{Errors: []gqlerrors.FormattedError{formatted(code, err)}}
+}
+
+// Execute runs a request: it takes the query's document from the cache or
+// parses and validates it, selects the operation and executes it within
+// Options.Timeout.
+func (s *Server) Execute(ctx context.Context, req Request) *Result {
+	doc, errs := s.prepare(req.Query)
+	if errs != nil {
+		return &Result{Errors: errs}
+	}
+	op, err := s.operation(doc, req.OperationName)
+	if err != nil {
+		return errorResult(codeOf(err), err)
+	}
+	return s.execute(ctx, doc, op, req.Variables)
+}
+
+// prepare returns the parsed and validated document of a query, or the
+// errors that make it unusable, each with its code: GRAPHQL_PARSE_FAILED, or
+// GRAPHQL_VALIDATION_FAILED for documents that do not fit the schema or nest
+// deeper than the limits. Documents come from the cache when they can; the
+// document and the errors are shared, and must not be modified.
+func (s *Server) prepare(query string) (*ast.Document, []gqlerrors.FormattedError) {
+	if d, ok := s.docs.Get(query); ok {
+		s.hits.Add(1)
+		return d.ast, d.errs
+	}
+	s.misses.Add(1)
+	d := s.parseAndValidate(query)
+	if len(query) <= maxCachedQuery {
+		s.docs.Add(query, d)
+	}
+	return d.ast, d.errs
+}
+
+func (s *Server) parseAndValidate(query string) (d *document) {
+	defer func() {
+		// graphql-go's validation panicked on a document its parser
+		// accepts (fuzzing found one, checkVariableTypes catches it now).
+		// Such a document is invalid, and must not take the server down.
+		if r := recover(); r != nil {
+			s.opts.Logger.V(2).Info("GraphQL parsing or validation panicked", "panic", r, "queryBytes", len(query))
+			d = &document{errs: []gqlerrors.FormattedError{formatted(CodeValidationFailed, errors.New("invalid document"))}}
+		}
+	}()
+	if query == "" {
+		return &document{errs: []gqlerrors.FormattedError{formatted(CodeBadRequest, errors.New("no query in the request"))}}
+	}
+	if n, limit := bracketDepth(query, s.depth.nesting()), s.depth.nesting(); n > limit {
+		return &document{errs: []gqlerrors.FormattedError{formatted(CodeValidationFailed,
+			fmt.Errorf("document nests brackets more than %d levels deep; the query depth limit is %d", limit, s.depth.max))}}
+	}
+	doc, err := parser.Parse(parser.ParseParams{Source: source.NewSource(&source.Source{Body: []byte(query), Name: "GraphQL request"})})
+	if err != nil {
+		return &document{errs: []gqlerrors.FormattedError{withCode(gqlerrors.FormatError(err), CodeParseFailed)}}
+	}
+	if err := checkVariableTypes(doc); err != nil {
+		return &document{errs: []gqlerrors.FormattedError{formatted(CodeParseFailed, err)}}
+	}
+	if n := countSelections(doc, maxSelections); n > maxSelections {
+		return &document{errs: []gqlerrors.FormattedError{formatted(CodeValidationFailed,
+			fmt.Errorf("document has more than %d selections", maxSelections))}}
+	}
+	regular, introspection := depthOf(doc)
+	var errs []gqlerrors.FormattedError
+	if regular > s.depth.max {
+		errs = append(errs, formatted(CodeValidationFailed, fmt.Errorf("query depth %d exceeds the limit of %d", regular, s.depth.max)))
+	}
+	if introspection > s.depth.introspection {
+		errs = append(errs, formatted(CodeValidationFailed, fmt.Errorf("introspection depth %d exceeds the limit of %d", introspection, s.depth.introspection)))
+	}
+	if errs != nil {
+		return &document{errs: errs}
+	}
+	if v := graphql.ValidateDocument(&s.schema, doc, nil); !v.IsValid {
+		for _, e := range v.Errors {
+			errs = append(errs, withCode(e, CodeValidationFailed))
+		}
+		return &document{errs: errs}
+	}
+	return &document{ast: doc}
+}
+
+// cacheStats returns how many document lookups hit and missed the cache.
+func (s *Server) cacheStats() (hits, misses int64) { return s.hits.Load(), s.misses.Load() }
+
+// operation returns the operation of doc to execute, the one named name or
+// the only one, if the schema has its root type.
+func (s *Server) operation(doc *ast.Document, name string) (*ast.OperationDefinition, error) {
+	op, err := selectOperation(doc, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkRoot(op); err != nil {
+		return nil, err
+	}
+	return op, nil
+}
+
+// selectOperation returns the operation of doc named name, or the only one.
+func selectOperation(doc *ast.Document, name string) (*ast.OperationDefinition, error) {
+	var op *ast.OperationDefinition
+	for _, d := range doc.Definitions {
+		o, ok := d.(*ast.OperationDefinition)
+		if !ok {
+			continue
+		}
+		switch {
+		case name == "" && op != nil:
+			return nil, newCodedError(CodeBadRequest, errors.New("the document has several operations: name one with operationName"))
+		case name == "" || (o.Name != nil && o.Name.Value == name):
+			op = o
+		}
+	}
+	if op == nil {
+		if name != "" {
+			return nil, newCodedError(CodeBadRequest, fmt.Errorf("the document has no operation named %q", name))
+		}
+		return nil, newCodedError(CodeBadRequest, errors.New("the document has no operation"))
+	}
+	return op, nil
+}
+
+// checkRoot fails for operations whose root type the schema lacks: it has
+// neither mutations nor subscriptions (graphql-go's validation does not
+// check).
+func (s *Server) checkRoot(op *ast.OperationDefinition) error {
+	switch op.Operation {
+	case ast.OperationTypeMutation:
+		if s.schema.MutationType() == nil {
+			return newCodedError(CodeValidationFailed, errors.New("the schema has no mutations"))
+		}
+	case ast.OperationTypeSubscription:
+		if s.schema.SubscriptionType() == nil {
+			return newCodedError(CodeValidationFailed, errors.New("the schema has no subscriptions"))
+		}
+	}
+	return nil
+}
+
+// codeOf returns the code of a coded error, else INTERNAL_SERVER_ERROR.
+func codeOf(err error) string {
+	var ce *codedError
+	if errors.As(err, &ce) {
+		return ce.code
+	}
+	return CodeInternal
+}
+
+// execute runs op of doc with the variables within Options.Timeout.
+func (s *Server) execute(ctx context.Context, doc *ast.Document, op *ast.OperationDefinition, vars map[string]any) *Result {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	defer cancel()
+	name := ""
+	if op.Name != nil {
+		name = op.Name.Value
+	}
+	// graphql.Execute runs the operation in a goroutine and returns early
+	// when ctx ends; the resolvers check ctx, so that goroutine ends soon
+	// after.
+	r := graphql.Execute(graphql.ExecuteParams{Schema: s.schema, AST: doc, OperationName: name, Args: vars, Context: ctx})
+	res := &Result{Data: r.Data, Executed: true, selections: newSelections(doc, op)}
+	ctxErr := contextError(ctx, s.opts.Timeout)
+	for _, e := range r.Errors {
+		switch {
+		case code(e) != "":
+		case isContextError(e.OriginalError()) && ctxErr != nil:
+			e = withCode(e, codeOf(ctxErr))
+			e.Message = ctxErr.Error()
+		case r.Data == nil && len(e.Path) == 0:
+			// Errors before execution: the operation was selected above, so
+			// these are the variables' coercion errors.
+			e = withCode(e, CodeBadUserInput)
+			res.Executed = false
+		default:
+			s.opts.Logger.Error(e.OriginalError(), "GraphQL execution failed", "path", e.Path, "message", e.Message)
+			e = withCode(e, CodeInternal)
+		}
+		res.Errors = append(res.Errors, e)
+	}
+	return res
+}
+
+func isContextError(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+}
+
+// checkVariableTypes reports variable definitions without a type, which
+// graphql-go's parser accepts ("query($a:) {…}") and its validation
+// crashes on.
+func checkVariableTypes(doc *ast.Document) error {
+	for _, d := range doc.Definitions {
+		op, ok := d.(*ast.OperationDefinition)
+		if !ok {
+			continue
+		}
+		for _, v := range op.VariableDefinitions {
+			if v == nil || v.Type == nil || v.Variable == nil || v.Variable.Name == nil {
+				return errors.New("syntax error: a variable definition lacks its type")
+			}
+		}
+	}
+	return nil
+}
