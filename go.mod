@@ -3,6 +3,7 @@ module github.com/fleetcache/fleetcache
 go 1.26.0
 
 require (
+	github.com/coder/websocket v1.8.15
 	github.com/go-chi/chi/v5 v5.5.0
 	github.com/go-logr/logr v1.4.3
 	github.com/google/btree v1.1.3

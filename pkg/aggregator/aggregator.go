@@ -62,6 +62,7 @@ type Aggregator struct {
 	Index    *index.Index
 	Health   *health.Tracker
 	Registry *clusters.Registry
+	API      *graphql.Server
 	Handler  http.Handler
 }
 
@@ -84,13 +85,21 @@ func New(opts Options) (*Aggregator, error) {
 		Index:    ix,
 		Health:   tr,
 		Registry: clusters.NewRegistry(fleet, clusters.Options{}),
+		API:      api,
 		Handler:  r,
 	}, nil
 }
 
-// Start runs the registered clusters (and those registered later) until ctx
-// ends, then waits for all of them to stop.
-func (a *Aggregator) Start(ctx context.Context) error { return a.Registry.Start(ctx) }
+// Start runs the registered clusters (and those registered later) and the
+// API's subscriptions until ctx ends, then waits for all of them to stop.
+func (a *Aggregator) Start(ctx context.Context) error {
+	var wg sync.WaitGroup
+	var apiErr error
+	wg.Go(func() { apiErr = a.API.Start(ctx) })
+	regErr := a.Registry.Start(ctx)
+	wg.Wait()
+	return errors.Join(regErr, apiErr)
+}
 
 // Run registers the clusters of the kubeconfig, serves HTTP on opts.Addr and
 // returns when ctx ends, after the server and every cluster have stopped.

@@ -21,6 +21,11 @@ const (
 	// selector that does not parse, a malformed cursor or one of the other
 	// kind, first out of range, variables that do not coerce.
 	CodeBadUserInput = "BAD_USER_INPUT"
+	// CodeCursorExpired: a subscription's since cursor is older than the
+	// changes the index retains, or comes from another index epoch (before
+	// a restart, another replica). The client lists again and follows from
+	// the new ResourceConnection.revision.
+	CodeCursorExpired = "CURSOR_EXPIRED"
 	// CodeTimeout: the request ran past Options.Timeout.
 	CodeTimeout = "TIMEOUT"
 	// CodePayloadTooLarge: the request body is over Options.MaxBodyBytes

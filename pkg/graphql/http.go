@@ -39,7 +39,25 @@ const (
 //     error carrying its code.
 //   - A browser's GET (Accept preferring text/html), and the requests for the
 //     page's assets, get the offline playground.
+//   - A subscription gets a BAD_REQUEST error that names the transports
+//     that serve it.
+//
+// Two streaming transports share the path, for subscriptions and every
+// other operation:
+//
+//   - A WebSocket upgrade request gets graphql-transport-ws (ws.go).
+//   - A GET or POST whose Accept header asks for text/event-stream gets
+//     GraphQL over Server-Sent Events, the graphql-sse protocol's distinct
+//     connections mode (sse.go).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case isWebSocketUpgrade(r):
+		s.serveWebSocket(w, r)
+		return
+	case acceptsEventStream(r.Header.Values("Accept")):
+		s.serveSSE(w, r)
+		return
+	}
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 		if playground.IsAssetRequest(r) || acceptsHTML(r.Header.Values("Accept")) {
@@ -64,59 +82,83 @@ func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request, allow 
 }
 
 func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	req := Request{Query: q.Get("query"), OperationName: q.Get("operationName")}
-	if !q.Has("query") || req.Query == "" {
-		s.writeError(w, r, http.StatusBadRequest, CodeBadRequest, errors.New("no query parameter"))
+	req, herr := getRequest(r)
+	if herr != nil {
+		s.writeHTTPError(w, r, herr)
 		return
-	}
-	if v := q.Get("variables"); v != "" {
-		if err := json.Unmarshal([]byte(v), &req.Variables); err != nil || (req.Variables == nil && v != "null") {
-			s.writeError(w, r, http.StatusBadRequest, CodeBadUserInput, errors.New("variables must be a JSON object"))
-			return
-		}
-	}
-	if v := q.Get("extensions"); v != "" {
-		if err := json.Unmarshal([]byte(v), &req.Extensions); err != nil || (req.Extensions == nil && v != "null") {
-			s.writeError(w, r, http.StatusBadRequest, CodeBadRequest, errors.New("extensions must be a JSON object"))
-			return
-		}
 	}
 	s.serveRequest(w, r, req)
 }
 
 func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
-	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
-		s.writeError(w, r, http.StatusUnsupportedMediaType, CodeBadRequest, err)
-		return
-	}
-	if r.ContentLength > s.opts.MaxBodyBytes {
-		s.tooLarge(w, r)
-		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			s.tooLarge(w, r)
-			return
-		}
-		s.writeError(w, r, http.StatusBadRequest, CodeBadRequest, fmt.Errorf("read request body: %w", err))
-		return
-	}
-	req, err := decodeRequest(body)
-	if err != nil {
-		s.writeError(w, r, http.StatusBadRequest, codeOf(err), err)
+	req, herr := s.postRequest(w, r)
+	if herr != nil {
+		s.writeHTTPError(w, r, herr)
 		return
 	}
 	s.serveRequest(w, r, req)
 }
 
-func (s *Server) tooLarge(w http.ResponseWriter, r *http.Request) {
-	// The body is not read to its end: close the connection after the answer.
-	w.Header().Set("Connection", "close")
-	s.writeError(w, r, http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
-		fmt.Errorf("request body is larger than %d bytes", s.opts.MaxBodyBytes))
+// httpError is a request rejected before GraphQL sees it: its HTTP status
+// and the GraphQL error the response carries.
+type httpError struct {
+	status int
+	code   string
+	err    error
+}
+
+// writeHTTPError writes e's response.
+func (s *Server) writeHTTPError(w http.ResponseWriter, r *http.Request, e *httpError) {
+	if e.status == http.StatusRequestEntityTooLarge {
+		// The body is not read to its end: close the connection after the answer.
+		w.Header().Set("Connection", "close")
+	}
+	s.writeError(w, r, e.status, e.code, e.err)
+}
+
+// getRequest decodes the request parameters of a GET from the URL query.
+func getRequest(r *http.Request) (Request, *httpError) {
+	q := r.URL.Query()
+	req := Request{Query: q.Get("query"), OperationName: q.Get("operationName")}
+	if !q.Has("query") || req.Query == "" {
+		return req, &httpError{http.StatusBadRequest, CodeBadRequest, errors.New("no query parameter")}
+	}
+	if v := q.Get("variables"); v != "" {
+		if err := json.Unmarshal([]byte(v), &req.Variables); err != nil || (req.Variables == nil && v != "null") {
+			return req, &httpError{http.StatusBadRequest, CodeBadUserInput, errors.New("variables must be a JSON object")}
+		}
+	}
+	if v := q.Get("extensions"); v != "" {
+		if err := json.Unmarshal([]byte(v), &req.Extensions); err != nil || (req.Extensions == nil && v != "null") {
+			return req, &httpError{http.StatusBadRequest, CodeBadRequest, errors.New("extensions must be a JSON object")}
+		}
+	}
+	return req, nil
+}
+
+// postRequest reads and decodes the JSON body of a POST, at most
+// Options.MaxBodyBytes of it.
+func (s *Server) postRequest(w http.ResponseWriter, r *http.Request) (Request, *httpError) {
+	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
+		return Request{}, &httpError{http.StatusUnsupportedMediaType, CodeBadRequest, err}
+	}
+	tooLarge := &httpError{http.StatusRequestEntityTooLarge, CodePayloadTooLarge, fmt.Errorf("request body is larger than %d bytes", s.opts.MaxBodyBytes)}
+	if r.ContentLength > s.opts.MaxBodyBytes {
+		return Request{}, tooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	if err != nil {
+		var maxBytes *http.MaxBytesError
+		if errors.As(err, &maxBytes) {
+			return Request{}, tooLarge
+		}
+		return Request{}, &httpError{http.StatusBadRequest, CodeBadRequest, fmt.Errorf("read request body: %w", err)}
+	}
+	req, err := decodeRequest(body)
+	if err != nil {
+		return req, &httpError{http.StatusBadRequest, codeOf(err), err}
+	}
+	return req, nil
 }
 
 // checkContentType accepts application/json, in UTF-8 if a charset is given.
@@ -184,6 +226,10 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, req Reques
 	op, err := selectOperation(doc, req.OperationName)
 	if err != nil {
 		s.writeResult(w, r, errorResult(codeOf(err), err))
+		return
+	}
+	if op.Operation == ast.OperationTypeSubscription {
+		s.writeResult(w, r, errorResult(CodeBadRequest, errNotStreaming))
 		return
 	}
 	if r.Method == http.MethodGet && op.Operation != ast.OperationTypeQuery {

@@ -8,12 +8,21 @@ import (
 
 // Option defaults.
 const (
-	defaultPageSize          = 100
-	defaultMaxPageSize       = 1000
-	defaultMaxDepth          = 12
-	defaultMaxBodyBytes      = 1 << 20
-	defaultTimeout           = 10 * time.Second
-	defaultDocumentCacheSize = 1024
+	defaultPageSize           = 100
+	defaultMaxPageSize        = 1000
+	defaultMaxDepth           = 12
+	defaultMaxBodyBytes       = 1 << 20
+	defaultTimeout            = 10 * time.Second
+	defaultDocumentCacheSize  = 1024
+	defaultSubscriptionBuffer = 1024
+	defaultHeartbeatInterval  = 30 * time.Second
+
+	// Defaults of the streaming transports (ws.go, sse.go).
+	defaultConnectionInitTimeout         = 10 * time.Second
+	defaultMaxSubscriptionsPerConnection = 100
+	defaultMaxConnectionsPerAddress      = 64
+	defaultKeepAliveInterval             = 12 * time.Second
+	defaultWriteTimeout                  = 10 * time.Second
 )
 
 // Options configure a Server. Each field's comment states its default, used
@@ -37,8 +46,48 @@ type Options struct {
 	// DocumentCacheSize is how many parsed and validated documents are kept,
 	// keyed by query text; documents over 64 KiB are not cached. Default 1024.
 	DocumentCacheSize int
+	// SubscriptionBuffer is how many events may wait for each subscription
+	// (Subscription.Next) before it is ended as a slow consumer with
+	// ErrSlowConsumer; the client resumes from its last cursor. The buffer
+	// is allocated as events arrive, not up front. Default 1024.
+	SubscriptionBuffer int
+	// HeartbeatInterval is how long a resourceEvents subscription stays
+	// silent before it sends a heartbeat: a payload without data whose
+	// extensions carry the cursor of the revision it has caught up with,
+	// so that a client resuming after a quiet spell is not behind the
+	// retained changes. Default 30s.
+	HeartbeatInterval time.Duration
+	// ConnectionInitTimeout is how long a WebSocket client has, once
+	// connected, to send connection_init; then the socket is closed with
+	// 4408. Default 10s.
+	ConnectionInitTimeout time.Duration
+	// MaxSubscriptionsPerConnection is how many operations (subscriptions,
+	// and queries while they run) one WebSocket connection may run at once;
+	// a subscribe message beyond it gets an error message with code
+	// TOO_MANY_SUBSCRIPTIONS, and the connection stays open. Default 100.
+	MaxSubscriptionsPerConnection int
+	// MaxConnectionsPerAddress is how many WebSocket connections and SSE
+	// streams one client address (the host of the request's RemoteAddr;
+	// forwarding headers are not trusted, so behind a proxy all clients
+	// share its address) may hold at once; one more is refused with HTTP
+	// 429 and code TOO_MANY_CONNECTIONS. Default 64.
+	MaxConnectionsPerAddress int
+	// KeepAliveInterval is how often the server sends a ping message on a
+	// WebSocket and a comment line on an SSE stream, so that idle
+	// connections survive proxies' idle timeouts. Default 12s.
+	KeepAliveInterval time.Duration
+	// WriteTimeout bounds each write to a WebSocket or an SSE stream: a
+	// client that does not take a message within it is disconnected.
+	// Default 10s.
+	WriteTimeout time.Duration
 	// Logger receives the server's log lines. Default klog.Background().
 	Logger klog.Logger
+
+	// conns counts the WebSocket and SSE connections of the Server these
+	// options configure, by client address. It is the server's state, not
+	// an option: withDefaults, which New calls once, creates it. (It lives
+	// here until it moves to a field of Server.)
+	conns *connections
 }
 
 // withDefaults fills in the defaults of unset fields.
@@ -60,6 +109,30 @@ func (o Options) withDefaults() Options {
 	}
 	if o.DocumentCacheSize <= 0 {
 		o.DocumentCacheSize = defaultDocumentCacheSize
+	}
+	if o.SubscriptionBuffer <= 0 {
+		o.SubscriptionBuffer = defaultSubscriptionBuffer
+	}
+	if o.HeartbeatInterval <= 0 {
+		o.HeartbeatInterval = defaultHeartbeatInterval
+	}
+	if o.ConnectionInitTimeout <= 0 {
+		o.ConnectionInitTimeout = defaultConnectionInitTimeout
+	}
+	if o.MaxSubscriptionsPerConnection <= 0 {
+		o.MaxSubscriptionsPerConnection = defaultMaxSubscriptionsPerConnection
+	}
+	if o.MaxConnectionsPerAddress <= 0 {
+		o.MaxConnectionsPerAddress = defaultMaxConnectionsPerAddress
+	}
+	if o.KeepAliveInterval <= 0 {
+		o.KeepAliveInterval = defaultKeepAliveInterval
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = defaultWriteTimeout
+	}
+	if o.conns == nil {
+		o.conns = newConnections()
 	}
 	if o.Logger.GetSink() == nil {
 		o.Logger = klog.Background()

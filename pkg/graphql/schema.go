@@ -56,6 +56,16 @@ import (
 //	  resource: String!  kind: String!  status: SyncStatus!  objectCount: Int!  lastError: String
 //	  lastSyncTime: Time  lastEventTime: Time
 //	}
+//
+//	type Subscription {
+//	  resourceEvents(filter: ResourceFilter, since: String): ResourceEvent!
+//	  clusterHealth(cluster: String): Cluster!
+//	}
+//	enum EventType { ADDED MODIFIED DELETED }
+//	type ResourceEvent { type: EventType!  resource: Resource!  cursor: String! }
+//
+// Cluster also has removed: Boolean!, true only in the clusterHealth event
+// that reports the cluster's removal.
 
 // jsonScalar is any JSON value. Its serialized values are written to the
 // response as they are: a json.RawMessage (an object's stored bytes) is
@@ -163,6 +173,16 @@ var facetKeyEnum = graphql.NewEnum(graphql.EnumConfig{
 		"NAMESPACE": {Value: index.FacetNamespace, Description: `The namespace; "" for cluster-scoped objects.`},
 		"KIND":      {Value: index.FacetKind, Description: `The kind: "Pod", or "Deployment.apps" outside the core group.`},
 		"LABEL":     {Value: index.FacetLabel, Description: "The value of the label labelKey; objects without it are not counted."},
+	},
+})
+
+var eventTypeEnum = graphql.NewEnum(graphql.EnumConfig{
+	Name:        "EventType",
+	Description: "What happened to an object, as the subscription's filter sees it.",
+	Values: graphql.EnumValueConfigMap{
+		"ADDED":    {Value: index.Added, Description: "The object was created, or started to match the filter."},
+		"MODIFIED": {Value: index.Modified, Description: "The object changed and matches the filter before and after."},
+		"DELETED":  {Value: index.Deleted, Description: "The object was deleted (or its cluster removed), or stopped matching the filter."},
 	},
 })
 
@@ -301,6 +321,46 @@ func (s *Server) newSchema() (graphql.Schema, error) {
 				}
 				return out
 			})},
+			"removed": {Type: graphql.NewNonNull(graphql.Boolean), Description: "True only in the clusterHealth event reporting that the cluster was removed; the other fields are then its last status.",
+				Resolve: func(p graphql.ResolveParams) (any, error) {
+					u, ok := p.Source.(*clusterUpdate)
+					return ok && u.removed, nil
+				}},
+		},
+	})
+
+	resourceEvent := graphql.NewObject(graphql.ObjectConfig{
+		Name:        "ResourceEvent",
+		Description: "A change of an object that matches a resourceEvents subscription's filter.",
+		Fields: graphql.Fields{
+			"type": {Type: graphql.NewNonNull(eventTypeEnum), Description: "What happened, as the filter sees it.",
+				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*resourceEvent).typ, nil }},
+			"resource": {Type: graphql.NewNonNull(resource), Description: "The object; for DELETED, its last known state (for an object that stopped matching, the state that no longer matches).",
+				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*resourceEvent).obj, nil }},
+			"cursor": {Type: graphql.NewNonNull(graphql.String), Description: "The revision of the change: pass it as since to resume after it.",
+				Resolve: func(p graphql.ResolveParams) (any, error) {
+					return encodeRevisionCursor(s.ix.Epoch(), p.Source.(*resourceEvent).revision), nil
+				}},
+		},
+	})
+	subscription := graphql.NewObject(graphql.ObjectConfig{
+		Name:        "Subscription",
+		Description: "Live views, over WebSocket (graphql-transport-ws) or Server-Sent Events.",
+		Fields: graphql.Fields{
+			"resourceEvents": {Type: graphql.NewNonNull(resourceEvent),
+				Description: "Every change of the objects matching the filter, in revision order, from the current revision or " +
+					"after since. An object that starts or stops matching arrives as ADDED or DELETED. A since older than the " +
+					"retained changes, or from before a restart, ends the subscription with CURSOR_EXPIRED: list again and follow " +
+					"from the connection's revision.",
+				Args: graphql.FieldConfigArgument{
+					"filter": {Type: resourceFilterInput, Description: "Which objects; null selects all."},
+					"since":  {Type: graphql.String, Description: "A ResourceConnection.revision or a ResourceEvent.cursor: replay the changes after it, then follow."},
+				},
+				Resolve: resolveSubscriptionRoot},
+			"clusterHealth": {Type: graphql.NewNonNull(cluster),
+				Description: "The current status of the cluster (of every cluster when null), then each status change.",
+				Args:        graphql.FieldConfigArgument{"cluster": {Type: graphql.String, Description: "The cluster name; null for every cluster."}},
+				Resolve:     resolveSubscriptionRoot},
 		},
 	})
 
@@ -337,7 +397,7 @@ func (s *Server) newSchema() (graphql.Schema, error) {
 				Resolve: s.resolveFacets},
 		},
 	})
-	return graphql.NewSchema(graphql.SchemaConfig{Query: query})
+	return graphql.NewSchema(graphql.SchemaConfig{Query: query, Subscription: subscription})
 }
 
 func nonEmpty(s string) any {
@@ -352,8 +412,15 @@ func objectField(fn func(*index.Object) any) graphql.FieldResolveFn {
 	return func(p graphql.ResolveParams) (any, error) { return fn(p.Source.(*index.Object)), nil }
 }
 
+// clusterField resolves a field of a Cluster: a *health.ClusterStatus, or a
+// *clusterUpdate in clusterHealth subscriptions.
 func clusterField(fn func(*health.ClusterStatus) any) graphql.FieldResolveFn {
-	return func(p graphql.ResolveParams) (any, error) { return fn(p.Source.(*health.ClusterStatus)), nil }
+	return func(p graphql.ResolveParams) (any, error) {
+		if u, ok := p.Source.(*clusterUpdate); ok {
+			return fn(&u.status), nil
+		}
+		return fn(p.Source.(*health.ClusterStatus)), nil
+	}
 }
 
 func resourceStatusField(fn func(*health.ResourceStatus) any) graphql.FieldResolveFn {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"sync/atomic"
 
 	"github.com/graphql-go/graphql"
@@ -29,6 +30,10 @@ type Index interface {
 	Facets(f index.Filter, by index.FacetKey, labelKey string) []index.Facet
 	Lookup(cluster, namespace, name string) []*index.Object
 	Epoch() string
+	// Revision, Events and Wait follow the change feed, for subscriptions.
+	Revision() uint64
+	Events(after uint64, limit int) ([]index.Event, error)
+	Wait(ctx context.Context, after uint64) error
 }
 
 // Health is the part of the health tracker the API reads; *health.Tracker
@@ -36,6 +41,10 @@ type Index interface {
 type Health interface {
 	Clusters() ([]health.ClusterStatus, uint64)
 	Cluster(name string) (health.ClusterStatus, bool)
+	// Changes and Wait follow the status changes, for clusterHealth
+	// subscriptions.
+	Changes(after uint64) ([]health.Change, error)
+	Wait(ctx context.Context, after uint64) error
 }
 
 // maxCachedQuery is the longest query text the document cache keeps, so
@@ -56,6 +65,14 @@ type Server struct {
 	docs *lru.Cache[string, *document]
 	// hits and misses count document cache lookups.
 	hits, misses atomic.Int64
+
+	// hub hands the index's changes to the resourceEvents subscriptions;
+	// Start runs it.
+	hub *hub
+	// stopped is canceled when Start returns: subscriptions end.
+	stopped context.Context
+	stop    context.CancelFunc
+	started atomic.Bool
 }
 
 // document is a query text parsed and validated: either a document ready to
@@ -72,6 +89,8 @@ func New(ix Index, h Health, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("default page size %d is over the maximum page size %d", opts.DefaultPageSize, opts.MaxPageSize)
 	}
 	s := &Server{ix: ix, health: h, opts: opts, depth: newDepthLimits(opts.MaxDepth), playground: playground.Handler("/graphql")}
+	s.stopped, s.stop = context.WithCancel(context.Background())
+	s.hub = newHub(ix, opts.SubscriptionBuffer, opts.HeartbeatInterval)
 	schema, err := s.newSchema()
 	if err != nil {
 		return nil, fmt.Errorf("build schema: %w", err)
@@ -81,6 +100,25 @@ func New(ix Index, h Health, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("document cache: %w", err)
 	}
 	return s, nil
+}
+
+// Start hands the index's changes to the resourceEvents subscriptions
+// until ctx ends; then it ends every subscription (Next returns
+// ErrServerStopped) and returns nil. Subscribe works before Start (changes
+// wait in the index's feed), but live changes flow only while Start runs.
+// Start may be called once.
+func (s *Server) Start(ctx context.Context) error {
+	if !s.started.CompareAndSwap(false, true) {
+		return errors.New("graphql server started twice")
+	}
+	defer s.stop()
+	hctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { s.hub.heartbeats(hctx) })
+	s.hub.run(ctx)
+	cancel()
+	wg.Wait()
+	return nil
 }
 
 // Request is one GraphQL request, as the body of a GraphQL-over-HTTP POST
@@ -104,9 +142,16 @@ type Result struct {
 	// coercion) and the response has no "data" entry; when true it has one,
 	// null if execution failed as a whole.
 	Executed bool
+	// Extensions is the response's "extensions" entry, if any. The payloads
+	// of resourceEvents subscriptions carry the event's or heartbeat's
+	// "cursor" here, and heartbeats "heartbeat": true.
+	Extensions map[string]any
 
 	// selections order the fields of Data as the query does.
 	selections *selections
+	// encoded, when not nil, is the result encoded: results shared by
+	// several subscriptions are encoded once.
+	encoded []byte
 }
 
 // jsonError is a GraphQL error as a response carries it: no "locations"
@@ -120,10 +165,15 @@ type jsonError struct {
 
 // MarshalJSON renders the result as a GraphQL response.
 func (r *Result) MarshalJSON() ([]byte, error) {
-	var out struct {
-		Data   json.RawMessage `json:"data,omitempty"`
-		Errors []jsonError     `json:"errors,omitempty"`
+	if r.encoded != nil {
+		return r.encoded, nil
 	}
+	var out struct {
+		Data       json.RawMessage `json:"data,omitempty"`
+		Errors     []jsonError     `json:"errors,omitempty"`
+		Extensions map[string]any  `json:"extensions,omitempty"`
+	}
+	out.Extensions = r.Extensions
 	if r.Executed {
 		var err error
 		if r.selections != nil && r.Data != nil {
@@ -157,6 +207,9 @@ func (s *Server) Execute(ctx context.Context, req Request) *Result {
 	op, err := s.operation(doc, req.OperationName)
 	if err != nil {
 		return errorResult(codeOf(err), err)
+	}
+	if op.Operation == ast.OperationTypeSubscription {
+		return errorResult(CodeBadRequest, errNotStreaming)
 	}
 	return s.execute(ctx, doc, op, req.Variables)
 }
@@ -295,6 +348,12 @@ func codeOf(err error) string {
 
 // execute runs op of doc with the variables within Options.Timeout.
 func (s *Server) execute(ctx context.Context, doc *ast.Document, op *ast.OperationDefinition, vars map[string]any) *Result {
+	return s.executeRoot(ctx, doc, op, vars, nil, newSelections(doc, op))
+}
+
+// executeRoot runs op of doc with the variables and the root value within
+// Options.Timeout; sel are op's selections.
+func (s *Server) executeRoot(ctx context.Context, doc *ast.Document, op *ast.OperationDefinition, vars map[string]any, root any, sel *selections) *Result {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	name := ""
@@ -304,8 +363,8 @@ func (s *Server) execute(ctx context.Context, doc *ast.Document, op *ast.Operati
 	// graphql.Execute runs the operation in a goroutine and returns early
 	// when ctx ends; the resolvers check ctx, so that goroutine ends soon
 	// after.
-	r := graphql.Execute(graphql.ExecuteParams{Schema: s.schema, AST: doc, OperationName: name, Args: vars, Context: ctx})
-	res := &Result{Data: r.Data, Executed: true, selections: newSelections(doc, op)}
+	r := graphql.Execute(graphql.ExecuteParams{Schema: s.schema, Root: root, AST: doc, OperationName: name, Args: vars, Context: ctx})
+	res := &Result{Data: r.Data, Executed: true, selections: sel}
 	ctxErr := contextError(ctx, s.opts.Timeout)
 	for _, e := range r.Errors {
 		switch {

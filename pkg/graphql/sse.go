@@ -1,0 +1,226 @@
+package graphql
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/graphql-go/graphql/language/ast"
+)
+
+// serveSSE serves one operation as GraphQL over Server-Sent Events, in the
+// graphql-sse protocol's distinct connections mode: the request (a POST
+// with a JSON body, or a GET with URL parameters; mutations only by POST)
+// carries the operation, the response is an event stream of "next" events,
+// each a GraphQL response, and a final "complete" event. A subscription
+// streams until it ends, the client closes the request, or the server
+// stops.
+//
+// Requests that are not GraphQL requests (method, content type, body size,
+// JSON shape) get plain HTTP errors, as over HTTP; GraphQL errors before
+// execution (parse, validation, variables) come as a "next" event, as the
+// protocol requires. A subscription that ends with an error
+// (CURSOR_EXPIRED) sends it as a "next" event, then "complete". A slow
+// consumer gets a "next" event with a SLOW_CONSUMER error and the stream
+// ends without "complete", as when the server stops: the graphql-sse
+// client then retries, re-sending its request (keep its since variable at
+// the last cursor received).
+func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
+	var req Request
+	var herr *httpError
+	switch r.Method {
+	case http.MethodGet:
+		req, herr = getRequest(r)
+	case http.MethodPost:
+		req, herr = s.postRequest(w, r)
+	default:
+		s.methodNotAllowed(w, r, "GET, POST")
+		return
+	}
+	if herr != nil {
+		s.writeHTTPError(w, r, herr)
+		return
+	}
+	if r.Method == http.MethodGet && s.isMutation(req) {
+		s.methodNotAllowed(w, r, "POST")
+		return
+	}
+	release, ok := s.acquireConnection(w, r)
+	if !ok {
+		return
+	}
+	defer release()
+
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer context.AfterFunc(s.stopped, cancel)()
+	log := s.opts.Logger.WithValues("remote", r.RemoteAddr, "transport", "sse")
+
+	sub, res := s.Subscribe(ctx, req)
+	if sub != nil {
+		defer sub.Close()
+	}
+	st := &sseStream{w: w, rc: http.NewResponseController(w), timeout: s.opts.WriteTimeout}
+	defer st.clearDeadline()
+	h := w.Header()
+	h.Set("Content-Type", mediaEventStream+"; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	w.WriteHeader(http.StatusOK)
+	if err := st.flush(); err != nil {
+		return
+	}
+	if sub == nil {
+		if res == nil {
+			res = errorResult(CodeInternal, errors.New("the operation did not start"))
+		}
+		if st.next(res) == nil {
+			_ = st.complete()
+		}
+		return
+	}
+
+	// The pump calls Next, which blocks, so that this goroutine can write
+	// keep-alive comments meanwhile; it is the only one that writes.
+	type nextResult struct {
+		res *Result
+		err error
+	}
+	results := make(chan nextResult)
+	var pump sync.WaitGroup
+	defer pump.Wait()
+	defer cancel()
+	pump.Go(func() {
+		for {
+			res, err := sub.Next(ctx)
+			select {
+			case results <- nextResult{res, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	})
+	keepAlive := time.NewTicker(s.opts.KeepAliveInterval)
+	defer keepAlive.Stop()
+	for {
+		var n nextResult
+		select {
+		case <-ctx.Done():
+			return
+		case <-keepAlive.C:
+			if st.comment() != nil {
+				return
+			}
+			continue
+		case n = <-results:
+		}
+		var err error
+		switch {
+		case n.err == nil:
+			err = st.next(n.res)
+		case errors.Is(n.err, io.EOF):
+			_ = st.complete()
+			return
+		case errors.Is(n.err, ErrEnded):
+			if n.res == nil || len(n.res.Errors) == 0 {
+				n.res = errorResult(CodeInternal, errors.New("the subscription ended"))
+			}
+			if st.next(n.res) == nil {
+				_ = st.complete()
+			}
+			return
+		case errors.Is(n.err, ErrSlowConsumer):
+			log.V(2).Info("Ending a slow consumer's event stream")
+			_ = st.next(errorResult(CodeSlowConsumer, fmt.Errorf("%w: more than %d events waited; resubscribe with since = the last cursor received",
+				n.err, s.opts.SubscriptionBuffer)))
+			return
+		case errors.Is(n.err, ErrServerStopped), ctx.Err() != nil:
+			return
+		default:
+			log.Error(n.err, "Subscription failed")
+			_ = st.next(errorResult(CodeInternal, errors.New("the subscription failed")))
+			return
+		}
+		if err != nil {
+			log.V(4).Info("Event stream write failed", "err", err)
+			return
+		}
+	}
+}
+
+// isMutation reports whether req is a valid mutation.
+func (s *Server) isMutation(req Request) bool {
+	doc, errs := s.prepare(req.Query)
+	if errs != nil {
+		return false
+	}
+	op, err := selectOperation(doc, req.OperationName)
+	return err == nil && op.Operation == ast.OperationTypeMutation
+}
+
+// sseStream writes the events of one response, each flushed, each write
+// within the write timeout.
+type sseStream struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	buf     bytes.Buffer
+}
+
+// next writes a "next" event carrying res.
+func (st *sseStream) next(res *Result) error {
+	data, err := json.Marshal(res)
+	if err != nil {
+		data, _ = json.Marshal(errorResult(CodeInternal, errors.New("cannot encode the result")))
+	}
+	st.buf.Reset()
+	st.buf.WriteString("event: next\n")
+	// JSON from encoding/json has no line breaks; split on them anyway.
+	for line := range bytes.Lines(data) {
+		st.buf.WriteString("data: ")
+		st.buf.Write(bytes.TrimRight(line, "\r\n"))
+		st.buf.WriteByte('\n')
+	}
+	st.buf.WriteByte('\n')
+	return st.write(st.buf.Bytes())
+}
+
+// complete writes the "complete" event. Its empty data field makes
+// EventSource dispatch it.
+func (st *sseStream) complete() error { return st.write([]byte("event: complete\ndata:\n\n")) }
+
+// comment writes a keep-alive comment, which clients ignore.
+func (st *sseStream) comment() error { return st.write([]byte(":\n\n")) }
+
+func (st *sseStream) write(b []byte) error {
+	if err := st.rc.SetWriteDeadline(time.Now().Add(st.timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
+	}
+	if _, err := st.w.Write(b); err != nil {
+		return err
+	}
+	return st.flush()
+}
+
+func (st *sseStream) flush() error {
+	if err := st.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
+	}
+	return nil
+}
+
+// clearDeadline lifts the write deadline, which would otherwise apply to
+// the connection's next requests.
+func (st *sseStream) clearDeadline() {
+	_ = st.rc.SetWriteDeadline(time.Time{})
+}

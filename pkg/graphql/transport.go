@@ -1,0 +1,203 @@
+package graphql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+)
+
+// The values of extensions.code that the streaming transports add.
+const (
+	// CodeTooManySubscriptions: a WebSocket connection already runs
+	// Options.MaxSubscriptionsPerConnection operations; the subscribe
+	// message gets an error message, and the connection stays open.
+	CodeTooManySubscriptions = "TOO_MANY_SUBSCRIPTIONS"
+	// CodeTooManyConnections: the client's address already holds
+	// Options.MaxConnectionsPerAddress WebSocket and SSE connections
+	// (HTTP 429, before the upgrade or the stream).
+	CodeTooManyConnections = "TOO_MANY_CONNECTIONS"
+	// CodeSlowConsumer: an SSE subscription ended because the client did
+	// not read its events as fast as they came (its buffer of
+	// Options.SubscriptionBuffer events overflowed). Resubscribe with since
+	// set to the last cursor received. Over WebSocket, the socket is closed
+	// with 1013 instead.
+	CodeSlowConsumer = "SLOW_CONSUMER"
+	// CodeShuttingDown: the server is stopping and takes no new
+	// connections (HTTP 503).
+	CodeShuttingDown = "SHUTTING_DOWN"
+)
+
+// connections counts the WebSocket and SSE connections of a Server by
+// client address, and lets the server wait for them to end. It is safe for
+// concurrent use.
+type connections struct {
+	mu     sync.Mutex
+	byAddr map[string]int
+	total  int
+	// closed refuses new connections; drained is closed once closed is
+	// set and total is 0.
+	closed  bool
+	drained chan struct{}
+}
+
+func newConnections() *connections {
+	return &connections{byAddr: map[string]int{}, drained: make(chan struct{})}
+}
+
+// The errors of acquire.
+var (
+	errTooManyConnections = errors.New("too many connections")
+	errShuttingDown       = errors.New("the server is shutting down")
+)
+
+// acquire takes one of the max connection slots of addr, or fails with
+// errTooManyConnections, or errShuttingDown once closeAndWait was called.
+// release gives the slot back; call it once.
+func (c *connections) acquire(addr string, max int) (release func(), err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, errShuttingDown
+	}
+	if c.byAddr[addr] >= max {
+		return nil, fmt.Errorf("%w: the address %s already holds %d WebSocket and SSE connections, the limit", errTooManyConnections, addr, max)
+	}
+	c.byAddr[addr]++
+	c.total++
+	var once sync.Once
+	return func() { once.Do(func() { c.release(addr) }) }, nil
+}
+
+func (c *connections) release(addr string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byAddr[addr]--; c.byAddr[addr] <= 0 {
+		delete(c.byAddr, addr)
+	}
+	if c.total--; c.total == 0 && c.closed {
+		close(c.drained)
+	}
+}
+
+// count returns the number of connections of addr.
+func (c *connections) count(addr string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.byAddr[addr]
+}
+
+// closeAndWait refuses new connections and waits until every connection
+// has ended, or ctx ends.
+func (c *connections) closeAndWait(ctx context.Context) error {
+	c.mu.Lock()
+	if !c.closed {
+		c.closed = true
+		if c.total == 0 {
+			close(c.drained)
+		}
+	}
+	c.mu.Unlock()
+	select {
+	case <-c.drained:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for the WebSocket and SSE connections to end: %w", ctx.Err())
+	}
+}
+
+// waitConnections waits until every WebSocket and SSE connection has
+// ended, and refuses new ones. Once the server is stopped (Start returned)
+// they end by themselves: WebSockets are closed with 1001 and event
+// streams end, within the close handshake's and Options.WriteTimeout's
+// bounds. Start calls it last, so that it returns once every goroutine of
+// the transports has ended (http.Server.Shutdown does not wait for
+// hijacked connections).
+func (s *Server) waitConnections(ctx context.Context) error {
+	return s.opts.conns.closeAndWait(ctx)
+}
+
+// acquireConnection takes a connection slot for the client of r, or writes
+// the error response (429, or 503 once the server stopped) and returns
+// false.
+func (s *Server) acquireConnection(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	release, err := s.opts.conns.acquire(clientAddress(r), s.opts.MaxConnectionsPerAddress)
+	if err == nil && s.stopped.Err() != nil {
+		release()
+		err = errShuttingDown
+	}
+	switch {
+	case errors.Is(err, errShuttingDown):
+		s.writeError(w, r, http.StatusServiceUnavailable, CodeShuttingDown, err)
+		return nil, false
+	case err != nil:
+		w.Header().Set("Retry-After", "1")
+		s.writeError(w, r, http.StatusTooManyRequests, CodeTooManyConnections, err)
+		return nil, false
+	}
+	return release, true
+}
+
+// clientAddress is the address a connection limit applies to: the host of
+// the request's RemoteAddr (a proxy's, behind one; forwarding headers are
+// not trusted).
+func clientAddress(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
+}
+
+// isWebSocketUpgrade reports whether r asks to upgrade to a WebSocket.
+func isWebSocketUpgrade(r *http.Request) bool {
+	return headerHasToken(r.Header, "Connection", "upgrade") && headerHasToken(r.Header, "Upgrade", "websocket")
+}
+
+// headerHasToken reports whether a comma-separated header holds token,
+// ignoring case.
+func headerHasToken(h http.Header, key, token string) bool {
+	for _, v := range h.Values(key) {
+		for t := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// mediaEventStream is the media type of Server-Sent Events.
+const mediaEventStream = "text/event-stream"
+
+// acceptsEventStream reports whether the client asks for Server-Sent
+// Events: its Accept header names text/event-stream, and prefers it at
+// least as much as the JSON media types it names.
+func acceptsEventStream(accept []string) bool {
+	ranges := parseAccept(accept)
+	eq, espec := quality(ranges, mediaEventStream)
+	if espec != 2 || eq == 0 {
+		return false
+	}
+	jq, jspec := quality(ranges, mediaJSON)
+	gq, gspec := quality(ranges, mediaGraphQLResponse)
+	return !(jspec == 2 && jq > eq) && !(gspec == 2 && gq > eq)
+}
+
+// truncateReason shortens a WebSocket close reason to the 123 bytes a close
+// frame holds, on a UTF-8 boundary.
+func truncateReason(reason string) string {
+	const limit = 123
+	if len(reason) <= limit {
+		return reason
+	}
+	cut := limit - len("…")
+	for cut > 0 && !utf8RuneStart(reason[cut]) {
+		cut--
+	}
+	return reason[:cut] + "…"
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

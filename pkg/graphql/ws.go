@@ -1,0 +1,544 @@
+package graphql
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/graphql-go/graphql/gqlerrors"
+	"k8s.io/klog/v2"
+)
+
+// subprotocolTransportWS is the WebSocket subprotocol of the
+// graphql-transport-ws protocol (the graphql-ws library's; not the legacy
+// subscriptions-transport-ws, which calls itself "graphql-ws").
+const subprotocolTransportWS = "graphql-transport-ws"
+
+// The message types of graphql-transport-ws.
+const (
+	msgConnectionInit = "connection_init"
+	msgConnectionAck  = "connection_ack"
+	msgPing           = "ping"
+	msgPong           = "pong"
+	msgSubscribe      = "subscribe"
+	msgNext           = "next"
+	msgError          = "error"
+	msgComplete       = "complete"
+)
+
+// The close codes of graphql-transport-ws, and the WebSocket ones the
+// server uses.
+const (
+	closeBadRequest             websocket.StatusCode = 4400
+	closeUnauthorized           websocket.StatusCode = 4401
+	closeSubprotocol            websocket.StatusCode = 4406
+	closeInitTimeout            websocket.StatusCode = 4408
+	closeSubscriberExists       websocket.StatusCode = 4409
+	closeTooManyInitialisations websocket.StatusCode = 4429
+	closeInternal               websocket.StatusCode = 4500
+	// closeTooBig: a message over Options.MaxBodyBytes.
+	closeTooBig = websocket.StatusMessageTooBig // 1009
+	// closeSlowConsumer: a subscription's buffer overflowed. The graphql-ws
+	// client retries on it, unlike on 44xx.
+	closeSlowConsumer = websocket.StatusTryAgainLater // 1013
+	// closeGoingAway: the server stops.
+	closeGoingAway = websocket.StatusGoingAway // 1001
+)
+
+// wsOutboxSize is how many encoded messages may wait for a connection's
+// writer. Operations block when it is full: the subscriptions' own buffers
+// (Options.SubscriptionBuffer) then fill, and overflow ends them.
+const wsOutboxSize = 16
+
+// maxOperationID bounds the length of an operation id, which the server
+// keeps while the operation runs (clients send UUIDs or counters).
+const maxOperationID = 256
+
+// wsMessage is a message from a client, decoded and checked.
+type wsMessage struct {
+	Type string
+	// ID is the operation's id, for subscribe and complete.
+	ID string
+	// Payload is the payload of connection_init, ping and pong, if any.
+	Payload json.RawMessage
+	// Request is the payload of subscribe.
+	Request Request
+}
+
+// decodeMessage decodes a graphql-transport-ws message from a client and
+// checks it as the protocol requires; an error means close 4400. Messages
+// that only servers send (connection_ack, next, error) are errors too.
+func decodeMessage(data []byte) (wsMessage, error) {
+	var m wsMessage
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
+		return m, errors.New("message is not a JSON object")
+	}
+	raw, ok := fields["type"]
+	if !ok || isNull(raw) {
+		return m, errors.New("message has no type")
+	}
+	if err := json.Unmarshal(raw, &m.Type); err != nil {
+		return m, errors.New("message type is not a string")
+	}
+	id := func() error {
+		raw, ok := fields["id"]
+		if !ok || isNull(raw) {
+			return fmt.Errorf("%s message has no id", m.Type)
+		}
+		if err := json.Unmarshal(raw, &m.ID); err != nil {
+			return fmt.Errorf("%s message id is not a string", m.Type)
+		}
+		if m.ID == "" {
+			return fmt.Errorf("%s message id is empty", m.Type)
+		}
+		if len(m.ID) > maxOperationID {
+			return fmt.Errorf("%s message id is longer than %d bytes", m.Type, maxOperationID)
+		}
+		return nil
+	}
+	switch m.Type {
+	case msgConnectionInit, msgPing, msgPong:
+		if raw, ok := fields["payload"]; ok && !isNull(raw) {
+			if !isObject(raw) {
+				return m, fmt.Errorf("%s payload is not an object", m.Type)
+			}
+			m.Payload = raw
+		}
+	case msgSubscribe:
+		if err := id(); err != nil {
+			return m, err
+		}
+		raw, ok := fields["payload"]
+		if !ok || !isObject(raw) {
+			return m, errors.New("subscribe payload is not an object")
+		}
+		req, err := decodeRequest(raw)
+		if err != nil {
+			return m, fmt.Errorf("subscribe payload: %w", err)
+		}
+		m.Request = req
+	case msgComplete:
+		if err := id(); err != nil {
+			return m, err
+		}
+	case msgConnectionAck, msgNext, msgError:
+		return m, fmt.Errorf("unexpected %s message: only servers send it", m.Type)
+	default:
+		return m, fmt.Errorf("unknown message type %q", m.Type)
+	}
+	return m, nil
+}
+
+// isObject reports whether raw, valid JSON, is an object.
+func isObject(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && raw[0] == '{'
+}
+
+// serveWebSocket serves graphql-transport-ws on an upgraded connection
+// until the client or the server closes it, the request's context ends or
+// the server stops.
+func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
+	release, ok := s.acquireConnection(w, r)
+	if !ok {
+		return
+	}
+	defer release()
+	log := s.opts.Logger.WithValues("remote", r.RemoteAddr, "transport", "websocket")
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{subprotocolTransportWS}})
+	if err != nil {
+		// Accept answered the request.
+		log.V(4).Info("WebSocket handshake failed", "err", err)
+		return
+	}
+	defer c.CloseNow() // a no-op once closed
+	if c.Subprotocol() != subprotocolTransportWS {
+		_ = c.Close(closeSubprotocol, "Subprotocol not acceptable: use "+subprotocolTransportWS)
+		return
+	}
+	c.SetReadLimit(s.opts.MaxBodyBytes)
+	newWSConn(s, c, r.Context(), log).run()
+}
+
+// wsConn is one graphql-transport-ws connection. Its goroutines: the
+// handler's, which reads (run, readLoop); one writer (writeLoop), the only
+// one that writes to the socket; one per operation (runOperation). run
+// waits for all of them.
+type wsConn struct {
+	s   *Server
+	c   *websocket.Conn
+	log klog.Logger
+
+	// ctx is the connection's: canceled when it ends. Reads and writes use
+	// it; canceling it during one closes the socket at once.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// opsCtx is the operations': canceled when the connection ends or
+	// starts to close.
+	opsCtx    context.Context
+	cancelOps context.CancelFunc
+
+	// out holds encoded messages for the writer.
+	out chan []byte
+	// closing is closed when a close is requested; code and reason say how.
+	closing     chan struct{}
+	closeOnce   sync.Once
+	closeCode   websocket.StatusCode
+	closeReason string
+	// initReceived is closed when connection_init arrives.
+	initReceived chan struct{}
+	// acked is set once connection_ack is queued; only readLoop uses it.
+	acked bool
+
+	mu  sync.Mutex
+	ops map[string]*wsOperation // by id
+	wg  sync.WaitGroup          // operations
+}
+
+// wsOperation is a running operation of a connection.
+type wsOperation struct{ cancel context.CancelFunc }
+
+func newWSConn(s *Server, c *websocket.Conn, parent context.Context, log klog.Logger) *wsConn {
+	wc := &wsConn{
+		s: s, c: c, log: log,
+		out:          make(chan []byte, wsOutboxSize),
+		closing:      make(chan struct{}),
+		initReceived: make(chan struct{}),
+		ops:          map[string]*wsOperation{},
+	}
+	wc.ctx, wc.cancel = context.WithCancel(parent)
+	wc.opsCtx, wc.cancelOps = context.WithCancel(wc.ctx)
+	return wc
+}
+
+// run serves the connection and returns when it is closed, after every
+// goroutine of the connection has ended.
+func (wc *wsConn) run() {
+	var writer sync.WaitGroup
+	writer.Go(wc.writeLoop)
+	wc.readLoop()
+	wc.cancel()
+	wc.wg.Wait()
+	writer.Wait()
+}
+
+// requestClose asks the writer to close the socket with code and reason;
+// the first request wins. Operations end at once.
+func (wc *wsConn) requestClose(code websocket.StatusCode, reason string) {
+	wc.closeOnce.Do(func() {
+		wc.closeCode, wc.closeReason = code, truncateReason(reason)
+		wc.cancelOps()
+		close(wc.closing)
+	})
+}
+
+// readLoop reads and handles the client's messages until the connection
+// fails, the client closes it, or the server requests a close (the
+// writer's close handshake then reads the client's close frame).
+func (wc *wsConn) readLoop() {
+	limit := wc.s.opts.MaxBodyBytes
+	for {
+		// Text and binary messages alike hold JSON.
+		_, rd, err := wc.c.Reader(wc.ctx)
+		if err != nil {
+			wc.logClosed(err)
+			return
+		}
+		// The socket's read limit is limit; read one byte more to
+		// report an oversized message in our own words.
+		data, err := io.ReadAll(io.LimitReader(rd, limit+1))
+		switch {
+		case err != nil:
+			wc.logClosed(err)
+			return
+		case int64(len(data)) > limit:
+			wc.fail(closeTooBig, fmt.Sprintf("message is larger than the limit of %d bytes", limit))
+			return
+		}
+		msg, err := decodeMessage(data)
+		if err != nil {
+			wc.fail(closeBadRequest, "Invalid message received: "+err.Error())
+			return
+		}
+		if !wc.handle(msg) {
+			<-wc.ctx.Done()
+			return
+		}
+	}
+}
+
+// fail requests a close and waits until the writer closed the connection.
+func (wc *wsConn) fail(code websocket.StatusCode, reason string) {
+	wc.log.V(4).Info("Closing WebSocket", "code", int(code), "reason", reason)
+	wc.requestClose(code, reason)
+	<-wc.ctx.Done()
+}
+
+func (wc *wsConn) logClosed(err error) {
+	if st := websocket.CloseStatus(err); st == websocket.StatusNormalClosure || st == websocket.StatusGoingAway {
+		return
+	}
+	if wc.ctx.Err() == nil {
+		wc.log.V(4).Info("WebSocket read failed", "err", err)
+	}
+}
+
+// handle acts on one message; it returns false when it requested a close.
+func (wc *wsConn) handle(msg wsMessage) bool {
+	switch msg.Type {
+	case msgConnectionInit:
+		select {
+		case <-wc.initReceived:
+			wc.requestClose(closeTooManyInitialisations, "Too many initialisation requests")
+			return false
+		default:
+		}
+		close(wc.initReceived)
+		wc.acked = true
+		wc.send(wc.opsCtx, wsOut{Type: msgConnectionAck})
+	case msgPing:
+		pong := wsOut{Type: msgPong}
+		if msg.Payload != nil {
+			pong.Payload = msg.Payload
+		}
+		wc.send(wc.opsCtx, pong)
+	case msgPong:
+	case msgSubscribe:
+		if !wc.acked {
+			wc.requestClose(closeUnauthorized, "Unauthorized: subscribe before connection_ack")
+			return false
+		}
+		return wc.subscribe(msg.ID, msg.Request)
+	case msgComplete:
+		wc.mu.Lock()
+		op := wc.ops[msg.ID]
+		delete(wc.ops, msg.ID)
+		wc.mu.Unlock()
+		if op != nil {
+			op.cancel()
+		}
+	}
+	return true
+}
+
+// subscribe starts operation id; it returns false when it requested a
+// close.
+func (wc *wsConn) subscribe(id string, req Request) bool {
+	wc.mu.Lock()
+	if _, dup := wc.ops[id]; dup {
+		wc.mu.Unlock()
+		wc.requestClose(closeSubscriberExists, "Subscriber for "+id+" already exists")
+		return false
+	}
+	if max := wc.s.opts.MaxSubscriptionsPerConnection; len(wc.ops) >= max {
+		wc.mu.Unlock()
+		err := formatted(CodeTooManySubscriptions, fmt.Errorf("the connection already runs %d operations, the limit: complete one first, or open another connection", max))
+		wc.send(wc.opsCtx, wsOut{ID: id, Type: msgError, Payload: errorList([]gqlerrors.FormattedError{err})})
+		return true
+	}
+	ctx, cancel := context.WithCancel(wc.opsCtx)
+	op := &wsOperation{cancel: cancel}
+	wc.ops[id] = op
+	wc.mu.Unlock()
+	wc.wg.Go(func() { wc.runOperation(ctx, id, op, req) })
+	return true
+}
+
+// forget removes operation id if it is still op. It returns false if the
+// client completed it already.
+func (wc *wsConn) forget(id string, op *wsOperation) bool {
+	wc.mu.Lock()
+	defer wc.mu.Unlock()
+	if wc.ops[id] != op {
+		return false
+	}
+	delete(wc.ops, id)
+	return true
+}
+
+// runOperation runs a subscribe message's operation: a subscription's
+// results as next messages until it ends, or a query's result as one next;
+// then complete, or error when it fails before execution or ends with
+// errors.
+func (wc *wsConn) runOperation(ctx context.Context, id string, op *wsOperation, req Request) {
+	defer op.cancel()
+	defer wc.forget(id, op)
+	sub, res := wc.s.Subscribe(ctx, req)
+	if sub == nil {
+		if res == nil {
+			res = errorResult(CodeInternal, errors.New("the operation did not start"))
+		}
+		if !res.Executed {
+			wc.finish(ctx, id, op, wsOut{ID: id, Type: msgError, Payload: errorList(res.Errors)})
+			return
+		}
+		if wc.send(ctx, wsOut{ID: id, Type: msgNext, Payload: res}) {
+			wc.finish(ctx, id, op, wsOut{ID: id, Type: msgComplete})
+		}
+		return
+	}
+	defer sub.Close()
+	for {
+		res, err := sub.Next(ctx)
+		switch {
+		case err == nil:
+			if !wc.send(ctx, wsOut{ID: id, Type: msgNext, Payload: res}) {
+				return
+			}
+		case errors.Is(err, io.EOF):
+			wc.finish(ctx, id, op, wsOut{ID: id, Type: msgComplete})
+			return
+		case errors.Is(err, ErrEnded):
+			var errs []gqlerrors.FormattedError
+			if res != nil {
+				errs = res.Errors
+			}
+			wc.finish(ctx, id, op, wsOut{ID: id, Type: msgError, Payload: errorList(errs)})
+			return
+		case errors.Is(err, ErrServerStopped):
+			wc.requestClose(closeGoingAway, "server shutting down")
+			return
+		case errors.Is(err, ErrSlowConsumer):
+			wc.log.V(2).Info("Closing a slow consumer's WebSocket", "id", id)
+			wc.requestClose(closeSlowConsumer, "slow consumer: subscription "+id+" fell too far behind; resubscribe with since = the last cursor")
+			return
+		case ctx.Err() != nil:
+			return
+		default:
+			wc.log.Error(err, "Subscription failed", "id", id)
+			wc.requestClose(closeInternal, "Internal server error")
+			return
+		}
+	}
+}
+
+// finish ends operation id with its last message, unless the client
+// completed it. The operation is forgotten first, so that the client may
+// reuse the id as soon as it sees the message.
+func (wc *wsConn) finish(ctx context.Context, id string, op *wsOperation, last wsOut) {
+	if wc.forget(id, op) {
+		wc.send(ctx, last)
+	}
+}
+
+// send encodes m and queues it for the writer; false if ctx ended first.
+// A message that cannot be encoded closes the connection with 4500.
+func (wc *wsConn) send(ctx context.Context, m wsOut) bool {
+	msg, err := json.Marshal(m)
+	if err != nil {
+		wc.log.Error(err, "Encode a WebSocket message", "type", m.Type, "id", m.ID)
+		wc.requestClose(closeInternal, "Internal server error")
+		return false
+	}
+	if ctx.Err() != nil {
+		return false
+	}
+	select {
+	case wc.out <- msg:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// writeLoop writes the queued messages, a ping every KeepAliveInterval,
+// and closes the socket when asked to (with priority over queued
+// messages), when connection_init does not come in time, or when the
+// server stops. It is the only goroutine that writes.
+func (wc *wsConn) writeLoop() {
+	defer wc.cancel()
+	opts := &wc.s.opts
+	initTimer := time.NewTimer(opts.ConnectionInitTimeout)
+	defer initTimer.Stop()
+	initC, initReceived := initTimer.C, wc.initReceived
+	keepAlive := time.NewTicker(opts.KeepAliveInterval)
+	defer keepAlive.Stop()
+	stopped := wc.s.stopped.Done()
+	ping := []byte(`{"type":"ping"}`)
+	for {
+		select {
+		case <-wc.closing:
+			wc.closeSocket()
+			return
+		default:
+		}
+		var msg []byte
+		select {
+		case <-wc.closing:
+			continue
+		case <-wc.ctx.Done():
+			return
+		case <-stopped:
+			stopped = nil
+			wc.requestClose(closeGoingAway, "server shutting down")
+			continue
+		case <-initReceived:
+			initC, initReceived = nil, nil
+			initTimer.Stop()
+			continue
+		case <-initC:
+			select {
+			case <-wc.initReceived:
+			default:
+				wc.requestClose(closeInitTimeout, "Connection initialisation timeout")
+			}
+			initC = nil
+			continue
+		case <-keepAlive.C:
+			if initReceived != nil {
+				continue // not before connection_init
+			}
+			msg = ping
+		case msg = <-wc.out:
+		}
+		if err := wc.write(msg); err != nil {
+			if wc.ctx.Err() == nil {
+				wc.log.V(4).Info("WebSocket write failed", "err", err)
+			}
+			return
+		}
+	}
+}
+
+// write writes one message within Options.WriteTimeout; on a timeout the
+// socket is closed.
+func (wc *wsConn) write(msg []byte) error {
+	ctx, cancel := context.WithTimeout(wc.ctx, wc.s.opts.WriteTimeout)
+	defer cancel()
+	return wc.c.Write(ctx, websocket.MessageText, msg)
+}
+
+// closeSocket runs the close handshake with the requested code.
+func (wc *wsConn) closeSocket() {
+	if err := wc.c.Close(wc.closeCode, wc.closeReason); err != nil && wc.ctx.Err() == nil {
+		wc.log.V(4).Info("WebSocket close handshake failed", "code", int(wc.closeCode), "err", err)
+	}
+}
+
+// wsOut is a message to a client.
+type wsOut struct {
+	ID      string `json:"id,omitempty"`
+	Type    string `json:"type"`
+	Payload any    `json:"payload,omitempty"`
+}
+
+// errorList is the payload of an error message: the errors as a response
+// carries them, at least one.
+func errorList(errs []gqlerrors.FormattedError) []jsonError {
+	if len(errs) == 0 {
+		errs = []gqlerrors.FormattedError{formatted(CodeInternal, errors.New("the operation failed"))}
+	}
+	out := make([]jsonError, 0, len(errs))
+	for _, e := range errs {
+		out = append(out, jsonError{Message: e.Message, Locations: e.Locations, Path: e.Path, Extensions: e.Extensions})
+	}
+	return out
+}

@@ -1,0 +1,23 @@
+package index
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestMatcherAgainstReference checks Matcher with the brute-force reading
+// of the Filter documentation over random filters and objects.
+func TestMatcherAgainstReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	fleet := randomFleet(r, 500)
+	for i := range 300 {
+		f := randomFilter(t, r)
+		m := NewMatcher(f)
+		for _, o := range fleet {
+			if got, want := m.Matches(o), refMatches(f, o); got != want {
+				t.Fatalf("%d/%+v: Matches(%s) = %v, want %v", i, f, fmt.Sprint(o.Key()), got, want)
+			}
+		}
+	}
+}
