@@ -37,6 +37,23 @@ const (
 	CodeBadRequest = "BAD_REQUEST"
 	// CodeInternal: a bug; the server logs the details.
 	CodeInternal = "INTERNAL_SERVER_ERROR"
+	// CodeTooManySubscriptions: a WebSocket connection already runs
+	// Options.MaxSubscriptionsPerConnection operations; the subscribe
+	// message gets an error message, and the connection stays open.
+	CodeTooManySubscriptions = "TOO_MANY_SUBSCRIPTIONS"
+	// CodeTooManyConnections: the client's address already holds
+	// Options.MaxConnectionsPerAddress WebSocket and SSE connections
+	// (HTTP 429, before the upgrade or the stream).
+	CodeTooManyConnections = "TOO_MANY_CONNECTIONS"
+	// CodeSlowConsumer: an SSE subscription ended because the client did
+	// not read its events as fast as they came (its buffer of
+	// Options.SubscriptionBuffer events overflowed). Resubscribe with since
+	// set to the last cursor received. Over WebSocket, the socket is closed
+	// with 1013 instead.
+	CodeSlowConsumer = "SLOW_CONSUMER"
+	// CodeShuttingDown: the server is stopping and takes no new
+	// connections (HTTP 503).
+	CodeShuttingDown = "SHUTTING_DOWN"
 )
 
 // codedError is an error with an extensions.code. graphql-go copies the

@@ -82,12 +82,6 @@ type Options struct {
 	WriteTimeout time.Duration
 	// Logger receives the server's log lines. Default klog.Background().
 	Logger klog.Logger
-
-	// conns counts the WebSocket and SSE connections of the Server these
-	// options configure, by client address. It is the server's state, not
-	// an option: withDefaults, which New calls once, creates it. (It lives
-	// here until it moves to a field of Server.)
-	conns *connections
 }
 
 // withDefaults fills in the defaults of unset fields.
@@ -130,9 +124,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = defaultWriteTimeout
-	}
-	if o.conns == nil {
-		o.conns = newConnections()
 	}
 	if o.Logger.GetSink() == nil {
 		o.Logger = klog.Background()

@@ -22,7 +22,34 @@ func resolveNamespace(o *index.Object) any {
 }
 
 func resolveLabels(o *index.Object) any {
-	return o.Labels.Map()
+	// The labels are sorted by key already: write the JSON object directly
+	// instead of building a map for encoding/json to sort again.
+	b := make([]byte, 0, 2+len(o.Labels)*24)
+	b = append(b, '{')
+	for i, l := range o.Labels {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, l.Key)
+		b = append(b, ':')
+		b = appendJSONString(b, l.Value)
+	}
+	return json.RawMessage(append(b, '}'))
+}
+
+// appendJSONString appends s as a JSON string. Label keys and values are
+// plain ASCII by Kubernetes' validation; anything else goes through
+// encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // resolveAnnotations decodes the annotations from the object's JSON: the

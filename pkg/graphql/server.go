@@ -66,6 +66,9 @@ type Server struct {
 	// hits and misses count document cache lookups.
 	hits, misses atomic.Int64
 
+	// conns counts the WebSocket and SSE connections by client address.
+	conns *connections
+
 	// hub hands the index's changes to the resourceEvents subscriptions;
 	// Start runs it.
 	hub *hub
@@ -88,7 +91,7 @@ func New(ix Index, h Health, opts Options) (*Server, error) {
 	if opts.DefaultPageSize > opts.MaxPageSize {
 		return nil, fmt.Errorf("default page size %d is over the maximum page size %d", opts.DefaultPageSize, opts.MaxPageSize)
 	}
-	s := &Server{ix: ix, health: h, opts: opts, depth: newDepthLimits(opts.MaxDepth), playground: playground.Handler("/graphql")}
+	s := &Server{ix: ix, health: h, opts: opts, depth: newDepthLimits(opts.MaxDepth), playground: playground.Handler("/graphql"), conns: newConnections()}
 	s.stopped, s.stop = context.WithCancel(context.Background())
 	s.hub = newHub(ix, opts.SubscriptionBuffer, opts.HeartbeatInterval)
 	schema, err := s.newSchema()

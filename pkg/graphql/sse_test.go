@@ -269,7 +269,7 @@ func TestSSE(t *testing.T) {
 			t.Errorf("%d hub members, want 1", s.hub.members())
 		}
 		st.close()
-		waitFor(t, "the subscription to end", func() bool { return s.hub.members() == 0 && s.opts.conns.count("127.0.0.1") == 0 })
+		waitFor(t, "the subscription to end", func() bool { return s.hub.members() == 0 && s.conns.count("127.0.0.1") == 0 })
 	})
 }
 

@@ -10,27 +10,6 @@ import (
 	"sync"
 )
 
-// The values of extensions.code that the streaming transports add.
-const (
-	// CodeTooManySubscriptions: a WebSocket connection already runs
-	// Options.MaxSubscriptionsPerConnection operations; the subscribe
-	// message gets an error message, and the connection stays open.
-	CodeTooManySubscriptions = "TOO_MANY_SUBSCRIPTIONS"
-	// CodeTooManyConnections: the client's address already holds
-	// Options.MaxConnectionsPerAddress WebSocket and SSE connections
-	// (HTTP 429, before the upgrade or the stream).
-	CodeTooManyConnections = "TOO_MANY_CONNECTIONS"
-	// CodeSlowConsumer: an SSE subscription ended because the client did
-	// not read its events as fast as they came (its buffer of
-	// Options.SubscriptionBuffer events overflowed). Resubscribe with since
-	// set to the last cursor received. Over WebSocket, the socket is closed
-	// with 1013 instead.
-	CodeSlowConsumer = "SLOW_CONSUMER"
-	// CodeShuttingDown: the server is stopping and takes no new
-	// connections (HTTP 503).
-	CodeShuttingDown = "SHUTTING_DOWN"
-)
-
 // connections counts the WebSocket and SSE connections of a Server by
 // client address, and lets the server wait for them to end. It is safe for
 // concurrent use.
@@ -117,14 +96,14 @@ func (c *connections) closeAndWait(ctx context.Context) error {
 // the transports has ended (http.Server.Shutdown does not wait for
 // hijacked connections).
 func (s *Server) waitConnections(ctx context.Context) error {
-	return s.opts.conns.closeAndWait(ctx)
+	return s.conns.closeAndWait(ctx)
 }
 
 // acquireConnection takes a connection slot for the client of r, or writes
 // the error response (429, or 503 once the server stopped) and returns
 // false.
 func (s *Server) acquireConnection(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
-	release, err := s.opts.conns.acquire(clientAddress(r), s.opts.MaxConnectionsPerAddress)
+	release, err := s.conns.acquire(clientAddress(r), s.opts.MaxConnectionsPerAddress)
 	if err == nil && s.stopped.Err() != nil {
 		release()
 		err = errShuttingDown

@@ -53,7 +53,7 @@ func TestConnectionsPerAddress(t *testing.T) {
 	if sse.res.StatusCode != http.StatusOK {
 		t.Fatalf("SSE status %d", sse.res.StatusCode)
 	}
-	waitFor(t, "two connections", func() bool { return s.opts.conns.count("127.0.0.1") == 2 })
+	waitFor(t, "two connections", func() bool { return s.conns.count("127.0.0.1") == 2 })
 
 	// A third is refused before the upgrade, and before the stream.
 	ctx, cancel := context.WithTimeout(t.Context(), wsTimeout)
@@ -74,10 +74,10 @@ func TestConnectionsPerAddress(t *testing.T) {
 
 	// Closing one frees its slot.
 	_ = ws.c.Close(websocket.StatusNormalClosure, "")
-	waitFor(t, "the WebSocket's slot", func() bool { return s.opts.conns.count("127.0.0.1") == 1 })
+	waitFor(t, "the WebSocket's slot", func() bool { return s.conns.count("127.0.0.1") == 1 })
 	dialWS(t, endpoint).init()
 	sse.close()
-	waitFor(t, "the stream's slot", func() bool { return s.opts.conns.count("127.0.0.1") == 1 })
+	waitFor(t, "the stream's slot", func() bool { return s.conns.count("127.0.0.1") == 1 })
 	st := openSSE(t, nil, endpoint, map[string]any{"query": clustersQuery})
 	st.nextPayload()
 	st.expect("complete")
@@ -279,7 +279,7 @@ func TestServerStop(t *testing.T) {
 		res == nil || res.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("WebSocket after the stop: %v, %+v; want 503", err, res)
 	}
-	waitFor(t, "every connection to end", func() bool { return s.opts.conns.count("127.0.0.1") == 0 })
+	waitFor(t, "every connection to end", func() bool { return s.conns.count("127.0.0.1") == 0 })
 }
 
 // TestDroppedSubscriptions opens 1,000 subscriptions over 100 WebSockets
@@ -358,14 +358,14 @@ func TestDroppedSubscriptions(t *testing.T) {
 	}
 
 	round(2)
-	waitFor(t, "the first round to end", func() bool { return s.hub.members() == 0 && s.opts.conns.count("127.0.0.1") == 0 })
+	waitFor(t, "the first round to end", func() bool { return s.hub.members() == 0 && s.conns.count("127.0.0.1") == 0 })
 	goroutines, heap := settle(t, 0)
 	t.Logf("after a first round: %d goroutines, %d KiB heap", goroutines, heap>>10)
 
 	g, h := round(3) // drops every connection when it returns
 	t.Logf("with %d subscriptions: %d goroutines, %d KiB heap", conns*perConn+streams, g, h>>10)
 	waitFor(t, "every subscription to leave the hub", func() bool { return s.hub.members() == 0 })
-	waitFor(t, "every connection to end", func() bool { return s.opts.conns.count("127.0.0.1") == 0 })
+	waitFor(t, "every connection to end", func() bool { return s.conns.count("127.0.0.1") == 0 })
 	afterG, afterH := settle(t, goroutines)
 	t.Logf("after the drop: %d goroutines, %d KiB heap", afterG, afterH>>10)
 	if afterG > goroutines {
