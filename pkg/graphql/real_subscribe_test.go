@@ -19,62 +19,25 @@ import (
 
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/aggregator"
-	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
-	"github.com/fleetcache/fleetcache/pkg/informers"
 )
 
-// subFleet is the aggregator over the three test clusters with a GraphQL
-// server over its index whose Start runs: the subscription tests call
-// Subscribe and Next directly.
+// subFleet is the aggregator over the three test clusters, caching
+// configmaps: the subscription tests call Subscribe and Next on its API.
 type subFleet struct {
-	*aggregator.Aggregator
-	api  *graphql.Server
-	stop func()
+	*fleet
+	api *graphql.Server
 }
 
-// startSubFleet starts a subFleet caching configmaps; it stops when the
-// test ends, or earlier with stop.
+// startSubFleet starts a subFleet and waits until every cluster is SYNCED;
+// it stops when the test ends, or earlier with stop.
 func startSubFleet(t *testing.T, ixOpts index.Options, opts graphql.Options) *subFleet {
 	t.Helper()
-	agg, err := aggregator.New(aggregator.Options{Index: ixOpts, Informers: informers.Options{
-		Resources:      []string{"configmaps"},
-		DiscoveryRetry: 300 * time.Millisecond,
-		SyncTimeout:    time.Minute,
-		ProbeInterval:  time.Second,
-		ProbeTimeout:   time.Second,
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, err := graphql.New(agg.Index, agg.Health, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range env.Clusters() {
-		if err := agg.Registry.Add(clusters.Cluster{Name: c.Name(), Config: c.AdminConfig()}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	var aggErr, apiErr error
-	wg.Go(func() { aggErr = agg.Start(ctx) })
-	wg.Go(func() { apiErr = api.Start(ctx) })
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			wg.Wait()
-			if err := errors.Join(aggErr, apiErr); err != nil {
-				t.Errorf("fleet: %v", err)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	f := &subFleet{Aggregator: agg, api: api, stop: stop}
+	f := newFleet(t, aggregator.Options{Index: ixOpts, Informers: testInformers("configmaps"), GraphQL: opts})
+	agg := f.Aggregator
+	sf := &subFleet{fleet: f, api: agg.API}
 	testcluster.Eventually(t, 90*time.Second, "every cluster SYNCED", func() (bool, string) {
 		st, _ := agg.Health.Clusters()
 		n := 0
@@ -85,7 +48,7 @@ func startSubFleet(t *testing.T, ixOpts index.Options, opts graphql.Options) *su
 		}
 		return n == len(env.Clusters()), fmt.Sprint(st)
 	})
-	return f
+	return sf
 }
 
 const realEventsQuery = `subscription($filter: ResourceFilter, $since: String) {

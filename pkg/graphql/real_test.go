@@ -43,22 +43,31 @@ var cached = []struct {
 	{"replicasets.apps", schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}, "ReplicaSet.apps"},
 }
 
-// fleet is the aggregator over the three test clusters, with the GraphQL
-// API served over HTTP on 127.0.0.1.
+// fleet is the aggregator over the three test clusters, with its HTTP
+// handler (GraphQL at /graphql) served on 127.0.0.1.
 type fleet struct {
 	*aggregator.Aggregator
 	url string
+	// stop stops the aggregator and the HTTP server; it also runs when the
+	// test ends.
+	stop func()
 }
 
-func startFleet(t *testing.T, resources ...string) *fleet {
-	t.Helper()
-	agg, err := aggregator.New(aggregator.Options{Informers: informers.Options{
+// testInformers probe often so that tests observe state changes quickly.
+func testInformers(resources ...string) informers.Options {
+	return informers.Options{
 		Resources:      resources,
 		DiscoveryRetry: 300 * time.Millisecond,
 		SyncTimeout:    time.Minute,
 		ProbeInterval:  time.Second,
 		ProbeTimeout:   time.Second,
-	}})
+	}
+}
+
+// newFleet starts an aggregator with opts over the three test clusters.
+func newFleet(t *testing.T, opts aggregator.Options) *fleet {
+	t.Helper()
+	agg, err := aggregator.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,15 +79,24 @@ func startFleet(t *testing.T, resources ...string) *fleet {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- agg.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("aggregator: %v", err)
-		}
-	})
 	srv := httptest.NewServer(agg.Handler)
-	t.Cleanup(srv.Close)
-	return &fleet{Aggregator: agg, url: srv.URL + "/graphql"}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("aggregator: %v", err)
+			}
+			srv.Close()
+		})
+	}
+	t.Cleanup(stop)
+	return &fleet{Aggregator: agg, url: srv.URL + "/graphql", stop: stop}
+}
+
+func startFleet(t *testing.T, resources ...string) *fleet {
+	t.Helper()
+	return newFleet(t, aggregator.Options{Informers: testInformers(resources...)})
 }
 
 // gqlError is an error of a GraphQL response.

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	gocmp "github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -26,60 +24,17 @@ import (
 	"github.com/fleetcache/fleetcache/internal/nodetest"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/aggregator"
-	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
-	"github.com/fleetcache/fleetcache/pkg/informers"
 )
 
 // streamingPackages are the npm packages of the real-client subscription
 // tests, pinned: graphql-ws needs ws on Node 20, both need graphql.
 var streamingPackages = []string{"graphql-ws@6.4.2", "ws@8.23.0", "graphql-sse@2.6.1", "graphql@16.15.0"}
 
-// startLiveFleet is startFleet with a GraphQL server of its own over the
-// aggregator's index and health, whose Start runs (live subscriptions),
-// served at /graphql on 127.0.0.1.
+// startLiveFleet is startFleet with GraphQL options of its own.
 func startLiveFleet(t *testing.T, opts graphql.Options, resources ...string) *fleet {
 	t.Helper()
-	agg, err := aggregator.New(aggregator.Options{Informers: informers.Options{
-		Resources:      resources,
-		DiscoveryRetry: 300 * time.Millisecond,
-		SyncTimeout:    time.Minute,
-		ProbeInterval:  time.Second,
-		ProbeTimeout:   time.Second,
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range env.Clusters() {
-		if err := agg.Registry.Add(clusters.Cluster{Name: c.Name(), Config: c.AdminConfig()}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	api, err := graphql.New(agg.Index, agg.Health, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := agg.Start(ctx); err != nil {
-			t.Errorf("aggregator: %v", err)
-		}
-	})
-	wg.Go(func() {
-		if err := api.Start(ctx); err != nil {
-			t.Errorf("graphql server: %v", err)
-		}
-	})
-	r := chi.NewRouter()
-	r.Handle("/graphql", api)
-	srv := httptest.NewServer(r)
-	t.Cleanup(func() {
-		cancel()
-		wg.Wait()
-		srv.Close()
-	})
-	return &fleet{Aggregator: agg, url: srv.URL + "/graphql"}
+	return newFleet(t, aggregator.Options{Informers: testInformers(resources...), GraphQL: opts})
 }
 
 // nodeClient is a node process running testdata/ws_client.js or

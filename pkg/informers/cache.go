@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/connrotation"
 	"k8s.io/klog/v2"
 
 	"github.com/fleetcache/fleetcache/pkg/health"
@@ -78,6 +80,9 @@ type Cache struct {
 	dynamic   dynamic.Interface
 	discovery discovery.DiscoveryInterface
 	transport http.RoundTripper
+	// dialer tracks the cluster's connections so that Start closes every
+	// one of them when the cluster stops, busy or idle.
+	dialer *connrotation.Dialer
 }
 
 // NewCache returns the cache of cluster name, reached with cfg. Start runs it.
@@ -96,6 +101,12 @@ func NewCache(name string, cfg *rest.Config, sink Sink, h *health.Tracker, opts 
 		// Start closes when the cluster stops.
 		cfg.Proxy = http.ProxyFromEnvironment
 	}
+	dial := cfg.Dial
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
+	c.dialer = connrotation.NewDialer(connrotation.DialFunc(dial))
+	cfg.Dial = c.dialer.DialContext
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %q: http client: %w", name, err)
@@ -115,6 +126,10 @@ func NewCache(name string, cfg *rest.Config, sink Sink, h *health.Tracker, opts 
 // them is the caller's decision (a restarted cache reconciles them).
 func (c *Cache) Start(ctx context.Context) error {
 	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithValues("cluster", c.name))
+	// Last, once nothing uses them: close the cluster's connections. Closing
+	// only idle ones would leave a connection whose last stream is still
+	// being torn down, and its read goroutine with it.
+	defer c.dialer.CloseAll()
 	defer utilnet.CloseIdleConnectionsFor(c.transport)
 	var wg sync.WaitGroup
 	defer wg.Wait()
