@@ -14,14 +14,13 @@ import (
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
 
+	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/aggregator"
 	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/health"
@@ -32,7 +31,6 @@ import (
 var (
 	podType    = &index.Type{Resource: "pods", GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}
 	configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 )
 
 // fleetShape is the synthetic fleet of the benchmarks: apps of 10 objects
@@ -172,7 +170,7 @@ func BenchmarkPageVersusAPIServers(b *testing.B) {
 	const perCluster = 50_000
 	var wg sync.WaitGroup
 	for _, c := range env.Clusters() {
-		wg.Go(func() { seedConfigMaps(b, dynamicClient(b, c.AdminConfig()), perCluster) })
+		wg.Go(func() { seedConfigMaps(b, testcluster.Dynamic(b, c.AdminConfig()), perCluster) })
 	}
 	wg.Wait()
 	sel := "app=web-3,tier in (fe,be)"
@@ -208,7 +206,7 @@ func listFromAPIServers(b *testing.B, ns, sel string) []string {
 	var names []string
 	var wg sync.WaitGroup
 	for _, c := range env.Clusters() {
-		v, _ := apiClients.LoadOrStore(c.Name(), dynamicClient(b, c.AdminConfig()))
+		v, _ := apiClients.LoadOrStore(c.Name(), testcluster.Dynamic(b, c.AdminConfig()))
 		dc := v.(dynamic.Interface)
 		wg.Go(func() {
 			list, err := dc.Resource(configMaps).Namespace(ns).List(context.Background(), metav1.ListOptions{LabelSelector: sel, Limit: 50})
@@ -243,48 +241,21 @@ func startSynced(b *testing.B, a *aggregator.Aggregator, cs []clusters.Cluster) 
 	}
 }
 
-func dynamicClient(tb testing.TB, cfg *rest.Config) dynamic.Interface {
-	tb.Helper()
-	dc, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return dc
-}
-
 // seedConfigMaps creates n ConfigMaps labelled like the synthetic fleet,
 // spread over the benchmark namespaces, unless they exist.
 func seedConfigMaps(b *testing.B, dc dynamic.Interface, n int) {
-	ctx := context.Background()
 	for i := range benchNamespaces {
-		ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": fmt.Sprintf("ns-%02d", i)}}}
-		if _, err := dc.Resource(namespaces).Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			b.Fatal(err)
-		}
+		testcluster.CreateNamespace(b, dc, fmt.Sprintf("ns-%02d", i))
 	}
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Go(func() {
-			for i := range work {
-				app, tier := appLabels(i / benchNamespaces)
-				cm := &unstructured.Unstructured{Object: map[string]any{
-					"apiVersion": "v1", "kind": "ConfigMap",
-					"metadata": map[string]any{
-						"namespace": fmt.Sprintf("ns-%02d", i%benchNamespaces), "name": fmt.Sprintf("cm-%07d", i),
-						"labels": map[string]any{"app": app, "tier": tier},
-					},
-					"data": map[string]any{"config.yaml": "replicas: 3\n"},
-				}}
-				if _, err := dc.Resource(configMaps).Namespace(cm.GetNamespace()).Create(ctx, cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-					b.Error(err)
-				}
-			}
-		})
-	}
-	for i := range n {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
+	testcluster.Seed(b, dc, configMaps, n, func(i int) *unstructured.Unstructured {
+		app, tier := appLabels(i / benchNamespaces)
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{
+				"namespace": fmt.Sprintf("ns-%02d", i%benchNamespaces), "name": fmt.Sprintf("cm-%07d", i),
+				"labels": map[string]any{"app": app, "tier": tier},
+			},
+			"data": map[string]any{"config.yaml": "replicas: 3\n"},
+		}}
+	})
 }

@@ -179,11 +179,7 @@ func compareItems(a, b item) int {
 
 func dyn(t testing.TB, c *testcluster.Cluster) dynamic.Interface {
 	t.Helper()
-	d, err := dynamic.NewForConfig(c.AdminConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
+	return testcluster.Dynamic(t, c.AdminConfig())
 }
 
 // oracle lists every cached type from every API server, in index order.

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -17,6 +16,7 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/informers"
@@ -68,38 +68,11 @@ func realisticPod(ns, name string) *unstructured.Unstructured {
 	}}
 }
 
-// ensure creates count objects made by mk in namespace ns unless they exist.
+// ensure creates the namespace and count objects made by mk in it, unless they exist.
 func ensure(b *testing.B, dc dynamic.Interface, gvr schema.GroupVersionResource, ns string, count int, mk func(ns, name string) *unstructured.Unstructured) {
 	b.Helper()
-	ctx := context.Background()
-	nsObj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}
-	if _, err := dc.Resource(namespaces).Create(ctx, nsObj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		b.Fatal(err)
-	}
-	names := make(chan string)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
-	for range 16 {
-		wg.Go(func() {
-			for name := range names {
-				_, err := dc.Resource(gvr).Namespace(ns).Create(ctx, mk(ns, name), metav1.CreateOptions{})
-				if err != nil && !apierrors.IsAlreadyExists(err) {
-					mu.Lock()
-					firstErr = err
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	for i := range count {
-		names <- fmt.Sprintf("obj-%05d", i)
-	}
-	close(names)
-	wg.Wait()
-	if firstErr != nil {
-		b.Fatal(firstErr)
-	}
+	testcluster.CreateNamespace(b, dc, ns)
+	testcluster.Seed(b, dc, gvr, count, func(i int) *unstructured.Unstructured { return mk(ns, fmt.Sprintf("obj-%05d", i)) })
 }
 
 func heap() uint64 {
@@ -115,7 +88,7 @@ func heap() uint64 {
 func BenchmarkHeapPerPod(b *testing.B) {
 	const count = 2000
 	c := env.Cluster("c3")
-	dc := client(b, c.AdminConfig())
+	dc := testcluster.Dynamic(b, c.AdminConfig())
 	ensure(b, dc, pods, "bench-pods", count, realisticPod)
 
 	list, err := dc.Resource(pods).Namespace("bench-pods").List(context.Background(), metav1.ListOptions{})
@@ -162,7 +135,7 @@ func BenchmarkHeapPerPod(b *testing.B) {
 		var perObject float64
 		for b.Loop() {
 			before := heap()
-			factory := dynamicinformer.NewDynamicSharedInformerFactory(client(b, c.AdminConfig()), 0)
+			factory := dynamicinformer.NewDynamicSharedInformerFactory(testcluster.Dynamic(b, c.AdminConfig()), 0)
 			inf := factory.ForResource(pods).Informer()
 			ctx, cancel := context.WithCancel(context.Background())
 			factory.Start(ctx.Done())
@@ -187,7 +160,7 @@ func BenchmarkInitialSync(b *testing.B) {
 	}
 	var wg sync.WaitGroup
 	for _, c := range env.Clusters() {
-		wg.Go(func() { ensure(b, client(b, c.AdminConfig()), configMaps, "bench-sync", count, cm) })
+		wg.Go(func() { ensure(b, testcluster.Dynamic(b, c.AdminConfig()), configMaps, "bench-sync", count, cm) })
 	}
 	wg.Wait()
 
@@ -221,7 +194,7 @@ func BenchmarkInitialSync(b *testing.B) {
 			var factories []dynamicinformer.DynamicSharedInformerFactory
 			var synced []cache.InformerSynced
 			for _, c := range env.Clusters() {
-				f := dynamicinformer.NewDynamicSharedInformerFactory(client(b, c.AdminConfig()), 0)
+				f := dynamicinformer.NewDynamicSharedInformerFactory(testcluster.Dynamic(b, c.AdminConfig()), 0)
 				synced = append(synced, f.ForResource(configMaps).Informer().HasSynced)
 				f.Start(ctx.Done())
 				factories = append(factories, f)

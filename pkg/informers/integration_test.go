@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
 
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/aggregator"
@@ -33,7 +32,6 @@ import (
 
 var (
 	configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 	crds       = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	widgets    = schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 )
@@ -101,23 +99,6 @@ func waitStatus(t *testing.T, f *fleet, cluster string, want health.Status) heal
 		return got.Status == want, fmt.Sprintf("%+v", got)
 	})
 	return got
-}
-
-func client(t testing.TB, cfg *rest.Config) dynamic.Interface {
-	t.Helper()
-	c, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-func createNamespace(t *testing.T, c dynamic.Interface, name string) {
-	t.Helper()
-	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
-	if _, err := c.Resource(namespaces).Create(t.Context(), ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
 }
 
 func configMap(ns, name string, data map[string]any) *unstructured.Unstructured {
@@ -236,8 +217,8 @@ func eventsFor(events []index.Event, cluster, namespace string) []string {
 func TestSameNameInThreeClusters(t *testing.T) {
 	var uids []types.UID
 	for _, c := range env.Clusters() {
-		dc := client(t, c.AdminConfig())
-		createNamespace(t, dc, "same")
+		dc := testcluster.Dynamic(t, c.AdminConfig())
+		testcluster.CreateNamespace(t, dc, "same")
 		uids = append(uids, create(t, dc, configMap("same", "twin", map[string]any{"cluster": c.Name()})).GetUID())
 	}
 	f := startFleet(t, index.Options{}, testOptions("configmaps"), all()...)
@@ -265,8 +246,8 @@ func TestSameNameInThreeClusters(t *testing.T) {
 
 func TestChangesReachIndexAndFeed(t *testing.T) {
 	c1 := env.Cluster("c1")
-	dc := client(t, c1.AdminConfig())
-	createNamespace(t, dc, "changes")
+	dc := testcluster.Dynamic(t, c1.AdminConfig())
+	testcluster.CreateNamespace(t, dc, "changes")
 	f := startFleet(t, index.Options{}, testOptions("configmaps", "namespaces"), all()...)
 	for _, c := range env.Clusters() {
 		waitStatus(t, f, c.Name(), health.Synced)
@@ -300,12 +281,12 @@ func TestChangesReachIndexAndFeed(t *testing.T) {
 // checks that the index converges and the feed carried every difference.
 func outage(t *testing.T, cluster string, compact bool) {
 	c := env.Cluster(cluster)
-	dc := client(t, c.AdminConfig())
+	dc := testcluster.Dynamic(t, c.AdminConfig())
 	ns := "outage"
 	if compact {
 		ns = "compacted"
 	}
-	createNamespace(t, dc, ns)
+	testcluster.CreateNamespace(t, dc, ns)
 	for _, name := range []string{"keep", "change", "gone", "recreate"} {
 		create(t, dc, configMap(ns, name, map[string]any{"v": "1"}))
 	}
@@ -346,7 +327,7 @@ func outage(t *testing.T, cluster string, compact bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := client(t, second.AdminConfig())
+	sc := testcluster.Dynamic(t, second.AdminConfig())
 	create(t, sc, configMap(ns, "new", map[string]any{"v": "1"}))
 	update(t, sc, ns, "change", map[string]any{"v": "2"})
 	remove(t, sc, ns, "gone")
@@ -440,8 +421,8 @@ func TestForbiddenType(t *testing.T) {
 
 func TestRemoveCluster(t *testing.T) {
 	c := env.Cluster("c2")
-	dc := client(t, c.AdminConfig())
-	createNamespace(t, dc, "removal")
+	dc := testcluster.Dynamic(t, c.AdminConfig())
+	testcluster.CreateNamespace(t, dc, "removal")
 	create(t, dc, configMap("removal", "x", nil))
 
 	f := startFleet(t, index.Options{}, testOptions("configmaps"))
@@ -482,8 +463,8 @@ func TestRemoveCluster(t *testing.T) {
 
 func TestDeleteAndRecreate(t *testing.T) {
 	c := env.Cluster("c1")
-	dc := client(t, c.AdminConfig())
-	createNamespace(t, dc, "recreate")
+	dc := testcluster.Dynamic(t, c.AdminConfig())
+	testcluster.CreateNamespace(t, dc, "recreate")
 	create(t, dc, configMap("recreate", "phoenix", nil))
 	f := startFleet(t, index.Options{}, testOptions("configmaps"), admin(c))
 	waitStatus(t, f, "c1", health.Synced)
@@ -498,8 +479,8 @@ func TestDeleteAndRecreate(t *testing.T) {
 
 func TestNoManagedFields(t *testing.T) {
 	c := env.Cluster("c1")
-	dc := client(t, c.AdminConfig())
-	createNamespace(t, dc, "stripped")
+	dc := testcluster.Dynamic(t, c.AdminConfig())
+	testcluster.CreateNamespace(t, dc, "stripped")
 	cm := configMap("stripped", "applied", map[string]any{"k": "v"})
 	cm.SetAnnotations(map[string]string{
 		"kubectl.kubernetes.io/last-applied-configuration": `{"apiVersion":"v1","kind":"ConfigMap"}`,
@@ -530,8 +511,8 @@ func TestNoManagedFields(t *testing.T) {
 
 func TestFollowerPastRetention(t *testing.T) {
 	c := env.Cluster("c3")
-	dc := client(t, c.AdminConfig())
-	createNamespace(t, dc, "retention")
+	dc := testcluster.Dynamic(t, c.AdminConfig())
+	testcluster.CreateNamespace(t, dc, "retention")
 	f := startFleet(t, index.Options{Retention: 5}, testOptions("configmaps"), admin(c))
 	waitStatus(t, f, "c3", health.Synced)
 	rev := f.index.Revision()
@@ -551,7 +532,7 @@ func TestFollowerPastRetention(t *testing.T) {
 
 func TestTypeServedLater(t *testing.T) {
 	c := env.Cluster("c2")
-	dc := client(t, c.AdminConfig())
+	dc := testcluster.Dynamic(t, c.AdminConfig())
 	f := startFleet(t, index.Options{}, testOptions("configmaps", "widgets.example.com"), admin(c))
 	testcluster.Eventually(t, 30*time.Second, "widgets reported as not served", func() (bool, string) {
 		s, _ := f.health.Cluster("c2")
@@ -602,8 +583,8 @@ func TestTypeServedLater(t *testing.T) {
 // DELETED event although no watch ever saw the deletion.
 func TestUpdateCredentialsKeepsData(t *testing.T) {
 	c := env.Cluster("c1")
-	dc := client(t, c.AdminConfig())
-	createNamespace(t, dc, "rotate")
+	dc := testcluster.Dynamic(t, c.AdminConfig())
+	testcluster.CreateNamespace(t, dc, "rotate")
 	create(t, dc, configMap("rotate", "stays", nil))
 	create(t, dc, configMap("rotate", "goes", nil))
 	if err := c.Grant(t.Context(), "bob", "", rbacv1.PolicyRule{
@@ -623,7 +604,7 @@ func TestUpdateCredentialsKeepsData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	remove(t, client(t, second.AdminConfig()), "rotate", "goes")
+	remove(t, testcluster.Dynamic(t, second.AdminConfig()), "rotate", "goes")
 	if err := second.Stop(); err != nil {
 		t.Fatal(err)
 	}
