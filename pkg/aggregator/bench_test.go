@@ -166,35 +166,39 @@ func BenchmarkGraphQL(b *testing.B) {
 // BenchmarkPageVersusAPIServers answers the same namespace + label selector
 // page of 50 over the same objects, held in 3 real clusters: by fleetcache
 // over HTTP, and by LISTing each API server with the selector and merging.
+// Sizes grow (objects are added, never removed), up to the largest the
+// test servers hold comfortably on the project's machine.
 func BenchmarkPageVersusAPIServers(b *testing.B) {
-	const perCluster = 50_000
-	var wg sync.WaitGroup
-	for _, c := range env.Clusters() {
-		wg.Go(func() { seedConfigMaps(b, testcluster.Dynamic(b, c.AdminConfig()), perCluster) })
-	}
-	wg.Wait()
 	sel := "app=web-3,tier in (fe,be)"
 	ns := "ns-07"
-
-	b.Run("fleetcache", func(b *testing.B) {
-		opts := aggregator.Options{Informers: informers.Options{Resources: []string{"configmaps"}}}
-		c := serve(b, opts, func(a *aggregator.Aggregator) {
-			var cs []clusters.Cluster
-			for _, tc := range env.Clusters() {
-				cs = append(cs, clusters.Cluster{Name: tc.Name(), Config: tc.AdminConfig()})
+	for _, perCluster := range []int{50_000, 200_000} {
+		b.Run(fmt.Sprintf("objects=%d", 3*perCluster), func(b *testing.B) {
+			var wg sync.WaitGroup
+			for _, c := range env.Clusters() {
+				wg.Go(func() { seedConfigMaps(b, testcluster.Dynamic(b, c.AdminConfig()), perCluster) })
 			}
-			startSynced(b, a, cs)
+			wg.Wait()
+			b.Run("fleetcache", func(b *testing.B) {
+				opts := aggregator.Options{Informers: informers.Options{Resources: []string{"configmaps"}}}
+				c := serve(b, opts, func(a *aggregator.Aggregator) {
+					var cs []clusters.Cluster
+					for _, tc := range env.Clusters() {
+						cs = append(cs, clusters.Cluster{Name: tc.Name(), Config: tc.AdminConfig()})
+					}
+					startSynced(b, a, cs)
+				})
+				want := len(listFromAPIServers(b, ns, sel))
+				out := c.do(b, pageQuery, map[string]any{"ns": ns, "sel": sel})
+				if got := bytes.Count(out, []byte(`"cluster"`)); got != min(want, 50) {
+					b.Fatalf("fleetcache page has %d objects, API servers %d", got, want)
+				}
+				measure(b, func() { c.do(b, pageQuery, map[string]any{"ns": ns, "sel": sel}) })
+			})
+			b.Run("apiservers", func(b *testing.B) {
+				measure(b, func() { listFromAPIServers(b, ns, sel) })
+			})
 		})
-		want := len(listFromAPIServers(b, ns, sel))
-		out := c.do(b, pageQuery, map[string]any{"ns": ns, "sel": sel})
-		if got := bytes.Count(out, []byte(`"cluster"`)); got != min(want, 50) {
-			b.Fatalf("fleetcache page has %d objects, API servers %d", got, want)
-		}
-		measure(b, func() { c.do(b, pageQuery, map[string]any{"ns": ns, "sel": sel}) })
-	})
-	b.Run("apiservers", func(b *testing.B) {
-		measure(b, func() { listFromAPIServers(b, ns, sel) })
-	})
+	}
 }
 
 var apiClients sync.Map // cluster name → dynamic.Interface
