@@ -350,14 +350,24 @@ func responseMedia(accept []string) string {
 }
 
 // acceptsHTML reports whether the client prefers text/html to the JSON
-// media types, naming it: what a browser's navigation sends.
-func acceptsHTML(accept []string) bool {
+// media types, naming it: what a browser's navigation sends. A tie goes to
+// JSON.
+func acceptsHTML(accept []string) bool { return prefers(accept, mediaHTML, false) }
+
+// prefers reports whether the Accept header names media (not through a
+// wildcard) with a non-zero quality, and does not name a JSON media type
+// with a higher quality; winsTies says whether media wins an equal one.
+func prefers(accept []string, media string, winsTies bool) bool {
 	ranges := parseAccept(accept)
-	hq, hspec := quality(ranges, mediaHTML)
-	if hspec != 2 || hq == 0 {
+	q, spec := quality(ranges, media)
+	if spec != 2 || q == 0 {
 		return false
 	}
-	jq, jspec := quality(ranges, mediaJSON)
-	gq, gspec := quality(ranges, mediaGraphQLResponse)
-	return !(jspec == 2 && jq >= hq) && !(gspec == 2 && gq >= hq)
+	for _, other := range []string{mediaJSON, mediaGraphQLResponse} {
+		oq, ospec := quality(ranges, other)
+		if ospec == 2 && (oq > q || (oq == q && !winsTies)) {
+			return false
+		}
+	}
+	return true
 }

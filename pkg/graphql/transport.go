@@ -154,16 +154,7 @@ const mediaEventStream = "text/event-stream"
 // acceptsEventStream reports whether the client asks for Server-Sent
 // Events: its Accept header names text/event-stream, and prefers it at
 // least as much as the JSON media types it names.
-func acceptsEventStream(accept []string) bool {
-	ranges := parseAccept(accept)
-	eq, espec := quality(ranges, mediaEventStream)
-	if espec != 2 || eq == 0 {
-		return false
-	}
-	jq, jspec := quality(ranges, mediaJSON)
-	gq, gspec := quality(ranges, mediaGraphQLResponse)
-	return !(jspec == 2 && jq > eq) && !(gspec == 2 && gq > eq)
-}
+func acceptsEventStream(accept []string) bool { return prefers(accept, mediaEventStream, true) }
 
 // truncateReason shortens a WebSocket close reason to the 123 bytes a close
 // frame holds, on a UTF-8 boundary.

@@ -12,7 +12,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -79,7 +78,6 @@ type Cache struct {
 	names     []resourceName
 	dynamic   dynamic.Interface
 	discovery discovery.DiscoveryInterface
-	transport http.RoundTripper
 	// dialer tracks the cluster's connections so that Start closes every
 	// one of them when the cluster stops, busy or idle.
 	dialer *connrotation.Dialer
@@ -111,7 +109,6 @@ func NewCache(name string, cfg *rest.Config, sink Sink, h *health.Tracker, opts 
 	if err != nil {
 		return nil, fmt.Errorf("cluster %q: http client: %w", name, err)
 	}
-	c.transport = httpClient.Transport
 	if c.dynamic, err = dynamic.NewForConfigAndClient(cfg, httpClient); err != nil {
 		return nil, fmt.Errorf("cluster %q: dynamic client: %w", name, err)
 	}
@@ -130,7 +127,6 @@ func (c *Cache) Start(ctx context.Context) error {
 	// only idle ones would leave a connection whose last stream is still
 	// being torn down, and its read goroutine with it.
 	defer c.dialer.CloseAll()
-	defer utilnet.CloseIdleConnectionsFor(c.transport)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	factory := dynamicinformer.NewDynamicSharedInformerFactory(c.dynamic, 0)
