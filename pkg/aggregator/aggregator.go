@@ -11,7 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/klog/v2"
 
 	"github.com/fleetcache/fleetcache/pkg/clusters"
@@ -63,7 +64,10 @@ type Aggregator struct {
 	Health   *health.Tracker
 	Registry *clusters.Registry
 	API      *graphql.Server
-	Handler  http.Handler
+	// Metrics holds every metric of this aggregator, served at /metrics.
+	Metrics *prometheus.Registry
+	// Handler serves the HTTP API (see routes).
+	Handler http.Handler
 }
 
 // New assembles an Aggregator with no cluster registered yet.
@@ -78,16 +82,17 @@ func New(opts Options) (*Aggregator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("graphql: %w", err)
 	}
-	r := chi.NewRouter()
-	r.Handle("/graphql", api)
-	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
-	return &Aggregator{
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a := &Aggregator{
 		Index:    ix,
 		Health:   tr,
 		Registry: clusters.NewRegistry(fleet, clusters.Options{}),
 		API:      api,
-		Handler:  r,
-	}, nil
+		Metrics:  reg,
+	}
+	a.Handler = a.routes()
+	return a, nil
 }
 
 // Start runs the registered clusters (and those registered later) and the
