@@ -30,9 +30,25 @@ import (
 // an invalid context name, or whatever clientcmd rejects. Every error names the
 // file and the context.
 func FromKubeconfig(path string, contexts ...string) ([]Cluster, error) {
-	cfg, err := clientcmd.LoadFromFile(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("load kubeconfig %s: %w", path, err)
+	}
+	return fromKubeconfig(path, data, contexts...)
+}
+
+// fromKubeconfig is FromKubeconfig on the file's content, read by the caller.
+func fromKubeconfig(path string, data []byte, contexts ...string) ([]Cluster, error) {
+	cfg, err := clientcmd.Load(data)
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig %s: %w", path, err)
+	}
+	// As clientcmd.LoadFromFile does: relative paths are relative to the file.
+	for _, c := range cfg.Clusters {
+		c.LocationOfOrigin = path
+	}
+	for _, u := range cfg.AuthInfos {
+		u.LocationOfOrigin = path
 	}
 	if err := clientcmd.ResolveLocalPaths(cfg); err != nil {
 		return nil, fmt.Errorf("load kubeconfig %s: %w", path, err)
@@ -117,40 +133,71 @@ func contextConfig(cfg *clientcmdapi.Config, name string) (*rest.Config, error) 
 // first definition is kept and the error names both files. Only a dir that
 // cannot be read yields no clusters.
 func FromDir(dir string) ([]Cluster, error) {
+	files, err := loadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		out  []Cluster
+		errs []error
+	)
+	for _, f := range files {
+		out = append(out, f.clusters...)
+		errs = append(errs, f.err)
+	}
+	return out, errors.Join(errs...)
+}
+
+// dirFile is what one file of a kubeconfig directory yields.
+type dirFile struct {
+	path     string
+	content  []byte    // nil when the file could not be read
+	clusters []Cluster // those not defined by an earlier file
+	err      error
+}
+
+// loadDir loads the kubeconfig files of dir as FromDir documents, one result
+// per file in file name order.
+func loadDir(dir string) ([]dirFile, error) {
 	entries, err := os.ReadDir(dir) // sorted by file name
 	if err != nil {
 		return nil, fmt.Errorf("read kubeconfig directory: %w", err)
 	}
 	var (
-		out  []Cluster
-		errs []error
+		out  []dirFile
 		from = make(map[string]string) // cluster name -> file that defined it
 	)
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		path := filepath.Join(dir, e.Name())
-		fi, err := os.Stat(path) // follows symbolic links
+		f := dirFile{path: filepath.Join(dir, e.Name())}
+		fi, err := os.Stat(f.path) // follows symbolic links
 		if err != nil {
-			errs = append(errs, fmt.Errorf("load kubeconfig %s: %w", path, err))
+			f.err = fmt.Errorf("load kubeconfig %s: %w", f.path, err)
+			out = append(out, f)
 			continue
 		}
 		if !fi.Mode().IsRegular() {
 			continue
 		}
-		cs, err := FromKubeconfig(path)
-		if err != nil {
-			errs = append(errs, err)
+		if f.content, err = os.ReadFile(f.path); err != nil {
+			f.err = fmt.Errorf("load kubeconfig %s: %w", f.path, err)
+			out = append(out, f)
+			continue
 		}
+		cs, err := fromKubeconfig(f.path, f.content)
+		errs := []error{err}
 		for _, c := range cs {
 			if first, dup := from[c.Name]; dup {
-				errs = append(errs, fmt.Errorf("kubeconfig %s: cluster %q already defined in %s", path, c.Name, first))
+				errs = append(errs, fmt.Errorf("kubeconfig %s: cluster %q already defined in %s", f.path, c.Name, first))
 				continue
 			}
-			from[c.Name] = path
-			out = append(out, c)
+			from[c.Name] = f.path
+			f.clusters = append(f.clusters, c)
 		}
+		f.err = errors.Join(errs...)
+		out = append(out, f)
 	}
-	return out, errors.Join(errs...)
+	return out, nil
 }
