@@ -36,6 +36,42 @@ type ResourceStatus struct {
 	LastEventTime time.Time // when the last object change arrived
 	WatchRestarts int       // watches resumed from a resourceVersion
 	Relists       int       // full lists after the initial one (410 Gone, restarts)
+	// SyncStartTime is when the informer of the type last started listing.
+	SyncStartTime time.Time
+	// InitialSyncDuration is how long the last initial list took, from
+	// SyncStartTime to LastSyncTime; zero until the type has synced.
+	InitialSyncDuration time.Duration
+	// Events counts the object changes the informer delivered to the
+	// index, by type; the objects of every (re)list count too.
+	Events EventCounts
+}
+
+// EventType is the type of an object change an informer delivered.
+type EventType uint8
+
+// The event types, as Kubernetes watches name them.
+const (
+	EventAdded EventType = iota
+	EventModified
+	EventDeleted
+)
+
+// String returns the watch event name: ADDED, MODIFIED or DELETED.
+func (e EventType) String() string {
+	switch e {
+	case EventAdded:
+		return "ADDED"
+	case EventModified:
+		return "MODIFIED"
+	case EventDeleted:
+		return "DELETED"
+	}
+	return fmt.Sprintf("EventType(%d)", uint8(e))
+}
+
+// EventCounts counts object changes by EventType.
+type EventCounts struct {
+	Added, Modified, Deleted uint64
 }
 
 // ClusterStatus is the state of one cluster.
@@ -132,8 +168,10 @@ func (t *Tracker) RemoveCluster(name string) {
 
 // ResourceStarting reports that the informer of a type has started listing.
 func (t *Tracker) ResourceStarting(cluster, resource, kind string) {
+	now := t.opts.Now()
 	t.updateResource(cluster, resource, func(r *resourceState) {
 		r.Kind = kind
+		r.SyncStartTime = now
 		r.started, r.synced, r.err, r.connErr = true, false, nil, nil
 	})
 }
@@ -144,6 +182,9 @@ func (t *Tracker) ResourceSynced(cluster, resource string) {
 	t.updateResource(cluster, resource, func(r *resourceState) {
 		r.synced, r.err, r.connErr = true, nil, nil
 		r.LastSyncTime = now
+		if !r.SyncStartTime.IsZero() {
+			r.InitialSyncDuration = now.Sub(r.SyncStartTime)
+		}
 	})
 }
 
@@ -205,11 +246,20 @@ func (t *Tracker) ResourceWatch(cluster, resource string) {
 }
 
 // ResourceEvent records that an object change of a type arrived at time at.
-func (t *Tracker) ResourceEvent(cluster, resource string, at time.Time) {
+// It runs for every object event, so it only counts: it records no Change.
+func (t *Tracker) ResourceEvent(cluster, resource string, typ EventType, at time.Time) {
 	t.mu.Lock()
 	if c, ok := t.clusters[cluster]; ok {
 		if r, ok := c.resources[resource]; ok {
 			r.eventsAt = at
+			switch typ {
+			case EventAdded:
+				r.Events.Added++
+			case EventModified:
+				r.Events.Modified++
+			case EventDeleted:
+				r.Events.Deleted++
+			}
 		}
 	}
 	t.mu.Unlock()

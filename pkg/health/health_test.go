@@ -183,7 +183,7 @@ func TestStatusDetails(t *testing.T) {
 	tr.ResourceWatch("c1", "pods") // resumed again
 	tr.ResourceList("c1", "pods")  // relist (410)
 	tr.ResourceWatch("c1", "pods") // follows the relist
-	tr.ResourceEvent("c1", "pods", t0.Add(time.Minute))
+	tr.ResourceEvent("c1", "pods", EventModified, t0.Add(time.Minute))
 	tr.ResourceStarting("c1", "configmaps", "ConfigMap")
 	tr.ResourceError("c1", "configmaps", "ConfigMap", errForbidden)
 
@@ -196,8 +196,9 @@ func TestStatusDetails(t *testing.T) {
 		LastEventTime: t0.Add(time.Minute),
 		ObjectCount:   3,
 		Resources: []ResourceStatus{
-			{Resource: "configmaps", Kind: "ConfigMap", Status: Degraded, ObjectCount: 1, LastError: errForbidden.Error(), LastErrorTime: t0},
-			{Resource: "pods", Kind: "Pod", Status: Synced, ObjectCount: 2, LastSyncTime: t0, LastEventTime: t0.Add(time.Minute), WatchRestarts: 2, Relists: 1},
+			{Resource: "configmaps", Kind: "ConfigMap", Status: Degraded, ObjectCount: 1, LastError: errForbidden.Error(), LastErrorTime: t0, SyncStartTime: t0},
+			{Resource: "pods", Kind: "Pod", Status: Synced, ObjectCount: 2, LastSyncTime: t0, LastEventTime: t0.Add(time.Minute), WatchRestarts: 2, Relists: 1,
+				SyncStartTime: t0, Events: EventCounts{Modified: 1}},
 		},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -210,9 +211,9 @@ func TestChanges(t *testing.T) {
 	_, v0 := tr.Clusters()
 	tr.AddCluster("c1")
 	tr.ResourceStarting("c1", "pods", "Pod")
-	tr.ResourceEvent("c1", "pods", t0)       // not a status change
-	tr.ResourceWatch("c1", "pods")           // not a status change
-	tr.ResourceStarting("c1", "pods", "Pod") // same status again
+	tr.ResourceEvent("c1", "pods", EventAdded, t0) // not a status change
+	tr.ResourceWatch("c1", "pods")                 // not a status change
+	tr.ResourceStarting("c1", "pods", "Pod")       // same status again
 	tr.ResourceSynced("c1", "pods")
 	tr.ResourceUnreachable("c1", "pods", errRefused)
 	tr.ResourceRequestOK("c1", "pods")

@@ -305,27 +305,27 @@ type handler struct {
 	resource string
 }
 
-func (h *handler) OnAdd(obj any, _ bool)  { h.upsert(obj) }
-func (h *handler) OnUpdate(_, newObj any) { h.upsert(newObj) }
+func (h *handler) OnAdd(obj any, _ bool)  { h.upsert(obj, health.EventAdded) }
+func (h *handler) OnUpdate(_, newObj any) { h.upsert(newObj, health.EventModified) }
 func (h *handler) OnDelete(obj any) {
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tomb.Obj
 	}
 	if o, ok := obj.(*index.Object); ok {
 		h.cache.sink.Delete(o.Key())
-		h.event()
+		h.event(health.EventDeleted)
 	}
 }
 
-func (h *handler) upsert(obj any) {
+func (h *handler) upsert(obj any, typ health.EventType) {
 	if o, ok := obj.(*index.Object); ok {
 		h.cache.sink.Upsert(o)
-		h.event()
+		h.event(typ)
 	}
 }
 
-func (h *handler) event() {
-	h.cache.health.ResourceEvent(h.cache.name, h.resource, time.Now())
+func (h *handler) event(typ health.EventType) {
+	h.cache.health.ResourceEvent(h.cache.name, h.resource, typ, time.Now())
 }
 
 // observe wraps the cluster's transport to see, per resource type, every

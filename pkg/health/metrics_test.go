@@ -1,0 +1,139 @@
+package health
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+func TestCollector(t *testing.T) {
+	now := t0
+	tr := NewTracker(counts{"c1/pods": 2, "c1/configmaps": 0}, Options{Now: func() time.Time { return now }})
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(NewCollector(tr))
+
+	tr.AddCluster("c2")
+	tr.ResourceStarting("c1", "pods", "Pod")
+	tr.ResourceList("c1", "pods")
+	tr.ResourceStarting("c1", "configmaps", "ConfigMap")
+	tr.ResourceError("c1", "configmaps", "ConfigMap", errForbidden)
+	for range 3 {
+		tr.ResourceEvent("c1", "pods", EventAdded, now)
+	}
+	now = t0.Add(2500 * time.Millisecond)
+	tr.ResourceSynced("c1", "pods")
+	tr.ResourceWatch("c1", "pods")
+	tr.ResourceWatch("c1", "pods") // resumed
+	tr.ResourceList("c1", "pods")  // relist
+	tr.ResourceEvent("c1", "pods", EventModified, t0.Add(time.Minute))
+	tr.ResourceEvent("c1", "pods", EventDeleted, t0.Add(90*time.Second))
+	tr.ResourceEvent("c1", "nodes", EventAdded, t0) // not tracked: ignored
+
+	names := []string{
+		"fleetcache_cluster_status", "fleetcache_resource_status", "fleetcache_cached_objects",
+		"fleetcache_events_total", "fleetcache_watch_restarts_total", "fleetcache_relists_total",
+		"fleetcache_last_event_timestamp_seconds", "fleetcache_initial_sync_duration_seconds",
+	}
+	// t0 is 2026-11-22T10:00:00Z: 1795341600 in Unix seconds.
+	want := `
+# HELP fleetcache_cached_objects Objects of the resource type cached from the cluster.
+# TYPE fleetcache_cached_objects gauge
+fleetcache_cached_objects{cluster="c1",resource="configmaps"} 0
+fleetcache_cached_objects{cluster="c1",resource="pods"} 2
+# HELP fleetcache_cluster_status Sync status of the cluster: 1 for its current status, 0 for the others.
+# TYPE fleetcache_cluster_status gauge
+fleetcache_cluster_status{cluster="c1",status="DEGRADED"} 1
+fleetcache_cluster_status{cluster="c1",status="DISCONNECTED"} 0
+fleetcache_cluster_status{cluster="c1",status="PENDING"} 0
+fleetcache_cluster_status{cluster="c1",status="SYNCED"} 0
+fleetcache_cluster_status{cluster="c1",status="SYNCING"} 0
+fleetcache_cluster_status{cluster="c2",status="DEGRADED"} 0
+fleetcache_cluster_status{cluster="c2",status="DISCONNECTED"} 0
+fleetcache_cluster_status{cluster="c2",status="PENDING"} 1
+fleetcache_cluster_status{cluster="c2",status="SYNCED"} 0
+fleetcache_cluster_status{cluster="c2",status="SYNCING"} 0
+# HELP fleetcache_events_total Object changes the informer delivered to the index, by watch event type; the objects of every list count as ADDED or MODIFIED.
+# TYPE fleetcache_events_total counter
+fleetcache_events_total{cluster="c1",resource="configmaps",type="ADDED"} 0
+fleetcache_events_total{cluster="c1",resource="configmaps",type="DELETED"} 0
+fleetcache_events_total{cluster="c1",resource="configmaps",type="MODIFIED"} 0
+fleetcache_events_total{cluster="c1",resource="pods",type="ADDED"} 3
+fleetcache_events_total{cluster="c1",resource="pods",type="DELETED"} 1
+fleetcache_events_total{cluster="c1",resource="pods",type="MODIFIED"} 1
+# HELP fleetcache_initial_sync_duration_seconds How long the last initial list of the resource type took, until every object reached the index; absent until it synced.
+# TYPE fleetcache_initial_sync_duration_seconds gauge
+fleetcache_initial_sync_duration_seconds{cluster="c1",resource="pods"} 2.5
+# HELP fleetcache_last_event_timestamp_seconds Unix time of the last object change of the resource type; absent before the first one.
+# TYPE fleetcache_last_event_timestamp_seconds gauge
+fleetcache_last_event_timestamp_seconds{cluster="c1",resource="pods"} 1.79534169e+09
+# HELP fleetcache_relists_total Full lists of the resource type after its initial one (410 Gone, reconnections).
+# TYPE fleetcache_relists_total counter
+fleetcache_relists_total{cluster="c1",resource="configmaps"} 0
+fleetcache_relists_total{cluster="c1",resource="pods"} 1
+# HELP fleetcache_resource_status Sync status of a resource type of the cluster: 1 for its current status, 0 for the others.
+# TYPE fleetcache_resource_status gauge
+fleetcache_resource_status{cluster="c1",resource="configmaps",status="DEGRADED"} 1
+fleetcache_resource_status{cluster="c1",resource="configmaps",status="DISCONNECTED"} 0
+fleetcache_resource_status{cluster="c1",resource="configmaps",status="PENDING"} 0
+fleetcache_resource_status{cluster="c1",resource="configmaps",status="SYNCED"} 0
+fleetcache_resource_status{cluster="c1",resource="configmaps",status="SYNCING"} 0
+fleetcache_resource_status{cluster="c1",resource="pods",status="DEGRADED"} 0
+fleetcache_resource_status{cluster="c1",resource="pods",status="DISCONNECTED"} 0
+fleetcache_resource_status{cluster="c1",resource="pods",status="PENDING"} 0
+fleetcache_resource_status{cluster="c1",resource="pods",status="SYNCED"} 1
+fleetcache_resource_status{cluster="c1",resource="pods",status="SYNCING"} 0
+# HELP fleetcache_watch_restarts_total Watches of the resource type resumed from a resourceVersion after they ended.
+# TYPE fleetcache_watch_restarts_total counter
+fleetcache_watch_restarts_total{cluster="c1",resource="configmaps"} 0
+fleetcache_watch_restarts_total{cluster="c1",resource="pods"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), names...); err != nil {
+		t.Error(err)
+	}
+
+	// A removed cluster's series go with it; a type that syncs again
+	// reports its new initial sync.
+	tr.RemoveCluster("c2")
+	tr.RemoveResource("c1", "configmaps")
+	now = t0.Add(time.Hour)
+	tr.ResourceStarting("c1", "pods", "Pod")
+	now = now.Add(750 * time.Millisecond)
+	tr.ResourceSynced("c1", "pods")
+	want = `
+# HELP fleetcache_cluster_status Sync status of the cluster: 1 for its current status, 0 for the others.
+# TYPE fleetcache_cluster_status gauge
+fleetcache_cluster_status{cluster="c1",status="DEGRADED"} 0
+fleetcache_cluster_status{cluster="c1",status="DISCONNECTED"} 0
+fleetcache_cluster_status{cluster="c1",status="PENDING"} 0
+fleetcache_cluster_status{cluster="c1",status="SYNCED"} 1
+fleetcache_cluster_status{cluster="c1",status="SYNCING"} 0
+# HELP fleetcache_initial_sync_duration_seconds How long the last initial list of the resource type took, until every object reached the index; absent until it synced.
+# TYPE fleetcache_initial_sync_duration_seconds gauge
+fleetcache_initial_sync_duration_seconds{cluster="c1",resource="pods"} 0.75
+# HELP fleetcache_relists_total Full lists of the resource type after its initial one (410 Gone, reconnections).
+# TYPE fleetcache_relists_total counter
+fleetcache_relists_total{cluster="c1",resource="pods"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "fleetcache_cluster_status",
+		"fleetcache_initial_sync_duration_seconds", "fleetcache_relists_total"); err != nil {
+		t.Error(err)
+	}
+	if problems, err := testutil.GatherAndLint(reg); err != nil || len(problems) > 0 {
+		t.Errorf("metrics lint: %v %v", problems, err)
+	}
+}
+
+func BenchmarkResourceEvent(b *testing.B) {
+	tr := NewTracker(nil, Options{})
+	for i := range 20 {
+		tr.ResourceStarting("c"+strconv.Itoa(i), "pods", "Pod")
+	}
+	at := time.Now()
+	for b.Loop() {
+		tr.ResourceEvent("c9", "pods", EventModified, at)
+	}
+}
