@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 GO ?= go
 BIN := $(CURDIR)/bin
-TESTBIN := $(BIN)/kube-apiserver $(BIN)/etcd
+TESTBIN := $(BIN)/kube-apiserver $(BIN)/etcd $(BIN)/helm
 STATICCHECK_VERSION := v0.8.2
 GOTEST_FLAGS ?= -race -count=1 -timeout 25m
 BENCH ?= .
@@ -35,13 +35,17 @@ fuzz: testbin ## Run every fuzz target for FUZZTIME (20s) each.
 	  done; \
 	done
 
-testbin: $(TESTBIN) ## Build kube-apiserver and etcd for the test bed into bin/ (skipped when present).
+testbin: $(TESTBIN) ## Build kube-apiserver, etcd and helm for the tests into bin/ (skipped when present).
 
 $(BIN)/kube-apiserver: hack/tools/go.mod
 	cd hack/tools && $(GO) build -o $@ k8s.io/kubernetes/cmd/kube-apiserver
 
 $(BIN)/etcd: hack/tools/go.mod
 	cd hack/tools && $(GO) build -o $@ go.etcd.io/etcd/server/v3
+
+# helm renders the chart in deploy/; its own module keeps its dependencies out of the servers' build.
+$(BIN)/helm: hack/helm/go.mod
+	cd hack/helm && $(GO) build -o $@ helm.sh/helm/v4/cmd/helm
 
 clean: ## Remove built binaries.
 	rm -rf $(BIN)
