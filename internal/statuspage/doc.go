@@ -1,0 +1,23 @@
+// Package statuspage serves fleetcache's status page: one table row per
+// registered cluster with its sync status, message, object counts per
+// resource type, last event and last sync times, and the errors of its
+// resource types, updated live without a reload.
+//
+// Handler returns the http.Handler of the page (at "/") and its script and
+// style sheet (under AssetPrefix). Everything is embedded in the binary and
+// nothing is loaded from another origin. The script follows the
+// aggregator's own GraphQL API on the same origin:
+//
+//   - the clusterHealth subscription over Server-Sent Events (a POST to
+//     /graphql with Accept: text/event-stream, the graphql-sse protocol's
+//     distinct connections mode), read with fetch and a stream reader, so
+//     a status change shows at once; when the stream ends or fails the
+//     script subscribes again, backing off from 1 s to 30 s;
+//   - the clusters query every 10 seconds, because clusterHealth
+//     reports status changes only: object counts and event times move
+//     without one, and a cluster removed while the stream was down must
+//     leave the table.
+//
+// The script builds the table with DOM calls and textContent only, so no
+// cluster name or error message is ever parsed as HTML.
+package statuspage

@@ -1,0 +1,84 @@
+package statuspage_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/fleetcache/fleetcache/internal/statuspage"
+)
+
+// The page's behaviour in a browser is tested in pkg/aggregator against
+// real clusters; this tests what the handler serves.
+func TestHandler(t *testing.T) {
+	tests := []struct {
+		name        string
+		method      string
+		path        string
+		wantStatus  int
+		wantType    string
+		wantContain string
+	}{
+		{name: "page", method: http.MethodGet, path: "/", wantStatus: 200, wantType: "text/html; charset=utf-8", wantContain: `<table id="clusters">`},
+		{name: "page head", method: http.MethodHead, path: "/", wantStatus: 200, wantType: "text/html; charset=utf-8"},
+		{name: "script", method: http.MethodGet, path: statuspage.AssetPrefix + "status.js", wantStatus: 200, wantType: "text/javascript; charset=utf-8", wantContain: "clusterHealth"},
+		{name: "style sheet", method: http.MethodGet, path: statuspage.AssetPrefix + "status.css", wantStatus: 200, wantType: "text/css; charset=utf-8", wantContain: ".badge-disconnected"},
+		{name: "page under the asset prefix", method: http.MethodGet, path: statuspage.AssetPrefix + "index.html", wantStatus: 404},
+		{name: "unknown asset", method: http.MethodGet, path: statuspage.AssetPrefix + "nope.js", wantStatus: 404},
+		{name: "post", method: http.MethodPost, path: "/", wantStatus: 405},
+	}
+	h := statuspage.Handler()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(tt.method, tt.path, nil))
+			if rec.Code != tt.wantStatus {
+				t.Fatalf("status %d, want %d: %s", rec.Code, tt.wantStatus, rec.Body)
+			}
+			if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
+				t.Errorf("Content-Security-Policy %q does not restrict scripts to the origin", csp)
+			}
+			if tt.wantStatus != 200 {
+				return
+			}
+			if got := rec.Header().Get("Content-Type"); got != tt.wantType {
+				t.Errorf("Content-Type %q, want %q", got, tt.wantType)
+			}
+			if !strings.Contains(rec.Body.String(), tt.wantContain) {
+				t.Errorf("body does not contain %q", tt.wantContain)
+			}
+		})
+	}
+}
+
+func TestConditionalGet(t *testing.T) {
+	h := statuspage.Handler()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	etag := rec.Header().Get("ETag")
+	if etag == "" {
+		t.Fatal("no ETag")
+	}
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req.Header.Set("If-None-Match", etag)
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusNotModified {
+		t.Errorf("status %d with the current ETag, want 304", rec.Code)
+	}
+}
+
+// TestNoHTMLFromData guards the page's escaping rule: the script builds
+// the table with textContent; nothing may parse server text as HTML.
+func TestNoHTMLFromData(t *testing.T) {
+	rec := httptest.NewRecorder()
+	statuspage.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, statuspage.AssetPrefix+"status.js", nil))
+	js, _ := io.ReadAll(rec.Body)
+	for _, sink := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("} {
+		if strings.Contains(string(js), sink) {
+			t.Errorf("status.js uses %s", sink)
+		}
+	}
+}
