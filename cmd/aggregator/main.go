@@ -1,48 +1,39 @@
-// Command aggregator runs fleetcache: it caches the clusters of a kubeconfig
-// and serves the GraphQL API over them.
+// Command aggregator runs fleetcache: it caches the clusters of its sources
+// (kubeconfig files, a kubeconfig directory, cluster Secrets) and serves the
+// GraphQL API, health, metrics and a status page over them.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
-
-	"k8s.io/klog/v2"
 
 	"github.com/fleetcache/fleetcache/pkg/aggregator"
 )
 
 func main() {
-	var opts aggregator.Options
-	var contexts, resources string
-	fs := flag.NewFlagSet("aggregator", flag.ExitOnError)
-	fs.StringVar(&opts.Kubeconfig, "kubeconfig", "", "kubeconfig file whose contexts are the clusters (default $KUBECONFIG or ~/.kube/config)")
-	fs.StringVar(&contexts, "contexts", "", "comma-separated contexts to register (default all)")
-	fs.StringVar(&resources, "resources", "", "comma-separated resource types, kubectl names such as pods,deployments.apps (default: the built-in set)")
-	fs.StringVar(&opts.Addr, "addr", "127.0.0.1:8080", "HTTP listen address")
-	klog.InitFlags(fs)
-	_ = fs.Parse(os.Args[1:])
-	opts.Contexts = splitList(contexts)
-	opts.Informers.Resources = splitList(resources)
-
+	cfg, err := aggregator.ParseArgs(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err == nil {
+		err = cfg.Validate()
+	}
+	if err == nil {
+		err = aggregator.SetupLogging(cfg.Log)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "aggregator: invalid configuration:", err)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := aggregator.Run(ctx, opts); err != nil {
+	if err := aggregator.Run(ctx, cfg.Options()); err != nil {
 		fmt.Fprintln(os.Stderr, "aggregator:", err)
 		os.Exit(1)
 	}
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, v := range strings.Split(s, ",") {
-		if v = strings.TrimSpace(v); v != "" {
-			out = append(out, v)
-		}
-	}
-	return out
 }

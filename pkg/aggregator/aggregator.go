@@ -13,6 +13,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
 	"github.com/fleetcache/fleetcache/pkg/clusters"
@@ -22,15 +25,34 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/informers"
 )
 
-// Options configure the aggregator.
+// Options configure the aggregator. Config.Options builds them from the
+// configuration file and flags.
 type Options struct {
-	// Kubeconfig is the kubeconfig file whose contexts are the clusters.
-	// Default: the first file of $KUBECONFIG, else ~/.kube/config.
-	Kubeconfig string
-	// Contexts are the contexts to register. Default: every context.
+	// Kubeconfigs are kubeconfig files whose contexts are clusters, read
+	// once at start. Default, when no cluster source at all is set: the
+	// files of $KUBECONFIG, else ~/.kube/config.
+	Kubeconfigs []string
+	// Contexts are the contexts of Kubeconfigs to register. Default: every context.
 	Contexts []string
+	// KubeconfigDir is a directory of kubeconfig files (see clusters.FromDir),
+	// followed live. Default: none.
+	KubeconfigDir string
+	// DirInterval is how often KubeconfigDir is read. Default
+	// clusters.DefaultDirInterval.
+	DirInterval time.Duration
+	// ClusterSecretsNamespace is the namespace whose Secrets labelled
+	// fleetcache.io/cluster=true register clusters, followed live. Default: none.
+	ClusterSecretsNamespace string
+	// ClusterSecretsKubeconfig reaches the cluster holding those Secrets,
+	// through its current context. Default: the in-cluster configuration.
+	ClusterSecretsKubeconfig string
 	// Addr is where the HTTP server listens. Default 127.0.0.1:8080.
 	Addr string
+	// Readyz configures /readyz.
+	Readyz health.ReadyzOptions
+	// ShutdownTimeout bounds a graceful stop, from the end of ctx to Run's
+	// return. Default 8s, inside the 10s a Kubernetes pod is commonly given.
+	ShutdownTimeout time.Duration
 	// Index configures the global index.
 	Index index.Options
 	// Informers configures the per-cluster caches (resource types included).
@@ -40,19 +62,25 @@ type Options struct {
 }
 
 func (o Options) withDefaults() (Options, error) {
-	if o.Kubeconfig == "" {
-		if paths := filepath.SplitList(os.Getenv("KUBECONFIG")); len(paths) > 0 && paths[0] != "" {
-			o.Kubeconfig = paths[0]
-		} else {
+	if len(o.Kubeconfigs) == 0 && o.KubeconfigDir == "" && o.ClusterSecretsNamespace == "" {
+		for _, p := range filepath.SplitList(os.Getenv("KUBECONFIG")) {
+			if p != "" {
+				o.Kubeconfigs = append(o.Kubeconfigs, p)
+			}
+		}
+		if len(o.Kubeconfigs) == 0 {
 			home, err := os.UserHomeDir()
 			if err != nil {
 				return o, fmt.Errorf("default kubeconfig: %w", err)
 			}
-			o.Kubeconfig = filepath.Join(home, ".kube", "config")
+			o.Kubeconfigs = []string{filepath.Join(home, ".kube", "config")}
 		}
 	}
 	if o.Addr == "" {
 		o.Addr = "127.0.0.1:8080"
+	}
+	if o.ShutdownTimeout <= 0 {
+		o.ShutdownTimeout = 8 * time.Second
 	}
 	return o, nil
 }
@@ -78,12 +106,13 @@ func New(opts Options) (*Aggregator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("informers: %w", err)
 	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		health.NewCollector(tr))
 	api, err := graphql.New(ix, tr, opts.GraphQL)
 	if err != nil {
 		return nil, fmt.Errorf("graphql: %w", err)
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a := &Aggregator{
 		Index:    ix,
 		Health:   tr,
@@ -91,7 +120,7 @@ func New(opts Options) (*Aggregator, error) {
 		API:      api,
 		Metrics:  reg,
 	}
-	a.Handler = a.routes()
+	a.Handler = a.routes(opts)
 	return a, nil
 }
 
@@ -106,29 +135,45 @@ func (a *Aggregator) Start(ctx context.Context) error {
 	return errors.Join(regErr, apiErr)
 }
 
-// Run registers the clusters of the kubeconfig, serves HTTP on opts.Addr and
-// returns when ctx ends, after the server and every cluster have stopped.
-// Contexts that fail to load are logged and left out; none loading is an error.
+// Run registers the clusters of every configured source, serves HTTP on
+// opts.Addr and returns when ctx ends, after the server and every cluster
+// have stopped. Contexts of kubeconfig files that fail to load are logged and
+// left out; a file that cannot be read, or no cluster from the files when no
+// live source is set, is an error.
+//
+// When ctx ends, Run stops accepting connections, ends subscriptions (their
+// WebSockets close with 1001 going away), stops the informers and returns
+// within opts.ShutdownTimeout.
 func Run(ctx context.Context, opts Options) error {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return err
 	}
 	logger := klog.FromContext(ctx)
-	cs, err := clusters.FromKubeconfig(opts.Kubeconfig, opts.Contexts...)
-	if len(cs) == 0 {
-		return fmt.Errorf("no cluster to register from %s: %w", opts.Kubeconfig, err)
-	}
-	if err != nil {
-		logger.Error(err, "Some contexts were left out", "kubeconfig", opts.Kubeconfig)
-	}
 	agg, err := New(opts)
 	if err != nil {
 		return err
 	}
-	if err := agg.Registry.Set(cs); err != nil {
+	sources := clusters.NewSources(agg.Registry, agg.Health)
+	static, err := kubeconfigClusters(logger, opts)
+	if err != nil {
+		return err
+	}
+	if err := sources.Set("kubeconfig files", static, nil); err != nil {
 		logger.Error(err, "Some clusters were not registered")
 	}
+	var live []func(context.Context) error
+	if opts.KubeconfigDir != "" {
+		live = append(live, clusters.NewDirSource(opts.KubeconfigDir, opts.DirInterval, sources).Start)
+	}
+	if opts.ClusterSecretsNamespace != "" {
+		src, err := secretSource(opts, sources)
+		if err != nil {
+			return err
+		}
+		live = append(live, src.Start)
+	}
+
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", opts.Addr, err)
@@ -141,6 +186,13 @@ func Run(ctx context.Context, opts Options) error {
 	var wg sync.WaitGroup
 	var regErr, srvErr error
 	wg.Go(func() { regErr = agg.Start(ctx) })
+	for _, start := range live {
+		wg.Go(func() {
+			if err := start(ctx); err != nil {
+				logger.Error(err, "Cluster source stopped")
+			}
+		})
+	}
 	wg.Go(func() {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			srvErr = fmt.Errorf("serve http: %w", err)
@@ -148,11 +200,51 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	})
 	<-ctx.Done()
-	shutdownCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	logger.Info("Shutting down", "timeout", opts.ShutdownTimeout)
+	shutdownCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), opts.ShutdownTimeout)
 	defer stop()
+	// Shutdown stops accepting at once and waits for plain requests; the
+	// hijacked WebSockets and the event streams end as agg.Start stops the API.
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		logger.Error(err, "HTTP server shutdown")
+		_ = srv.Close()
 	}
 	wg.Wait()
 	return errors.Join(srvErr, regErr)
+}
+
+// kubeconfigClusters loads the clusters of opts.Kubeconfigs.
+func kubeconfigClusters(logger klog.Logger, opts Options) ([]clusters.Cluster, error) {
+	var out []clusters.Cluster
+	for _, path := range opts.Kubeconfigs {
+		cs, err := clusters.FromKubeconfig(path, opts.Contexts...)
+		if len(cs) == 0 {
+			return nil, fmt.Errorf("no cluster to register from %s: %w", path, err)
+		}
+		if err != nil {
+			logger.Error(err, "Some contexts were left out", "kubeconfig", path)
+		}
+		out = append(out, cs...)
+	}
+	return out, nil
+}
+
+// secretSource connects to the cluster holding the cluster Secrets.
+func secretSource(opts Options, sink clusters.SetSink) (*clusters.SecretSource, error) {
+	var cfg *rest.Config
+	var err error
+	if opts.ClusterSecretsKubeconfig != "" {
+		cfg, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+			&clientcmd.ClientConfigLoadingRules{ExplicitPath: opts.ClusterSecretsKubeconfig}, nil).ClientConfig()
+	} else {
+		cfg, err = rest.InClusterConfig()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cluster secrets: reach the cluster holding them: %w", err)
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster secrets: %w", err)
+	}
+	return clusters.NewSecretSource(client, opts.ClusterSecretsNamespace, sink)
 }

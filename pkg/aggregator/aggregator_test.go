@@ -38,7 +38,7 @@ func TestRun(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- aggregator.Run(ctx, aggregator.Options{
-			Kubeconfig: kubeconfig,
+			Kubeconfigs: []string{kubeconfig},
 			Contexts:   []string{"c1", "c3"},
 			Addr:       addr,
 			Informers:  informers.Options{Resources: []string{"namespaces", "configmaps"}},
@@ -96,7 +96,7 @@ func TestRunBadKubeconfig(t *testing.T) {
 		opts     aggregator.Options
 		wantErrs []string
 	}{
-		{name: "missing file", opts: aggregator.Options{Kubeconfig: "/nonexistent/kubeconfig"}, wantErrs: []string{"/nonexistent/kubeconfig"}},
+		{name: "missing file", opts: aggregator.Options{Kubeconfigs: []string{"/nonexistent/kubeconfig"}}, wantErrs: []string{"/nonexistent/kubeconfig"}},
 		{name: "unknown context", opts: aggregator.Options{Contexts: []string{"nope"}}, wantErrs: []string{"nope"}},
 		{name: "bad resource type", opts: aggregator.Options{Informers: informers.Options{Resources: []string{"Pods!"}}}, wantErrs: []string{"Pods!"}},
 	}
@@ -106,8 +106,8 @@ func TestRunBadKubeconfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.opts.Kubeconfig == "" {
-				tt.opts.Kubeconfig = kubeconfig
+			if len(tt.opts.Kubeconfigs) == 0 {
+				tt.opts.Kubeconfigs = []string{kubeconfig}
 			}
 			tt.opts.Addr = freeAddr(t)
 			err := aggregator.Run(t.Context(), tt.opts)

@@ -2,16 +2,35 @@ package aggregator
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/fleetcache/fleetcache/internal/statuspage"
+	"github.com/fleetcache/fleetcache/pkg/health"
 )
 
 // routes is the HTTP surface of the aggregator.
-func (a *Aggregator) routes() http.Handler {
+func (a *Aggregator) routes(opts Options) http.Handler {
 	r := chi.NewRouter()
 	r.Handle("/graphql", a.API)
-	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	r.Handle("/metrics", promhttp.HandlerFor(a.Metrics, promhttp.HandlerOpts{Registry: a.Metrics}))
+
+	// Kubernetes-style probes; /readyz/NAME runs one check, e.g.
+	// /readyz/cluster:c1.
+	healthz, readyz := health.Healthz(), health.Readyz(a.Health, opts.Readyz)
+	r.Get("/healthz", healthz.ServeHTTP)
+	r.Get("/healthz/*", func(w http.ResponseWriter, r *http.Request) {
+		healthz.ServeCheck(w, r, strings.TrimPrefix(r.URL.Path, "/healthz/"))
+	})
+	r.Get("/readyz", readyz.ServeHTTP)
+	r.Get("/readyz/*", func(w http.ResponseWriter, r *http.Request) {
+		readyz.ServeCheck(w, r, strings.TrimPrefix(r.URL.Path, "/readyz/"))
+	})
+
+	status := statuspage.Handler()
+	r.Get("/", status.ServeHTTP)
+	r.Get(statuspage.AssetPrefix+"*", status.ServeHTTP)
 	return r
 }

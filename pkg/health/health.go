@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -124,8 +125,10 @@ type Tracker struct {
 
 type clusterState struct {
 	name      string
+	added     bool  // AddCluster was called: the cluster runs
 	started   bool
 	probeErr  error
+	configErr error // its source's configuration cannot be used (see ConfigError)
 	resources map[string]*resourceState
 }
 
@@ -152,7 +155,29 @@ func NewTracker(counts Counter, opts Options) *Tracker {
 
 // AddCluster registers a cluster as PENDING. Adding a known cluster keeps its state.
 func (t *Tracker) AddCluster(name string) {
-	t.update(name, func(c *clusterState) {})
+	t.update(name, func(c *clusterState) { c.added = true })
+}
+
+// ConfigError records that the configuration a source gives for a cluster
+// cannot be used (a Secret with a malformed kubeconfig, say); a nil err
+// clears it. A running cluster goes on with its last good configuration and
+// shows as DEGRADED; one that never had a good configuration shows as
+// DISCONNECTED, and is forgotten when its error is cleared.
+func (t *Tracker) ConfigError(name string, err error) {
+	t.mu.Lock()
+	if c, ok := t.clusters[name]; ok && err == nil && !c.added {
+		delete(t.clusters, name)
+		t.recordLocked(Change{Cluster: c.statusLocked(), Removed: true})
+		t.mu.Unlock()
+		return
+	}
+	t.mu.Unlock()
+	if err == nil {
+		if _, ok := t.Cluster(name); !ok {
+			return
+		}
+	}
+	t.update(name, func(c *clusterState) { c.configErr = err })
 }
 
 // RemoveCluster forgets a cluster and records its removal.
@@ -393,6 +418,17 @@ func (c *clusterState) statusLocked() ClusterStatus {
 		s.Message = fmt.Sprintf("%d resource types failing: %v", len(degraded), degraded)
 	default:
 		s.Status = Synced
+	}
+	if c.configErr != nil {
+		switch {
+		case !c.added:
+			s.Status, s.Message = Disconnected, "invalid configuration: "+c.configErr.Error()
+		default:
+			if s.Status != Disconnected {
+				s.Status = Degraded
+			}
+			s.Message = strings.TrimSuffix("invalid new configuration, running on the previous one: "+c.configErr.Error()+"; "+s.Message, "; ")
+		}
 	}
 	return s
 }

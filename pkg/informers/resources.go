@@ -45,6 +45,13 @@ type resourceName struct {
 	gr   schema.GroupResource
 }
 
+// ValidateResources checks configured resource type names the way NewFleet
+// does, before any cluster is asked about them.
+func ValidateResources(names []string) error {
+	_, err := parseResourceNames(names)
+	return err
+}
+
 func parseResourceNames(names []string) ([]resourceName, error) {
 	seen := map[string]bool{}
 	out := make([]resourceName, 0, len(names))

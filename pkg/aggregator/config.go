@@ -1,0 +1,249 @@
+package aggregator
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net"
+	"os"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fleetcache/fleetcache/pkg/graphql"
+	"github.com/fleetcache/fleetcache/pkg/health"
+	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/informers"
+)
+
+// Config is the aggregator's configuration file (--config), in YAML. Every
+// field has a flag of the same meaning, and flags win over the file; see
+// docs/operations.md for the reference. Zero values mean the default.
+type Config struct {
+	// Kubeconfigs are kubeconfig files whose contexts are clusters.
+	// When no cluster source at all is set: the files of $KUBECONFIG, else
+	// ~/.kube/config.
+	Kubeconfigs []string `json:"kubeconfigs,omitempty"`
+	// Contexts limits Kubeconfigs to these contexts. Default: all.
+	Contexts []string `json:"contexts,omitempty"`
+	// KubeconfigDir is a directory of kubeconfig files, followed live.
+	KubeconfigDir string `json:"kubeconfigDir,omitempty"`
+	// ClusterSecrets registers clusters from Secrets, followed live.
+	ClusterSecrets ClusterSecretsConfig `json:"clusterSecrets,omitzero"`
+	// Resources are the resource types to cache, by kubectl name
+	// ("pods", "deployments.apps"). Default: informers.DefaultResources.
+	Resources []string `json:"resources,omitempty"`
+	// Addr is the HTTP listen address. Default 127.0.0.1:8080.
+	Addr string `json:"addr,omitempty"`
+	// Readyz configures /readyz.
+	Readyz ReadyzConfig `json:"readyz,omitzero"`
+	// Limits bound what one request or client may cost.
+	Limits LimitsConfig `json:"limits,omitzero"`
+	// Log configures logging.
+	Log LogConfig `json:"log,omitzero"`
+}
+
+// ClusterSecretsConfig says where cluster Secrets are.
+type ClusterSecretsConfig struct {
+	// Namespace holds the Secrets labelled fleetcache.io/cluster=true.
+	// Empty: no Secrets are read.
+	Namespace string `json:"namespace,omitempty"`
+	// Kubeconfig reaches the cluster that holds the Secrets (its current
+	// context). Default: the cluster fleetcache runs in (in-cluster config).
+	Kubeconfig string `json:"kubeconfig,omitempty"`
+}
+
+// ReadyzConfig configures /readyz.
+type ReadyzConfig struct {
+	// Exclude lists clusters whose initial sync /readyz does not wait for.
+	Exclude []string `json:"exclude,omitempty"`
+	// Disabled makes /readyz pass as soon as the process serves.
+	Disabled bool `json:"disabled,omitempty"`
+}
+
+// LimitsConfig bounds requests and clients. Zero means the default, which
+// each comment states.
+type LimitsConfig struct {
+	DefaultPageSize               int             `json:"defaultPageSize,omitempty"`               // 100
+	MaxPageSize                   int             `json:"maxPageSize,omitempty"`                   // 1000
+	MaxDepth                      int             `json:"maxDepth,omitempty"`                      // 12
+	MaxBodyBytes                  int64           `json:"maxBodyBytes,omitempty"`                  // 1 MiB
+	RequestTimeout                metav1.Duration `json:"requestTimeout,omitzero"`                 // 10s
+	SubscriptionBuffer            int             `json:"subscriptionBuffer,omitempty"`            // 1024 events
+	MaxSubscriptionsPerConnection int             `json:"maxSubscriptionsPerConnection,omitempty"` // 100
+	MaxConnectionsPerAddress      int             `json:"maxConnectionsPerAddress,omitempty"`      // 64
+	EventRetention                int             `json:"eventRetention,omitempty"`                // 100000 changes
+}
+
+// LogConfig configures logging.
+type LogConfig struct {
+	// Level is the klog verbosity. Default 0.
+	Level int `json:"level,omitempty"`
+	// Format is "text" (klog's) or "json". Default text.
+	Format string `json:"format,omitempty"`
+}
+
+// LoadConfig reads a configuration file. Unknown fields are errors, so that
+// a misspelt setting does not go unnoticed.
+func LoadConfig(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config file: %w", err)
+	}
+	// Name unknown fields by their path; the JSON decoder names only the key.
+	var raw any
+	if err := yaml.Unmarshal(data, &raw); err != nil {
+		return Config{}, fmt.Errorf("config file %s: %w", path, err)
+	}
+	if unknown := unknownFields(raw, reflect.TypeFor[Config](), ""); len(unknown) > 0 {
+		return Config{}, fmt.Errorf("config file %s: unknown field %q", path, strings.Join(unknown, `", "`))
+	}
+	var c Config
+	if err := yaml.UnmarshalStrict(data, &c); err != nil {
+		return Config{}, fmt.Errorf("config file %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// unknownFields returns the paths of the keys of v that t has no field for.
+func unknownFields(v any, t reflect.Type, prefix string) []string {
+	m, ok := v.(map[string]any)
+	if !ok || t.Kind() != reflect.Struct || t == reflect.TypeFor[metav1.Duration]() {
+		return nil
+	}
+	fields := map[string]reflect.Type{}
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		fields[name] = f.Type
+	}
+	var out []string
+	for _, key := range slices.Sorted(maps.Keys(m)) {
+		ft, ok := fields[key]
+		if !ok {
+			out = append(out, prefix+key)
+			continue
+		}
+		out = append(out, unknownFields(m[key], ft, prefix+key+".")...)
+	}
+	return out
+}
+
+// Validate returns an error naming every bad field (by its name in the
+// configuration file).
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...)))
+	}
+	for i, p := range c.Kubeconfigs {
+		if p == "" {
+			bad(fmt.Sprintf("kubeconfigs[%d]", i), "empty path")
+		}
+	}
+	if c.KubeconfigDir != "" {
+		if fi, err := os.Stat(c.KubeconfigDir); err != nil {
+			bad("kubeconfigDir", "%v", err)
+		} else if !fi.IsDir() {
+			bad("kubeconfigDir", "%s is not a directory", c.KubeconfigDir)
+		}
+	}
+	if ns := c.ClusterSecrets.Namespace; ns != "" {
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			bad("clusterSecrets.namespace", "%q: %s", ns, strings.Join(msgs, "; "))
+		}
+	} else if c.ClusterSecrets.Kubeconfig != "" {
+		bad("clusterSecrets.kubeconfig", "set without clusterSecrets.namespace")
+	}
+	if len(c.Contexts) > 0 && len(c.Kubeconfigs) == 0 && (c.KubeconfigDir != "" || c.ClusterSecrets.Namespace != "") {
+		bad("contexts", "applies to kubeconfigs, and none is set")
+	}
+	if err := informers.ValidateResources(c.Resources); err != nil {
+		bad("resources", "%v", err)
+	}
+	if c.Addr != "" {
+		if _, port, err := net.SplitHostPort(c.Addr); err != nil {
+			bad("addr", "%v", err)
+		} else if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+			bad("addr", "bad port %q", port)
+		}
+	}
+	l := c.Limits
+	for _, f := range []struct {
+		name  string
+		value int64
+	}{
+		{"limits.defaultPageSize", int64(l.DefaultPageSize)},
+		{"limits.maxPageSize", int64(l.MaxPageSize)},
+		{"limits.maxDepth", int64(l.MaxDepth)},
+		{"limits.maxBodyBytes", l.MaxBodyBytes},
+		{"limits.requestTimeout", int64(l.RequestTimeout.Duration)},
+		{"limits.subscriptionBuffer", int64(l.SubscriptionBuffer)},
+		{"limits.maxSubscriptionsPerConnection", int64(l.MaxSubscriptionsPerConnection)},
+		{"limits.maxConnectionsPerAddress", int64(l.MaxConnectionsPerAddress)},
+		{"limits.eventRetention", int64(l.EventRetention)},
+	} {
+		if f.value < 0 {
+			bad(f.name, "must not be negative (0 means the default)")
+		}
+	}
+	if l.DefaultPageSize > 0 && l.MaxPageSize > 0 && l.DefaultPageSize > l.MaxPageSize {
+		bad("limits.defaultPageSize", "%d is above limits.maxPageSize %d", l.DefaultPageSize, l.MaxPageSize)
+	}
+	if c.Log.Level < 0 {
+		bad("log.level", "must not be negative")
+	}
+	switch c.Log.Format {
+	case "", "text", "json":
+	default:
+		bad("log.format", "must be text or json, not %q", c.Log.Format)
+	}
+	return errors.Join(errs...)
+}
+
+// Options turns a valid Config into Options.
+func (c Config) Options() Options {
+	l := c.Limits
+	return Options{
+		Kubeconfigs:              c.Kubeconfigs,
+		Contexts:                 c.Contexts,
+		KubeconfigDir:            c.KubeconfigDir,
+		ClusterSecretsNamespace:  c.ClusterSecrets.Namespace,
+		ClusterSecretsKubeconfig: c.ClusterSecrets.Kubeconfig,
+		Addr:                     c.Addr,
+		Readyz:                   health.ReadyzOptions{Exclude: c.Readyz.Exclude, Disabled: c.Readyz.Disabled},
+		Index:                    index.Options{Retention: l.EventRetention},
+		Informers:                informers.Options{Resources: c.Resources},
+		GraphQL: graphql.Options{
+			DefaultPageSize:               l.DefaultPageSize,
+			MaxPageSize:                   l.MaxPageSize,
+			MaxDepth:                      l.MaxDepth,
+			MaxBodyBytes:                  l.MaxBodyBytes,
+			Timeout:                       l.RequestTimeout.Duration,
+			SubscriptionBuffer:            l.SubscriptionBuffer,
+			MaxSubscriptionsPerConnection: l.MaxSubscriptionsPerConnection,
+			MaxConnectionsPerAddress:      l.MaxConnectionsPerAddress,
+		},
+	}
+}
+
+// SetupLogging applies the log settings to klog, for the whole process.
+func SetupLogging(c LogConfig) error {
+	var fs flag.FlagSet
+	klog.InitFlags(&fs)
+	if err := fs.Set("v", strconv.Itoa(c.Level)); err != nil {
+		return fmt.Errorf("log.level: %w", err)
+	}
+	if c.Format == "json" {
+		// logr maps V(n) to slog level -n; klog has already applied -v.
+		klog.SetSlogLogger(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.Level(-c.Level)})))
+	}
+	return nil
+}

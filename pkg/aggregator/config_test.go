@@ -1,0 +1,183 @@
+package aggregator_test
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fleetcache/fleetcache/pkg/aggregator"
+)
+
+func writeConfig(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestParseArgs(t *testing.T) {
+	file := writeConfig(t, `
+kubeconfigs: [/etc/a, /etc/b]
+contexts: [one]
+resources: [pods, configmaps]
+addr: 0.0.0.0:9000
+clusterSecrets: {namespace: fleet}
+readyz: {exclude: [slow]}
+limits:
+  maxPageSize: 500
+  requestTimeout: 3s
+  eventRetention: 5000
+log: {level: 2, format: json}
+`)
+	fromFile := aggregator.Config{
+		Kubeconfigs:    []string{"/etc/a", "/etc/b"},
+		Contexts:       []string{"one"},
+		Resources:      []string{"pods", "configmaps"},
+		Addr:           "0.0.0.0:9000",
+		ClusterSecrets: aggregator.ClusterSecretsConfig{Namespace: "fleet"},
+		Readyz:         aggregator.ReadyzConfig{Exclude: []string{"slow"}},
+		Limits:         aggregator.LimitsConfig{MaxPageSize: 500, RequestTimeout: metav1.Duration{Duration: 3 * time.Second}, EventRetention: 5000},
+		Log:            aggregator.LogConfig{Level: 2, Format: "json"},
+	}
+	tests := []struct {
+		name string
+		args []string
+		want func(c *aggregator.Config)
+	}{
+		{name: "no flags, no file", args: nil},
+		{name: "file only", args: []string{"--config", file}, want: func(c *aggregator.Config) { *c = fromFile }},
+		{
+			name: "flags win, lists replaced then extended",
+			args: []string{"--config=" + file, "--kubeconfig", "/x", "--kubeconfig=/y,z", "--resources", "nodes", "--max-page-size", "50", "--request-timeout", "1m", "--v", "4", "--addr", "127.0.0.1:1"},
+			want: func(c *aggregator.Config) {
+				*c = fromFile
+				c.Kubeconfigs = []string{"/x", "/y,z"}
+				c.Resources = []string{"nodes"}
+				c.Limits.MaxPageSize = 50
+				c.Limits.RequestTimeout.Duration = time.Minute
+				c.Log.Level = 4
+				c.Addr = "127.0.0.1:1"
+			},
+		},
+		{
+			name: "flags without a file",
+			args: []string{"--contexts", "a, b", "--kubeconfig-dir", "/d", "--cluster-secrets-namespace", "ns", "--readyz-exclude", "c1", "--log-format", "json", "--max-body-bytes", "2048"},
+			want: func(c *aggregator.Config) {
+				c.Contexts = []string{"a", "b"}
+				c.KubeconfigDir = "/d"
+				c.ClusterSecrets.Namespace = "ns"
+				c.Readyz.Exclude = []string{"c1"}
+				c.Log.Format = "json"
+				c.Limits.MaxBodyBytes = 2048
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := aggregator.ParseArgs(tt.args, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want aggregator.Config
+			if tt.want != nil {
+				tt.want(&want)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("config (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseArgsErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "unknown flag", args: []string{"--nope"}, want: "flag provided but not defined: -nope"},
+		{name: "bad number", args: []string{"--max-depth", "deep"}, want: `invalid value "deep" for flag -max-depth`},
+		{name: "bad duration", args: []string{"--request-timeout", "soon"}, want: `invalid value "soon"`},
+		{name: "argument", args: []string{"extra"}, want: `unexpected argument "extra"`},
+		{name: "missing file", args: []string{"--config", "/nonexistent/fleetcache.yaml"}, want: "/nonexistent/fleetcache.yaml"},
+		{name: "unknown field", args: []string{"--config", writeConfig(t, "limits: {maxPageSzie: 3}\n")}, want: `unknown field "limits.maxPageSzie"`},
+		{name: "wrong type", args: []string{"--config", writeConfig(t, "limits: {maxDepth: deep}\n")}, want: "maxDepth"},
+		{name: "not yaml", args: []string{"--config", writeConfig(t, "{{{")}, want: "config file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := aggregator.ParseArgs(tt.args, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("ParseArgs error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := aggregator.ParseArgs([]string{"-h"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("-h: %v, want flag.ErrHelp", err)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name   string
+		config aggregator.Config
+		want   []string // each error names its field
+	}{
+		{name: "zero is valid", config: aggregator.Config{}},
+		{name: "full and valid", config: aggregator.Config{
+			Kubeconfigs: []string{"/k"}, Contexts: []string{"a"}, KubeconfigDir: dir, Resources: []string{"pods", "deployments.apps"},
+			ClusterSecrets: aggregator.ClusterSecretsConfig{Namespace: "fleet", Kubeconfig: "/home"}, Addr: ":8080",
+			Limits: aggregator.LimitsConfig{DefaultPageSize: 10, MaxPageSize: 20}, Log: aggregator.LogConfig{Level: 3, Format: "text"},
+		}},
+		{name: "everything wrong", config: aggregator.Config{
+			Kubeconfigs:    []string{""},
+			KubeconfigDir:  filepath.Join(dir, "missing"),
+			ClusterSecrets: aggregator.ClusterSecretsConfig{Namespace: "Not_A_Namespace"},
+			Resources:      []string{"Pods!"},
+			Addr:           "localhost",
+			Limits: aggregator.LimitsConfig{
+				MaxDepth: -1, RequestTimeout: metav1.Duration{Duration: -time.Second},
+				DefaultPageSize: 100, MaxPageSize: 10,
+			},
+			Log: aggregator.LogConfig{Level: -1, Format: "xml"},
+		}, want: []string{
+			"kubeconfigs[0]: empty path", "kubeconfigDir:", "clusterSecrets.namespace:", "resources:", "addr:",
+			"limits.maxDepth: must not be negative", "limits.requestTimeout: must not be negative",
+			"limits.defaultPageSize: 100 is above limits.maxPageSize 10", "log.level:", `log.format: must be text or json, not "xml"`,
+		}},
+		{name: "dir is a file", config: aggregator.Config{KubeconfigDir: writeConfig(t, "")}, want: []string{"kubeconfigDir:", "is not a directory"}},
+		{name: "secrets kubeconfig alone", config: aggregator.Config{ClusterSecrets: aggregator.ClusterSecretsConfig{Kubeconfig: "/k"}}, want: []string{"clusterSecrets.kubeconfig: set without clusterSecrets.namespace"}},
+		{name: "contexts without files", config: aggregator.Config{KubeconfigDir: dir, Contexts: []string{"a"}}, want: []string{"contexts: applies to kubeconfigs"}},
+		{name: "bad port", config: aggregator.Config{Addr: "127.0.0.1:http"}, want: []string{`addr: bad port "http"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.config.Validate()
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatalf("Validate: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("Validate accepted it")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}

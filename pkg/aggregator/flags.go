@@ -1,0 +1,187 @@
+package aggregator
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// flagDef is one command-line flag and the Config field it sets.
+type flagDef struct {
+	name, usage string
+	bind        func(*Config) flag.Value
+}
+
+var flagDefs = []flagDef{
+	{"kubeconfig", "kubeconfig file whose contexts are clusters (repeatable; default $KUBECONFIG or ~/.kube/config when no cluster source is set)",
+		func(c *Config) flag.Value { return &listValue{p: &c.Kubeconfigs} }},
+	{"contexts", "comma-separated contexts of the kubeconfig files to register (default all)",
+		func(c *Config) flag.Value { return &listValue{p: &c.Contexts, split: true} }},
+	{"kubeconfig-dir", "directory of kubeconfig files, followed live",
+		func(c *Config) flag.Value { return (*stringValue)(&c.KubeconfigDir) }},
+	{"cluster-secrets-namespace", "namespace whose Secrets labelled fleetcache.io/cluster=true register clusters, followed live",
+		func(c *Config) flag.Value { return (*stringValue)(&c.ClusterSecrets.Namespace) }},
+	{"cluster-secrets-kubeconfig", "kubeconfig of the cluster holding the cluster Secrets (default in-cluster)",
+		func(c *Config) flag.Value { return (*stringValue)(&c.ClusterSecrets.Kubeconfig) }},
+	{"resources", "comma-separated resource types, kubectl names such as pods,deployments.apps (default: the built-in set)",
+		func(c *Config) flag.Value { return &listValue{p: &c.Resources, split: true} }},
+	{"addr", "HTTP listen address (default 127.0.0.1:8080)",
+		func(c *Config) flag.Value { return (*stringValue)(&c.Addr) }},
+	{"readyz-exclude", "comma-separated clusters whose initial sync /readyz does not wait for",
+		func(c *Config) flag.Value { return &listValue{p: &c.Readyz.Exclude, split: true} }},
+	{"default-page-size", "default of resources(first:) (default 100)",
+		func(c *Config) flag.Value { return (*intValue)(&c.Limits.DefaultPageSize) }},
+	{"max-page-size", "largest resources(first:) (default 1000)",
+		func(c *Config) flag.Value { return (*intValue)(&c.Limits.MaxPageSize) }},
+	{"max-depth", "deepest selection nesting of a GraphQL document (default 12)",
+		func(c *Config) flag.Value { return (*intValue)(&c.Limits.MaxDepth) }},
+	{"max-body-bytes", "largest request body (default 1048576)",
+		func(c *Config) flag.Value { return (*int64Value)(&c.Limits.MaxBodyBytes) }},
+	{"request-timeout", "time limit of one GraphQL request (default 10s)",
+		func(c *Config) flag.Value { return (*durationValue)(&c.Limits.RequestTimeout.Duration) }},
+	{"subscription-buffer", "events that may wait for one subscription before it is ended as a slow consumer (default 1024)",
+		func(c *Config) flag.Value { return (*intValue)(&c.Limits.SubscriptionBuffer) }},
+	{"max-subscriptions-per-connection", "operations one WebSocket may run at once (default 100)",
+		func(c *Config) flag.Value { return (*intValue)(&c.Limits.MaxSubscriptionsPerConnection) }},
+	{"max-connections-per-address", "WebSocket and SSE connections one client address may hold (default 64)",
+		func(c *Config) flag.Value { return (*intValue)(&c.Limits.MaxConnectionsPerAddress) }},
+	{"event-retention", "changes the index keeps for subscriptions to resume from (default 100000)",
+		func(c *Config) flag.Value { return (*intValue)(&c.Limits.EventRetention) }},
+	{"v", "log verbosity (default 0)",
+		func(c *Config) flag.Value { return (*intValue)(&c.Log.Level) }},
+	{"log-format", "log format: text or json (default text)",
+		func(c *Config) flag.Value { return (*stringValue)(&c.Log.Format) }},
+}
+
+// ParseArgs builds the Config of a command line: the file named by --config,
+// if any, with every flag given on the command line applied over it. It
+// returns flag.ErrHelp for -h and --help, after printing the usage to out.
+// The result is not validated: call Validate.
+func ParseArgs(args []string, out io.Writer) (Config, error) {
+	fs := flag.NewFlagSet("aggregator", flag.ContinueOnError)
+	fs.SetOutput(out)
+	configPath := fs.String("config", "", "YAML configuration file; flags win over it (see docs/operations.md)")
+	// Parse into a scratch Config, recording each flag as given, then apply
+	// the recorded flags over the file: that is what "flags win" means, also
+	// for lists, which a flag replaces rather than extends.
+	var (
+		scratch Config
+		given   []setCall
+	)
+	for _, d := range flagDefs {
+		fs.Var(recorder{name: d.name, v: d.bind(&scratch), calls: &given}, d.name, d.usage)
+	}
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	var cfg Config
+	if *configPath != "" {
+		var err error
+		if cfg, err = LoadConfig(*configPath); err != nil {
+			return Config{}, err
+		}
+	}
+	values := map[string]flag.Value{}
+	for _, d := range flagDefs {
+		values[d.name] = d.bind(&cfg)
+	}
+	for _, g := range given {
+		if err := values[g.name].Set(g.value); err != nil {
+			return Config{}, fmt.Errorf("--%s: %w", g.name, err)
+		}
+	}
+	return cfg, nil
+}
+
+type setCall struct{ name, value string }
+
+// recorder is a flag.Value that records each value it is set to.
+type recorder struct {
+	name  string
+	v     flag.Value
+	calls *[]setCall
+}
+
+func (r recorder) String() string {
+	if r.v == nil {
+		return ""
+	}
+	return r.v.String()
+}
+
+func (r recorder) Set(s string) error {
+	if err := r.v.Set(s); err != nil {
+		return err
+	}
+	*r.calls = append(*r.calls, setCall{r.name, s})
+	return nil
+}
+
+type stringValue string
+
+func (v *stringValue) String() string     { return string(*v) }
+func (v *stringValue) Set(s string) error { *v = stringValue(s); return nil }
+
+type intValue int
+
+func (v *intValue) String() string { return strconv.Itoa(int(*v)) }
+func (v *intValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	*v = intValue(n)
+	return err
+}
+
+type int64Value int64
+
+func (v *int64Value) String() string { return strconv.FormatInt(int64(*v), 10) }
+func (v *int64Value) Set(s string) error {
+	n, err := strconv.ParseInt(s, 10, 64)
+	*v = int64Value(n)
+	return err
+}
+
+type durationValue time.Duration
+
+func (v *durationValue) String() string { return time.Duration(*v).String() }
+func (v *durationValue) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	*v = durationValue(d)
+	return err
+}
+
+// listValue is a list flag: the first use replaces the list (from the file),
+// later uses extend it. With split, each use is a comma-separated list.
+type listValue struct {
+	p     *[]string
+	split bool
+	set   bool
+}
+
+func (v *listValue) String() string {
+	if v.p == nil {
+		return ""
+	}
+	return strings.Join(*v.p, ",")
+}
+
+func (v *listValue) Set(s string) error {
+	if !v.set {
+		*v.p, v.set = nil, true
+	}
+	if !v.split {
+		*v.p = append(*v.p, s)
+		return nil
+	}
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			*v.p = append(*v.p, item)
+		}
+	}
+	return nil
+}
