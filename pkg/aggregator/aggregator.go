@@ -109,7 +109,9 @@ func New(opts Options) (*Aggregator, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		health.NewCollector(tr))
-	api, err := graphql.New(ix, tr, opts.GraphQL)
+	gqlOpts := opts.GraphQL
+	gqlOpts.Registerer = reg
+	api, err := graphql.New(ix, tr, gqlOpts)
 	if err != nil {
 		return nil, fmt.Errorf("graphql: %w", err)
 	}

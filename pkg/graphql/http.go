@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/graphql-go/graphql/language/ast"
 
@@ -218,6 +219,7 @@ func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "
 
 // serveRequest executes a decoded request and writes the result.
 func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, req Request) {
+	start := time.Now()
 	doc, errs := s.prepare(req.Query)
 	if errs != nil {
 		s.writeResult(w, r, &Result{Errors: errs})
@@ -240,7 +242,9 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, req Reques
 		s.writeResult(w, r, errorResult(codeOf(err), err))
 		return
 	}
-	s.writeResult(w, r, s.execute(r.Context(), doc, op, req.Variables))
+	res := s.execute(r.Context(), doc, op, req.Variables)
+	s.metrics.observe(op.Operation, start)
+	s.writeResult(w, r, res)
 }
 
 // writeResult writes a GraphQL result: 200, or 400 for a request that

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
 
@@ -46,6 +48,8 @@ type hub struct {
 	interval time.Duration // Options.HeartbeatInterval
 	// epoch is when the hub was made: member times count from it.
 	epoch time.Time
+	// overflows counts the members ended as slow consumers.
+	overflows prometheus.Counter
 
 	// pos is the revision of the last change handed to the members. Only
 	// run writes it, with mu held for reading; register reads it with mu
@@ -123,8 +127,8 @@ type resourceEvent struct {
 	revision uint64
 }
 
-func newHub(ix Index, limit int, interval time.Duration) *hub {
-	h := &hub{ix: ix, limit: limit, interval: interval, epoch: time.Now(), filters: map[string]*filterGroup{}}
+func newHub(ix Index, limit int, interval time.Duration, overflows prometheus.Counter) *hub {
+	h := &hub{ix: ix, limit: limit, interval: interval, epoch: time.Now(), overflows: overflows, filters: map[string]*filterGroup{}}
 	h.pos.Store(ix.Revision())
 	return h
 }
@@ -368,6 +372,7 @@ func (h *hub) wake() {
 	if len(h.overflowed) == 0 {
 		return
 	}
+	h.overflows.Add(float64(len(h.overflowed)))
 	h.mu.Lock()
 	for _, m := range h.overflowed {
 		h.removeLocked(m)

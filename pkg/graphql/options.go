@@ -3,6 +3,7 @@ package graphql
 import (
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/klog/v2"
 )
 
@@ -82,6 +83,10 @@ type Options struct {
 	WriteTimeout time.Duration
 	// Logger receives the server's log lines. Default klog.Background().
 	Logger klog.Logger
+	// Registerer is where the server registers its metrics (request
+	// durations, open subscriptions, overflows, document cache lookups;
+	// see docs/metrics.md). Default nil: they are not registered.
+	Registerer prometheus.Registerer
 }
 
 // withDefaults fills in the defaults of unset fields.

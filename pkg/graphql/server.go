@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/graphql-go/graphql"
 	"github.com/graphql-go/graphql/gqlerrors"
@@ -65,6 +66,7 @@ type Server struct {
 	docs *lru.Cache[string, *document]
 	// hits and misses count document cache lookups.
 	hits, misses atomic.Int64
+	metrics      *metrics
 
 	// conns counts the WebSocket and SSE connections by client address.
 	conns *connections
@@ -91,9 +93,15 @@ func New(ix Index, h Health, opts Options) (*Server, error) {
 	if opts.DefaultPageSize > opts.MaxPageSize {
 		return nil, fmt.Errorf("default page size %d is over the maximum page size %d", opts.DefaultPageSize, opts.MaxPageSize)
 	}
-	s := &Server{ix: ix, health: h, opts: opts, depth: newDepthLimits(opts.MaxDepth), playground: playground.Handler("/graphql"), conns: newConnections()}
+	s := &Server{ix: ix, health: h, opts: opts, depth: newDepthLimits(opts.MaxDepth), playground: playground.Handler("/graphql"), conns: newConnections(),
+		metrics: newMetrics()}
+	if opts.Registerer != nil {
+		if err := s.metrics.register(opts.Registerer, s); err != nil {
+			return nil, err
+		}
+	}
 	s.stopped, s.stop = context.WithCancel(context.Background())
-	s.hub = newHub(ix, opts.SubscriptionBuffer, opts.HeartbeatInterval)
+	s.hub = newHub(ix, opts.SubscriptionBuffer, opts.HeartbeatInterval, s.metrics.overflowed)
 	schema, err := s.newSchema()
 	if err != nil {
 		return nil, fmt.Errorf("build schema: %w", err)
@@ -203,6 +211,7 @@ func errorResult(code string, err error) *Result {
 // parses and validates it, selects the operation and executes it within
 // Options.Timeout.
 func (s *Server) Execute(ctx context.Context, req Request) *Result {
+	start := time.Now()
 	doc, errs := s.prepare(req.Query)
 	if errs != nil {
 		return &Result{Errors: errs}
@@ -214,7 +223,9 @@ func (s *Server) Execute(ctx context.Context, req Request) *Result {
 	if op.Operation == ast.OperationTypeSubscription {
 		return errorResult(CodeBadRequest, errNotStreaming)
 	}
-	return s.execute(ctx, doc, op, req.Variables)
+	res := s.execute(ctx, doc, op, req.Variables)
+	s.metrics.observe(op.Operation, start)
+	return res
 }
 
 // prepare returns the parsed and validated document of a query, or the

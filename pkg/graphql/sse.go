@@ -65,6 +65,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	sub, res := s.Subscribe(ctx, req)
 	if sub != nil {
 		defer sub.Close()
+		defer s.metrics.subscriptionOpened(transportSSE)()
 	}
 	st := &sseStream{w: w, rc: http.NewResponseController(w), timeout: s.opts.WriteTimeout}
 	defer st.clearDeadline()

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/graphql-go/graphql"
 	"github.com/graphql-go/graphql/language/ast"
@@ -133,6 +134,7 @@ type payloads interface {
 // CURSOR_EXPIRED. resourceEvents subscriptions receive live changes while
 // Start runs.
 func (s *Server) Subscribe(ctx context.Context, req Request) (*Subscription, *Result) {
+	start := time.Now()
 	doc, errs := s.prepare(req.Query)
 	if errs != nil {
 		return nil, &Result{Errors: errs}
@@ -142,8 +144,19 @@ func (s *Server) Subscribe(ctx context.Context, req Request) (*Subscription, *Re
 		return nil, errorResult(codeOf(err), err)
 	}
 	if op.Operation != ast.OperationTypeSubscription {
-		return nil, s.execute(ctx, doc, op, req.Variables)
+		res := s.execute(ctx, doc, op, req.Variables)
+		s.metrics.observe(op.Operation, start)
+		return nil, res
 	}
+	sub, res := s.subscribe(ctx, req, doc, op)
+	if sub != nil {
+		s.metrics.observe(op.Operation, start)
+	}
+	return sub, res
+}
+
+// subscribe starts the subscription operation op of doc.
+func (s *Server) subscribe(ctx context.Context, req Request, doc *ast.Document, op *ast.OperationDefinition) (*Subscription, *Result) {
 	w := depthWalker{fragments: fragmentsOf(doc)}
 	roots := w.rootFields(op.SelectionSet, map[string]bool{})
 	if len(roots) != 1 || roots[0].Name == nil || strings.HasPrefix(roots[0].Name.Value, "__") {

@@ -386,6 +386,7 @@ func (wc *wsConn) runOperation(ctx context.Context, id string, op *wsOperation, 
 		return
 	}
 	defer sub.Close()
+	defer wc.s.metrics.subscriptionOpened(transportWebSocket)()
 	for {
 		res, err := sub.Next(ctx)
 		switch {
