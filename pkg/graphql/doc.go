@@ -40,6 +40,10 @@
 // caught up with (Options.HeartbeatInterval). clusterHealth subscriptions
 // read the health tracker's status changes in Next.
 //
+// With Options.Registerer set, the server registers its metrics
+// (metrics.go, docs/metrics.md): request durations by operation type, open
+// subscriptions by transport, slow consumers ended, document cache hits.
+//
 // Paging uses opaque cursors (cursor.go): a page cursor holds an
 // index.Position and continues strictly after it (keyset paging, so objects
 // that exist throughout are returned exactly once while others come and go);

@@ -14,4 +14,9 @@
 // Every change of a derived status is recorded with a version number, so a
 // consumer can read the current ClusterStatus list and then follow Changes
 // without missing one (bounded retention, like the index feed).
+//
+// A Collector exposes the same state to Prometheus, read at scrape time:
+// per cluster and resource type, the status, cached objects, events by
+// type, watch restarts, relists, last event time and initial sync duration
+// (docs/metrics.md).
 package health

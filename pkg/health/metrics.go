@@ -68,8 +68,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 				ch <- prometheus.MustNewConstMetric(c.resourceStatus, prometheus.GaugeValue, oneIf(r.Status == st), cs.Name, r.Resource, string(st))
 			}
 			ch <- prometheus.MustNewConstMetric(c.cachedObjects, prometheus.GaugeValue, float64(r.ObjectCount), cs.Name, r.Resource)
-			for typ, n := range map[EventType]uint64{EventAdded: r.Events.Added, EventModified: r.Events.Modified, EventDeleted: r.Events.Deleted} {
-				ch <- prometheus.MustNewConstMetric(c.events, prometheus.CounterValue, float64(n), cs.Name, r.Resource, typ.String())
+			for _, e := range [...]struct {
+				typ EventType
+				n   uint64
+			}{{EventAdded, r.Events.Added}, {EventModified, r.Events.Modified}, {EventDeleted, r.Events.Deleted}} {
+				ch <- prometheus.MustNewConstMetric(c.events, prometheus.CounterValue, float64(e.n), cs.Name, r.Resource, e.typ.String())
 			}
 			ch <- prometheus.MustNewConstMetric(c.watchRestarts, prometheus.CounterValue, float64(r.WatchRestarts), cs.Name, r.Resource)
 			ch <- prometheus.MustNewConstMetric(c.relists, prometheus.CounterValue, float64(r.Relists), cs.Name, r.Resource)
