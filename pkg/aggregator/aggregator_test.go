@@ -39,9 +39,9 @@ func TestRun(t *testing.T) {
 	go func() {
 		done <- aggregator.Run(ctx, aggregator.Options{
 			Kubeconfigs: []string{kubeconfig},
-			Contexts:   []string{"c1", "c3"},
-			Addr:       addr,
-			Informers:  informers.Options{Resources: []string{"namespaces", "configmaps"}},
+			Contexts:    []string{"c1", "c3"},
+			Addr:        addr,
+			Informers:   informers.Options{Resources: []string{"namespaces", "configmaps"}},
 		})
 	}()
 	query := `{"query":"{ clusters { name status } resources(filter: {kinds: [\"Namespace\"], nameContains: \"default\"}) { totalCount edges { node { cluster name } } } }"}`

@@ -1,6 +1,7 @@
 package aggregator
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -194,8 +195,9 @@ func (c Config) Validate() error {
 			bad(f.name, "must not be negative (0 means the default)")
 		}
 	}
-	if l.DefaultPageSize > 0 && l.MaxPageSize > 0 && l.DefaultPageSize > l.MaxPageSize {
-		bad("limits.defaultPageSize", "%d is above limits.maxPageSize %d", l.DefaultPageSize, l.MaxPageSize)
+	// graphql.Options' defaults: 100 and 1000.
+	if def, maxSize := cmp.Or(l.DefaultPageSize, 100), cmp.Or(l.MaxPageSize, 1000); l.DefaultPageSize >= 0 && l.MaxPageSize >= 0 && def > maxSize {
+		bad("limits.defaultPageSize", "%d is above limits.maxPageSize %d", def, maxSize)
 	}
 	if c.Log.Level < 0 {
 		bad("log.level", "must not be negative")

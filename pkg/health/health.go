@@ -125,7 +125,7 @@ type Tracker struct {
 
 type clusterState struct {
 	name      string
-	added     bool  // AddCluster was called: the cluster runs
+	added     bool // AddCluster was called: the cluster runs
 	started   bool
 	probeErr  error
 	configErr error // its source's configuration cannot be used (see ConfigError)

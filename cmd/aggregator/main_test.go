@@ -1,0 +1,175 @@
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/fleetcache/fleetcache/internal/testcluster"
+)
+
+// env is three real clusters shared by the tests of this package.
+var env *testcluster.Env
+
+func TestMain(m *testing.M) { testcluster.Main(m, testcluster.Options{Clusters: 3}, &env) }
+
+// buildAggregator builds the command into a temporary directory.
+func buildAggregator(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "aggregator")
+	out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestCommand runs the built binary: bad configuration stops it at start
+// with the field named; SIGTERM ends a serving one within 10s, closing its
+// subscriptions with 1001.
+func TestCommand(t *testing.T) {
+	bin := buildAggregator(t)
+
+	t.Run("bad configuration", func(t *testing.T) {
+		config := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(config, []byte("limits:\n  maxPageSize: -5\nlog:\n  format: xml\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, tt := range []struct {
+			args []string
+			want []string
+		}{
+			{[]string{"--config", config}, []string{"limits.maxPageSize: must not be negative", `log.format: must be text or json, not "xml"`}},
+			{[]string{"--config", config, "--max-page-size", "200", "--log-format", "json"}, nil}, // flags win: valid, but no cluster
+			{[]string{"--addr", "nowhere"}, []string{"addr:"}},
+			{[]string{"--max-page-size", "10"}, []string{"limits.defaultPageSize: 100 is above limits.maxPageSize 10"}},
+			{[]string{"--max-depth", "x"}, []string{"-max-depth"}},
+		} {
+			var stderr bytes.Buffer
+			cmd := exec.CommandContext(t.Context(), bin, append(tt.args, "--kubeconfig", "/nonexistent/kubeconfig")...)
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) {
+				t.Fatalf("%v: %v, want a failed exit", tt.args, err)
+			}
+			if tt.want == nil {
+				// Past validation, it fails on the missing kubeconfig.
+				if !strings.Contains(stderr.String(), "/nonexistent/kubeconfig") {
+					t.Errorf("%v: stderr %q does not name the missing kubeconfig", tt.args, stderr.String())
+				}
+				continue
+			}
+			if exit.ExitCode() != 2 {
+				t.Errorf("%v: exit code %d, want 2", tt.args, exit.ExitCode())
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr.String(), w) {
+					t.Errorf("%v: stderr %q does not contain %q", tt.args, stderr.String(), w)
+				}
+			}
+		}
+	})
+
+	t.Run("SIGTERM", func(t *testing.T) {
+		kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+		if err := env.WriteKubeconfig(kubeconfig, "admin"); err != nil {
+			t.Fatal(err)
+		}
+		addr := freeAddr(t)
+		var stderr bytes.Buffer
+		cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--addr", addr, "--resources", "namespaces,configmaps")
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			<-exited
+		})
+		testcluster.Eventually(t, 60*time.Second, "the command to be ready", func() (bool, string) {
+			resp, err := http.Get("http://" + addr + "/readyz")
+			if err != nil {
+				return false, err.Error()
+			}
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusOK, resp.Status
+		})
+
+		// A live subscription, to see how it ends.
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		defer cancel()
+		ws, _, err := websocket.Dial(ctx, "ws://"+addr+"/graphql", &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ws.CloseNow()
+		for _, msg := range []string{
+			`{"type":"connection_init"}`,
+			`{"type":"subscribe","id":"1","payload":{"query":"subscription { resourceEvents { type cursor } }"}}`,
+		} {
+			if err := ws.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, data, err := ws.Read(ctx); err != nil || !strings.Contains(string(data), "connection_ack") {
+			t.Fatalf("connection_ack: %s %v", data, err)
+		}
+		closed := make(chan error, 1)
+		go func() {
+			for {
+				if _, _, err := ws.Read(ctx); err != nil {
+					closed <- err
+					return
+				}
+			}
+		}()
+
+		start := time.Now()
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-exited:
+			took := time.Since(start)
+			if err != nil {
+				t.Errorf("exit after SIGTERM: %v\n%s", err, stderr.String())
+			}
+			if took > 10*time.Second {
+				t.Errorf("exit took %s after SIGTERM, want under 10s", took)
+			}
+			exited <- err // for the cleanup
+		case <-time.After(15 * time.Second):
+			t.Fatalf("still running 15s after SIGTERM\n%s", stderr.String())
+		}
+		if code := websocket.CloseStatus(<-closed); code != websocket.StatusGoingAway {
+			t.Errorf("subscription ended with close code %d, want 1001 (going away)", code)
+		}
+		if _, err := http.Get("http://" + addr + "/healthz"); err == nil {
+			t.Error("still accepting connections after exit")
+		}
+	})
+}
