@@ -1,0 +1,443 @@
+package deploy_test
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fleetcache/fleetcache/pkg/informers"
+)
+
+const (
+	chartDir      = "helm/fleetcache"
+	allValues     = "testdata/values-all.yaml"
+	releaseNS     = "fleet"
+	configPath    = "/etc/fleetcache/config.yaml"
+	memberRoleYML = "member-cluster/clusterrole.yaml"
+)
+
+// helm runs the helm CLI of bin/ (or $FLEETCACHE_TESTBIN) with a private
+// home and no kubeconfig, so that nothing on the machine leaks in or out.
+func helm(t *testing.T, args ...string) []byte {
+	t.Helper()
+	dir := os.Getenv("FLEETCACHE_TESTBIN")
+	if dir == "" {
+		dir = filepath.Join("..", "bin")
+	}
+	bin, err := filepath.Abs(filepath.Join(dir, "helm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("helm CLI missing (run make testbin): %v", err)
+	}
+	home := t.TempDir()
+	cmd := exec.CommandContext(t.Context(), bin, args...)
+	cmd.Env = append(os.Environ(),
+		"HELM_CACHE_HOME="+filepath.Join(home, "cache"),
+		"HELM_CONFIG_HOME="+filepath.Join(home, "config"),
+		"HELM_DATA_HOME="+filepath.Join(home, "data"),
+		"KUBECONFIG="+filepath.Join(home, "kubeconfig"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("helm %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.Bytes())
+	}
+	return out
+}
+
+// object is one rendered manifest: always as unstructured, and typed when
+// client-go's scheme knows its kind.
+type object struct {
+	u     *unstructured.Unstructured
+	typed runtime.Object
+}
+
+func (o object) String() string { return o.u.GetKind() + " " + o.u.GetName() }
+
+// render runs helm template on the chart with the extra arguments and
+// decodes every document.
+func render(t *testing.T, args ...string) []object {
+	t.Helper()
+	return decodeManifests(t, helm(t, append([]string{"template", "fleetcache", chartDir, "--namespace", releaseNS}, args...)...))
+}
+
+// strict rejects unknown and duplicate fields, so a misspelt key in a
+// template fails here rather than being dropped by the API server.
+var strict = serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
+
+// decodeManifests decodes a multi-document YAML stream. Every document must
+// have apiVersion, kind and name; kinds client-go knows must decode strictly
+// into their Go types.
+func decodeManifests(t *testing.T, data []byte) []object {
+	t.Helper()
+	var objs []object
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return objs
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		js, err := utilyaml.ToJSON(doc)
+		if err != nil {
+			t.Fatalf("document is not YAML: %v\n%s", err, doc)
+		}
+		if bytes.Equal(bytes.TrimSpace(js), []byte("null")) {
+			continue // only comments, or empty
+		}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(js); err != nil {
+			t.Fatalf("document is not a Kubernetes object: %v\n%s", err, doc)
+		}
+		if u.GetAPIVersion() == "" || u.GetKind() == "" || u.GetName() == "" {
+			t.Fatalf("document lacks apiVersion, kind or name:\n%s", doc)
+		}
+		typed, _, err := strict.Decode(js, nil, nil)
+		switch {
+		case runtime.IsNotRegisteredError(err):
+			typed = nil // ServiceMonitor, PrometheusRule: checked as unstructured
+		case err != nil:
+			t.Fatalf("%s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+		objs = append(objs, object{u: u, typed: typed})
+	}
+}
+
+// find returns the only rendered object of the kind, typed as T when T is
+// a client-go type.
+func find[T any](t *testing.T, objs []object, kind string) T {
+	t.Helper()
+	var found []object
+	for _, o := range objs {
+		if o.u.GetKind() == kind {
+			found = append(found, o)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("want one %s, rendered %v", kind, found)
+	}
+	var zero T
+	if u, ok := any(found[0].u).(T); ok {
+		return u
+	}
+	typed, ok := found[0].typed.(T)
+	if !ok {
+		t.Fatalf("%s decoded as %T, not %T", kind, found[0].typed, zero)
+	}
+	return typed
+}
+
+func TestChartLint(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{name: "defaults"},
+		{name: "everything on", args: []string{"--values", allValues}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := helm(t, append([]string{"lint", "--strict", chartDir}, tt.args...)...)
+			if !bytes.Contains(out, []byte("0 chart(s) failed")) {
+				t.Errorf("helm lint:\n%s", out)
+			}
+		})
+	}
+}
+
+func TestChartRenders(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{
+			name: "defaults",
+			want: []string{
+				"ConfigMap fleetcache", "Deployment fleetcache", "Role fleetcache-cluster-secrets",
+				"RoleBinding fleetcache-cluster-secrets", "Service fleetcache", "ServiceAccount fleetcache",
+			},
+		},
+		{
+			name: "everything on",
+			args: []string{"--values", allValues},
+			want: []string{
+				"ClusterRole fleetcache-member", "ClusterRoleBinding fleetcache-member", "ConfigMap fleetcache",
+				"Deployment fleetcache", "PrometheusRule fleetcache", "Role fleetcache-cluster-secrets",
+				"RoleBinding fleetcache-cluster-secrets", "Secret fleetcache-kubeconfigs", "Service fleetcache",
+				"ServiceAccount fleetcache", "ServiceMonitor fleetcache",
+			},
+		},
+		{
+			name: "no cluster Secrets, existing kubeconfig Secret, no ServiceAccount",
+			args: []string{"--set", "clusterSecrets.enabled=false", "--set", "kubeconfigs.existingSecret=mine",
+				"--set", "serviceAccount.create=false"},
+			want: []string{"ConfigMap fleetcache", "Deployment fleetcache", "Service fleetcache"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, o := range render(t, tt.args...) {
+				got = append(got, o.String())
+			}
+			slices.Sort(got)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("rendered objects (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestChartDeployment(t *testing.T) {
+	objs := render(t)
+	d := find[*appsv1.Deployment](t, objs, "Deployment")
+	pod := d.Spec.Template.Spec
+	if len(pod.Containers) != 1 {
+		t.Fatalf("want one container, got %d", len(pod.Containers))
+	}
+	c := pod.Containers[0]
+	if diff := cmp.Diff([]string{"--config", configPath}, c.Args); diff != "" {
+		t.Errorf("args (-want +got):\n%s", diff)
+	}
+	if len(c.Ports) != 1 || c.Ports[0].Name != "http" || c.Ports[0].ContainerPort != 8080 {
+		t.Errorf("ports = %+v, want http 8080", c.Ports)
+	}
+	for _, p := range []struct {
+		name  string
+		probe *corev1.Probe
+		path  string
+	}{{"liveness", c.LivenessProbe, "/healthz"}, {"readiness", c.ReadinessProbe, "/readyz"}} {
+		if p.probe == nil || p.probe.HTTPGet == nil || p.probe.HTTPGet.Path != p.path || p.probe.HTTPGet.Port.String() != "http" {
+			t.Errorf("%s probe = %+v, want GET %s on port http", p.name, p.probe, p.path)
+		}
+	}
+	if c.Resources.Requests.Memory().IsZero() || c.Resources.Limits.Memory().IsZero() {
+		t.Errorf("resources = %+v, want memory requests and limits", c.Resources)
+	}
+	psc, sc := pod.SecurityContext, c.SecurityContext
+	if psc == nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot || psc.RunAsUser == nil || *psc.RunAsUser == 0 {
+		t.Errorf("pod securityContext = %+v, want non-root", psc)
+	}
+	if sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem ||
+		sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+		t.Errorf("container securityContext = %+v, want read-only root and no privilege escalation", sc)
+	}
+	if d.Spec.Template.Annotations["checksum/config"] == "" {
+		t.Error("no checksum/config annotation: a config change would not restart the pods")
+	}
+	if sa := find[*corev1.ServiceAccount](t, objs, "ServiceAccount"); pod.ServiceAccountName != sa.Name {
+		t.Errorf("pod runs as %q, chart creates ServiceAccount %q", pod.ServiceAccountName, sa.Name)
+	}
+
+	// The config file is the ConfigMap's config.yaml, mounted where --config points.
+	cm := find[*corev1.ConfigMap](t, objs, "ConfigMap")
+	i := slices.IndexFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == configPath })
+	if i < 0 {
+		t.Fatalf("nothing mounted at %s: %+v", configPath, c.VolumeMounts)
+	}
+	m := c.VolumeMounts[i]
+	j := slices.IndexFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Name == m.Name })
+	if j < 0 || pod.Volumes[j].ConfigMap == nil || pod.Volumes[j].ConfigMap.Name != cm.Name || m.SubPath != "config.yaml" {
+		t.Errorf("%s is mount %+v of volumes %+v, want config.yaml of ConfigMap %s", configPath, m, pod.Volumes, cm.Name)
+	}
+	if _, ok := cm.Data["config.yaml"]; !ok {
+		t.Errorf("ConfigMap %s has no config.yaml", cm.Name)
+	}
+
+	// The Service reaches these pods on their http port.
+	svc := find[*corev1.Service](t, objs, "Service")
+	for k, v := range svc.Spec.Selector {
+		if d.Spec.Template.Labels[k] != v {
+			t.Errorf("Service selects %s=%s, pods are labelled %v", k, v, d.Spec.Template.Labels)
+		}
+	}
+	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].TargetPort.String() != "http" {
+		t.Errorf("Service ports = %+v, want one to target port http", svc.Spec.Ports)
+	}
+}
+
+func TestChartConfig(t *testing.T) {
+	objs := render(t, "--values", allValues)
+	cm := find[*corev1.ConfigMap](t, objs, "ConfigMap")
+	var got map[string]any
+	if err := yaml.UnmarshalStrict([]byte(cm.Data["config.yaml"]), &got); err != nil {
+		t.Fatalf("config.yaml: %v\n%s", err, cm.Data["config.yaml"])
+	}
+	want := map[string]any{
+		"addr":           ":8080",
+		"kubeconfigs":    []any{},
+		"kubeconfigDir":  "/etc/fleetcache/kubeconfigs",
+		"contexts":       []any{"prod"},
+		"clusterSecrets": map[string]any{"namespace": "fleet-secrets"},
+		"resources":      []any{"pods", "deployments.apps", "widgets.example.com", "replicasets.apps"},
+		"readyz":         map[string]any{"exclude": []any{"flaky"}},
+		"limits":         map[string]any{"maxPageSize": float64(500), "requestTimeout": "20s"},
+		"log":            map[string]any{"level": float64(4), "format": "text"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("config.yaml (-want +got):\n%s", diff)
+	}
+
+	// A changed config changes the checksum, so the pods restart to read it.
+	sum := find[*appsv1.Deployment](t, objs, "Deployment").Spec.Template.Annotations["checksum/config"]
+	if def := find[*appsv1.Deployment](t, render(t), "Deployment").Spec.Template.Annotations["checksum/config"]; sum == def {
+		t.Errorf("checksum/config %s is the same for different configs", sum)
+	}
+
+	// The kubeconfig files are mounted where kubeconfigDir points.
+	d := find[*appsv1.Deployment](t, objs, "Deployment")
+	secret := find[*corev1.Secret](t, objs, "Secret")
+	mounted := false
+	for _, m := range d.Spec.Template.Spec.Containers[0].VolumeMounts {
+		for _, v := range d.Spec.Template.Spec.Volumes {
+			mounted = mounted || m.Name == v.Name && m.MountPath == "/etc/fleetcache/kubeconfigs" &&
+				v.Secret != nil && v.Secret.SecretName == secret.Name
+		}
+	}
+	if !mounted {
+		t.Errorf("Secret %s not mounted at /etc/fleetcache/kubeconfigs", secret.Name)
+	}
+	if _, ok := secret.Data["prod.yaml"]; !ok {
+		t.Errorf("Secret %s keys %v, want prod.yaml", secret.Name, slices.Collect(maps.Keys(secret.Data)))
+	}
+
+	// Secrets are readable only in the cluster-secrets namespace, by the pod's ServiceAccount.
+	role := find[*rbacv1.Role](t, objs, "Role")
+	wantRules := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch"}}}
+	if diff := cmp.Diff(wantRules, role.Rules); diff != "" || role.Namespace != "fleet-secrets" {
+		t.Errorf("Role in namespace %q (want fleet-secrets), rules (-want +got):\n%s", role.Namespace, diff)
+	}
+	rb := find[*rbacv1.RoleBinding](t, objs, "RoleBinding")
+	wantSubjects := []rbacv1.Subject{{Kind: "ServiceAccount", Name: d.Spec.Template.Spec.ServiceAccountName, Namespace: releaseNS}}
+	if diff := cmp.Diff(wantSubjects, rb.Subjects); diff != "" || rb.RoleRef.Name != role.Name || rb.Namespace != role.Namespace {
+		t.Errorf("RoleBinding %s/%s to %s, subjects (-want +got):\n%s", rb.Namespace, rb.Name, rb.RoleRef.Name, diff)
+	}
+}
+
+func TestChartMonitoring(t *testing.T) {
+	objs := render(t, "--values", allValues)
+	svc := find[*corev1.Service](t, objs, "Service")
+	sm := find[*unstructured.Unstructured](t, objs, "ServiceMonitor")
+	if sm.GetAPIVersion() != "monitoring.coreos.com/v1" {
+		t.Errorf("ServiceMonitor apiVersion %s", sm.GetAPIVersion())
+	}
+	selector, _, _ := unstructured.NestedStringMap(sm.Object, "spec", "selector", "matchLabels")
+	for k, v := range selector {
+		if svc.Labels[k] != v {
+			t.Errorf("ServiceMonitor selects %s=%s, Service is labelled %v", k, v, svc.Labels)
+		}
+	}
+	endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
+	want := []any{map[string]any{"port": "http", "path": "/metrics", "interval": "30s", "scrapeTimeout": "10s"}}
+	if diff := cmp.Diff(want, endpoints); diff != "" {
+		t.Errorf("ServiceMonitor endpoints (-want +got):\n%s", diff)
+	}
+	if sm.GetLabels()["release"] != "prometheus" {
+		t.Errorf("ServiceMonitor labels %v lack serviceMonitor.labels", sm.GetLabels())
+	}
+
+	// The PrometheusRule carries exactly the rules of the plain rule file.
+	pr := find[*unstructured.Unstructured](t, objs, "PrometheusRule")
+	plain, err := os.ReadFile(alertsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantSpec map[string]any
+	if err := yaml.Unmarshal(plain, &wantSpec); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wantSpec, pr.Object["spec"]); diff != "" {
+		t.Errorf("PrometheusRule spec differs from %s (-want +got):\n%s", alertsFile, diff)
+	}
+}
+
+// memberRules are the rules the member ClusterRole must have for the
+// configured types: list and watch, one rule per API group, in the order
+// the groups first appear.
+func memberRules(resources []string) []rbacv1.PolicyRule {
+	var rules []rbacv1.PolicyRule
+	byGroup := map[string]int{}
+	for _, name := range resources {
+		resource, group, _ := strings.Cut(name, ".")
+		i, ok := byGroup[group]
+		if !ok {
+			i = len(rules)
+			byGroup[group] = i
+			rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{group}, Verbs: []string{"list", "watch"}})
+		}
+		rules[i].Resources = append(rules[i].Resources, resource)
+	}
+	return rules
+}
+
+func readClusterRole(t *testing.T) *rbacv1.ClusterRole {
+	t.Helper()
+	data, err := os.ReadFile(memberRoleYML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return find[*rbacv1.ClusterRole](t, decodeManifests(t, data), "ClusterRole")
+}
+
+// TestMemberClusterRoleRules keeps the static ClusterRole, the chart's list
+// of default types and the chart's rendered ClusterRole equal to
+// informers.DefaultResources.
+func TestMemberClusterRoleRules(t *testing.T) {
+	want := memberRules(informers.DefaultResources)
+	if diff := cmp.Diff(want, readClusterRole(t).Rules); diff != "" {
+		t.Errorf("%s is not DefaultResources (-want +got):\n%s", memberRoleYML, diff)
+	}
+
+	data, err := os.ReadFile(filepath.Join(chartDir, "files", "default-resources.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chartDefaults []string
+	if err := yaml.UnmarshalStrict(data, &chartDefaults); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(informers.DefaultResources, chartDefaults); diff != "" {
+		t.Errorf("the chart's default resources are not DefaultResources (-want +got):\n%s", diff)
+	}
+
+	tests := []struct {
+		name      string
+		args      []string
+		resources []string
+	}{
+		{name: "default types", args: []string{"--set", "memberRBAC.create=true"}, resources: informers.DefaultResources},
+		{name: "configured types", args: []string{"--values", allValues}, resources: []string{"pods", "deployments.apps", "widgets.example.com", "replicasets.apps"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cr := find[*rbacv1.ClusterRole](t, render(t, tt.args...), "ClusterRole")
+			if diff := cmp.Diff(memberRules(tt.resources), cr.Rules); diff != "" {
+				t.Errorf("rendered member ClusterRole (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
