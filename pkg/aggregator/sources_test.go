@@ -279,3 +279,21 @@ func TestRunSecretsKubeconfigMissing(t *testing.T) {
 		t.Fatalf("Run: %v, want a cluster secrets error", err)
 	}
 }
+
+// TestRunDefaultKubeconfig registers every context of $KUBECONFIG when no
+// cluster source is configured.
+func TestRunDefaultKubeconfig(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	if err := env.WriteKubeconfig(a, "admin", env.Cluster("c1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.WriteKubeconfig(b, "admin", env.Cluster("c2"), env.Cluster("c3")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KUBECONFIG", a+string(filepath.ListSeparator)+b)
+	addr := startRun(t, aggregator.Options{})
+	for _, name := range []string{"c1", "c2", "c3"} {
+		waitCluster(t, addr, name, "every context of $KUBECONFIG", status("SYNCED"))
+	}
+}
