@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fleetcache/fleetcache/pkg/aggregator"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 )
 
@@ -291,15 +292,38 @@ func TestChartConfig(t *testing.T) {
 		"addr":           ":8080",
 		"kubeconfigs":    []any{},
 		"kubeconfigDir":  "/etc/fleetcache/kubeconfigs",
-		"contexts":       []any{"prod"},
+		"contexts":       []any{},
 		"clusterSecrets": map[string]any{"namespace": "fleet-secrets"},
 		"resources":      []any{"pods", "deployments.apps", "widgets.example.com", "replicasets.apps"},
-		"readyz":         map[string]any{"exclude": []any{"flaky"}},
+		"readyz":         map[string]any{"exclude": []any{"flaky"}, "disabled": false},
 		"limits":         map[string]any{"maxPageSize": float64(500), "requestTimeout": "20s"},
 		"log":            map[string]any{"level": float64(4), "format": "text"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("config.yaml (-want +got):\n%s", diff)
+	}
+
+	// The aggregator itself accepts the file. The kubeconfig directory is a
+	// mount that exists only in the pod: point it at an empty directory.
+	for _, tt := range []struct {
+		name string
+		cm   *corev1.ConfigMap
+	}{{"everything on", cm}, {"defaults", find[*corev1.ConfigMap](t, render(t), "ConfigMap")}} {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(path, []byte(tt.cm.Data["config.yaml"]), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := aggregator.LoadConfig(path)
+		if err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		if cfg.KubeconfigDir != "" {
+			cfg.KubeconfigDir = t.TempDir()
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("%s: invalid config: %v", tt.name, err)
+		}
 	}
 
 	// A changed config changes the checksum, so the pods restart to read it.
