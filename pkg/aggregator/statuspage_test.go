@@ -1,0 +1,178 @@
+package aggregator_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/fleetcache/fleetcache/internal/testcluster"
+)
+
+// chromiumPath finds Debian's chromium. Its absence fails the test: CI
+// installs it (.ci/run), and a skipped browser test would prove nothing.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatalf("the status page test needs a headless browser: %v; install Debian's chromium (apt-get install chromium), as .ci/run does", err)
+	}
+	return path
+}
+
+// browser starts a headless chromium in a fresh profile and returns the
+// context of its tab. The browser is killed, and its goroutines waited
+// for, when the test ends.
+func browser(t *testing.T) (context.Context, func() []string) {
+	t.Helper()
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-quic", true),
+	)
+	// The page's uncaught exceptions and console errors fail the test;
+	// the listener runs on chromedp's goroutines, so it only collects.
+	var mu sync.Mutex
+	var problems []string
+	ctx, cancel := chromedp.NewContext(allocCtx, chromedp.WithListener(func(ev any) {
+		var problem string
+		switch ev := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			problem = "exception: " + ev.ExceptionDetails.Text
+			if ev.ExceptionDetails.Exception != nil {
+				problem += " " + ev.ExceptionDetails.Exception.Description
+			}
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeWarning {
+				var args []string
+				for _, a := range ev.Args {
+					if len(a.Value) > 0 {
+						args = append(args, string(a.Value))
+					} else {
+						args = append(args, a.Description)
+					}
+				}
+				problem = fmt.Sprintf("console.%s: %s", ev.Type, strings.Join(args, " "))
+			}
+		}
+		if problem != "" {
+			mu.Lock()
+			problems = append(problems, problem)
+			mu.Unlock()
+		}
+	}))
+	t.Cleanup(func() {
+		cancel()
+		cancelAlloc() // waits for the browser process to exit
+	})
+	return ctx, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), problems...)
+	}
+}
+
+// pageRow is what the status page shows for one cluster.
+type pageRow struct {
+	Cluster   string            `json:"cluster"`
+	Status    string            `json:"status"`
+	Objects   string            `json:"objects"`
+	Message   string            `json:"message"`
+	Resources map[string]string `json:"resources"` // resource → count shown
+}
+
+// readRows is the script that reads the table as the user sees it.
+const readRows = `JSON.stringify(Array.from(document.querySelectorAll('#clusters tbody tr')).map((tr) => ({
+	cluster: tr.querySelector('th').textContent,
+	status: tr.querySelector('td.status .badge').textContent,
+	objects: tr.querySelector('td.objects').textContent,
+	message: tr.querySelector('td.message').textContent,
+	resources: Object.fromEntries(Array.from(tr.querySelectorAll('.resources li')).map(
+		(li) => [li.querySelector('.resource').textContent, li.querySelector('.count').textContent])),
+})))`
+
+func rows(t *testing.T, ctx context.Context) (map[string]pageRow, string) {
+	t.Helper()
+	out, err := chromedp.Run(ctx, chromedp.Evaluate[string](readRows))
+	if err != nil {
+		t.Fatalf("read the page: %v", err)
+	}
+	var list []pageRow
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatalf("decode %s: %v", out, err)
+	}
+	byName := map[string]pageRow{}
+	for _, r := range list {
+		byName[r.Cluster] = r
+	}
+	return byName, out
+}
+
+// synced reports whether the page shows r SYNCED with a positive object
+// count for each type.
+func synced(r pageRow) bool {
+	ok := r.Status == "SYNCED" && r.Objects != "0" && len(r.Resources) == 2
+	for _, n := range r.Resources {
+		ok = ok && n != "" && n != "0"
+	}
+	return ok
+}
+
+// TestStatusPageInBrowser opens the status page in headless chromium and
+// watches it, without a reload, show a cluster turn DISCONNECTED when its
+// API server stops and SYNCED again when it is back.
+func TestStatusPageInBrowser(t *testing.T) {
+	ctx, problems := browser(t)
+	_, url := serveClusters(t, probeOptions(), "c1", "c2")
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"/")); err != nil {
+		t.Fatalf("open the status page: %v", err)
+	}
+	testcluster.Eventually(t, 60*time.Second, "the page showing c1 and c2 SYNCED with object counts", func() (bool, string) {
+		got, raw := rows(t, ctx)
+		return len(got) == 2 && synced(got["c1"]) && synced(got["c2"]), raw
+	})
+	// A reload would drop this mark: the updates below must come without one.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.fleetcacheTestMark = true`)); err != nil {
+		t.Fatal(err)
+	}
+	live, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('live').textContent`))
+	if err != nil || !strings.HasPrefix(live, "Live") {
+		t.Errorf("the page does not say it is live: %q %v", live, err)
+	}
+
+	c2 := stopAPIServer(t, "c2")
+	testcluster.Eventually(t, 60*time.Second, "the page showing c2 DISCONNECTED", func() (bool, string) {
+		got, raw := rows(t, ctx)
+		c := got["c2"]
+		return c.Status == "DISCONNECTED" && strings.Contains(c.Message, "unreachable") && synced(got["c1"]), raw
+	})
+	if mark, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.fleetcacheTestMark === true`)); err != nil || !mark {
+		t.Errorf("the page was reloaded (mark %v, %v)", mark, err)
+	}
+
+	if err := c2.Restart(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 60*time.Second, "the page showing c2 SYNCED again", func() (bool, string) {
+		got, raw := rows(t, ctx)
+		return synced(got["c2"]), raw
+	})
+	for _, p := range problems() {
+		t.Errorf("page: %s", p)
+	}
+}
