@@ -19,4 +19,9 @@
 // per cluster and resource type, the status, cached objects, events by
 // type, watch restarts, relists, last event time and initial sync duration
 // (docs/metrics.md).
+//
+// Healthz and Readyz return the Handlers of /healthz and /readyz, which run
+// Checks (plain func(*http.Request) error) and answer in kube-apiserver's
+// format. Readyz has one check per cluster, passing once InitialSyncError
+// finds the cluster past its initial sync (docs/operations.md).
 package health
