@@ -1,0 +1,153 @@
+package index
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// FuzzSelector feeds label selector text, as a client writes it in a
+// GraphQL labelSelector, through labels.Parse into the index. For every
+// selector that parses it checks that the selector's String form parses
+// again to the same selector, and that the index selects exactly the
+// objects labels.Selector.Matches selects: through a Matcher, List (whole
+// and in pages) and Count. The objects' labels come from the second input,
+// drawn from the keys and values the selector names, so that they match
+// some requirements and miss others.
+func FuzzSelector(f *testing.F) {
+	for _, seed := range []struct {
+		selector string
+		labels   []byte
+	}{
+		{"app=web", []byte{2, 0, 0, 1, 1, 1, 0, 1}},
+		{"app=web,tier in (fe,be),!canary", []byte{3, 0, 0, 1, 1, 2, 2, 2, 0, 1, 3, 0}},
+		{"app!=web", []byte{1, 0, 1, 0, 1, 0, 0}},
+		{"tier notin (fe, be)", []byte{1, 0, 1, 1, 0, 2}},
+		{"canary", []byte{1, 0, 0, 0}},
+		{"!canary,app", []byte{2, 0, 0, 1, 1}},
+		{"app==web", []byte{1, 0, 0}},
+		{"example.com/part-of=fleet_cache.v1", []byte{1, 0, 0, 2, 0, 1, 1, 1}},
+		{"replicas>1,replicas<10", []byte{1, 0, 0, 1, 0, 1, 1, 0, 2}},
+		{"a=b,a=c", []byte{1, 0, 0, 1, 0, 1}},
+		{"a in (b),a notin (b)", []byte{1, 0, 0}},
+		{"a=", []byte{1, 0, 0, 1, 0, 1}},
+		{"", []byte{1, 0, 0}},
+		{" , ", nil},
+		{"a in (b,c", nil},
+		{"a=(b)", nil},
+		{"!a=b", nil},
+		{"a>b", nil},
+		{"x/y/z=1", nil},
+	} {
+		f.Add(seed.selector, seed.labels)
+	}
+	f.Fuzz(func(t *testing.T, text string, labelBytes []byte) {
+		sel, err := labels.Parse(text)
+		if err != nil {
+			return // rejected: the API answers BAD_USER_INPUT
+		}
+		again, err := labels.Parse(sel.String())
+		if err != nil {
+			t.Fatalf("%q parses to %q, which does not parse: %v", text, sel, err)
+		}
+		if again.String() != sel.String() {
+			t.Fatalf("%q parses to %q, which parses to %q", text, sel, again)
+		}
+
+		ix := New(Options{})
+		objs := fuzzObjects(sel, labelBytes)
+		for _, o := range objs {
+			ix.Upsert(o)
+		}
+		filter := Filter{Selector: sel}
+		m := NewMatcher(filter)
+		var want []string
+		for _, o := range objs {
+			set := labels.Set(o.Labels.Map())
+			match := sel.Matches(set)
+			if got := m.Matches(o); got != match {
+				t.Fatalf("selector %q on %v: Matcher says %v, labels.Selector %v", sel, set, got, match)
+			}
+			if got := again.Matches(set); got != match {
+				t.Fatalf("selector %q on %v: re-parsed selector says %v, original %v", sel, set, got, match)
+			}
+			if match {
+				want = append(want, o.Key().String())
+			}
+		}
+		got := keys(ix.List(filter, nil, 0).Objects)
+		slices.Sort(got)
+		slices.Sort(want)
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("List(%q) (-want +got):\n%s", sel, diff)
+		}
+		if n := ix.Count(filter); n != len(want) {
+			t.Fatalf("Count(%q) = %d, want %d", sel, n, len(want))
+		}
+		// Paging visits the same objects: pages of 2 end where List ends.
+		var paged []string
+		var after *Position
+		for range len(objs) + 1 {
+			page := ix.List(filter, after, 2)
+			paged = append(paged, keys(page.Objects)...)
+			if !page.More || len(page.Objects) == 0 {
+				break
+			}
+			p := page.Objects[len(page.Objects)-1].Position()
+			after = &p
+		}
+		slices.Sort(paged)
+		if diff := cmp.Diff(want, paged, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("List(%q) in pages of 2 (-want +got):\n%s", sel, diff)
+		}
+	})
+}
+
+// fuzzObjects builds up to 32 Pods in two clusters whose labels b
+// chooses. Each object takes a count byte, then a key byte and a value
+// byte per label; keys and values are those sel names plus a few others,
+// so labels both meet and miss its requirements.
+func fuzzObjects(sel labels.Selector, b []byte) []*Object {
+	keySet, valueSet := []string{"app", "other"}, []string{"", "web", "0", "10"}
+	reqs, _ := sel.Requirements()
+	for _, r := range reqs {
+		keySet = append(keySet, r.Key())
+		valueSet = append(valueSet, r.ValuesUnsorted()...)
+	}
+	next := func() int {
+		if len(b) == 0 {
+			return 0
+		}
+		v := int(b[0])
+		b = b[1:]
+		return v
+	}
+	// Two fixed objects: one without labels, one with every key set to
+	// the last value of the vocabulary (one the selector names, if any).
+	full := map[string]string{}
+	for _, k := range keySet {
+		full[k] = valueSet[len(valueSet)-1]
+	}
+	objs := []*Object{obj("c1", podType, "ns", "bare"), obj("c2", podType, "ns", "full", withLabels(pairs(full)...))}
+	for i := 0; len(b) > 0 && i < 30; i++ {
+		set := map[string]string{}
+		for range next() % 5 {
+			set[keySet[next()%len(keySet)]] = valueSet[next()%len(valueSet)]
+		}
+		objs = append(objs, obj(fmt.Sprintf("c%d", 1+i%2), podType, fmt.Sprintf("ns%d", i%3), fmt.Sprintf("p%d", i), withLabels(pairs(set)...)))
+	}
+	return objs
+}
+
+// pairs returns the labels of m as key, value pairs for withLabels.
+func pairs(m map[string]string) []string {
+	var kv []string
+	for k, v := range m {
+		kv = append(kv, k, v)
+	}
+	return kv
+}
