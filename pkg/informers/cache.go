@@ -12,6 +12,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -39,6 +40,11 @@ type Options struct {
 	ProbeInterval time.Duration
 	// ProbeTimeout bounds one probe. Default 5s.
 	ProbeTimeout time.Duration
+	// CacheSecretData keeps the data and stringData of Secrets (core v1),
+	// when Resources include them. Default false: they are dropped before
+	// the object is stored, so that the cache and every answer built from
+	// it hold the Secret's metadata (name, labels, type) and no credential.
+	CacheSecretData bool
 }
 
 func (o Options) withDefaults() Options {
@@ -233,6 +239,9 @@ func storeKey(o *index.Object) string {
 	return o.Namespace + "/" + o.Name
 }
 
+// secrets is the type whose data Options.CacheSecretData governs.
+var secrets = schema.GroupResource{Resource: "secrets"}
+
 // lastApplied is the annotation kubectl apply writes: a second copy of the object.
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
@@ -242,6 +251,12 @@ func (c *Cache) transform(t *index.Type) cache.TransformFunc {
 	return func(obj any) (any, error) {
 		switch o := obj.(type) {
 		case *unstructured.Unstructured:
+			if t.GVR.GroupResource() == secrets && !c.opts.CacheSecretData {
+				// Before encoding: the credential never reaches the
+				// index, its JSON or any answer.
+				delete(o.Object, "data")
+				delete(o.Object, "stringData")
+			}
 			if meta, ok := o.Object["metadata"].(map[string]any); ok {
 				delete(meta, "managedFields")
 				if ann, ok := meta["annotations"].(map[string]any); ok {
