@@ -8,7 +8,7 @@ GOTEST_FLAGS ?= -race -count=1 -timeout 25m
 BENCH ?= .
 BENCH_FLAGS ?= -run '^$$' -benchmem -benchtime 3x
 
-.PHONY: help build test lint bench fuzz testbin clean
+.PHONY: help build test demo lint bench fuzz testbin clean
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -18,6 +18,13 @@ build: ## Build every package.
 
 test: testbin ## Run every test with the race detector against real kube-apiservers (what CI runs).
 	$(GO) test $(GOTEST_FLAGS) ./...
+
+DEMO_ADDR ?= 127.0.0.1:8080
+# The demo needs the two test servers, not every test binary. It runs as a
+# built binary rather than with "go run", which exits 1 after a Ctrl-C.
+demo: $(BIN)/kube-apiserver $(BIN)/etcd ## Run the aggregator on three local seeded clusters with live churn (DEMO_ADDR=127.0.0.1:8080); Ctrl-C stops it.
+	$(GO) build -o $(BIN)/demo ./hack/demo
+	$(BIN)/demo --addr $(DEMO_ADDR)
 
 lint: ## go vet and staticcheck (pinned).
 	$(GO) vet ./...

@@ -64,7 +64,10 @@ func (m *member) scaleSomeApp(ctx context.Context) (string, error) {
 		}
 	} else {
 		i := rand.N(len(a.pods))
-		if err := m.client.CoreV1().Pods(a.namespace).Delete(ctx, a.pods[i], metav1.DeleteOptions{}); err != nil {
+		// A Pod bound to a node is only marked for deletion until its kubelet
+		// confirms; with no kubelet, delete it at once, as a force delete does.
+		opts := metav1.DeleteOptions{GracePeriodSeconds: new(int64(0))}
+		if err := m.client.CoreV1().Pods(a.namespace).Delete(ctx, a.pods[i], opts); err != nil {
 			return "", fmt.Errorf("delete pod %s/%s: %w", a.namespace, a.pods[i], err)
 		}
 		a.pods = slices.Delete(a.pods, i, i+1)

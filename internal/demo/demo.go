@@ -346,13 +346,15 @@ Try in the playground:
 %s
 
 Live: every %s a Pod comes or goes, a ConfigMap gets a new config-version label, or a
-Widget is created or deleted. Follow it with
-  subscription { resourceEvents(filter: {namespaces: ["payments"]}) { type resource { cluster kind name } } }
+Widget is created or deleted. Follow it over Server-Sent Events:
+
+  curl -N -H 'Accept: text/event-stream' -H 'Content-Type: application/json' %s/graphql \
+    -d '{"query":"subscription { resourceEvents { type resource { cluster kind namespace name } } }"}'
 
 Ctrl-C stops the aggregator and the clusters.
 `,
 		b.readyTime.Round(100*time.Millisecond), len(plans), strings.Join(names, ", "), b.seeded, b.seedTime.Round(10*time.Millisecond), b.cached,
-		b.base, b.base, b.base, b.kubeconfig, indent(ExampleQuery, "  "), b.churn)
+		b.base, b.base, b.base, b.kubeconfig, indent(ExampleQuery, "  "), b.churn, b.base)
 }
 
 func indent(s, prefix string) string {
