@@ -71,6 +71,14 @@ func (o Options) withDefaults() Options {
 // aggregator fails.
 func Run(ctx context.Context, opts Options) error {
 	opts = opts.withDefaults()
+	// Fail before the clusters take their seconds to start if the address is
+	// taken (by an earlier demo, most likely). The aggregator binds it again
+	// later; losing it in between is unlikely and reported then.
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s (choose another address): %w", opts.Addr, err)
+	}
+	ln.Close()
 	begin := time.Now()
 	fmt.Fprintf(opts.Out, "Starting %d clusters: etcd and %d kube-apiservers on 127.0.0.1 …\n", len(plans), len(plans))
 	env, err := testcluster.Start(ctx, testcluster.Options{Clusters: len(plans), Users: []string{}})

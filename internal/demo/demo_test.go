@@ -91,15 +91,15 @@ func TestRun(t *testing.T) {
 	go func() {
 		done <- Run(ctx, Options{Addr: addr, Kubeconfig: kubeconfig, ChurnInterval: 200 * time.Millisecond, Out: out})
 	}()
-	stop := sync.OnceValues(func() (error, time.Duration) {
+	stop := sync.OnceValues(func() (time.Duration, error) {
 		begin := time.Now()
 		cancel()
 		select {
 		case err := <-done:
-			return err, time.Since(begin)
+			return time.Since(begin), err
 		case <-time.After(time.Minute):
 			t.Fatal("Run did not return within a minute of the cancel")
-			return nil, 0
+			return 0, nil
 		}
 	})
 	t.Cleanup(func() { stop() })
@@ -241,7 +241,7 @@ func TestRun(t *testing.T) {
 	// Stop: Run returns nil promptly, and what it started is gone.
 	transport.CloseIdleConnections()
 	closeClients()
-	err, took := stop()
+	took, err := stop()
 	if err != nil {
 		t.Errorf("Run: %v", err)
 	}
@@ -440,4 +440,43 @@ func freeAddr(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+// TestRunAddressInUse checks that a taken address fails the demo at once,
+// before any cluster starts.
+func TestRunAddressInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	out := &syncBuffer{}
+	begin := time.Now()
+	err = Run(t.Context(), Options{Addr: ln.Addr().String(), Out: out})
+	if err == nil || !strings.Contains(err.Error(), "address already in use") {
+		t.Errorf("Run on a taken address: error %v, want address already in use", err)
+	}
+	if took := time.Since(begin); took > 5*time.Second || out.String() != "" {
+		t.Errorf("Run took %s and printed %q, want a prompt failure before starting anything", took, out)
+	}
+}
+
+func TestDisplayAddr(t *testing.T) {
+	tests := []struct {
+		name, addr, want string
+	}{
+		{name: "loopback", addr: "127.0.0.1:8080", want: "127.0.0.1:8080"},
+		{name: "no host", addr: ":8080", want: "127.0.0.1:8080"},
+		{name: "any IPv4", addr: "0.0.0.0:9090", want: "127.0.0.1:9090"},
+		{name: "any IPv6", addr: "[::]:9090", want: "127.0.0.1:9090"},
+		{name: "name", addr: "localhost:8080", want: "localhost:8080"},
+		{name: "not host:port", addr: "nonsense", want: "nonsense"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := displayAddr(tt.addr); got != tt.want {
+				t.Errorf("displayAddr(%q) = %q, want %q", tt.addr, got, tt.want)
+			}
+		})
+	}
 }
