@@ -182,7 +182,7 @@ func seed(ctx context.Context, members []*member) error {
 // named after it, to path (a file in a new temporary directory if path is
 // empty). cleanup removes what it wrote.
 func writeKubeconfig(path string, members []*member) (string, func(), error) {
-	cleanup := func() {}
+	cleanup := func() { _ = os.Remove(path) }
 	if path == "" {
 		dir, err := os.MkdirTemp("", "fleetcache-demo-")
 		if err != nil {
@@ -190,8 +190,6 @@ func writeKubeconfig(path string, members []*member) (string, func(), error) {
 		}
 		path = filepath.Join(dir, "kubeconfig")
 		cleanup = func() { _ = os.RemoveAll(dir) }
-	} else {
-		cleanup = func() { _ = os.Remove(path) }
 	}
 	cfg := clientcmdapi.NewConfig()
 	for _, m := range members {

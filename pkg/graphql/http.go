@@ -36,8 +36,9 @@ const (
 //     execution (parse, validation, variables) gets 400; with
 //     application/json it gets 200, as GraphQL errors.
 //   - Malformed requests get 400, other methods 405, bodies over
-//     Options.MaxBodyBytes 413, other content types 415, each with a GraphQL
-//     error carrying its code.
+//     Options.MaxBodyBytes 413, other content types 415, clients over
+//     Options.RateLimit 429 with Retry-After, each with a GraphQL error
+//     carrying its code.
 //   - A browser's GET (Accept preferring text/html), and the requests for the
 //     page's assets, get the offline playground.
 //   - A subscription gets a BAD_REQUEST error that names the transports
@@ -83,6 +84,9 @@ func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request, allow 
 }
 
 func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
+	if !s.allowHTTP(w, r, kindQuery) {
+		return
+	}
 	req, herr := getRequest(r)
 	if herr != nil {
 		s.writeHTTPError(w, r, herr)
@@ -92,6 +96,10 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
+	// Before the body is read: a client over its rate costs no more.
+	if !s.allowHTTP(w, r, kindQuery) {
+		return
+	}
 	req, herr := s.postRequest(w, r)
 	if herr != nil {
 		s.writeHTTPError(w, r, herr)

@@ -81,6 +81,16 @@ type Options struct {
 	// client that does not take a message within it is disconnected.
 	// Default 10s.
 	WriteTimeout time.Duration
+	// AllowedOrigins are the browser origins, exactly as a browser sends
+	// them ("https://portal.example.com"), whose pages may open WebSockets
+	// to the server, besides pages of the server's own origin. A WebSocket
+	// upgrade whose Origin is neither gets 403: without the check, any page
+	// a user visits could subscribe with the user's cookies or network
+	// position. Default none: same-origin and non-browser clients only.
+	AllowedOrigins []string
+	// RateLimit bounds how fast one client address may send queries and
+	// open subscriptions. Default: no limit (see RateLimit).
+	RateLimit RateLimit
 	// Logger receives the server's log lines. Default klog.Background().
 	Logger klog.Logger
 	// Registerer is where the server registers its metrics (request

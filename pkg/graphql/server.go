@@ -70,6 +70,8 @@ type Server struct {
 
 	// conns counts the WebSocket and SSE connections by client address.
 	conns *connections
+	// limits applies Options.RateLimit; nil when it limits nothing.
+	limits *rateLimiter
 
 	// hub hands the index's changes to the resourceEvents subscriptions;
 	// Start runs it.
@@ -109,6 +111,9 @@ func New(ix Index, h Health, opts Options) (*Server, error) {
 	s.schema = schema
 	if s.docs, err = lru.New[string, *document](opts.DocumentCacheSize); err != nil {
 		return nil, fmt.Errorf("document cache: %w", err)
+	}
+	if s.limits, err = newRateLimiter(opts.RateLimit); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

@@ -23,7 +23,9 @@ import (
 // stops.
 //
 // Requests that are not GraphQL requests (method, content type, body size,
-// JSON shape) get plain HTTP errors, as over HTTP; GraphQL errors before
+// JSON shape) and clients over Options.RateLimit (a subscription counts as
+// one opened, any other operation as a query) get plain HTTP errors, as
+// over HTTP; GraphQL errors before
 // execution (parse, validation, variables) come as a "next" event, as the
 // protocol requires. A subscription that ends with an error
 // (CURSOR_EXPIRED) sends it as a "next" event, then "complete". A slow
@@ -49,6 +51,9 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method == http.MethodGet && s.isMutation(req) {
 		s.methodNotAllowed(w, r, "POST")
+		return
+	}
+	if s.limits != nil && !s.allowHTTP(w, r, s.kindOf(req)) {
 		return
 	}
 	release, ok := s.acquireConnection(w, r)

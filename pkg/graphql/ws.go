@@ -153,7 +153,10 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	log := s.opts.Logger.WithValues("remote", r.RemoteAddr, "transport", "websocket")
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{subprotocolTransportWS}})
+	// Accept refuses (403) an Origin that is neither the request's host nor
+	// allowed.
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{subprotocolTransportWS},
+		OriginPatterns: originPatterns(s.opts.AllowedOrigins)})
 	if err != nil {
 		// Accept answered the request.
 		log.V(4).Info("WebSocket handshake failed", "err", err)
@@ -165,7 +168,9 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.SetReadLimit(s.opts.MaxBodyBytes)
-	newWSConn(s, c, r.Context(), log).run()
+	wc := newWSConn(s, c, r.Context(), log)
+	wc.addr = clientAddress(r)
+	wc.run()
 }
 
 // wsConn is one graphql-transport-ws connection. Its goroutines: the
@@ -176,6 +181,8 @@ type wsConn struct {
 	s   *Server
 	c   *websocket.Conn
 	log klog.Logger
+	// addr is the client's address, for Options.RateLimit.
+	addr string
 
 	// ctx is the connection's: canceled when it ends. Reads and writes use
 	// it; canceling it during one closes the socket at once.
@@ -332,6 +339,10 @@ func (wc *wsConn) handle(msg wsMessage) bool {
 // subscribe starts operation id; it returns false when it requested a
 // close.
 func (wc *wsConn) subscribe(id string, req Request) bool {
+	kind := kindQuery
+	if wc.s.limits != nil {
+		kind = wc.s.kindOf(req) // parsed outside the lock; Subscribe finds it cached
+	}
 	wc.mu.Lock()
 	if _, dup := wc.ops[id]; dup {
 		wc.mu.Unlock()
@@ -342,6 +353,15 @@ func (wc *wsConn) subscribe(id string, req Request) bool {
 		wc.mu.Unlock()
 		err := formatted(CodeTooManySubscriptions, fmt.Errorf("the connection already runs %d operations, the limit: complete one first, or open another connection", max))
 		wc.send(wc.opsCtx, wsOut{ID: id, Type: msgError, Payload: errorList([]gqlerrors.FormattedError{err})})
+		return true
+	}
+	// Over the rate: an error message for this operation only, not close
+	// 4429, which graphql-transport-ws reserves for a repeated
+	// connection_init and which the graphql-ws client takes as fatal,
+	// dropping every other subscription of the connection.
+	if _, err := wc.s.limits.allow(wc.addr, kind); err != nil {
+		wc.mu.Unlock()
+		wc.send(wc.opsCtx, wsOut{ID: id, Type: msgError, Payload: errorList([]gqlerrors.FormattedError{formatted(CodeRateLimited, err)})})
 		return true
 	}
 	ctx, cancel := context.WithCancel(wc.opsCtx)
