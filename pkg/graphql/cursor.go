@@ -59,7 +59,9 @@ func open(s string, want byte) ([]byte, error) {
 	if len(s) > maxCursorLen {
 		return nil, fmt.Errorf("%w: longer than %d characters", ErrCursorMalformed, maxCursorLen)
 	}
-	b, err := base64.RawURLEncoding.DecodeString(s)
+	// Strict: the unused low bits of the last character must be zero, or
+	// each cursor would have aliases that decode to the same bytes.
+	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
 	if err != nil {
 		return nil, fmt.Errorf("%w: not base64url", ErrCursorMalformed)
 	}
@@ -92,9 +94,29 @@ func appendString(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
+// readUvarint reads a uvarint from b and returns its length, or 0 if b
+// does not start with one. Only the shortest encoding of a number is
+// accepted ("\x80\x00" is not 0), so that what decodes re-encodes the same.
+func readUvarint(b []byte) (uint64, int) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || k != uvarintLen(n) {
+		return 0, 0
+	}
+	return n, k
+}
+
+// uvarintLen is the length of the shortest uvarint encoding of n.
+func uvarintLen(n uint64) int {
+	k := 1
+	for ; n >= 0x80; n >>= 7 {
+		k++
+	}
+	return k
+}
+
 // readString reads a length-prefixed string from b and returns the rest.
 func readString(b []byte) (string, []byte, bool) {
-	n, k := binary.Uvarint(b)
+	n, k := readUvarint(b)
 	if k <= 0 || n > uint64(len(b)-k) {
 		return "", nil, false
 	}
@@ -160,7 +182,7 @@ func decodeRevisionCursor(s string) (revisionCursor, error) {
 	if !ok {
 		return revisionCursor{}, fmt.Errorf("%w: truncated epoch", ErrCursorMalformed)
 	}
-	rev, k := binary.Uvarint(b)
+	rev, k := readUvarint(b)
 	if k <= 0 || k != len(b) {
 		return revisionCursor{}, fmt.Errorf("%w: bad revision", ErrCursorMalformed)
 	}

@@ -1,0 +1,106 @@
+package graphql
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/fleetcache/fleetcache/pkg/index"
+)
+
+// FuzzCursorPayload fuzzes what lies behind a cursor's checksum, which
+// FuzzDecodePageCursor's random strings almost never get past: any tag and
+// payload, sealed as the server seals them. A cursor that decodes must be
+// the only encoding of what it holds, so that a client cannot make two
+// cursors of one position (or revision) by writing its own; one of the
+// other kind must be told apart by its tag.
+func FuzzCursorPayload(f *testing.F) {
+	for _, seed := range []struct {
+		tag     byte
+		payload []byte
+	}{
+		{tagPage, []byte("\x02c1\x03web\x05web-1\x03Pod\x04pods")},
+		{tagPage, []byte("\x00\x00\x00\x00\x00")},
+		{tagPage, []byte("\x80\x00\x00\x00\x00\x00")}, // a length of zero in two bytes
+		{tagPage, []byte("\x02c1\x00\x00\x00")},
+		{tagRevision, []byte("\x10" + "0123456789abcdef" + "\xb9\x60")},
+		{tagRevision, []byte("\x00\x00")},
+		{tagRevision, []byte("\x00\x80\x00")},
+		{tagRevision, []byte("\x00\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01")},
+		{tagRevision, []byte("\x00\xff\xff\xff\xff\xff\xff\xff\xff\xff\x02")},
+		{'X', nil},
+	} {
+		f.Add(seed.tag, seed.payload)
+	}
+	f.Fuzz(func(t *testing.T, tag byte, payload []byte) {
+		s := seal(append([]byte{tag}, payload...))
+		p, pageErr := decodePageCursor(s)
+		r, revErr := decodeRevisionCursor(s)
+		if pageErr == nil {
+			if again := encodePageCursor(p); again != s {
+				t.Fatalf("%q decodes to %+v, which encodes to %q", s, p, again)
+			}
+		}
+		if revErr == nil {
+			if again := encodeRevisionCursor(r.Epoch, r.Revision); again != s {
+				t.Fatalf("%q decodes to %+v, which encodes to %q", s, r, again)
+			}
+		}
+		for _, err := range []error{pageErr, revErr} {
+			if err != nil && !errors.Is(err, ErrCursorMalformed) && !errors.Is(err, ErrCursorKind) {
+				t.Fatalf("untyped error %v", err)
+			}
+		}
+		switch tag {
+		case tagPage:
+			if !errors.Is(revErr, ErrCursorKind) {
+				t.Fatalf("page cursor %q as a revision cursor: %v, want ErrCursorKind", s, revErr)
+			}
+		case tagRevision:
+			if !errors.Is(pageErr, ErrCursorKind) {
+				t.Fatalf("revision cursor %q as a page cursor: %v, want ErrCursorKind", s, pageErr)
+			}
+		default:
+			if pageErr == nil || revErr == nil {
+				t.Fatalf("cursor %q with tag %q accepted", s, tag)
+			}
+		}
+	})
+}
+
+// base64URL is the alphabet of cursors.
+const base64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+// FuzzCursorMutation changes one character of a valid cursor, as a client
+// editing a cursor by hand would. The checksum must catch it: the result
+// is rejected, unless it is the very same cursor, and never passes as a
+// cursor of the other kind.
+func FuzzCursorMutation(f *testing.F) {
+	f.Add("c1", "web", "web-1", "0123456789abcdef", uint64(12345), uint16(3), byte('A'))
+	f.Add("", "", "", "", uint64(0), uint16(0), byte(0))
+	f.Add("c1", "", "kube-system", "e", uint64(1<<64-1), uint16(1000), byte(63))
+	f.Add("ü/é", "ns", "a\x00b", "epoch", uint64(7), uint16(11), byte('_'))
+	f.Fuzz(func(t *testing.T, cluster, namespace, name, epoch string, revision uint64, at uint16, to byte) {
+		pos := index.Position{Cluster: cluster, Namespace: namespace, Name: name, Kind: "Pod", Resource: "pods"}
+		for _, valid := range []string{encodePageCursor(pos), encodeRevisionCursor(epoch, revision)} {
+			if len(valid) > maxCursorLen {
+				continue
+			}
+			b := []byte(valid)
+			i := int(at) % len(b)
+			b[i] = base64URL[int(to)%len(base64URL)]
+			mutated := string(b)
+			p, pageErr := decodePageCursor(mutated)
+			r, revErr := decodeRevisionCursor(mutated)
+			switch {
+			case mutated == valid:
+				if pageErr != nil && revErr != nil {
+					t.Fatalf("valid cursor %q rejected: %v; %v", valid, pageErr, revErr)
+				}
+			case pageErr == nil:
+				t.Fatalf("%q, %q with character %d changed, decodes to page cursor %+v", valid, mutated, i, p)
+			case revErr == nil:
+				t.Fatalf("%q, %q with character %d changed, decodes to revision cursor %+v", valid, mutated, i, r)
+			}
+		}
+	})
+}
