@@ -105,7 +105,11 @@ func LoadConfig(path string) (Config, error) {
 		return Config{}, fmt.Errorf("config file %s: %w", path, err)
 	}
 	if unknown := unknownFields(raw, reflect.TypeFor[Config](), ""); len(unknown) > 0 {
-		return Config{}, fmt.Errorf("config file %s: unknown field %q", path, strings.Join(unknown, `", "`))
+		quoted := make([]string, len(unknown))
+		for i, u := range unknown {
+			quoted[i] = strconv.Quote(u)
+		}
+		return Config{}, fmt.Errorf("config file %s: unknown field %s", path, strings.Join(quoted, ", "))
 	}
 	var c Config
 	if err := yaml.UnmarshalStrict(data, &c); err != nil {
