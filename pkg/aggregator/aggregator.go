@@ -48,6 +48,14 @@ type Options struct {
 	ClusterSecretsKubeconfig string
 	// Addr is where the HTTP server listens. Default 127.0.0.1:8080.
 	Addr string
+	// TLSCertFile and TLSPrivateKeyFile, both set, make Run serve HTTPS
+	// (and WSS) with this PEM certificate (chain) and key, loaded at start.
+	// Default: plain HTTP.
+	TLSCertFile, TLSPrivateKeyFile string
+	// CORSAllowedOrigins are the exact origins of browser pages allowed to
+	// call /graphql cross-origin: CORS for HTTP and SSE, and the WebSocket
+	// Origin check (it replaces GraphQL.AllowedOrigins). Default none.
+	CORSAllowedOrigins []string
 	// Readyz configures /readyz.
 	Readyz health.ReadyzOptions
 	// ShutdownTimeout bounds a graceful stop, from the end of ctx to Run's
@@ -111,6 +119,7 @@ func New(opts Options) (*Aggregator, error) {
 		health.NewCollector(tr))
 	gqlOpts := opts.GraphQL
 	gqlOpts.Registerer = reg
+	gqlOpts.AllowedOrigins = opts.CORSAllowedOrigins
 	api, err := graphql.New(ix, tr, gqlOpts)
 	if err != nil {
 		return nil, fmt.Errorf("graphql: %w", err)
@@ -176,12 +185,16 @@ func Run(ctx context.Context, opts Options) error {
 		live = append(live, src.Start)
 	}
 
+	tlsConfig, err := servingTLS(opts.TLSCertFile, opts.TLSPrivateKeyFile)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", opts.Addr, err)
 	}
-	srv := &http.Server{Handler: agg.Handler, ReadHeaderTimeout: 10 * time.Second}
-	logger.Info("Serving", "addr", ln.Addr().String(), "clusters", agg.Registry.Names())
+	srv := &http.Server{Handler: agg.Handler, ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsConfig}
+	logger.Info("Serving", "addr", ln.Addr().String(), "tls", tlsConfig != nil, "clusters", agg.Registry.Names())
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -196,7 +209,7 @@ func Run(ctx context.Context, opts Options) error {
 		})
 	}
 	wg.Go(func() {
-		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		if err := serve(srv, ln); !errors.Is(err, http.ErrServerClosed) {
 			srvErr = fmt.Errorf("serve http: %w", err)
 			cancel()
 		}

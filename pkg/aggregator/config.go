@@ -48,6 +48,8 @@ type Config struct {
 	Readyz ReadyzConfig `json:"readyz,omitzero"`
 	// Limits bound what one request or client may cost.
 	Limits LimitsConfig `json:"limits,omitzero"`
+	// Serving secures the HTTP server: TLS, CORS, rate limits, Secret data.
+	Serving ServingConfig `json:"serving,omitzero"`
 	// Log configures logging.
 	Log LogConfig `json:"log,omitzero"`
 }
@@ -82,6 +84,35 @@ type LimitsConfig struct {
 	MaxSubscriptionsPerConnection int             `json:"maxSubscriptionsPerConnection,omitempty"` // 100
 	MaxConnectionsPerAddress      int             `json:"maxConnectionsPerAddress,omitempty"`      // 64
 	EventRetention                int             `json:"eventRetention,omitempty"`                // 100000 changes
+}
+
+// ServingConfig secures what the HTTP server serves, and to whom.
+type ServingConfig struct {
+	// TLSCertFile is a PEM certificate (chain) to serve HTTPS and WSS
+	// with; TLSPrivateKeyFile is its key. Both or neither. Default: plain
+	// HTTP, for loopback or behind a TLS-terminating proxy.
+	TLSCertFile       string `json:"tlsCertFile,omitempty"`
+	TLSPrivateKeyFile string `json:"tlsPrivateKeyFile,omitempty"`
+	// CORSAllowedOrigins are the exact origins ("https://portal.example.com")
+	// of browser portals that may call the API from their pages, with CORS
+	// and WebSockets. "*" is not accepted. Default none: same-origin only.
+	CORSAllowedOrigins []string `json:"corsAllowedOrigins,omitempty"`
+	// RateLimit bounds queries and subscriptions per client address.
+	RateLimit RateLimitConfig `json:"rateLimit,omitzero"`
+	// CacheSecretData keeps the data and stringData of Secrets, when
+	// resources include secrets. Default false: they are dropped before
+	// caching.
+	CacheSecretData bool `json:"cacheSecretData,omitempty"`
+}
+
+// RateLimitConfig bounds how fast one client address (the connection's
+// peer: behind a proxy, the proxy) may send queries and open
+// subscriptions. Zero means the default, which each comment states.
+type RateLimitConfig struct {
+	QueriesPerSecond       float64 `json:"queriesPerSecond,omitempty"`       // 50
+	QueryBurst             int     `json:"queryBurst,omitempty"`             // 100
+	SubscriptionsPerSecond float64 `json:"subscriptionsPerSecond,omitempty"` // 5
+	SubscriptionBurst      int     `json:"subscriptionBurst,omitempty"`      // 20
 }
 
 // LogConfig configures logging.
@@ -203,6 +234,7 @@ func (c Config) Validate() error {
 	if def, maxSize := cmp.Or(l.DefaultPageSize, 100), cmp.Or(l.MaxPageSize, 1000); l.DefaultPageSize >= 0 && l.MaxPageSize >= 0 && def > maxSize {
 		bad("limits.defaultPageSize", "%d is above limits.maxPageSize %d", def, maxSize)
 	}
+	validateServing(c.Serving, bad)
 	if c.Log.Level < 0 {
 		bad("log.level", "must not be negative")
 	}
@@ -226,7 +258,10 @@ func (c Config) Options() Options {
 		Addr:                     c.Addr,
 		Readyz:                   health.ReadyzOptions{Exclude: c.Readyz.Exclude, Disabled: c.Readyz.Disabled},
 		Index:                    index.Options{Retention: l.EventRetention},
-		Informers:                informers.Options{Resources: c.Resources},
+		TLSCertFile:              c.Serving.TLSCertFile,
+		TLSPrivateKeyFile:        c.Serving.TLSPrivateKeyFile,
+		CORSAllowedOrigins:       c.Serving.CORSAllowedOrigins,
+		Informers:                informers.Options{Resources: c.Resources, CacheSecretData: c.Serving.CacheSecretData},
 		GraphQL: graphql.Options{
 			DefaultPageSize:               l.DefaultPageSize,
 			MaxPageSize:                   l.MaxPageSize,
@@ -236,6 +271,7 @@ func (c Config) Options() Options {
 			SubscriptionBuffer:            l.SubscriptionBuffer,
 			MaxSubscriptionsPerConnection: l.MaxSubscriptionsPerConnection,
 			MaxConnectionsPerAddress:      l.MaxConnectionsPerAddress,
+			RateLimit:                     c.Serving.RateLimit.options(),
 		},
 	}
 }

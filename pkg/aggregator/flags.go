@@ -50,6 +50,22 @@ var flagDefs = []flagDef{
 		func(c *Config) flag.Value { return (*intValue)(&c.Limits.MaxConnectionsPerAddress) }},
 	{"event-retention", "changes the index keeps for subscriptions to resume from (default 100000)",
 		func(c *Config) flag.Value { return (*intValue)(&c.Limits.EventRetention) }},
+	{"tls-cert-file", "PEM certificate (chain) to serve HTTPS with; needs --tls-private-key-file (default plain HTTP)",
+		func(c *Config) flag.Value { return (*stringValue)(&c.Serving.TLSCertFile) }},
+	{"tls-private-key-file", "PEM private key of --tls-cert-file",
+		func(c *Config) flag.Value { return (*stringValue)(&c.Serving.TLSPrivateKeyFile) }},
+	{"cors-allowed-origins", "comma-separated exact origins of browser portals allowed to call the API (CORS and WebSocket), such as https://portal.example.com",
+		func(c *Config) flag.Value { return &listValue{p: &c.Serving.CORSAllowedOrigins, split: true} }},
+	{"rate-limit-queries-per-second", "queries one client address may send per second (default 50)",
+		func(c *Config) flag.Value { return (*float64Value)(&c.Serving.RateLimit.QueriesPerSecond) }},
+	{"rate-limit-query-burst", "queries one client address may send at once (default 100)",
+		func(c *Config) flag.Value { return (*intValue)(&c.Serving.RateLimit.QueryBurst) }},
+	{"rate-limit-subscriptions-per-second", "subscriptions one client address may open per second (default 5)",
+		func(c *Config) flag.Value { return (*float64Value)(&c.Serving.RateLimit.SubscriptionsPerSecond) }},
+	{"rate-limit-subscription-burst", "subscriptions one client address may open at once (default 20)",
+		func(c *Config) flag.Value { return (*intValue)(&c.Serving.RateLimit.SubscriptionBurst) }},
+	{"cache-secret-data", "keep the data of Secrets when secrets are cached (default: dropped)",
+		func(c *Config) flag.Value { return (*boolValue)(&c.Serving.CacheSecretData) }},
 	{"v", "log verbosity (default 0)",
 		func(c *Config) flag.Value { return (*intValue)(&c.Log.Level) }},
 	{"log-format", "log format: text or json (default text)",
@@ -115,6 +131,12 @@ func (r recorder) String() string {
 	return r.v.String()
 }
 
+// IsBoolFlag lets a boolean flag be given without a value.
+func (r recorder) IsBoolFlag() bool {
+	b, ok := r.v.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
 func (r recorder) Set(s string) error {
 	if err := r.v.Set(s); err != nil {
 		return err
@@ -143,6 +165,25 @@ func (v *int64Value) String() string { return strconv.FormatInt(int64(*v), 10) }
 func (v *int64Value) Set(s string) error {
 	n, err := strconv.ParseInt(s, 10, 64)
 	*v = int64Value(n)
+	return err
+}
+
+type float64Value float64
+
+func (v *float64Value) String() string { return strconv.FormatFloat(float64(*v), 'g', -1, 64) }
+func (v *float64Value) Set(s string) error {
+	f, err := strconv.ParseFloat(s, 64)
+	*v = float64Value(f)
+	return err
+}
+
+type boolValue bool
+
+func (v *boolValue) String() string   { return strconv.FormatBool(bool(*v)) }
+func (v *boolValue) IsBoolFlag() bool { return true }
+func (v *boolValue) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	*v = boolValue(b)
 	return err
 }
 

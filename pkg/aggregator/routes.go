@@ -14,7 +14,7 @@ import (
 // routes is the HTTP surface of the aggregator.
 func (a *Aggregator) routes(opts Options) http.Handler {
 	r := chi.NewRouter()
-	r.Handle("/graphql", a.API)
+	r.With(cors(opts.CORSAllowedOrigins)).Handle("/graphql", a.API)
 	r.Handle("/metrics", promhttp.HandlerFor(a.Metrics, promhttp.HandlerOpts{Registry: a.Metrics}))
 
 	// Kubernetes-style probes; /readyz/NAME runs one check, e.g.

@@ -1,0 +1,117 @@
+package aggregator
+
+import (
+	"cmp"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/fleetcache/fleetcache/pkg/graphql"
+)
+
+// The rate limits of the command when the configuration sets none: enough
+// for a portal page that refreshes a few views a second, and for scripts
+// paging through results, while one client cannot take the server's CPU.
+const (
+	defaultQueriesPerSecond       = 50
+	defaultQueryBurst             = 100
+	defaultSubscriptionsPerSecond = 5
+	defaultSubscriptionBurst      = 20
+)
+
+// options returns the rate limits with the defaults filled in.
+func (r RateLimitConfig) options() graphql.RateLimit {
+	return graphql.RateLimit{
+		QueriesPerSecond:       cmp.Or(r.QueriesPerSecond, defaultQueriesPerSecond),
+		QueryBurst:             cmp.Or(r.QueryBurst, defaultQueryBurst),
+		SubscriptionsPerSecond: cmp.Or(r.SubscriptionsPerSecond, defaultSubscriptionsPerSecond),
+		SubscriptionBurst:      cmp.Or(r.SubscriptionBurst, defaultSubscriptionBurst),
+	}
+}
+
+// validateServing reports the bad fields of the serving section to bad.
+func validateServing(s ServingConfig, bad func(field, format string, args ...any)) {
+	switch {
+	case s.TLSCertFile != "" && s.TLSPrivateKeyFile == "":
+		bad("serving.tlsPrivateKeyFile", "must be set with serving.tlsCertFile")
+	case s.TLSCertFile == "" && s.TLSPrivateKeyFile != "":
+		bad("serving.tlsCertFile", "must be set with serving.tlsPrivateKeyFile")
+	case s.TLSCertFile != "":
+		if _, err := tls.LoadX509KeyPair(s.TLSCertFile, s.TLSPrivateKeyFile); err != nil {
+			bad("serving.tlsCertFile", "%v", err)
+		}
+	}
+	for i, o := range s.CORSAllowedOrigins {
+		if err := checkOrigin(o); err != nil {
+			bad(fmt.Sprintf("serving.corsAllowedOrigins[%d]", i), "%v", err)
+		}
+	}
+	r := s.RateLimit
+	for _, f := range []struct {
+		name     string
+		negative bool
+	}{
+		{"serving.rateLimit.queriesPerSecond", r.QueriesPerSecond < 0},
+		{"serving.rateLimit.queryBurst", r.QueryBurst < 0},
+		{"serving.rateLimit.subscriptionsPerSecond", r.SubscriptionsPerSecond < 0},
+		{"serving.rateLimit.subscriptionBurst", r.SubscriptionBurst < 0},
+	} {
+		if f.negative {
+			bad(f.name, "must not be negative (0 means the default)")
+		}
+	}
+}
+
+// checkOrigin accepts an origin as browsers send it: http or https, a
+// host, an optional port, nothing else. A wildcard is refused: the list
+// also guards WebSockets, where "any origin" would let every page a user
+// opens subscribe in the user's name.
+func checkOrigin(o string) error {
+	if o == "*" || strings.Contains(o, "*") {
+		return fmt.Errorf("%q: wildcards are not allowed, list each origin", o)
+	}
+	u, err := url.Parse(o)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%q: %w", o, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("%q: must start with https:// or http://", o)
+	case u.Host == "" || u.Hostname() == "":
+		return fmt.Errorf("%q: has no host", o)
+	case u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(o, "/"):
+		return fmt.Errorf("%q: an origin is scheme://host[:port], without a path", o)
+	case o != strings.ToLower(o):
+		return fmt.Errorf("%q: write it in lower case, as browsers send it", o)
+	}
+	if port := u.Port(); port != "" {
+		if _, err := net.LookupPort("tcp", port); err != nil {
+			return fmt.Errorf("%q: bad port %q", o, port)
+		}
+	}
+	return nil
+}
+
+// servingTLS loads the serving certificate: nil, nil when none is set.
+func servingTLS(certFile, keyFile string) (*tls.Config, error) {
+	if certFile == "" && keyFile == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("load the serving certificate: %w", err)
+	}
+	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}, nil
+}
+
+// serve serves srv on ln, over TLS when srv has a TLS configuration. HTTP/2
+// comes with TLS; WebSockets still use HTTP/1.1, as net/http does not offer
+// extended CONNECT by default, so browsers upgrade over HTTP/1.1.
+func serve(srv *http.Server, ln net.Listener) error {
+	if srv.TLSConfig != nil {
+		return srv.ServeTLS(ln, "", "")
+	}
+	return srv.Serve(ln)
+}
