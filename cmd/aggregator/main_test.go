@@ -67,7 +67,7 @@ func TestCommand(t *testing.T) {
 			{[]string{"--max-depth", "x"}, []string{"-max-depth"}},
 		} {
 			var stderr bytes.Buffer
-			cmd := exec.CommandContext(t.Context(), bin, append(tt.args, "--kubeconfig", "/nonexistent/kubeconfig")...)
+			cmd := exec.CommandContext(t.Context(), bin, append(tt.args, "--kubeconfig", "/nonexistent/kubeconfig", "--authn=none")...)
 			cmd.Stderr = &stderr
 			err := cmd.Run()
 			var exit *exec.ExitError
@@ -99,7 +99,7 @@ func TestCommand(t *testing.T) {
 		}
 		addr := freeAddr(t)
 		var stderr bytes.Buffer
-		cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--addr", addr, "--resources", "namespaces,configmaps")
+		cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--addr", addr, "--resources", "namespaces,configmaps", "--authn=none")
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

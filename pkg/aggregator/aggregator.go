@@ -63,6 +63,8 @@ type Options struct {
 	ShutdownTimeout time.Duration
 	// Index configures the global index.
 	Index index.Options
+	// Auth configures authentication and authorization. Default: none.
+	Auth AuthOptions
 	// Informers configures the per-cluster caches (resource types included).
 	Informers informers.Options
 	// GraphQL configures the GraphQL API.
@@ -117,9 +119,17 @@ func New(opts Options) (*Aggregator, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		health.NewCollector(tr))
+	registry := clusters.NewRegistry(fleet, clusters.Options{})
 	gqlOpts := opts.GraphQL
 	gqlOpts.Registerer = reg
 	gqlOpts.AllowedOrigins = opts.CORSAllowedOrigins
+	an, az, err := opts.Auth.build(registry)
+	if err != nil {
+		return nil, err
+	}
+	if an != nil {
+		gqlOpts.Authenticator, gqlOpts.Authorizer = an, az
+	}
 	api, err := graphql.New(ix, tr, gqlOpts)
 	if err != nil {
 		return nil, fmt.Errorf("graphql: %w", err)
@@ -127,7 +137,7 @@ func New(opts Options) (*Aggregator, error) {
 	a := &Aggregator{
 		Index:    ix,
 		Health:   tr,
-		Registry: clusters.NewRegistry(fleet, clusters.Options{}),
+		Registry: registry,
 		API:      api,
 		Metrics:  reg,
 	}
@@ -195,6 +205,9 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	srv := &http.Server{Handler: agg.Handler, ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsConfig}
 	logger.Info("Serving", "addr", ln.Addr().String(), "tls", tlsConfig != nil, "clusters", agg.Registry.Names())
+	if opts.Auth.Authn == "" || opts.Auth.Authn == AuthnNone {
+		logger.Info("WARNING: AUTHENTICATION IS OFF (--authn=none): every caller sees every object of every cluster; use it only on loopback")
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

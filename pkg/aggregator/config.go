@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fleetcache/fleetcache/pkg/authz"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
@@ -52,6 +53,38 @@ type Config struct {
 	Serving ServingConfig `json:"serving,omitzero"`
 	// Log configures logging.
 	Log LogConfig `json:"log,omitzero"`
+	// Authn configures how callers are authenticated.
+	Authn AuthnConfig `json:"authn,omitzero"`
+	// Authz configures what callers may see.
+	Authz AuthzConfig `json:"authz,omitzero"`
+}
+
+// AuthnConfig configures authentication.
+type AuthnConfig struct {
+	// Mode is "tokenreview" (default): callers send a bearer token that the
+	// cluster fleetcache runs in reviews; or "none": no authentication, and
+	// everything is visible to everyone (the demo on loopback).
+	Mode string `json:"mode,omitempty"`
+	// Kubeconfig reaches the cluster that reviews tokens, outside a
+	// cluster. Default: the in-cluster configuration.
+	Kubeconfig string `json:"kubeconfig,omitempty"`
+	// Context is the context of Kubeconfig to use. Default: its current one.
+	Context string `json:"context,omitempty"`
+	// CacheTTL is how long an accepted token's review is reused. Default 10s.
+	CacheTTL metav1.Duration `json:"cacheTTL,omitzero"`
+}
+
+// AuthzConfig configures authorization.
+type AuthzConfig struct {
+	// Mode is "subjectaccessreview" (default): each member cluster decides
+	// whether the caller may list a type there; or "policy": Rules decide.
+	Mode string `json:"mode,omitempty"`
+	// CacheTTL is how long a decision is reused. Default 30s.
+	CacheTTL metav1.Duration `json:"cacheTTL,omitzero"`
+	// CacheSize bounds the cached decisions. Default 100000.
+	CacheSize int `json:"cacheSize,omitempty"`
+	// Rules are the policy of mode "policy".
+	Rules []authz.Rule `json:"rules,omitempty"`
 }
 
 // ClusterSecretsConfig says where cluster Secrets are.
@@ -234,6 +267,47 @@ func (c Config) Validate() error {
 	if def, maxSize := cmp.Or(l.DefaultPageSize, 100), cmp.Or(l.MaxPageSize, 1000); l.DefaultPageSize >= 0 && l.MaxPageSize >= 0 && def > maxSize {
 		bad("limits.defaultPageSize", "%d is above limits.maxPageSize %d", def, maxSize)
 	}
+	switch c.Authn.Mode {
+	case "", "tokenreview":
+	case "none":
+		if c.Authz.Mode != "" {
+			bad("authz.mode", "needs authentication: authn.mode is none")
+		}
+	default:
+		bad("authn.mode", "must be tokenreview or none, not %q", c.Authn.Mode)
+	}
+	if c.Authn.Context != "" && c.Authn.Kubeconfig == "" {
+		bad("authn.context", "set without authn.kubeconfig")
+	}
+	switch c.Authz.Mode {
+	case "", "subjectaccessreview":
+		if len(c.Authz.Rules) > 0 {
+			bad("authz.rules", "apply to authz.mode policy only")
+		}
+	case "policy":
+		if len(c.Authz.Rules) == 0 {
+			bad("authz.rules", "mode policy needs at least one rule")
+		}
+		for i, r := range c.Authz.Rules {
+			if err := r.Validate(); err != nil {
+				bad(fmt.Sprintf("authz.rules[%d]", i), "%v", err)
+			}
+		}
+	default:
+		bad("authz.mode", "must be subjectaccessreview or policy, not %q", c.Authz.Mode)
+	}
+	for _, f := range []struct {
+		name  string
+		value int64
+	}{
+		{"authn.cacheTTL", int64(c.Authn.CacheTTL.Duration)},
+		{"authz.cacheTTL", int64(c.Authz.CacheTTL.Duration)},
+		{"authz.cacheSize", int64(c.Authz.CacheSize)},
+	} {
+		if f.value < 0 {
+			bad(f.name, "must not be negative (0 means the default)")
+		}
+	}
 	validateServing(c.Serving, bad)
 	if c.Log.Level < 0 {
 		bad("log.level", "must not be negative")
@@ -258,10 +332,20 @@ func (c Config) Options() Options {
 		Addr:                     c.Addr,
 		Readyz:                   health.ReadyzOptions{Exclude: c.Readyz.Exclude, Disabled: c.Readyz.Disabled},
 		Index:                    index.Options{Retention: l.EventRetention},
-		TLSCertFile:              c.Serving.TLSCertFile,
-		TLSPrivateKeyFile:        c.Serving.TLSPrivateKeyFile,
-		CORSAllowedOrigins:       c.Serving.CORSAllowedOrigins,
-		Informers:                informers.Options{Resources: c.Resources, CacheSecretData: c.Serving.CacheSecretData},
+		Auth: AuthOptions{
+			Authn:           cmp.Or(c.Authn.Mode, AuthnTokenReview), // the command authenticates unless told not to
+			AuthnKubeconfig: c.Authn.Kubeconfig,
+			AuthnContext:    c.Authn.Context,
+			AuthnCacheTTL:   c.Authn.CacheTTL.Duration,
+			Authz:           c.Authz.Mode,
+			AuthzCacheTTL:   c.Authz.CacheTTL.Duration,
+			AuthzCacheSize:  c.Authz.CacheSize,
+			PolicyRules:     c.Authz.Rules,
+		},
+		TLSCertFile:        c.Serving.TLSCertFile,
+		TLSPrivateKeyFile:  c.Serving.TLSPrivateKeyFile,
+		CORSAllowedOrigins: c.Serving.CORSAllowedOrigins,
+		Informers:          informers.Options{Resources: c.Resources, CacheSecretData: c.Serving.CacheSecretData},
 		GraphQL: graphql.Options{
 			DefaultPageSize:               l.DefaultPageSize,
 			MaxPageSize:                   l.MaxPageSize,

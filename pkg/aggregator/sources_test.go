@@ -124,8 +124,12 @@ func startRun(t *testing.T, opts aggregator.Options) string {
 		}
 	})
 	testcluster.Eventually(t, 30*time.Second, "the aggregator to serve", func() (bool, string) {
-		_, err := clustersOf(opts.Addr)
-		return err == nil, fmt.Sprint(err)
+		resp, err := http.Get("http://" + opts.Addr + "/healthz")
+		if err != nil {
+			return false, err.Error()
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, resp.Status
 	})
 	return opts.Addr
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 )
 
@@ -308,6 +309,13 @@ func (r *Registry) Get(name string) (Cluster, bool) {
 	}
 	c.Config = copyConfig(c.Config)
 	return c, true
+}
+
+// ClusterConfig returns a copy of the named cluster's Config, for clients
+// that talk to the cluster beside its cache (access reviews).
+func (r *Registry) ClusterConfig(name string) (*rest.Config, bool) {
+	c, ok := r.Get(name)
+	return c.Config, ok
 }
 
 // Names returns the names of the registered clusters, sorted.

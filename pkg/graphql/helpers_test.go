@@ -250,14 +250,14 @@ type countingIndex struct {
 	calls map[string]int
 }
 
-func (c *countingIndex) List(f index.Filter, after *index.Position, limit int) index.Page {
+func (c *countingIndex) ListUnion(fs []index.Filter, after *index.Position, limit int) index.Page {
 	c.calls["List"]++
-	return c.Index.List(f, after, limit)
+	return c.Index.ListUnion(fs, after, limit)
 }
 
-func (c *countingIndex) Count(f index.Filter) int {
+func (c *countingIndex) CountUnion(fs []index.Filter) int {
 	c.calls["Count"]++
-	return c.Index.Count(f)
+	return c.Index.CountUnion(fs)
 }
 
 // blockingIndex's List blocks until release is closed: a read that takes
@@ -268,10 +268,10 @@ type blockingIndex struct {
 	release chan struct{}
 }
 
-func (b *blockingIndex) List(f index.Filter, after *index.Position, limit int) index.Page {
+func (b *blockingIndex) ListUnion(fs []index.Filter, after *index.Position, limit int) index.Page {
 	close(b.entered)
 	<-b.release
-	return b.Index.List(f, after, limit)
+	return b.Index.ListUnion(fs, after, limit)
 }
 
 func mustJSON(t testing.TB, v any) []byte {

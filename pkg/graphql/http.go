@@ -56,13 +56,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case isWebSocketUpgrade(r):
 		s.serveWebSocket(w, r)
 		return
-	case acceptsEventStream(r.Header.Values("Accept")):
+	case s.opts.Authenticator != nil && !isPlaygroundRequest(r):
+		ctx, herr := s.authenticate(r)
+		if herr != nil {
+			if herr.status == http.StatusUnauthorized {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="fleetcache"`)
+			}
+			s.writeHTTPError(w, r, herr)
+			return
+		}
+		r = r.WithContext(ctx)
+	}
+	if acceptsEventStream(r.Header.Values("Accept")) {
 		s.serveSSE(w, r)
 		return
 	}
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
-		if playground.IsAssetRequest(r) || acceptsHTML(r.Header.Values("Accept")) {
+		if isPlaygroundRequest(r) {
 			s.playground.ServeHTTP(w, r)
 			return
 		}
@@ -76,6 +87,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.methodNotAllowed(w, r, "GET, POST")
 	}
+}
+
+// isPlaygroundRequest reports whether r asks for the playground page or its
+// assets, which need no authentication: the page sends the token itself.
+func isPlaygroundRequest(r *http.Request) bool {
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && !acceptsEventStream(r.Header.Values("Accept")) &&
+		(playground.IsAssetRequest(r) || acceptsHTML(r.Header.Values("Accept")))
 }
 
 func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {

@@ -81,6 +81,13 @@ type Options struct {
 	// client that does not take a message within it is disconnected.
 	// Default 10s.
 	WriteTimeout time.Duration
+	// Authenticator authenticates every request, WebSocket and event
+	// stream by its bearer token. Default nil: no authentication, and no
+	// authorization either.
+	Authenticator Authenticator
+	// Authorizer filters every answer and event by what the caller may
+	// list. Default nil: everything is visible. It needs an Authenticator.
+	Authorizer Authorizer
 	// AllowedOrigins are the browser origins, exactly as a browser sends
 	// them ("https://portal.example.com"), whose pages may open WebSockets
 	// to the server, besides pages of the server's own origin. A WebSocket

@@ -583,7 +583,7 @@ func TestIntrospection(t *testing.T) {
 	}
 	want := map[string][]string{
 		"Query":              {"cluster", "clusters", "facets", "resource", "resources"},
-		"ResourceConnection": {"edges", "pageInfo", "revision", "staleClusters", "totalCount"},
+		"ResourceConnection": {"deniedClusters", "edges", "pageInfo", "revision", "staleClusters", "totalCount"},
 		"ResourceEdge":       {"cursor", "node"},
 		"PageInfo":           {"endCursor", "hasNextPage"},
 		"Facet":              {"count", "value"},

@@ -93,7 +93,7 @@ func (s *Server) resolveOwners(p graphql.ResolveParams) (any, error) {
 			}
 		}
 	}
-	return out, nil
+	return s.visibleObjects(p.Context, out), nil
 }
 
 // resolveChildren returns the cached objects of the same cluster whose
@@ -103,7 +103,8 @@ func (s *Server) resolveChildren(p graphql.ResolveParams) (any, error) {
 		return nil, err
 	}
 	o := p.Source.(*index.Object)
-	page := s.ix.List(index.Filter{Clusters: []string{o.Cluster}, OwnerUID: o.UID}, nil, 0)
+	fs, _ := s.scopeFilters(p.Context, index.Filter{Clusters: []string{o.Cluster}, OwnerUID: o.UID})
+	page := s.ix.ListUnion(fs, nil, 0)
 	if page.Objects == nil {
 		return []*index.Object{}, nil
 	}
@@ -116,8 +117,12 @@ type connection struct {
 	s        *Server
 	filter   index.Filter
 	clusters []string // the filter's clusters, as given
-	after    *index.Position
-	first    int
+	// visible are the filters of what the caller may see of filter
+	// (authz.Scope.Filters); denied the clusters hidden for failed reviews.
+	visible []index.Filter
+	denied  []string
+	after   *index.Position
+	first   int
 
 	once sync.Once
 	p    index.Page
@@ -126,11 +131,11 @@ type connection struct {
 func (c *connection) page() index.Page {
 	c.once.Do(func() {
 		if c.first > 0 {
-			c.p = c.s.ix.List(c.filter, c.after, c.first)
+			c.p = c.s.ix.ListUnion(c.visible, c.after, c.first)
 			return
 		}
 		// An empty page: is there anything after it?
-		p := c.s.ix.List(c.filter, c.after, 1)
+		p := c.s.ix.ListUnion(c.visible, c.after, 1)
 		c.p = index.Page{Revision: p.Revision, More: len(p.Objects) > 0}
 	})
 	return c.p
@@ -145,6 +150,7 @@ func (s *Server) resolveResources(p graphql.ResolveParams) (any, error) {
 		return nil, err
 	}
 	c := &connection{s: s, filter: f, clusters: clusters, first: s.opts.DefaultPageSize}
+	c.visible, c.denied = s.scopeFilters(p.Context, f)
 	if v, ok := p.Args["first"].(int); ok {
 		if v < 0 || v > s.opts.MaxPageSize {
 			return nil, badInput("first must be between 0 and %d, got %d", s.opts.MaxPageSize, v)
@@ -165,7 +171,7 @@ func (s *Server) resolveTotalCount(p graphql.ResolveParams) (any, error) {
 	if err := s.checkContext(p.Context); err != nil {
 		return nil, err
 	}
-	return s.ix.Count(p.Source.(*connection).filter), nil
+	return s.ix.CountUnion(p.Source.(*connection).visible), nil
 }
 
 // resolveStaleClusters returns the selected clusters (those of the filter,
@@ -208,18 +214,20 @@ func (s *Server) resolveFacets(p graphql.ResolveParams) (any, error) {
 	case by != index.FacetLabel && hasKey:
 		return nil, badInput("labelKey is only used with by: LABEL")
 	}
-	out := s.ix.Facets(f, by, labelKey)
+	fs, _ := s.scopeFilters(p.Context, f)
+	out := s.ix.FacetsUnion(fs, by, labelKey)
 	if out == nil {
 		out = []index.Facet{}
 	}
 	return out, nil
 }
 
-func (s *Server) resolveClusters(graphql.ResolveParams) (any, error) {
+func (s *Server) resolveClusters(p graphql.ResolveParams) (any, error) {
 	statuses, _ := s.health.Clusters()
 	out := make([]*health.ClusterStatus, len(statuses))
 	for i := range statuses {
-		out[i] = &statuses[i]
+		st := s.redactHealth(p.Context, statuses[i])
+		out[i] = &st
 	}
 	return out, nil
 }
@@ -230,6 +238,7 @@ func (s *Server) resolveCluster(p graphql.ResolveParams) (any, error) {
 	if !ok {
 		return nil, nil
 	}
+	st = s.redactHealth(p.Context, st)
 	return &st, nil
 }
 
@@ -250,6 +259,14 @@ func (s *Server) resolveResource(p graphql.ResolveParams) (any, error) {
 	}
 	var found []*index.Object
 	for _, o := range s.ix.Lookup(cluster, namespace, name) {
+		if ok, err := s.visible(p.Context, o); err != nil || !ok {
+			// Another tenant's object is not there, as far as the
+			// caller can tell; a failed review says so.
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
 		switch {
 		case o.Type.KindName() == kind:
 			return o, nil

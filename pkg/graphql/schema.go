@@ -39,7 +39,7 @@ import (
 //
 //	type ResourceConnection {
 //	  edges: [ResourceEdge!]!  pageInfo: PageInfo!  totalCount: Int!
-//	  revision: String!  staleClusters: [String!]!
+//	  revision: String!  staleClusters: [String!]!  deniedClusters: [String!]!
 //	}
 //	type ResourceEdge { cursor: String!  node: Resource! }
 //	type PageInfo { hasNextPage: Boolean!  endCursor: String }
@@ -278,6 +278,13 @@ func (s *Server) newSchema() (graphql.Schema, error) {
 				}},
 			"staleClusters": {Type: nonNullList(graphql.String), Description: "Selected clusters that are not SYNCED: the answer may be incomplete.",
 				Resolve: s.resolveStaleClusters},
+			"deniedClusters": {Type: nonNullList(graphql.String), Description: "Clusters left out because they could not say whether the caller may see their objects.",
+				Resolve: func(p graphql.ResolveParams) (any, error) {
+					if d := p.Source.(*connection).denied; d != nil {
+						return d, nil
+					}
+					return []string{}, nil
+				}},
 		},
 	})
 	facet := graphql.NewObject(graphql.ObjectConfig{

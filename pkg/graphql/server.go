@@ -26,9 +26,14 @@ import (
 // Index is the part of the global index the API reads; *index.Index
 // implements it.
 type Index interface {
-	List(f index.Filter, after *index.Position, limit int) index.Page
-	Count(f index.Filter) int
-	Facets(f index.Filter, by index.FacetKey, labelKey string) []index.Facet
+	// ListUnion, CountUnion and FacetsUnion answer over disjoint filters:
+	// what a caller may see is a union of them (see authz.Scope.Filters).
+	ListUnion(fs []index.Filter, after *index.Position, limit int) index.Page
+	CountUnion(fs []index.Filter) int
+	FacetsUnion(fs []index.Filter, by index.FacetKey, labelKey string) []index.Facet
+	// Contents says which types and namespaces of which clusters a
+	// filter's answer may involve, for authorization.
+	Contents(f index.Filter) []index.Contents
 	Lookup(cluster, namespace, name string) []*index.Object
 	Epoch() string
 	// Revision, Events and Wait follow the change feed, for subscriptions.
@@ -94,6 +99,9 @@ func New(ix Index, h Health, opts Options) (*Server, error) {
 	opts = opts.withDefaults()
 	if opts.DefaultPageSize > opts.MaxPageSize {
 		return nil, fmt.Errorf("default page size %d is over the maximum page size %d", opts.DefaultPageSize, opts.MaxPageSize)
+	}
+	if opts.Authorizer != nil && opts.Authenticator == nil {
+		return nil, errors.New("an authorizer needs an authenticator: it decides for authenticated callers")
 	}
 	s := &Server{ix: ix, health: h, opts: opts, depth: newDepthLimits(opts.MaxDepth), playground: playground.Handler("/graphql"), conns: newConnections(),
 		metrics: newMetrics()}

@@ -15,6 +15,7 @@ import (
 	"github.com/graphql-go/graphql/language/ast"
 	"github.com/graphql-go/graphql/language/visitor"
 
+	"github.com/fleetcache/fleetcache/pkg/authn"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -168,10 +169,10 @@ func (s *Server) subscribe(ctx context.Context, req Request, doc *ast.Document, 
 	field, args := pr.recorded()
 	switch field {
 	case "resourceEvents":
-		return s.subscribeResources(o, roots[0], args)
+		return s.subscribeResources(ctx, o, roots[0], args)
 	case "clusterHealth":
 		name, _ := args["cluster"].(string)
-		hs := &healthSub{s: s, op: o, cluster: name, hasCluster: args["cluster"] != nil}
+		hs := &healthSub{s: s, op: o, cluster: name, hasCluster: args["cluster"] != nil, user: s.userOf(ctx)}
 		hs.ctx, hs.cancel = context.WithCancel(s.stopped)
 		return &Subscription{src: hs}, nil
 	case "":
@@ -197,7 +198,7 @@ func fragmentsOf(doc *ast.Document) map[string]*ast.FragmentDefinition {
 }
 
 // subscribeResources starts a resourceEvents subscription.
-func (s *Server) subscribeResources(o *operation, root *ast.Field, args map[string]any) (*Subscription, *Result) {
+func (s *Server) subscribeResources(ctx context.Context, o *operation, root *ast.Field, args map[string]any) (*Subscription, *Result) {
 	f, _, err := parseFilter(args["filter"])
 	if err != nil {
 		return nil, errorResult(codeOf(err), err)
@@ -219,11 +220,13 @@ func (s *Server) subscribeResources(o *operation, root *ast.Field, args map[stri
 		start = c.Revision
 	}
 	fkey := filterKey(f)
-	m, pos := s.hub.register(fkey, f, fkey+"\x00"+executionKey(o, root), o, start)
+	// Subscriptions share executions only within one caller: nested fields
+	// (owners, children) are filtered for the caller.
+	m, pos := s.hub.register(fkey, f, fkey+"\x00"+executionKey(o, root)+s.userKey(ctx), o, start)
 	if m.eg != nil {
 		o = m.eg.op // shared by the execution group: o is garbage now
 	}
-	rs := &resourceSub{s: s, op: o, m: m, replayFrom: start, replayTo: pos}
+	rs := &resourceSub{s: s, op: o, m: m, replayFrom: start, replayTo: pos, user: s.userOf(ctx)}
 	return &Subscription{src: rs}, nil
 }
 
@@ -348,6 +351,9 @@ type resourceSub struct {
 	// before it takes the member's queue: (replayFrom, replayTo].
 	replayFrom, replayTo uint64
 	replay               []*delivery // read from the feed, not yet returned
+	// user is the caller, whose rights each event is checked against; nil
+	// when nothing is restricted.
+	user *authn.User
 }
 
 func (r *resourceSub) next(ctx context.Context) (*Result, error) {
@@ -365,6 +371,9 @@ func (r *resourceSub) next(ctx context.Context) (*Result, error) {
 			case err != nil:
 				return end, err
 			case d != nil:
+				if !r.visible(ctx, d) {
+					continue
+				}
 				return r.deliver(d, true), nil
 			}
 		} else {
@@ -384,6 +393,9 @@ func (r *resourceSub) next(ctx context.Context) (*Result, error) {
 			d := r.replay[0]
 			r.replay[0] = nil
 			r.replay = r.replay[1:]
+			if !r.visible(ctx, d) {
+				continue
+			}
 			return r.deliver(d, false), nil
 		}
 		// Idle: every change up to pos that concerns the subscription has
@@ -428,12 +440,29 @@ func (r *resourceSub) readReplay() error {
 	return nil
 }
 
+// visible reports whether the subscriber may see d's object: checked per
+// event, against decisions cached for a TTL, so that a revoked right stops
+// the events within it. A failed review hides the event.
+func (r *resourceSub) visible(ctx context.Context, d *delivery) bool {
+	if r.user == nil {
+		return true
+	}
+	o := d.ev.obj
+	ok, err := r.s.opts.Authorizer.Visible(ctx, r.user, o.Cluster, o.Namespace, o.Type.Resource)
+	return ok && err == nil
+}
+
 // deliver returns the payload of d, executing it if no member did yet.
 // Shared payloads are encoded once too.
 func (r *resourceSub) deliver(d *delivery, shared bool) *Result {
 	d.once.Do(func() {
-		// The payload may be shared: no subscriber's context applies.
-		res := r.s.executeRoot(context.Background(), r.op.doc, r.op.op, r.op.vars, &d.ev, r.op.sel)
+		// The payload may be shared, by subscriptions of one caller only:
+		// no subscriber's context applies, but the caller's rights do.
+		ctx := context.Background()
+		if r.user != nil {
+			ctx = authn.WithUser(ctx, r.user)
+		}
+		res := r.s.executeRoot(ctx, r.op.doc, r.op.op, r.op.vars, &d.ev, r.op.sel)
 		res.Extensions = map[string]any{"cursor": encodeRevisionCursor(r.s.ix.Epoch(), d.ev.revision)}
 		if shared {
 			if b, err := json.Marshal(res); err == nil {
@@ -466,6 +495,9 @@ type healthSub struct {
 	started bool
 	version uint64
 	pending []clusterUpdate
+	// user is the caller, nil when nothing is restricted: messages that
+	// could name other tenants are hidden from it (Server.redactHealth).
+	user *authn.User
 }
 
 func (h *healthSub) next(ctx context.Context) (*Result, error) {
@@ -481,6 +513,10 @@ func (h *healthSub) next(ctx context.Context) (*Result, error) {
 		if len(h.pending) > 0 {
 			u := &h.pending[0]
 			h.pending = h.pending[1:]
+			if h.user != nil {
+				ctx = authn.WithUser(ctx, h.user)
+				u.status = h.s.redactHealth(ctx, u.status)
+			}
 			return h.s.executeRoot(ctx, h.op.doc, h.op.op, h.op.vars, u, h.op.sel), nil
 		}
 		if !h.started {

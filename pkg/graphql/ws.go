@@ -14,6 +14,8 @@ import (
 	"github.com/coder/websocket"
 	"github.com/graphql-go/graphql/gqlerrors"
 	"k8s.io/klog/v2"
+
+	"github.com/fleetcache/fleetcache/pkg/authn"
 )
 
 // subprotocolTransportWS is the WebSocket subprotocol of the
@@ -153,6 +155,17 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	log := s.opts.Logger.WithValues("remote", r.RemoteAddr, "transport", "websocket")
+	// A token in the header is checked before the upgrade; without one,
+	// connection_init must carry it.
+	var user *authn.User
+	if token, ok := authn.BearerToken(r.Header.Get("Authorization")); ok && s.opts.Authenticator != nil {
+		u, herr := s.authenticateToken(r.Context(), token)
+		if herr != nil {
+			s.writeHTTPError(w, r, herr)
+			return
+		}
+		user = u
+	}
 	// Accept refuses (403) an Origin that is neither the request's host nor
 	// allowed.
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{subprotocolTransportWS},
@@ -170,6 +183,7 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	c.SetReadLimit(s.opts.MaxBodyBytes)
 	wc := newWSConn(s, c, r.Context(), log)
 	wc.addr = clientAddress(r)
+	wc.user = user
 	wc.run()
 }
 
@@ -204,6 +218,9 @@ type wsConn struct {
 	initReceived chan struct{}
 	// acked is set once connection_ack is queued; only readLoop uses it.
 	acked bool
+	// user is the authenticated caller, set before connection_ack; only
+	// readLoop uses it.
+	user *authn.User
 
 	mu  sync.Mutex
 	ops map[string]*wsOperation // by id
@@ -309,6 +326,9 @@ func (wc *wsConn) handle(msg wsMessage) bool {
 		default:
 		}
 		close(wc.initReceived)
+		if !wc.authenticate(msg.Payload) {
+			return false
+		}
 		wc.acked = true
 		wc.send(wc.opsCtx, wsOut{Type: msgConnectionAck})
 	case msgPing:
@@ -333,6 +353,29 @@ func (wc *wsConn) handle(msg wsMessage) bool {
 			op.cancel()
 		}
 	}
+	return true
+}
+
+// authenticate checks the token of connection_init's payload, unless the
+// upgrade request's header carried one; it returns false when it requested
+// a close (4403).
+func (wc *wsConn) authenticate(payload json.RawMessage) bool {
+	if wc.s.opts.Authenticator == nil || wc.user != nil {
+		return true
+	}
+	var p map[string]any
+	_ = json.Unmarshal(payload, &p) // decodeMessage checked it is an object, or absent
+	token, ok := initToken(p)
+	if !ok {
+		wc.requestClose(closeForbidden, "Forbidden: send {\"authorization\": \"Bearer <token>\"} in connection_init")
+		return false
+	}
+	u, herr := wc.s.authenticateToken(wc.ctx, token)
+	if herr != nil {
+		wc.requestClose(closeForbidden, "Forbidden: "+herr.err.Error())
+		return false
+	}
+	wc.user = u
 	return true
 }
 
@@ -365,6 +408,9 @@ func (wc *wsConn) subscribe(id string, req Request) bool {
 		return true
 	}
 	ctx, cancel := context.WithCancel(wc.opsCtx)
+	if wc.user != nil {
+		ctx = authn.WithUser(ctx, wc.user)
+	}
 	op := &wsOperation{cancel: cancel}
 	wc.ops[id] = op
 	wc.mu.Unlock()

@@ -29,12 +29,22 @@ type Facet struct {
 // filter on clusters alone is answered from the index's counters, without
 // visiting objects.
 func (ix *Index) Facets(f Filter, by FacetKey, labelKey string) []Facet {
-	q := compile(f)
+	return ix.FacetsUnion([]Filter{f}, by, labelKey)
+}
+
+// FacetsUnion is Facets of the objects matching any of the disjoint
+// filters fs (see ListUnion).
+func (ix *Index) FacetsUnion(fs []Filter, by FacetKey, labelKey string) []Facet {
+	qs := compileAll(fs)
 	counts := map[string]int{}
 	ix.mu.RLock()
-	if !ix.facetsFromStatsLocked(&q, by, counts) {
-		if p := ix.planLocked(&q); !p.none {
-			ix.eachLocked(&q, &p, func(o *Object) {
+	for i := range qs {
+		q := &qs[i]
+		if ix.facetsFromStatsLocked(q, by, counts) {
+			continue
+		}
+		if p := ix.planLocked(q); !p.none {
+			ix.eachLocked(q, &p, func(o *Object) {
 				if v, ok := facetValue(o, by, labelKey); ok {
 					counts[v]++
 				}

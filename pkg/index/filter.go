@@ -48,7 +48,14 @@ type Page struct {
 // skips or repeats an object that exists throughout, whatever changes
 // meanwhile.
 func (ix *Index) List(f Filter, after *Position, limit int) Page {
-	q := compile(f)
+	return ix.ListUnion([]Filter{f}, after, limit)
+}
+
+// ListUnion is List of the objects that match any of fs, read in one
+// snapshot. The filters must be disjoint (no object matches two of them):
+// authorization builds such unions, one filter per cluster and grant.
+func (ix *Index) ListUnion(fs []Filter, after *Position, limit int) Page {
+	qs := compileAll(fs)
 	var from *Object
 	if after != nil {
 		from = after.pivot()
@@ -60,11 +67,28 @@ func (ix *Index) List(f Filter, after *Position, limit int) Page {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	page := Page{Revision: ix.log.Version()}
-	p := ix.planLocked(&q)
-	if p.none {
-		return page
+	for i := range qs {
+		p := ix.planLocked(&qs[i])
+		if p.none {
+			continue
+		}
+		objs := ix.collectLocked(&qs[i], &p, from, need)
+		if page.Objects == nil {
+			page.Objects = objs
+			continue
+		}
+		// Merge, keeping the first need: each list is in Position order.
+		merged := make([]*Object, 0, min(need, len(page.Objects)+len(objs)))
+		a, b := page.Objects, objs
+		for len(merged) < need && (len(a) > 0 || len(b) > 0) {
+			if len(b) == 0 || (len(a) > 0 && compareObjects(a[0], b[0]) < 0) {
+				merged, a = append(merged, a[0]), a[1:]
+			} else {
+				merged, b = append(merged, b[0]), b[1:]
+			}
+		}
+		page.Objects = merged
 	}
-	page.Objects = ix.collectLocked(&q, &p, from, need)
 	if limit > 0 && len(page.Objects) > limit {
 		page.Objects, page.More = page.Objects[:limit:limit], true
 	}
@@ -73,20 +97,42 @@ func (ix *Index) List(f Filter, after *Position, limit int) Page {
 
 // Count returns the number of objects matching f.
 func (ix *Index) Count(f Filter) int {
-	q := compile(f)
+	return ix.CountUnion([]Filter{f})
+}
+
+// CountUnion returns the number of objects matching any of the disjoint
+// filters fs (see ListUnion).
+func (ix *Index) CountUnion(fs []Filter) int {
+	qs := compileAll(fs)
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	if n, ok := ix.countFromStatsLocked(&q); ok {
+	n := 0
+	for i := range qs {
+		n += ix.countQueryLocked(&qs[i])
+	}
+	return n
+}
+
+func (ix *Index) countQueryLocked(q *query) int {
+	if n, ok := ix.countFromStatsLocked(q); ok {
 		return n
 	}
-	p := ix.planLocked(&q)
+	p := ix.planLocked(q)
 	switch {
 	case p.none:
 		return 0
 	case p.exact && p.sizeExact:
 		return p.size
 	}
-	return ix.countLocked(&q, &p)
+	return ix.countLocked(q, &p)
+}
+
+func compileAll(fs []Filter) []query {
+	qs := make([]query, len(fs))
+	for i, f := range fs {
+		qs[i] = compile(f)
+	}
+	return qs
 }
 
 // query is a Filter prepared for matching: value lists sorted and without

@@ -1,0 +1,90 @@
+package aggregator
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/fleetcache/fleetcache/pkg/authn"
+	"github.com/fleetcache/fleetcache/pkg/authz"
+	"github.com/fleetcache/fleetcache/pkg/clusters"
+)
+
+// Authentication and authorization modes.
+const (
+	AuthnNone                = "none"
+	AuthnTokenReview         = "tokenreview"
+	AuthzSubjectAccessReview = "subjectaccessreview"
+	AuthzPolicy              = "policy"
+)
+
+// AuthOptions configure who may call the API and what each caller sees.
+type AuthOptions struct {
+	// Authn is AuthnTokenReview or AuthnNone. Default AuthnNone for this
+	// Go API, which Run logs loudly; the command's default, from Config, is
+	// AuthnTokenReview.
+	Authn string
+	// AuthnConfig reaches the cluster that reviews tokens. Default: built
+	// from AuthnKubeconfig and AuthnContext, else the in-cluster configuration.
+	AuthnConfig *rest.Config
+	// AuthnKubeconfig and AuthnContext name that cluster in a kubeconfig.
+	AuthnKubeconfig, AuthnContext string
+	// AuthnCacheTTL is how long an accepted token's review is reused. Default 10s.
+	AuthnCacheTTL time.Duration
+	// Authz is AuthzSubjectAccessReview (default) or AuthzPolicy; it
+	// applies only with authentication.
+	Authz string
+	// AuthzCacheTTL is how long a decision is reused. Default 30s.
+	AuthzCacheTTL time.Duration
+	// AuthzCacheSize bounds the cached decisions. Default 100000.
+	AuthzCacheSize int
+	// PolicyRules are the rules of AuthzPolicy.
+	PolicyRules []authz.Rule
+}
+
+// auth builds the authenticator and authorizer that opts ask for; both are
+// nil without authentication.
+func (o AuthOptions) build(reg *clusters.Registry) (*authn.TokenReview, *authz.Authorizer, error) {
+	switch o.Authn {
+	case "", AuthnNone:
+		return nil, nil, nil
+	case AuthnTokenReview:
+	default:
+		return nil, nil, fmt.Errorf("authn: unknown mode %q", o.Authn)
+	}
+	cfg := o.AuthnConfig
+	if cfg == nil {
+		var err error
+		if o.AuthnKubeconfig != "" {
+			cfg, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+				&clientcmd.ClientConfigLoadingRules{ExplicitPath: o.AuthnKubeconfig},
+				&clientcmd.ConfigOverrides{CurrentContext: o.AuthnContext}).ClientConfig()
+		} else {
+			cfg, err = rest.InClusterConfig()
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("authn: reach the cluster that reviews tokens: %w", err)
+		}
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("authn: %w", err)
+	}
+	an := authn.NewTokenReview(client, authn.TokenReviewOptions{TTL: o.AuthnCacheTTL})
+
+	var d authz.Decider
+	switch o.Authz {
+	case "", AuthzSubjectAccessReview:
+		d = authz.NewSubjectAccessReview(reg, 0)
+	case AuthzPolicy:
+		if d, err = authz.NewPolicy(o.PolicyRules); err != nil {
+			return nil, nil, fmt.Errorf("authz: %w", err)
+		}
+	default:
+		return nil, nil, fmt.Errorf("authz: unknown mode %q", o.Authz)
+	}
+	return an, authz.New(d, authz.Options{TTL: o.AuthzCacheTTL, CacheSize: o.AuthzCacheSize}), nil
+}

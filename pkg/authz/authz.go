@@ -1,0 +1,295 @@
+package authz
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fleetcache/fleetcache/internal/ttlcache"
+	"github.com/fleetcache/fleetcache/pkg/authn"
+	"github.com/fleetcache/fleetcache/pkg/index"
+)
+
+// Options configure an Authorizer. Each field's comment states its default.
+type Options struct {
+	// TTL is how long a decision is reused: a revoked right stops showing
+	// objects and events within it. Default 30s.
+	TTL time.Duration
+	// CacheSize bounds the cached decisions. Default 100000.
+	CacheSize int
+	// Concurrency bounds the decisions asked at once for one request.
+	// Default 16.
+	Concurrency int
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+// Authorizer caches a Decider's answers and applies them to the index.
+type Authorizer struct {
+	d     Decider
+	opts  Options
+	cache *ttlcache.Cache[string, bool]
+}
+
+// New returns an Authorizer over d.
+func New(d Decider, opts Options) *Authorizer {
+	if opts.TTL <= 0 {
+		opts.TTL = 30 * time.Second
+	}
+	if opts.CacheSize <= 0 {
+		opts.CacheSize = 100000
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 16
+	}
+	return &Authorizer{d: d, opts: opts, cache: ttlcache.New[string, bool](opts.CacheSize, opts.TTL, opts.Now)}
+}
+
+// Allowed reports whether u may list a.Resource in a.Namespace of
+// a.Cluster. Failed decisions are not cached: the next request asks again.
+func (az *Authorizer) Allowed(ctx context.Context, u *authn.User, a Attributes) (bool, error) {
+	key := cacheKey(u, a)
+	if ok, found := az.cache.Get(key); found {
+		return ok, nil
+	}
+	ok, err := az.d.Decide(ctx, u, a)
+	if err != nil {
+		return false, err
+	}
+	az.cache.Add(key, ok)
+	return ok, nil
+}
+
+// Visible reports whether u may see an object of resource in namespace of
+// cluster: u may list the type cluster-wide, or in the object's namespace.
+func (az *Authorizer) Visible(ctx context.Context, u *authn.User, cluster, namespace, resource string) (bool, error) {
+	ok, err := az.Allowed(ctx, u, Attributes{Cluster: cluster, Resource: resource})
+	if err != nil || ok || namespace == "" {
+		return ok, err
+	}
+	return az.Allowed(ctx, u, Attributes{Cluster: cluster, Namespace: namespace, Resource: resource})
+}
+
+func cacheKey(u *authn.User, a Attributes) string {
+	var b strings.Builder
+	for _, s := range []string{u.Name, u.UID, a.Cluster, a.Namespace, a.Resource} {
+		b.WriteString(s)
+		b.WriteByte(0)
+	}
+	for _, g := range u.Groups {
+		b.WriteString(g)
+		b.WriteByte(1)
+	}
+	for _, k := range slices.Sorted(maps.Keys(u.Extra)) {
+		b.WriteString(k)
+		b.WriteByte(2)
+		b.WriteString(strings.Join(u.Extra[k], "\x03"))
+	}
+	return b.String()
+}
+
+// Grant is what a caller may list of one resource type in one cluster: in
+// every namespace (Namespaces nil) or in the named ones.
+type Grant struct {
+	Cluster    string
+	Resource   string
+	Namespaces []string
+}
+
+// Scope is what a caller may see of a part of the index.
+type Scope struct {
+	// Full is true when the caller may see all of it.
+	Full bool
+	// Grants are the caller's rights over it, by cluster and resource.
+	Grants []Grant
+	// Denied are the clusters whose decisions failed, with the first error
+	// of each: all of their objects are hidden.
+	Denied map[string]error
+}
+
+// Scope decides what u may see of contents, asking cluster-wide first and,
+// for namespaced types denied there, namespace by namespace. Decisions run
+// concurrently, bounded by Options.Concurrency.
+func (az *Authorizer) Scope(ctx context.Context, u *authn.User, contents []index.Contents) Scope {
+	type pair struct{ cluster, resource string }
+	var (
+		mu      sync.Mutex
+		denied  = map[string]error{}
+		allowed = map[pair]bool{}
+		nsOK    = map[pair][]string{}
+	)
+	fail := func(cluster string, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if _, ok := denied[cluster]; !ok {
+			denied[cluster] = err
+		}
+	}
+	// Cluster-wide first.
+	var wide []Attributes
+	for _, c := range contents {
+		for _, r := range c.Resources {
+			wide = append(wide, Attributes{Cluster: c.Cluster, Resource: r.Resource})
+		}
+	}
+	az.each(ctx, u, wide, func(a Attributes, ok bool, err error) {
+		if err != nil {
+			fail(a.Cluster, err)
+			return
+		}
+		mu.Lock()
+		allowed[pair{a.Cluster, a.Resource}] = ok
+		mu.Unlock()
+	})
+	// Then namespace by namespace where that is denied.
+	var narrow []Attributes
+	for _, c := range contents {
+		if denied[c.Cluster] != nil {
+			continue
+		}
+		for _, r := range c.Resources {
+			if !r.Namespaced || allowed[pair{c.Cluster, r.Resource}] {
+				continue
+			}
+			for _, ns := range c.Namespaces {
+				narrow = append(narrow, Attributes{Cluster: c.Cluster, Namespace: ns, Resource: r.Resource})
+			}
+		}
+	}
+	az.each(ctx, u, narrow, func(a Attributes, ok bool, err error) {
+		switch {
+		case err != nil:
+			fail(a.Cluster, err)
+		case ok:
+			mu.Lock()
+			p := pair{a.Cluster, a.Resource}
+			nsOK[p] = append(nsOK[p], a.Namespace)
+			mu.Unlock()
+		}
+	})
+
+	s := Scope{Full: len(denied) == 0}
+	for _, c := range contents {
+		if denied[c.Cluster] != nil {
+			continue
+		}
+		for _, r := range c.Resources {
+			p := pair{c.Cluster, r.Resource}
+			switch {
+			case allowed[p]:
+				s.Grants = append(s.Grants, Grant{Cluster: c.Cluster, Resource: r.Resource})
+			case len(nsOK[p]) > 0:
+				slices.Sort(nsOK[p])
+				s.Grants = append(s.Grants, Grant{Cluster: c.Cluster, Resource: r.Resource, Namespaces: nsOK[p]})
+				s.Full = false
+			default:
+				s.Full = false
+			}
+		}
+	}
+	if len(denied) > 0 {
+		s.Denied = denied
+	}
+	return s
+}
+
+// each decides every attribute, calling fn with each answer.
+// Cached answers are read in the calling goroutine; only the decisions that
+// must be asked get one.
+func (az *Authorizer) each(ctx context.Context, u *authn.User, as []Attributes, fn func(Attributes, bool, error)) {
+	sem := make(chan struct{}, az.opts.Concurrency)
+	var wg sync.WaitGroup
+	for _, a := range as {
+		if ok, found := az.cache.Get(cacheKey(u, a)); found {
+			fn(a, ok, nil)
+			continue
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			ok, err := az.Allowed(ctx, u, a)
+			fn(a, ok, err)
+		})
+	}
+	wg.Wait()
+}
+
+// Filters returns the filters that select what s lets its caller see of
+// what f selects: one filter per cluster and set of namespaces, naming the
+// granted resources, so that they are disjoint (see index.ListUnion) and a
+// type or cluster that appeared after the decisions stays hidden. A scope
+// with no grants yields no filters: nothing is visible.
+func (s Scope) Filters(f index.Filter) []index.Filter {
+	type group struct {
+		cluster    string
+		namespaces string // joined; "" for all
+	}
+	byGroup := map[group]*index.Filter{}
+	var order []group
+	for _, g := range s.Grants {
+		if f.Clusters != nil && !slices.Contains(f.Clusters, g.Cluster) {
+			continue
+		}
+		if f.Resources != nil && !slices.Contains(f.Resources, g.Resource) {
+			continue
+		}
+		namespaces := f.Namespaces
+		if g.Namespaces != nil {
+			namespaces = g.Namespaces
+			if f.Namespaces != nil {
+				namespaces = intersect(g.Namespaces, f.Namespaces)
+			}
+			if len(namespaces) == 0 {
+				continue
+			}
+		}
+		key := group{cluster: g.Cluster, namespaces: strings.Join(namespaces, "\x00")}
+		if g.Namespaces == nil && f.Namespaces == nil {
+			key.namespaces = "\x01all"
+		}
+		nf, ok := byGroup[key]
+		if !ok {
+			c := f
+			c.Clusters = []string{g.Cluster}
+			c.Namespaces = namespaces
+			c.Resources = nil
+			nf = &c
+			byGroup[key] = nf
+			order = append(order, key)
+		}
+		nf.Resources = append(nf.Resources, g.Resource)
+	}
+	out := make([]index.Filter, 0, len(order))
+	for _, k := range order {
+		out = append(out, *byGroup[k])
+	}
+	return out
+}
+
+// DeniedClusters returns the names of s.Denied, sorted.
+func (s Scope) DeniedClusters() []string {
+	return slices.Sorted(maps.Keys(s.Denied))
+}
+
+// Err joins the errors of the denied clusters.
+func (s Scope) Err() error {
+	var errs []error
+	for _, c := range s.DeniedClusters() {
+		errs = append(errs, s.Denied[c])
+	}
+	return errors.Join(errs...)
+}
+
+func intersect(a, b []string) []string {
+	var out []string
+	for _, v := range a {
+		if slices.Contains(b, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}

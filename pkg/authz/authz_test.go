@@ -1,0 +1,161 @@
+package authz
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fleetcache/fleetcache/pkg/authn"
+	"github.com/fleetcache/fleetcache/pkg/index"
+)
+
+// fakeDecider allows what its set holds and counts the questions.
+type fakeDecider struct {
+	mu      sync.Mutex
+	allow   map[Attributes]bool
+	fail    map[string]bool // clusters whose decisions fail
+	decided int
+}
+
+func (f *fakeDecider) Decide(_ context.Context, _ *authn.User, a Attributes) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.decided++
+	if f.fail[a.Cluster] {
+		return false, fmt.Errorf("cluster %s unreachable", a.Cluster)
+	}
+	return f.allow[a], nil
+}
+
+var contents = []index.Contents{
+	{Cluster: "c1", Resources: []index.ResourceContents{{Resource: "configmaps", Namespaced: true}, {Resource: "nodes"}, {Resource: "pods", Namespaced: true}}, Namespaces: []string{"a", "b"}},
+	{Cluster: "c2", Resources: []index.ResourceContents{{Resource: "configmaps", Namespaced: true}}, Namespaces: []string{"a"}},
+	{Cluster: "c3", Resources: []index.ResourceContents{{Resource: "pods", Namespaced: true}}, Namespaces: []string{"a"}},
+}
+
+func TestScope(t *testing.T) {
+	d := &fakeDecider{
+		allow: map[Attributes]bool{
+			{Cluster: "c1", Namespace: "a", Resource: "configmaps"}: true,
+			{Cluster: "c1", Resource: "pods"}:                       true,
+			{Cluster: "c2", Namespace: "a", Resource: "configmaps"}: true,
+		},
+		fail: map[string]bool{"c3": true},
+	}
+	now := time.Unix(0, 0)
+	az := New(d, Options{TTL: time.Minute, Now: func() time.Time { return now }})
+	u := &authn.User{Name: "alice"}
+	s := az.Scope(t.Context(), u, contents)
+	want := []Grant{
+		{Cluster: "c1", Resource: "configmaps", Namespaces: []string{"a"}},
+		{Cluster: "c1", Resource: "pods"},
+		{Cluster: "c2", Resource: "configmaps", Namespaces: []string{"a"}},
+	}
+	if diff := cmp.Diff(want, s.Grants); diff != "" {
+		t.Errorf("grants (-want +got):\n%s", diff)
+	}
+	if s.Full || !cmp.Equal(s.DeniedClusters(), []string{"c3"}) || s.Err() == nil {
+		t.Errorf("Full %v, denied %v (%v): want not full, c3 denied", s.Full, s.DeniedClusters(), s.Err())
+	}
+
+	// Filters: one per cluster and namespace set, granted resources only.
+	f := index.Filter{Kinds: []string{"ConfigMap", "Pod"}, NameContains: "x"}
+	got := s.Filters(f)
+	wantFilters := []index.Filter{
+		{Clusters: []string{"c1"}, Namespaces: []string{"a"}, Resources: []string{"configmaps"}, Kinds: f.Kinds, NameContains: "x"},
+		{Clusters: []string{"c1"}, Resources: []string{"pods"}, Kinds: f.Kinds, NameContains: "x"},
+		{Clusters: []string{"c2"}, Namespaces: []string{"a"}, Resources: []string{"configmaps"}, Kinds: f.Kinds, NameContains: "x"},
+	}
+	if diff := cmp.Diff(wantFilters, got); diff != "" {
+		t.Errorf("filters (-want +got):\n%s", diff)
+	}
+	if got := s.Filters(index.Filter{Namespaces: []string{"b"}}); len(got) != 1 || got[0].Resources[0] != "pods" {
+		t.Errorf("filters of namespace b: %+v, want c1 pods only", got)
+	}
+
+	// Answers are cached, failures are not.
+	before := d.decided
+	az.Scope(t.Context(), u, contents)
+	if n := d.decided - before; n != 1 {
+		t.Errorf("second scope asked %d questions, want 1 (c3's failure again)", n)
+	}
+	now = now.Add(2 * time.Minute)
+	before = d.decided
+	az.Scope(t.Context(), u, contents)
+	if d.decided-before < 5 {
+		t.Errorf("after the TTL only %d questions, want them asked again", d.decided-before)
+	}
+}
+
+func TestScopeFull(t *testing.T) {
+	d := &fakeDecider{allow: map[Attributes]bool{}}
+	for _, c := range contents {
+		for _, r := range c.Resources {
+			d.allow[Attributes{Cluster: c.Cluster, Resource: r.Resource}] = true
+		}
+	}
+	s := New(d, Options{}).Scope(t.Context(), &authn.User{Name: "admin"}, contents)
+	if !s.Full || len(s.Filters(index.Filter{})) != 3 {
+		t.Errorf("Full %v, %d filters: want full, one filter per cluster", s.Full, len(s.Filters(index.Filter{})))
+	}
+}
+
+func TestVisible(t *testing.T) {
+	d := &fakeDecider{allow: map[Attributes]bool{{Cluster: "c1", Namespace: "a", Resource: "pods"}: true}, fail: map[string]bool{"c9": true}}
+	az := New(d, Options{})
+	u := &authn.User{Name: "u"}
+	for _, tt := range []struct {
+		cluster, ns string
+		want        bool
+		wantErr     bool
+	}{
+		{"c1", "a", true, false},
+		{"c1", "b", false, false},
+		{"c1", "", false, false},
+		{"c9", "a", false, true},
+	} {
+		got, err := az.Visible(t.Context(), u, tt.cluster, tt.ns, "pods")
+		if got != tt.want || (err != nil) != tt.wantErr {
+			t.Errorf("Visible(%s, %s) = %v, %v; want %v, error %v", tt.cluster, tt.ns, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestPolicy(t *testing.T) {
+	p, err := NewPolicy([]Rule{
+		{Groups: []string{"team-a"}, Clusters: []string{"c1", "c2"}, Namespaces: []string{"team-a"}, Resources: []string{"configmaps"}},
+		{Users: []string{"bob"}, Clusters: []string{"c3"}, Resources: []string{"pods"}},
+		{Groups: []string{"ops"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := &authn.User{Name: "alice", Groups: []string{"team-a"}}
+	bob := &authn.User{Name: "bob"}
+	ops := &authn.User{Name: "olga", Groups: []string{"x", "ops"}}
+	for _, tt := range []struct {
+		u    *authn.User
+		a    Attributes
+		want bool
+	}{
+		{alice, Attributes{"c1", "team-a", "configmaps"}, true},
+		{alice, Attributes{"c1", "", "configmaps"}, false}, // namespaced rule: not cluster-wide
+		{alice, Attributes{"c3", "team-a", "configmaps"}, false},
+		{alice, Attributes{"c1", "team-a", "pods"}, false},
+		{bob, Attributes{"c3", "", "pods"}, true},
+		{bob, Attributes{"c3", "x", "pods"}, true},
+		{bob, Attributes{"c1", "", "pods"}, false},
+		{ops, Attributes{"any", "", "secrets"}, true},
+	} {
+		if got, _ := p.Decide(t.Context(), tt.u, tt.a); got != tt.want {
+			t.Errorf("%s %+v = %v, want %v", tt.u.Name, tt.a, got, tt.want)
+		}
+	}
+	if _, err := NewPolicy([]Rule{{Clusters: []string{"c1"}}}); err == nil {
+		t.Error("a rule naming nobody was accepted")
+	}
+}

@@ -1,0 +1,186 @@
+package graphql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/fleetcache/fleetcache/pkg/authn"
+	"github.com/fleetcache/fleetcache/pkg/authz"
+	"github.com/fleetcache/fleetcache/pkg/health"
+	"github.com/fleetcache/fleetcache/pkg/index"
+)
+
+// Authenticator checks a caller's bearer token; authn.TokenReview
+// implements it.
+type Authenticator interface {
+	Authenticate(ctx context.Context, token string) (*authn.User, error)
+}
+
+// Authorizer decides what a caller may see; authz.Authorizer implements it.
+type Authorizer interface {
+	// Scope decides what u may see of contents.
+	Scope(ctx context.Context, u *authn.User, contents []index.Contents) authz.Scope
+	// Visible reports whether u may see an object of resource in
+	// namespace ("" for cluster-scoped) of cluster.
+	Visible(ctx context.Context, u *authn.User, cluster, namespace, resource string) (bool, error)
+}
+
+// Error codes of authentication and authorization.
+const (
+	// CodeUnauthenticated: no bearer token, or one the reviewing cluster
+	// rejects (HTTP 401; WebSocket close 4403 at connection_init).
+	CodeUnauthenticated = "UNAUTHENTICATED"
+	// CodeAuthUnavailable: the token could not be reviewed (HTTP 503).
+	CodeAuthUnavailable = "AUTHENTICATION_UNAVAILABLE"
+	// CodeAccessReviewFailed: a member cluster could not answer whether the
+	// caller may see its objects; they are hidden.
+	CodeAccessReviewFailed = "ACCESS_REVIEW_FAILED"
+)
+
+// closeForbidden is graphql-transport-ws's close code for a connection_init
+// the server refuses.
+const closeForbidden = 4403
+
+// authenticate returns the context of an HTTP request with its caller,
+// authenticated from the Authorization header. Without an Authenticator
+// every request is served as is.
+func (s *Server) authenticate(r *http.Request) (context.Context, *httpError) {
+	if s.opts.Authenticator == nil {
+		return r.Context(), nil
+	}
+	token, ok := authn.BearerToken(r.Header.Get("Authorization"))
+	if !ok {
+		return nil, &httpError{http.StatusUnauthorized, CodeUnauthenticated, errors.New("unauthenticated: send Authorization: Bearer <token>")}
+	}
+	u, herr := s.authenticateToken(r.Context(), token)
+	if herr != nil {
+		return nil, herr
+	}
+	return authn.WithUser(r.Context(), u), nil
+}
+
+func (s *Server) authenticateToken(ctx context.Context, token string) (*authn.User, *httpError) {
+	u, err := s.opts.Authenticator.Authenticate(ctx, token)
+	switch {
+	case errors.Is(err, authn.ErrUnauthenticated):
+		return nil, &httpError{http.StatusUnauthorized, CodeUnauthenticated, err}
+	case err != nil:
+		s.opts.Logger.Error(err, "Token review failed")
+		return nil, &httpError{http.StatusServiceUnavailable, CodeAuthUnavailable, errors.New("authentication is unavailable, try again later")}
+	}
+	return u, nil
+}
+
+// initToken returns the bearer token of a connection_init payload:
+// {"authorization": "Bearer <token>"}, as browsers cannot set headers on a
+// WebSocket.
+func initToken(payload map[string]any) (string, bool) {
+	for k, v := range payload {
+		if s, ok := v.(string); ok && strings.EqualFold(k, "authorization") {
+			return authn.BearerToken(s)
+		}
+	}
+	return "", false
+}
+
+// restricted returns the caller of ctx when what it sees must be
+// authorized.
+func (s *Server) restricted(ctx context.Context) (*authn.User, bool) {
+	if s.opts.Authorizer == nil {
+		return nil, false
+	}
+	u, ok := authn.UserFrom(ctx)
+	if !ok {
+		// Cannot happen: New requires an Authenticator with an
+		// Authorizer, and every transport authenticates. Show nothing.
+		u = &authn.User{Name: "system:anonymous"}
+	}
+	return u, true
+}
+
+// scopeFilters returns the filters that select what the caller of ctx may
+// see of f, and the clusters hidden because their reviews failed.
+func (s *Server) scopeFilters(ctx context.Context, f index.Filter) ([]index.Filter, []string) {
+	u, ok := s.restricted(ctx)
+	if !ok {
+		return []index.Filter{f}, nil
+	}
+	scope := s.opts.Authorizer.Scope(ctx, u, s.ix.Contents(f))
+	if len(scope.Denied) > 0 {
+		s.opts.Logger.V(2).Info("Access reviews failed: clusters hidden", "user", u.Name, "err", scope.Err())
+	}
+	return scope.Filters(f), scope.DeniedClusters()
+}
+
+// visible reports whether the caller of ctx may see o.
+func (s *Server) visible(ctx context.Context, o *index.Object) (bool, error) {
+	u, ok := s.restricted(ctx)
+	if !ok {
+		return true, nil
+	}
+	ok, err := s.opts.Authorizer.Visible(ctx, u, o.Cluster, o.Namespace, o.Type.Resource)
+	if err != nil {
+		return false, formatted(CodeAccessReviewFailed, fmt.Errorf("cluster %q: access review failed: its objects are hidden", o.Cluster))
+	}
+	return ok, nil
+}
+
+// visibleObjects keeps the objects the caller of ctx may see.
+func (s *Server) visibleObjects(ctx context.Context, objs []*index.Object) []*index.Object {
+	out := objs[:0:0]
+	for _, o := range objs {
+		if ok, _ := s.visible(ctx, o); ok {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// redactHealth hides the messages of a cluster's status from callers who
+// may not list namespaces across that cluster: errors name namespaces,
+// users and objects of other tenants. Status and counts stay visible.
+func (s *Server) redactHealth(ctx context.Context, st health.ClusterStatus) health.ClusterStatus {
+	u, ok := s.restricted(ctx)
+	if !ok {
+		return st
+	}
+	if ok, err := s.opts.Authorizer.Visible(ctx, u, st.Name, "", "namespaces"); ok && err == nil {
+		return st
+	}
+	if st.Message != "" {
+		st.Message = "details hidden: they need the right to list namespaces in this cluster"
+	}
+	rs := make([]health.ResourceStatus, len(st.Resources))
+	for i, r := range st.Resources {
+		if r.LastError != "" {
+			r.LastError = "hidden"
+		}
+		rs[i] = r
+	}
+	st.Resources = rs
+	return st
+}
+
+// userKey identifies the caller of ctx in the key of a shared subscription
+// execution, so that only subscriptions of one caller share results that
+// nested fields (owners, children) may have filtered for that caller.
+func (s *Server) userKey(ctx context.Context) string {
+	u, ok := s.restricted(ctx)
+	if !ok {
+		return ""
+	}
+	return "\x00user\x00" + u.Name + "\x00" + u.UID + "\x00" + strings.Join(u.Groups, "\x01")
+}
+
+// userOf returns the caller of ctx when what it sees must be authorized, or
+// nil.
+func (s *Server) userOf(ctx context.Context) *authn.User {
+	u, ok := s.restricted(ctx)
+	if !ok {
+		return nil
+	}
+	return u
+}

@@ -1,0 +1,375 @@
+package graphql
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/go-chi/chi/v5"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/graphql-go/graphql/language/parser"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// FuzzLabelSelector sends selector text as a client does, in the
+// labelSelector of a resources query, and checks the answer against
+// labels.Selector.Matches over the fixture's objects: text that does not
+// parse is a BAD_USER_INPUT error; text that parses selects exactly the
+// objects whose labels match, and totalCount counts them.
+func FuzzLabelSelector(f *testing.F) {
+	for _, seed := range []string{
+		"app=web", "app=web,tier in (fe,be),!canary", "app!=web", "tier notin (fe)", "canary", "!canary",
+		"pod-template-hash", "team==web", "app in (db)", "app=web,app=db", "x>1", "", " ", ",", "app=", "app=(web)",
+		"app in (web", "!app=web", "app=web, tier=fe", "example.com/x=y", "a/b/c=d",
+	} {
+		f.Add(seed)
+	}
+	fx := newFixture(f)
+	s := newServer(f, fx.ix, fx.tracker, Options{DocumentCacheSize: 4})
+	const query = `query($sel: String) {
+  resources(filter: {labelSelector: $sel}, first: 1000) { totalCount edges { node { cluster resource namespace name } } }
+}`
+	f.Fuzz(func(t *testing.T, text string) {
+		res := run(t, s, query, map[string]any{"sel": text})
+		sel, parseErr := labels.Parse(text)
+		if parseErr != nil {
+			if got := codes(res); !slices.Equal(got, []string{CodeBadUserInput}) {
+				t.Fatalf("selector %q (%v): error codes %v, want [%s]", text, parseErr, got, CodeBadUserInput)
+			}
+			return
+		}
+		if len(res.Errors) > 0 {
+			t.Fatalf("selector %q parses, but the query failed: %v", text, res.Errors)
+		}
+		var want []string
+		for key, o := range fx.byName {
+			if sel.Matches(labels.Set(o.Labels.Map())) {
+				want = append(want, key)
+			}
+		}
+		var out struct {
+			Resources struct {
+				TotalCount int
+				Edges      []struct {
+					Node struct{ Cluster, Resource, Namespace, Name string }
+				}
+			}
+		}
+		b, err := json.Marshal(res.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatalf("decode %s: %v", b, err)
+		}
+		var got []string
+		for _, e := range out.Resources.Edges {
+			n := e.Node
+			got = append(got, strings.Join([]string{n.Cluster, n.Resource, n.Namespace, n.Name}, "/"))
+		}
+		slices.Sort(want)
+		slices.Sort(got)
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("selector %q (%s) (-want +got):\n%s", text, sel, diff)
+		}
+		if out.Resources.TotalCount != len(want) {
+			t.Fatalf("selector %q: totalCount %d, want %d", text, out.Resources.TotalCount, len(want))
+		}
+	})
+}
+
+// Limits of the servers that FuzzHTTP and FuzzWebSocket fuzz: small, so
+// that random documents reach them.
+const (
+	fuzzMaxDepth    = 5
+	fuzzMaxPageSize = 5
+	fuzzMaxBody     = 4096
+)
+
+// gqlResponse is a GraphQL response as a client reads it.
+type gqlResponse struct {
+	Data   json.RawMessage `json:"data"`
+	Errors []struct {
+		Message    string         `json:"message"`
+		Extensions map[string]any `json:"extensions"`
+	} `json:"errors"`
+}
+
+// checkResponse checks a GraphQL response body: JSON with data or errors,
+// each error with a code, and no connection longer than the page limit.
+func checkResponse(t *testing.T, body []byte) gqlResponse {
+	t.Helper()
+	var r gqlResponse
+	if err := json.Unmarshal(body, &r); err != nil {
+		t.Fatalf("response is not a GraphQL response: %v\n%s", err, body)
+	}
+	hasData := len(r.Data) > 0 && string(r.Data) != "null"
+	if !hasData && len(r.Errors) == 0 {
+		t.Fatalf("response with neither data nor errors: %s", body)
+	}
+	for _, e := range r.Errors {
+		if c, _ := e.Extensions["code"].(string); c == "" {
+			t.Fatalf("error without extensions.code: %s", body)
+		}
+	}
+	if hasData {
+		var data any
+		if err := json.Unmarshal(r.Data, &data); err != nil {
+			t.Fatal(err)
+		}
+		if n := longestEdges(data); n > fuzzMaxPageSize {
+			t.Fatalf("a page of %d edges, over the limit of %d: %s", n, fuzzMaxPageSize, body)
+		}
+	}
+	return r
+}
+
+// longestEdges returns the length of the longest "edges" list in v.
+func longestEdges(v any) int {
+	n := 0
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if list, ok := e.([]any); ok && k == "edges" {
+				n = max(n, len(list))
+			}
+			n = max(n, longestEdges(e))
+		}
+	case []any:
+		for _, e := range v {
+			n = max(n, longestEdges(e))
+		}
+	}
+	return n
+}
+
+// tooDeep reports whether a document parses and selects deeper than
+// fuzzMaxDepth, so that the server must refuse it whole. Documents whose
+// brackets nest deeply are not parsed here: the server refuses those
+// before parsing, and the parser recurses once per level.
+func tooDeep(query string) bool {
+	if bracketDepth(query, 64) > 64 {
+		return false
+	}
+	doc, err := parser.Parse(parser.ParseParams{Source: query})
+	if err != nil {
+		return false
+	}
+	regular, introspection := depthOf(doc)
+	return regular > fuzzMaxDepth || introspection > max(fuzzMaxDepth, introspectionDepth)
+}
+
+// FuzzHTTP sends any document, variables and operation name through the
+// HTTP handler, as a POST body or as GET parameters. Every response must
+// be a GraphQL response with data or errors, each error with a code;
+// data only with status 200; no page over the page limit; and no data for
+// a document deeper than the depth limit.
+func FuzzHTTP(f *testing.F) {
+	for _, seed := range []struct {
+		query, variables, operation string
+		get                         bool
+	}{
+		{`{ clusters { name status objectCount } }`, ``, ``, false},
+		{pageQuery, `{"first": 3, "filter": {"labelSelector": "app=web"}}`, ``, false},
+		{pageQuery, `{"first": 6}`, ``, true},
+		{pageQuery, `{"after": "bogus"}`, ``, false},
+		{pageQuery, `{"filter": {"kinds": ["Pod"], "namespaces": ["web"]}, "first": -1}`, ``, false},
+		{pageQuery, `{"filter": "x"}`, ``, false},
+		{pageQuery, `[]`, ``, false},
+		{`query A { clusters { name } } query B { cluster(name: "c1") { name } }`, `null`, `B`, false},
+		{`query A { clusters { name } }`, ``, `C`, false},
+		{`{ resource(cluster: "c1", kind: "Pod", namespace: "web", name: "web-1") { owners { owners { children { name } } } } }`, ``, ``, false},
+		{`{ resource(cluster: "c1", kind: "Event", namespace: "web", name: "ev") { name } }`, ``, ``, true},
+		{`{ facets(by: LABEL, labelKey: "app") { value count } }`, ``, ``, false},
+		{`{ resources { edges { node { ...A } } } } fragment A on Resource { owners { ...A } }`, ``, ``, false},
+		{`{ __schema { types { name fields { name type { name ofType { name } } } } } }`, ``, ``, true},
+		{`mutation { clusters { name } }`, ``, ``, true},
+		{`subscription { clusterHealth { name } }`, ``, ``, false},
+		{`query($n: String!) { cluster(name: $n) { name } }`, `{"n": 1}`, ``, false},
+		{`query($n: String!) { cluster(name: $n) { name } }`, `{}`, ``, false},
+		{`{ a: clusters { name } b: clusters { name } }`, ``, ``, false},
+		{`{`, ``, ``, false},
+		{``, ``, ``, true},
+	} {
+		f.Add(seed.query, seed.variables, seed.operation, seed.get)
+	}
+	fx := newFixture(f)
+	s := newServer(f, fx.ix, fx.tracker, Options{
+		MaxDepth: fuzzMaxDepth, MaxPageSize: fuzzMaxPageSize, DefaultPageSize: 2, MaxBodyBytes: fuzzMaxBody, DocumentCacheSize: 16,
+	})
+	f.Fuzz(func(t *testing.T, query, variables, operation string, get bool) {
+		var req *http.Request
+		if get {
+			params := url.Values{"query": {query}}
+			if variables != "" {
+				params.Set("variables", variables)
+			}
+			if operation != "" {
+				params.Set("operationName", operation)
+			}
+			req = httptest.NewRequestWithContext(t.Context(), http.MethodGet, "/graphql?"+params.Encode(), nil)
+		} else {
+			body := map[string]any{"query": query}
+			if json.Valid([]byte(variables)) {
+				body["variables"] = json.RawMessage(variables)
+			} else if variables != "" {
+				body["variables"] = variables
+			}
+			if operation != "" {
+				body["operationName"] = operation
+			}
+			b, err := json.Marshal(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req = httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/graphql", bytes.NewReader(b))
+			req.Header.Set("Content-Type", "application/json")
+		}
+		req.Header.Set("Accept", mediaGraphQLResponse)
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, req)
+		if ct := w.Header().Get("Content-Type"); !strings.HasPrefix(ct, mediaGraphQLResponse) {
+			t.Fatalf("status %d, Content-Type %q: %s", w.Code, ct, w.Body)
+		}
+		r := checkResponse(t, w.Body.Bytes())
+		hasData := len(r.Data) > 0 && string(r.Data) != "null"
+		if hasData && w.Code != http.StatusOK {
+			t.Fatalf("status %d with data: %s", w.Code, w.Body)
+		}
+		if hasData && tooDeep(query) {
+			t.Fatalf("a document deeper than %d got data: %s", fuzzMaxDepth, w.Body)
+		}
+	})
+}
+
+// FuzzWebSocket drives a graphql-transport-ws connection with up to four
+// arbitrary messages (the input split at NUL bytes), then a ping of its
+// own. The server must answer that ping or close the connection with a
+// protocol close code; every message it sends before must be one the
+// protocol allows, results carrying coded errors; and once the client
+// closes, the server must release the connection.
+func FuzzWebSocket(f *testing.F) {
+	init := `{"type":"connection_init"}`
+	for _, seed := range []string{
+		init,
+		init + "\x00" + `{"type":"subscribe","id":"1","payload":{"query":"{ clusters { name } }"}}`,
+		init + "\x00" + `{"type":"subscribe","id":"1","payload":{"query":"subscription { resourceEvents { type } }"}}` + "\x00" + `{"type":"complete","id":"1"}`,
+		init + "\x00" + `{"type":"subscribe","id":"1","payload":{"query":"subscription { clusterHealth { name } }"}}` + "\x00" + `{"type":"subscribe","id":"1","payload":{"query":"{ clusters { name } }"}}`,
+		init + "\x00" + `{"type":"subscribe","id":"x","payload":{"query":"query($f: Int) { resources(first: $f) { totalCount } }","variables":{"f":9}}}`,
+		init + "\x00" + `{"type":"subscribe","id":"x","payload":{"query":"{ resources { edges { node { owners { owners { owners { owners { name } } } } } } } }"}}`,
+		init + "\x00" + init,
+		`{"type":"subscribe","id":"1","payload":{"query":"{ clusters { name } }"}}`,
+		init + "\x00" + `{"type":"ping","payload":{"a":1}}` + "\x00" + `{"type":"pong"}`,
+		init + "\x00" + `{"type":"next","id":"1","payload":{}}`,
+		init + "\x00" + `{"type":"complete","id":"nope"}`,
+		`{"type":"connection_init","payload":{"authorization":"Bearer x"}}`,
+		`{"type":"subscribe","id":"` + strings.Repeat("i", 300) + `","payload":{}}`,
+		init + "\x00" + `{"type":"subscribe","id":"1","payload":{"query":"` + strings.Repeat("{ clusters { name } }", 300) + `"}}`,
+		`[]`, ``, "\xff",
+	} {
+		f.Add([]byte(seed))
+	}
+	fx := newFixture(f)
+	s := startServer(f, fx.ix, fx.tracker, Options{
+		MaxDepth: fuzzMaxDepth, MaxPageSize: fuzzMaxPageSize, DefaultPageSize: 2, MaxBodyBytes: fuzzMaxBody, DocumentCacheSize: 16,
+	})
+	r := chi.NewRouter()
+	r.Handle("/graphql", s)
+	srv := httptest.NewServer(r)
+	f.Cleanup(srv.Close)
+	endpoint := wsURL(srv.URL + "/graphql")
+	const marker = `{"fuzz":"end"}`
+	allowedClose := []websocket.StatusCode{closeBadRequest, closeUnauthorized, closeSubscriberExists, closeTooManyInitialisations, closeTooBig}
+
+	f.Fuzz(func(t *testing.T, data []byte) {
+		msgs := bytes.SplitN(data, []byte{0}, 5)
+		if len(msgs) > 4 {
+			return // a few messages per input keep each run short
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+		defer cancel()
+		c, _, err := websocket.Dial(ctx, endpoint, &websocket.DialOptions{Subprotocols: []string{subprotocolTransportWS}})
+		if err != nil {
+			t.Fatalf("dial: %v", err)
+		}
+		defer c.CloseNow()
+		c.SetReadLimit(-1)
+		// Writes fail once the server has closed: what it answered is read below.
+		for _, m := range append(msgs, []byte(`{"type":"ping","payload":`+marker+`}`)) {
+			if c.Write(ctx, websocket.MessageText, m) != nil {
+				break
+			}
+		}
+		ids := map[string]bool{}
+		for _, m := range msgs {
+			if dm, err := decodeMessage(m); err == nil && dm.Type == msgSubscribe {
+				ids[dm.ID] = true
+			}
+		}
+		for {
+			_, b, err := c.Read(ctx)
+			if err != nil {
+				code := websocket.CloseStatus(err)
+				if !slices.Contains(allowedClose, code) {
+					t.Fatalf("connection ended with %v (close code %d), want a pong or one of %v", err, code, allowedClose)
+				}
+				break
+			}
+			var in wsIn
+			if err := json.Unmarshal(b, &in); err != nil {
+				t.Fatalf("server sent %q: %v", b, err)
+			}
+			if in.Type == msgPong && string(in.Payload) == marker {
+				break
+			}
+			checkServerMessage(t, in, ids)
+		}
+		_ = c.Close(websocket.StatusNormalClosure, "") // fails if the server closed first
+		waitFor(t, "the server to release the connection", func() bool { return s.conns.count("127.0.0.1") == 0 })
+	})
+}
+
+// checkServerMessage checks a message the server sent on a connection
+// whose client subscribed with ids.
+func checkServerMessage(t *testing.T, in wsIn, ids map[string]bool) {
+	t.Helper()
+	switch in.Type {
+	case msgConnectionAck, msgPing, msgPong:
+	case msgNext:
+		if !ids[in.ID] {
+			t.Fatalf("next for id %q, which the client did not subscribe", in.ID)
+		}
+		checkResponse(t, in.Payload)
+	case msgError:
+		if !ids[in.ID] {
+			t.Fatalf("error for id %q, which the client did not subscribe", in.ID)
+		}
+		var errs []struct {
+			Extensions map[string]any `json:"extensions"`
+		}
+		if err := json.Unmarshal(in.Payload, &errs); err != nil || len(errs) == 0 {
+			t.Fatalf("error payload %s is not a list of errors: %v", in.Payload, err)
+		}
+		for _, e := range errs {
+			if c, _ := e.Extensions["code"].(string); c == "" {
+				t.Fatalf("error without extensions.code: %s", in.Payload)
+			}
+		}
+	case msgComplete:
+		if !ids[in.ID] {
+			t.Fatalf("complete for id %q, which the client did not subscribe", in.ID)
+		}
+	default:
+		t.Fatalf("server sent a %q message: %s", in.Type, strconv.Quote(string(in.Payload)))
+	}
+}

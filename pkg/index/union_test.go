@@ -1,0 +1,74 @@
+package index
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestUnion checks ListUnion, CountUnion and FacetsUnion against List of
+// everything filtered by the union's predicate, page by page, and Contents.
+func TestUnion(t *testing.T) {
+	ix := New(Options{})
+	for _, c := range []string{"c1", "c2", "c3"} {
+		for _, ns := range []string{"a", "b", "c"} {
+			for i := range 5 {
+				ix.Upsert(obj(c, podType, ns, fmt.Sprintf("p%d", i), withLabels("app", fmt.Sprint(i%2))))
+				ix.Upsert(obj(c, cmType, ns, fmt.Sprintf("m%d", i)))
+			}
+		}
+		ix.Upsert(obj(c, nodeType, "", "n1"))
+	}
+	union := []Filter{
+		{Clusters: []string{"c1"}, Namespaces: []string{"a", "c"}, Resources: []string{"configmaps"}},
+		{Clusters: []string{"c1"}, Resources: []string{"pods", "nodes"}},
+		{Clusters: []string{"c3"}, Namespaces: []string{"b"}, Resources: []string{"pods"}},
+	}
+	matchers := make([]*Matcher, len(union))
+	for i, f := range union {
+		matchers[i] = NewMatcher(f)
+	}
+	var want []string
+	for _, o := range ix.List(Filter{}, nil, 0).Objects {
+		for _, m := range matchers {
+			if m.Matches(o) {
+				want = append(want, o.Key().String())
+				break
+			}
+		}
+	}
+	var got []string
+	var after *Position
+	for pages := 0; ; pages++ {
+		p := ix.ListUnion(union, after, 4)
+		got = append(got, keys(p.Objects)...)
+		if !p.More {
+			break
+		}
+		pos := p.Objects[len(p.Objects)-1].Position()
+		after = &pos
+		if pages > 100 {
+			t.Fatal("paging does not end")
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ListUnion pages (-want +got):\n%s", diff)
+	}
+	if n := ix.CountUnion(union); n != len(want) {
+		t.Errorf("CountUnion = %d, want %d", n, len(want))
+	}
+	wantFacets := []Facet{{Value: "c1", Count: 26}, {Value: "c3", Count: 5}}
+	if diff := cmp.Diff(wantFacets, ix.FacetsUnion(union, FacetCluster, "")); diff != "" {
+		t.Errorf("FacetsUnion (-want +got):\n%s", diff)
+	}
+	if n := ix.CountUnion(nil); n != 0 || len(ix.ListUnion(nil, nil, 0).Objects) != 0 {
+		t.Errorf("an empty union selects %d objects, want none", n)
+	}
+
+	gotContents := ix.Contents(Filter{Clusters: []string{"c2", "zz"}, Kinds: []string{"Pod", "Node"}, Namespaces: []string{"b"}})
+	wantContents := []Contents{{Cluster: "c2", Resources: []ResourceContents{{Resource: "nodes"}, {Resource: "pods", Namespaced: true}}, Namespaces: []string{"b"}}}
+	if diff := cmp.Diff(wantContents, gotContents); diff != "" {
+		t.Errorf("Contents (-want +got):\n%s", diff)
+	}
+}
