@@ -354,6 +354,37 @@ func wsSubscribe(t *testing.T, addr, tok, query string) func() string {
 	}
 }
 
+// TestAuthorizationUnreachableMember stops a member cluster: its access
+// reviews fail, so its objects are hidden and the answer says so.
+func TestAuthorizationUnreachableMember(t *testing.T) {
+	f := startAuthFixture(t)
+	if got, _, _ := f.visible(t, "bob"); len(got) != 2 {
+		t.Fatalf("bob sees %v before the outage, want his two Pods", got)
+	}
+	c3 := env.Cluster("c3")
+	if err := c3.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c3.Restart(context.WithoutCancel(t.Context())); err != nil {
+			t.Errorf("restart c3: %v", err)
+		}
+	})
+	testcluster.Eventually(t, 30*time.Second, "c3 denied once its decisions expire", func() (bool, string) {
+		got, total, denied := f.visible(t, "bob")
+		return len(got) == 0 && total == 0 && slices.Equal(denied, []string{"c3"}), fmt.Sprint(got, total, denied)
+	})
+	var d struct{ Resource *struct{ Name string } }
+	status, r, err := f.post(token("bob"), fmt.Sprintf(`{ resource(cluster: "c3", kind: "Pod", namespace: %q, name: "pod-0") { name } }`, nsA))
+	if err != nil || status != http.StatusOK {
+		t.Fatalf("resource query: %d %v", status, err)
+	}
+	_ = json.Unmarshal(r.Data, &d)
+	if d.Resource != nil || len(r.Errors) != 1 || r.Errors[0].Extensions.Code != "ACCESS_REVIEW_FAILED" {
+		t.Errorf("resource of an unreachable member: %+v %+v, want null and ACCESS_REVIEW_FAILED", d.Resource, r.Errors)
+	}
+}
+
 // deleteBindings deletes the RoleBindings of namespace that name user.
 func deleteBindings(ctx context.Context, kube kubernetes.Interface, namespace, user string) error {
 	list, err := kube.RbacV1().RoleBindings(namespace).List(ctx, metav1.ListOptions{})

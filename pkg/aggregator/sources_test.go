@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -260,6 +261,16 @@ func TestClusterSecretsLive(t *testing.T) {
 	})
 	if cs, _ := clustersOf(addr); cs["west"].Status != "SYNCED" {
 		t.Errorf("west changed with the bad Secrets: %+v", cs["west"])
+	}
+	// A bad Secret does not take the service out of rotation.
+	resp, err := http.Get("http://" + addr + "/readyz?verbose")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || strings.Contains(string(body), "cluster:broken") {
+		t.Errorf("/readyz with a bad Secret: %s\n%s", resp.Status, body)
 	}
 
 	for _, name := range []string{"east", "broken", "west-secret"} {

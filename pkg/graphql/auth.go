@@ -123,7 +123,7 @@ func (s *Server) visible(ctx context.Context, o *index.Object) (bool, error) {
 	}
 	ok, err := s.opts.Authorizer.Visible(ctx, u, o.Cluster, o.Namespace, o.Type.Resource)
 	if err != nil {
-		return false, formatted(CodeAccessReviewFailed, fmt.Errorf("cluster %q: access review failed: its objects are hidden", o.Cluster))
+		return false, newCodedError(CodeAccessReviewFailed, fmt.Errorf("cluster %q: access review failed: its objects are hidden", o.Cluster))
 	}
 	return ok, nil
 }

@@ -81,6 +81,7 @@ type ClusterStatus struct {
 	Status        Status
 	Message       string // why the cluster is not SYNCED; empty when it is
 	Stale         bool   // the cluster is unreachable and its objects are the last known state
+	Unconfigured  bool   // its source gives no usable configuration: it does not run (see ConfigError)
 	LastSyncTime  time.Time
 	LastEventTime time.Time
 	ObjectCount   int
@@ -422,7 +423,7 @@ func (c *clusterState) statusLocked() ClusterStatus {
 	if c.configErr != nil {
 		switch {
 		case !c.added:
-			s.Status, s.Message = Disconnected, "invalid configuration: "+c.configErr.Error()
+			s.Status, s.Message, s.Unconfigured = Disconnected, "invalid configuration: "+c.configErr.Error(), true
 		default:
 			if s.Status != Disconnected {
 				s.Status = Degraded

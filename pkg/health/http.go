@@ -75,7 +75,8 @@ type ReadyzOptions struct {
 const ClusterCheckPrefix = "cluster:"
 
 // Readyz returns the handler of /readyz: "ping", and for each cluster that
-// t tracks (less opts.Exclude) a check named ClusterCheckPrefix+name that
+// t tracks (less opts.Exclude, and less clusters whose registration is
+// unusable, which do not run) a check named ClusterCheckPrefix+name that
 // passes once the cluster has passed its initial sync (see
 // InitialSyncError). Clusters registered while the process runs get their
 // check from the next request on.
@@ -88,7 +89,10 @@ func Readyz(t *Tracker, opts ReadyzOptions) *Handler {
 		// One snapshot per request: each check reports the state read here.
 		statuses, _ := t.Clusters()
 		for _, s := range statuses {
-			if slices.Contains(opts.Exclude, s.Name) {
+			// A cluster whose registration is unusable does not run: it
+			// shows its error, but one bad Secret must not take the
+			// service out of rotation.
+			if slices.Contains(opts.Exclude, s.Name) || s.Unconfigured {
 				continue
 			}
 			checks = append(checks, Check{Name: ClusterCheckPrefix + s.Name, Check: func(*http.Request) error { return InitialSyncError(s) }})
