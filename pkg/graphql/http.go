@@ -36,7 +36,8 @@ const (
 //     execution (parse, validation, variables) gets 400; with
 //     application/json it gets 200, as GraphQL errors.
 //   - Malformed requests get 400, other methods 405, bodies over
-//     Options.MaxBodyBytes 413, other content types 415, clients over
+//     Options.MaxBodyBytes 413 (URL queries over it 414), other content
+//     types 415, clients over
 //     Options.RateLimit 429 with Retry-After, each with a GraphQL error
 //     carrying its code.
 //   - A browser's GET (Accept preferring text/html), and the requests for the
@@ -105,7 +106,7 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 	if !s.allowHTTP(w, r, kindQuery) {
 		return
 	}
-	req, herr := getRequest(r)
+	req, herr := getRequest(r, s.opts.MaxBodyBytes)
 	if herr != nil {
 		s.writeHTTPError(w, r, herr)
 		return
@@ -143,8 +144,13 @@ func (s *Server) writeHTTPError(w http.ResponseWriter, r *http.Request, e *httpE
 	s.writeError(w, r, e.status, e.code, e.err)
 }
 
-// getRequest decodes the request parameters of a GET from the URL query.
-func getRequest(r *http.Request) (Request, *httpError) {
+// getRequest decodes the request parameters of a GET from the URL query,
+// which may be at most limit bytes long (Options.MaxBodyBytes, as for a
+// POST's body; else 414).
+func getRequest(r *http.Request, limit int64) (Request, *httpError) {
+	if n := int64(len(r.URL.RawQuery)); n > limit {
+		return Request{}, &httpError{http.StatusRequestURITooLong, CodePayloadTooLarge, fmt.Errorf("URL query is longer than %d bytes: send a POST", limit)}
+	}
 	q := r.URL.Query()
 	req := Request{Query: q.Get("query"), OperationName: q.Get("operationName")}
 	if !q.Has("query") || req.Query == "" {

@@ -38,7 +38,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	var herr *httpError
 	switch r.Method {
 	case http.MethodGet:
-		req, herr = getRequest(r)
+		req, herr = getRequest(r, s.opts.MaxBodyBytes)
 	case http.MethodPost:
 		req, herr = s.postRequest(w, r)
 	default:
