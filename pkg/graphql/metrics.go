@@ -25,6 +25,7 @@ type metrics struct {
 	requests      *prometheus.HistogramVec
 	subscriptions *prometheus.GaugeVec
 	overflowed    prometheus.Counter
+	rateLimited   *prometheus.CounterVec
 	// since returns the time elapsed since start; tests replace it.
 	since func(start time.Time) time.Duration
 }
@@ -46,6 +47,10 @@ func newMetrics() *metrics {
 			Name: "fleetcache_graphql_subscriptions_overflowed_total",
 			Help: "Subscriptions ended as slow consumers: more events waited for them than Options.SubscriptionBuffer.",
 		}),
+		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "fleetcache_graphql_rate_limited_total",
+			Help: "Operations refused because their client address was over a rate limit (Options.RateLimit), by limit (query, subscription).",
+		}, []string{"limit"}),
 		since: time.Since,
 	}
 	// Every series exists from the start, so that rates and alerts see
@@ -55,6 +60,9 @@ func newMetrics() *metrics {
 	}
 	for _, tr := range []string{transportWebSocket, transportSSE} {
 		m.subscriptions.WithLabelValues(tr)
+	}
+	for _, k := range operationKinds {
+		m.rateLimited.WithLabelValues(k.String())
 	}
 	return m
 }
@@ -70,7 +78,7 @@ func (m *metrics) register(reg prometheus.Registerer, s *Server) error {
 		}
 	}
 	for _, c := range []prometheus.Collector{
-		m.requests, m.subscriptions, m.overflowed,
+		m.requests, m.subscriptions, m.overflowed, m.rateLimited,
 		prometheus.NewCounterFunc(cacheOpts("hit"), func() float64 { return float64(s.hits.Load()) }),
 		prometheus.NewCounterFunc(cacheOpts("miss"), func() float64 { return float64(s.misses.Load()) }),
 	} {

@@ -71,6 +71,17 @@ const (
 	kindSubscription
 )
 
+// operationKinds are the kinds, for the metrics' label values.
+var operationKinds = []operationKind{kindQuery, kindSubscription}
+
+// String is the kind's label value in metrics: "query", "subscription".
+func (k operationKind) String() string {
+	if k == kindSubscription {
+		return "subscription"
+	}
+	return "query"
+}
+
 // rateLimiter applies a RateLimit per client address. It is safe for
 // concurrent use.
 type rateLimiter struct {
@@ -160,10 +171,20 @@ func (s *Server) kindOf(req Request) operationKind {
 	return kindQuery
 }
 
+// allowRate takes a token of kind for addr, counting a refusal in the
+// metrics; see rateLimiter.allow.
+func (s *Server) allowRate(addr string, kind operationKind) (retryAfter time.Duration, err error) {
+	wait, err := s.limits.allow(addr, kind)
+	if err != nil {
+		s.metrics.rateLimited.WithLabelValues(kind.String()).Inc()
+	}
+	return wait, err
+}
+
 // allowHTTP takes a token of kind for the client of r, or writes the 429
 // response and returns false.
 func (s *Server) allowHTTP(w http.ResponseWriter, r *http.Request, kind operationKind) bool {
-	wait, err := s.limits.allow(clientAddress(r), kind)
+	wait, err := s.allowRate(clientAddress(r), kind)
 	if err == nil {
 		return true
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // fakeClock is a clock tests move by hand; safe for concurrent use.
@@ -219,6 +220,13 @@ func TestRateLimitTransports(t *testing.T) {
 	ws.expect(msgComplete, "q3")
 	ws.subscribe("s2", eventsQuery, subVars)
 	ws.nextEvents("s2", 1)
+
+	// Every refusal is counted, by limit.
+	for kind, want := range map[operationKind]float64{kindQuery: 5, kindSubscription: 2} {
+		if got := testutil.ToFloat64(s.metrics.rateLimited.WithLabelValues(kind.String())); got != want {
+			t.Errorf("refused %ss counted: %v, want %v", kind, got, want)
+		}
+	}
 }
 
 // checkRetryAfter checks the Retry-After header of a refused query.

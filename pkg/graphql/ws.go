@@ -402,7 +402,7 @@ func (wc *wsConn) subscribe(id string, req Request) bool {
 	// 4429, which graphql-transport-ws reserves for a repeated
 	// connection_init and which the graphql-ws client takes as fatal,
 	// dropping every other subscription of the connection.
-	if _, err := wc.s.limits.allow(wc.addr, kind); err != nil {
+	if _, err := wc.s.allowRate(wc.addr, kind); err != nil {
 		wc.mu.Unlock()
 		wc.send(wc.opsCtx, wsOut{ID: id, Type: msgError, Payload: errorList([]gqlerrors.FormattedError{formatted(CodeRateLimited, err)})})
 		return true
