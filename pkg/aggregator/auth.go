@@ -69,6 +69,10 @@ func (o AuthOptions) build(reg *clusters.Registry) (*authn.TokenReview, *authz.A
 			return nil, nil, fmt.Errorf("authn: reach the cluster that reviews tokens: %w", err)
 		}
 	}
+	cfg = rest.CopyConfig(cfg)
+	// One review per new token a second is client-go's default of 5: far
+	// too few when many portals connect at once.
+	cfg.QPS, cfg.Burst = 100, 200
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("authn: %w", err)

@@ -76,11 +76,17 @@ const pageQuery = `query Page($ns: String!, $sel: String!) {
 type graphqlClient struct {
 	url    string
 	client *http.Client
+	token  string // sent as a bearer token if set
 }
 
 func (c graphqlClient) do(tb testing.TB, query string, vars map[string]any) []byte {
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	resp, err := c.client.Post(c.url, "application/json", bytes.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, c.url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.client.Do(req)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -219,17 +219,17 @@ func (az *Authorizer) each(ctx context.Context, u *authn.User, as []Attributes, 
 }
 
 // Filters returns the filters that select what s lets its caller see of
-// what f selects: one filter per cluster and set of namespaces, naming the
-// granted resources, so that they are disjoint (see index.ListUnion) and a
-// type or cluster that appeared after the decisions stays hidden. A scope
-// with no grants yields no filters: nothing is visible.
+// what f selects: each names clusters, the granted resources and the
+// granted namespaces, so that a type or cluster that appeared after the
+// decisions stays hidden. Clusters with the same grants share one filter;
+// every (cluster, resource) is in one filter only, so the filters are
+// disjoint (see index.ListUnion). A scope with no grants yields no filters:
+// nothing is visible.
 func (s Scope) Filters(f index.Filter) []index.Filter {
-	type group struct {
-		cluster    string
-		namespaces string // joined; "" for all
-	}
-	byGroup := map[group]*index.Filter{}
-	var order []group
+	const all = "\x01all"
+	// Per cluster: namespaces (joined, or all) -> granted resources.
+	perCluster := map[string]map[string][]string{}
+	nsOf := map[string][]string{}
 	for _, g := range s.Grants {
 		if f.Clusters != nil && !slices.Contains(f.Clusters, g.Cluster) {
 			continue
@@ -247,25 +247,38 @@ func (s Scope) Filters(f index.Filter) []index.Filter {
 				continue
 			}
 		}
-		key := group{cluster: g.Cluster, namespaces: strings.Join(namespaces, "\x00")}
-		if g.Namespaces == nil && f.Namespaces == nil {
-			key.namespaces = "\x01all"
+		nsKey := strings.Join(namespaces, "\x00")
+		if namespaces == nil {
+			nsKey = all
 		}
-		nf, ok := byGroup[key]
-		if !ok {
-			c := f
-			c.Clusters = []string{g.Cluster}
-			c.Namespaces = namespaces
-			c.Resources = nil
-			nf = &c
-			byGroup[key] = nf
-			order = append(order, key)
+		nsOf[nsKey] = namespaces
+		if perCluster[g.Cluster] == nil {
+			perCluster[g.Cluster] = map[string][]string{}
 		}
-		nf.Resources = append(nf.Resources, g.Resource)
+		perCluster[g.Cluster][nsKey] = append(perCluster[g.Cluster][nsKey], g.Resource)
 	}
-	out := make([]index.Filter, 0, len(order))
-	for _, k := range order {
-		out = append(out, *byGroup[k])
+	// Clusters with the same namespaces and resources share a filter.
+	type shape struct{ namespaces, resources string }
+	clustersOf := map[shape][]string{}
+	resourcesOf := map[shape][]string{}
+	for _, c := range slices.Sorted(maps.Keys(perCluster)) {
+		for nsKey, resources := range perCluster[c] {
+			slices.Sort(resources)
+			sh := shape{nsKey, strings.Join(resources, "\x00")}
+			clustersOf[sh] = append(clustersOf[sh], c)
+			resourcesOf[sh] = resources
+		}
+	}
+	shapes := slices.SortedFunc(maps.Keys(clustersOf), func(a, b shape) int {
+		return strings.Compare(clustersOf[a][0]+"\x00"+a.namespaces+"\x00"+a.resources, clustersOf[b][0]+"\x00"+b.namespaces+"\x00"+b.resources)
+	})
+	out := make([]index.Filter, 0, len(shapes))
+	for _, sh := range shapes {
+		nf := f
+		nf.Clusters = clustersOf[sh]
+		nf.Namespaces = nsOf[sh.namespaces]
+		nf.Resources = resourcesOf[sh]
+		out = append(out, nf)
 	}
 	return out
 }

@@ -62,13 +62,13 @@ func TestScope(t *testing.T) {
 		t.Errorf("Full %v, denied %v (%v): want not full, c3 denied", s.Full, s.DeniedClusters(), s.Err())
 	}
 
-	// Filters: one per cluster and namespace set, granted resources only.
+	// Filters: granted resources and namespaces only; clusters with the
+	// same grants share a filter.
 	f := index.Filter{Kinds: []string{"ConfigMap", "Pod"}, NameContains: "x"}
 	got := s.Filters(f)
 	wantFilters := []index.Filter{
-		{Clusters: []string{"c1"}, Namespaces: []string{"a"}, Resources: []string{"configmaps"}, Kinds: f.Kinds, NameContains: "x"},
 		{Clusters: []string{"c1"}, Resources: []string{"pods"}, Kinds: f.Kinds, NameContains: "x"},
-		{Clusters: []string{"c2"}, Namespaces: []string{"a"}, Resources: []string{"configmaps"}, Kinds: f.Kinds, NameContains: "x"},
+		{Clusters: []string{"c1", "c2"}, Namespaces: []string{"a"}, Resources: []string{"configmaps"}, Kinds: f.Kinds, NameContains: "x"},
 	}
 	if diff := cmp.Diff(wantFilters, got); diff != "" {
 		t.Errorf("filters (-want +got):\n%s", diff)
@@ -99,8 +99,23 @@ func TestScopeFull(t *testing.T) {
 		}
 	}
 	s := New(d, Options{}).Scope(t.Context(), &authn.User{Name: "admin"}, contents)
-	if !s.Full || len(s.Filters(index.Filter{})) != 3 {
-		t.Errorf("Full %v, %d filters: want full, one filter per cluster", s.Full, len(s.Filters(index.Filter{})))
+	want := []index.Filter{
+		{Clusters: []string{"c1"}, Resources: []string{"configmaps", "nodes", "pods"}},
+		{Clusters: []string{"c2"}, Resources: []string{"configmaps"}},
+		{Clusters: []string{"c3"}, Resources: []string{"pods"}},
+	}
+	if diff := cmp.Diff(want, s.Filters(index.Filter{})); !s.Full || diff != "" {
+		t.Errorf("Full %v; filters (-want +got):\n%s", s.Full, diff)
+	}
+	same := []index.Contents{contents[0], {Cluster: "c4", Resources: contents[0].Resources, Namespaces: []string{"z"}}}
+	for _, c := range same {
+		for _, r := range c.Resources {
+			d.allow[Attributes{Cluster: c.Cluster, Resource: r.Resource}] = true
+		}
+	}
+	s = New(d, Options{}).Scope(t.Context(), &authn.User{Name: "admin"}, same)
+	if got := s.Filters(index.Filter{}); len(got) != 1 || !cmp.Equal(got[0].Clusters, []string{"c1", "c4"}) {
+		t.Errorf("clusters with the same grants: %+v, want one filter", got)
 	}
 }
 

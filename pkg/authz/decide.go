@@ -35,6 +35,12 @@ type ConfigSource interface {
 	ClusterConfig(name string) (*rest.Config, bool)
 }
 
+// Client-side rate limit of the reviews sent to one member cluster.
+const (
+	reviewQPS   = 100
+	reviewBurst = 200
+)
+
 // SubjectAccessReview decides by asking the member cluster with a
 // SubjectAccessReview for the verb list.
 type SubjectAccessReview struct {
@@ -103,6 +109,10 @@ func (s *SubjectAccessReview) client(cluster string) (kubernetes.Interface, erro
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.Timeout = s.timeout
+	// Reviews come in bursts (a cold scope asks one per type, then per
+	// namespace where denied): client-go's default of 5 per second would
+	// queue a first page for seconds.
+	cfg.QPS, cfg.Burst = reviewQPS, reviewBurst
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("access review in cluster %q: %w", cluster, err)
