@@ -3,20 +3,31 @@ package deploy_test
 import (
 	"bufio"
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"io"
 	"maps"
+	"math/big"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -25,6 +36,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetcache/fleetcache/pkg/aggregator"
+	"github.com/fleetcache/fleetcache/pkg/authz"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 )
 
@@ -34,6 +46,10 @@ const (
 	releaseNS     = "fleet"
 	configPath    = "/etc/fleetcache/config.yaml"
 	memberRoleYML = "member-cluster/clusterrole.yaml"
+	// authDelegatorCRB binds system:auth-delegator to the ServiceAccount;
+	// the namespace is in its name because the binding is cluster-wide.
+	authDelegatorCRB = "fleetcache-" + releaseNS + "-auth-delegator"
+	tlsDir           = "/etc/fleetcache/tls"
 )
 
 // helm runs the helm CLI of bin/ (or $FLEETCACHE_TESTBIN) with a private
@@ -178,15 +194,17 @@ func TestChartRenders(t *testing.T) {
 		{
 			name: "defaults",
 			want: []string{
-				"ConfigMap fleetcache", "Deployment fleetcache", "Role fleetcache-cluster-secrets",
-				"RoleBinding fleetcache-cluster-secrets", "Service fleetcache", "ServiceAccount fleetcache",
+				"ClusterRoleBinding " + authDelegatorCRB, "ConfigMap fleetcache", "Deployment fleetcache",
+				"Role fleetcache-cluster-secrets", "RoleBinding fleetcache-cluster-secrets", "Service fleetcache",
+				"ServiceAccount fleetcache",
 			},
 		},
 		{
 			name: "everything on",
 			args: []string{"--values", allValues},
 			want: []string{
-				"ClusterRole fleetcache-member", "ClusterRoleBinding fleetcache-member", "ConfigMap fleetcache",
+				"ClusterRole fleetcache-member", "ClusterRoleBinding " + authDelegatorCRB,
+				"ClusterRoleBinding fleetcache-member", "ConfigMap fleetcache",
 				"Deployment fleetcache", "PrometheusRule fleetcache", "Role fleetcache-cluster-secrets",
 				"RoleBinding fleetcache-cluster-secrets", "Secret fleetcache-kubeconfigs", "Service fleetcache",
 				"ServiceAccount fleetcache", "ServiceMonitor fleetcache",
@@ -196,7 +214,17 @@ func TestChartRenders(t *testing.T) {
 			name: "no cluster Secrets, existing kubeconfig Secret, no ServiceAccount",
 			args: []string{"--set", "clusterSecrets.enabled=false", "--set", "kubeconfigs.existingSecret=mine",
 				"--set", "serviceAccount.create=false"},
-			want: []string{"ConfigMap fleetcache", "Deployment fleetcache", "Service fleetcache"},
+			want: []string{"ClusterRoleBinding " + authDelegatorCRB, "ConfigMap fleetcache", "Deployment fleetcache", "Service fleetcache"},
+		},
+		{
+			name: "no authentication, no cluster Secrets",
+			args: []string{"--set", "authn.mode=none", "--set", "clusterSecrets.enabled=false"},
+			want: []string{"ConfigMap fleetcache", "Deployment fleetcache", "Service fleetcache", "ServiceAccount fleetcache"},
+		},
+		{
+			name: "auth-delegator granted elsewhere",
+			args: []string{"--set", "authn.authDelegator=false", "--set", "clusterSecrets.enabled=false"},
+			want: []string{"ConfigMap fleetcache", "Deployment fleetcache", "Service fleetcache", "ServiceAccount fleetcache"},
 		},
 	}
 	for _, tt := range tests {
@@ -298,33 +326,22 @@ func TestChartConfig(t *testing.T) {
 		"readyz":         map[string]any{"exclude": []any{"flaky"}, "disabled": false},
 		"limits":         map[string]any{"maxPageSize": float64(500), "requestTimeout": "20s"},
 		"log":            map[string]any{"level": float64(4), "format": "text"},
+		"authn":          map[string]any{"mode": "tokenreview", "cacheTTL": "20s"},
+		"authz":          map[string]any{"mode": "subjectaccessreview", "cacheTTL": "1m", "cacheSize": float64(5000)},
+		"serving": map[string]any{
+			"tlsCertFile":        tlsDir + "/tls.crt",
+			"tlsPrivateKeyFile":  tlsDir + "/tls.key",
+			"corsAllowedOrigins": []any{"https://portal.example.com"},
+			"rateLimit":          map[string]any{"queriesPerSecond": float64(20), "queryBurst": float64(40)},
+		},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("config.yaml (-want +got):\n%s", diff)
 	}
 
-	// The aggregator itself accepts the file. The kubeconfig directory is a
-	// mount that exists only in the pod: point it at an empty directory.
-	for _, tt := range []struct {
-		name string
-		cm   *corev1.ConfigMap
-	}{{"everything on", cm}, {"defaults", find[*corev1.ConfigMap](t, render(t), "ConfigMap")}} {
-		path := filepath.Join(t.TempDir(), "config.yaml")
-		if err := os.WriteFile(path, []byte(tt.cm.Data["config.yaml"]), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := aggregator.LoadConfig(path)
-		if err != nil {
-			t.Errorf("%s: %v", tt.name, err)
-			continue
-		}
-		if cfg.KubeconfigDir != "" {
-			cfg.KubeconfigDir = t.TempDir()
-		}
-		if err := cfg.Validate(); err != nil {
-			t.Errorf("%s: invalid config: %v", tt.name, err)
-		}
-	}
+	// The aggregator itself accepts the file.
+	loadConfig(t, cm)
+	loadConfig(t, find[*corev1.ConfigMap](t, render(t), "ConfigMap"))
 
 	// A changed config changes the checksum, so the pods restart to read it.
 	sum := find[*appsv1.Deployment](t, objs, "Deployment").Spec.Template.Annotations["checksum/config"]
@@ -362,6 +379,221 @@ func TestChartConfig(t *testing.T) {
 	}
 }
 
+// loadConfig loads and validates the rendered config file as the aggregator
+// does at start-up. Paths that exist only in the pod are pointed at local
+// stand-ins first: the kubeconfig directory at an empty directory, the TLS
+// files at a fresh self-signed pair.
+func loadConfig(t *testing.T, cm *corev1.ConfigMap) aggregator.Config {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(cm.Data["config.yaml"]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := aggregator.LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.KubeconfigDir != "" {
+		cfg.KubeconfigDir = t.TempDir()
+	}
+	if cfg.Serving.TLSCertFile != "" {
+		cfg.Serving.TLSCertFile, cfg.Serving.TLSPrivateKeyFile, _ = writeServingCert(t)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("invalid config: %v\n%s", err, cm.Data["config.yaml"])
+	}
+	return cfg
+}
+
+// writeServingCert writes a self-signed certificate for 127.0.0.1 and its
+// key as PEM files, and returns their paths and a pool that trusts it.
+func writeServingCert(t *testing.T) (certFile, keyFile string, roots *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "fleetcache"},
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		NotBefore:             time.Now().Add(-time.Minute),
+		NotAfter:              time.Now().Add(time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	roots = x509.NewCertPool()
+	roots.AddCert(cert)
+	return certFile, keyFile, roots
+}
+
+// TestChartTLS checks that serving.tls.secretName mounts the Secret where
+// the config file's TLS files point, and turns the probes and the scrape to
+// HTTPS; without it everything stays plain HTTP.
+func TestChartTLS(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		wantScheme corev1.URIScheme
+	}{
+		{name: "plain HTTP", args: []string{"--set", "serviceMonitor.enabled=true"}, wantScheme: ""},
+		{name: "TLS", args: []string{"--set", "serviceMonitor.enabled=true", "--set", "serving.tls.secretName=fleetcache-tls"}, wantScheme: corev1.URISchemeHTTPS},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := render(t, tt.args...)
+			d := find[*appsv1.Deployment](t, objs, "Deployment")
+			pod := d.Spec.Template.Spec
+			c := pod.Containers[0]
+			for name, p := range map[string]*corev1.Probe{"liveness": c.LivenessProbe, "readiness": c.ReadinessProbe} {
+				if p.HTTPGet.Scheme != tt.wantScheme {
+					t.Errorf("%s probe scheme %q, want %q", name, p.HTTPGet.Scheme, tt.wantScheme)
+				}
+			}
+			sm := find[*unstructured.Unstructured](t, objs, "ServiceMonitor")
+			endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
+			scheme, _, _ := unstructured.NestedString(endpoints[0].(map[string]any), "scheme")
+			if want := strings.ToLower(string(tt.wantScheme)); scheme != want {
+				t.Errorf("ServiceMonitor scheme %q, want %q", scheme, want)
+			}
+
+			cfg := loadConfig(t, find[*corev1.ConfigMap](t, objs, "ConfigMap"))
+			i := slices.IndexFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == tlsDir })
+			if tt.wantScheme == "" {
+				if i >= 0 || cfg.Serving.TLSCertFile != "" {
+					t.Errorf("plain HTTP, but %s mounted (%v) or TLS configured: %+v", tlsDir, i >= 0, cfg.Serving)
+				}
+				return
+			}
+			// loadConfig replaced the file names; check the rendered ones.
+			var raw struct{ Serving aggregator.ServingConfig }
+			if err := yaml.Unmarshal([]byte(find[*corev1.ConfigMap](t, objs, "ConfigMap").Data["config.yaml"]), &raw); err != nil {
+				t.Fatal(err)
+			}
+			if raw.Serving.TLSCertFile != tlsDir+"/tls.crt" || raw.Serving.TLSPrivateKeyFile != tlsDir+"/tls.key" {
+				t.Errorf("serving TLS files %q %q, want tls.crt and tls.key of %s", raw.Serving.TLSCertFile, raw.Serving.TLSPrivateKeyFile, tlsDir)
+			}
+			if i < 0 || !c.VolumeMounts[i].ReadOnly {
+				t.Fatalf("%s not mounted read-only: %+v", tlsDir, c.VolumeMounts)
+			}
+			j := slices.IndexFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Name == c.VolumeMounts[i].Name })
+			if j < 0 || pod.Volumes[j].Secret == nil || pod.Volumes[j].Secret.SecretName != "fleetcache-tls" {
+				t.Errorf("%s is not Secret fleetcache-tls: %+v", tlsDir, pod.Volumes)
+			}
+		})
+	}
+}
+
+// TestChartAuth checks each authentication and authorization setting: what
+// the config file says, the auth-delegator binding in the home cluster, the
+// ServiceAccount token the in-cluster TokenReview client needs, and whether
+// members are asked to allow SubjectAccessReviews.
+func TestChartAuth(t *testing.T) {
+	rules := []authz.Rule{{Groups: []string{"team-a"}, Clusters: []string{"c1"}, Namespaces: []string{"team-a"}, Resources: []string{"pods"}}}
+	rulesJSON, err := json.Marshal(rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without cluster Secrets only authentication needs the API token.
+	base := []string{"--set", "clusterSecrets.enabled=false", "--set", "memberRBAC.create=true"}
+	tests := []struct {
+		name          string
+		args          []string
+		wantAuthn     aggregator.AuthnConfig
+		wantAuthz     aggregator.AuthzConfig
+		wantDelegator bool
+		wantSAR       bool
+	}{
+		{
+			name:          "defaults: token reviews, members decide",
+			wantAuthn:     aggregator.AuthnConfig{Mode: aggregator.AuthnTokenReview},
+			wantAuthz:     aggregator.AuthzConfig{Mode: aggregator.AuthzSubjectAccessReview},
+			wantDelegator: true,
+			wantSAR:       true,
+		},
+		{
+			name:          "policy",
+			args:          []string{"--set", "authz.mode=policy", "--set-json", "authz.rules=" + string(rulesJSON), "--set", "authz.cacheTTL=5s"},
+			wantAuthn:     aggregator.AuthnConfig{Mode: aggregator.AuthnTokenReview},
+			wantAuthz:     aggregator.AuthzConfig{Mode: aggregator.AuthzPolicy, Rules: rules, CacheTTL: metav1.Duration{Duration: 5 * time.Second}},
+			wantDelegator: true,
+		},
+		{
+			name:      "no authentication",
+			args:      []string{"--set", "authn.mode=none"},
+			wantAuthn: aggregator.AuthnConfig{Mode: aggregator.AuthnNone},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := render(t, append(slices.Clone(base), tt.args...)...)
+			cfg := loadConfig(t, find[*corev1.ConfigMap](t, objs, "ConfigMap"))
+			if diff := cmp.Diff(tt.wantAuthn, cfg.Authn); diff != "" {
+				t.Errorf("authn (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantAuthz, cfg.Authz); diff != "" {
+				t.Errorf("authz (-want +got):\n%s", diff)
+			}
+
+			d := find[*appsv1.Deployment](t, objs, "Deployment")
+			pod := d.Spec.Template.Spec
+			if got := pod.AutomountServiceAccountToken != nil && *pod.AutomountServiceAccountToken; got != tt.wantDelegator {
+				t.Errorf("automountServiceAccountToken %t, want %t: the in-cluster TokenReview client needs the token", got, tt.wantDelegator)
+			}
+			var bindings []*rbacv1.ClusterRoleBinding
+			for _, o := range objs {
+				if b, ok := o.typed.(*rbacv1.ClusterRoleBinding); ok && b.RoleRef.Name == "system:auth-delegator" {
+					bindings = append(bindings, b)
+				}
+			}
+			if !tt.wantDelegator {
+				if len(bindings) > 0 {
+					t.Errorf("auth-delegator bound without authentication: %v", bindings[0].Name)
+				}
+			} else {
+				wantSubjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: pod.ServiceAccountName, Namespace: releaseNS}}
+				if len(bindings) != 1 || bindings[0].RoleRef.Kind != "ClusterRole" {
+					t.Fatalf("want one ClusterRoleBinding to ClusterRole system:auth-delegator, got %v", bindings)
+				}
+				if diff := cmp.Diff(wantSubjects, bindings[0].Subjects); diff != "" {
+					t.Errorf("auth-delegator subjects (-want +got):\n%s", diff)
+				}
+			}
+
+			cr := find[*rbacv1.ClusterRole](t, objs, "ClusterRole")
+			want := memberRules(informers.DefaultResources)
+			if tt.wantSAR {
+				want = append(want, sarRule)
+			}
+			if diff := cmp.Diff(want, cr.Rules); diff != "" {
+				t.Errorf("member ClusterRole (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestChartMonitoring(t *testing.T) {
 	objs := render(t, "--values", allValues)
 	svc := find[*corev1.Service](t, objs, "Service")
@@ -376,7 +608,8 @@ func TestChartMonitoring(t *testing.T) {
 		}
 	}
 	endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
-	want := []any{map[string]any{"port": "http", "path": "/metrics", "interval": "30s", "scrapeTimeout": "10s"}}
+	want := []any{map[string]any{"port": "http", "path": "/metrics", "interval": "30s", "scrapeTimeout": "10s",
+		"scheme": "https", "tlsConfig": map[string]any{"serverName": "fleetcache.fleet.svc"}}}
 	if diff := cmp.Diff(want, endpoints); diff != "" {
 		t.Errorf("ServiceMonitor endpoints (-want +got):\n%s", diff)
 	}
@@ -398,6 +631,9 @@ func TestChartMonitoring(t *testing.T) {
 		t.Errorf("PrometheusRule spec differs from %s (-want +got):\n%s", alertsFile, diff)
 	}
 }
+
+// sarRule lets fleetcache ask a member cluster what a caller may list.
+var sarRule = rbacv1.PolicyRule{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}}
 
 // memberRules are the rules the member ClusterRole must have for the
 // configured types: list and watch, one rule per API group, in the order
@@ -429,9 +665,10 @@ func readClusterRole(t *testing.T) *rbacv1.ClusterRole {
 
 // TestMemberClusterRoleRules keeps the static ClusterRole, the chart's list
 // of default types and the chart's rendered ClusterRole equal to
-// informers.DefaultResources.
+// informers.DefaultResources, plus creating SubjectAccessReviews (default
+// authorization; TestChartAuth covers the other modes).
 func TestMemberClusterRoleRules(t *testing.T) {
-	want := memberRules(informers.DefaultResources)
+	want := append(memberRules(informers.DefaultResources), sarRule)
 	if diff := cmp.Diff(want, readClusterRole(t).Rules); diff != "" {
 		t.Errorf("%s is not DefaultResources (-want +got):\n%s", memberRoleYML, diff)
 	}
@@ -459,7 +696,7 @@ func TestMemberClusterRoleRules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cr := find[*rbacv1.ClusterRole](t, render(t, tt.args...), "ClusterRole")
-			if diff := cmp.Diff(memberRules(tt.resources), cr.Rules); diff != "" {
+			if diff := cmp.Diff(append(memberRules(tt.resources), sarRule), cr.Rules); diff != "" {
 				t.Errorf("rendered member ClusterRole (-want +got):\n%s", diff)
 			}
 		})

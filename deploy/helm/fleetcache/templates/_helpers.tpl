@@ -59,8 +59,52 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 
 {{/*
+fleetcache.authn is "true" when callers are authenticated with TokenReviews;
+it fails on a mode the aggregator does not know, so that a typo does not
+silently change what the chart grants.
+*/}}
+{{- define "fleetcache.authn" -}}
+{{- if eq .Values.authn.mode "tokenreview" }}true
+{{- else if ne .Values.authn.mode "none" }}
+{{- fail (printf "authn.mode must be tokenreview or none, not %q" .Values.authn.mode) }}
+{{- end }}
+{{- end }}
+
+{{/*
+fleetcache.subjectAccessReview is "true" when member clusters decide what a
+caller sees: they must then let fleetcache create SubjectAccessReviews.
+*/}}
+{{- define "fleetcache.subjectAccessReview" -}}
+{{- if include "fleetcache.authn" . }}
+{{- if eq .Values.authz.mode "subjectaccessreview" }}true
+{{- else if ne .Values.authz.mode "policy" }}
+{{- fail (printf "authz.mode must be subjectaccessreview or policy, not %q" .Values.authz.mode) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* fleetcache.tlsDir is where the serving certificate is mounted. */}}
+{{- define "fleetcache.tlsDir" -}}
+/etc/fleetcache/tls
+{{- end }}
+
+{{/*
+fleetcache.probe is a probe of the values with scheme HTTPS when the
+aggregator serves TLS: the kubelet does not follow a plain-HTTP probe to
+HTTPS, and skips certificate verification for probes.
+*/}}
+{{- define "fleetcache.probe" -}}
+{{- $probe := deepCopy .probe }}
+{{- if and .root.Values.serving.tls.secretName $probe.httpGet }}
+{{- $_ := set $probe.httpGet "scheme" "HTTPS" }}
+{{- end }}
+{{- toYaml $probe }}
+{{- end }}
+
+{{/*
 fleetcache.config is the aggregator's config file: .Values.config with the
-parts the chart owns (listen address, mounted paths) filled in.
+parts the chart owns filled in: listen address, mounted paths, and authn,
+authz and serving from the values of those names.
 */}}
 {{- define "fleetcache.config" -}}
 {{- $cfg := deepCopy .Values.config }}
@@ -71,6 +115,43 @@ parts the chart owns (listen address, mounted paths) filled in.
 {{- if .Values.clusterSecrets.enabled }}
 {{- $_ := set $cfg "clusterSecrets" (dict "namespace" (include "fleetcache.clusterSecretsNamespace" .)) }}
 {{- end }}
+{{- $authn := dict "mode" .Values.authn.mode }}
+{{- with .Values.authn.cacheTTL }}
+{{- $_ := set $authn "cacheTTL" . }}
+{{- end }}
+{{- $_ := set $cfg "authn" $authn }}
+{{- /* The aggregator refuses authz settings without authentication. */}}
+{{- if include "fleetcache.authn" . }}
+{{- $_ := include "fleetcache.subjectAccessReview" . }}{{/* checks authz.mode */}}
+{{- $authz := dict "mode" .Values.authz.mode }}
+{{- with .Values.authz.cacheTTL }}
+{{- $_ := set $authz "cacheTTL" . }}
+{{- end }}
+{{- with .Values.authz.cacheSize }}
+{{- $_ := set $authz "cacheSize" . }}
+{{- end }}
+{{- with .Values.authz.rules }}
+{{- $_ := set $authz "rules" . }}
+{{- end }}
+{{- $_ := set $cfg "authz" $authz }}
+{{- end }}
+{{- $serving := dict }}
+{{- with .Values.serving.tls.secretName }}
+{{- $_ := set $serving "tlsCertFile" (printf "%s/tls.crt" (include "fleetcache.tlsDir" $)) }}
+{{- $_ := set $serving "tlsPrivateKeyFile" (printf "%s/tls.key" (include "fleetcache.tlsDir" $)) }}
+{{- end }}
+{{- with .Values.serving.corsAllowedOrigins }}
+{{- $_ := set $serving "corsAllowedOrigins" . }}
+{{- end }}
+{{- with .Values.serving.rateLimit }}
+{{- $_ := set $serving "rateLimit" . }}
+{{- end }}
+{{- if .Values.serving.cacheSecretData }}
+{{- $_ := set $serving "cacheSecretData" true }}
+{{- end }}
+{{- with $serving }}
+{{- $_ := set $cfg "serving" . }}
+{{- end }}
 {{- toYaml $cfg }}
 {{- end }}
 
@@ -78,7 +159,8 @@ parts the chart owns (listen address, mounted paths) filled in.
 fleetcache.memberRules are the RBAC rules of the member-cluster ClusterRole:
 list and watch on each configured type (kubectl names, "deployments.apps" is
 resource deployments in group apps), one rule per API group in the order the
-groups first appear.
+groups first appear; then create on subjectaccessreviews, when the member
+clusters authorize callers.
 */}}
 {{- define "fleetcache.memberRules" -}}
 {{- $names := .Values.config.resources }}
@@ -100,5 +182,10 @@ groups first appear.
 - apiGroups: [{{ . | quote }}]
   resources: {{ get $byGroup . | toJson }}
   verbs: ["list", "watch"]
+{{- end }}
+{{- if include "fleetcache.subjectAccessReview" . }}
+- apiGroups: ["authorization.k8s.io"]
+  resources: ["subjectaccessreviews"]
+  verbs: ["create"]
 {{- end }}
 {{- end }}
