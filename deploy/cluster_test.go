@@ -1,20 +1,29 @@
 package deploy_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
 	"github.com/fleetcache/fleetcache/internal/testcluster"
@@ -63,12 +72,38 @@ func TestChartDryRun(t *testing.T) {
 // carol) and runs the aggregator as carol: every default type syncs, and a
 // type outside the role (secrets) is reported forbidden. Those rights and no
 // others are what fleetcache needs.
+//
+// The aggregator authenticates and authorizes as it does by default: a
+// caller's token is reviewed in the home cluster, here with the token of
+// the chart's ServiceAccount bound by the chart's auth-delegator binding,
+// and what the caller sees is decided by SubjectAccessReviews that carol
+// creates in the member cluster. alice, who may list ConfigMaps in one
+// namespace, sees exactly those: the chart's home RBAC and the member role
+// are enough for both reviews.
+// nsAlice and nsOther hold the ConfigMaps of TestMemberClusterRoleSyncs;
+// alice may list those of nsAlice only.
+const nsAlice, nsOther = "member-team-a", "member-team-b"
+
 func TestMemberClusterRoleSyncs(t *testing.T) {
 	c := env.Cluster("c1")
 	admin, err := kubernetes.NewForConfig(c.AdminConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
+	dyn := testcluster.Dynamic(t, c.AdminConfig())
+	for _, ns := range []string{nsAlice, nsOther} {
+		testcluster.CreateNamespace(t, dyn, ns)
+		for _, name := range []string{"cm-0", "cm-1"} {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+			if _, err := admin.CoreV1().ConfigMaps(ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := c.Grant(t.Context(), "alice", nsAlice, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list"}}); err != nil {
+		t.Fatal(err)
+	}
+	reviewer := homeReviewer(t, c.AdminConfig())
 	role := readClusterRole(t)
 	data, err := os.ReadFile("member-cluster/clusterrolebinding-example.yaml")
 	if err != nil {
@@ -105,8 +140,10 @@ func TestMemberClusterRoleSyncs(t *testing.T) {
 		{authorizationv1.ResourceAttributes{Verb: "watch", Group: "apps", Resource: "deployments"}, true},
 		{authorizationv1.ResourceAttributes{Verb: "list", Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}, true},
 		{authorizationv1.ResourceAttributes{Verb: "get", Namespace: "default", Resource: "pods"}, false},
+		{authorizationv1.ResourceAttributes{Verb: "create", Group: "authorization.k8s.io", Resource: "subjectaccessreviews"}, true},
 		{authorizationv1.ResourceAttributes{Verb: "create", Namespace: "default", Resource: "configmaps"}, false},
 		{authorizationv1.ResourceAttributes{Verb: "list", Resource: "secrets"}, false},
+		{authorizationv1.ResourceAttributes{Verb: "create", Group: "authentication.k8s.io", Resource: "tokenreviews"}, false},
 	}
 	testcluster.Eventually(t, 30*time.Second, "carol's access to follow the ClusterRole", func() (bool, string) {
 		var wrong []string
@@ -123,13 +160,16 @@ func TestMemberClusterRoleSyncs(t *testing.T) {
 		return len(wrong) == 0, strings.Join(wrong, "; ")
 	})
 
-	agg, err := aggregator.New(aggregator.Options{Informers: informers.Options{
-		Resources:      append(slices.Clone(informers.DefaultResources), "secrets"),
-		DiscoveryRetry: 300 * time.Millisecond,
-		SyncTimeout:    time.Minute,
-		ProbeInterval:  time.Second,
-		ProbeTimeout:   time.Second,
-	}})
+	agg, err := aggregator.New(aggregator.Options{
+		Informers: informers.Options{
+			Resources:      append(slices.Clone(informers.DefaultResources), "secrets"),
+			DiscoveryRetry: 300 * time.Millisecond,
+			SyncTimeout:    time.Minute,
+			ProbeInterval:  time.Second,
+			ProbeTimeout:   time.Second,
+		},
+		Auth: aggregator.AuthOptions{Authn: aggregator.AuthnTokenReview, AuthnConfig: reviewer},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,4 +214,132 @@ func TestMemberClusterRoleSyncs(t *testing.T) {
 	if n := agg.Index.ObjectCount("c1", "namespaces"); n == 0 {
 		t.Error("no namespaces cached through the member ClusterRole")
 	}
+
+	srv := httptest.NewServer(agg.Handler)
+	defer srv.Close()
+	all := []string{nsAlice + "/cm-0", nsAlice + "/cm-1", nsOther + "/cm-0", nsOther + "/cm-1"}
+	for _, tt := range []struct {
+		user string
+		want []string
+	}{
+		// A SubjectAccessReview that fails (carol may not create it) would
+		// deny and list c1 in deniedClusters: alice would see nothing.
+		{user: "alice", want: all[:2]},
+		{user: "admin", want: all},
+	} {
+		got, denied := visibleConfigMaps(t, srv.URL, c.UserConfig(tt.user).BearerToken)
+		if diff := cmp.Diff(tt.want, got); diff != "" || len(denied) > 0 {
+			t.Errorf("%s sees ConfigMaps (-want +got):\n%s\ndenied clusters: %v", tt.user, diff, denied)
+		}
+	}
+}
+
+// homeReviewer applies the ServiceAccount and the auth-delegator binding
+// the chart renders by default to the cluster of admin, and returns a
+// config that acts with a token of that ServiceAccount, as the pod would.
+func homeReviewer(t *testing.T, admin *rest.Config) *rest.Config {
+	t.Helper()
+	client, err := kubernetes.NewForConfig(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testcluster.CreateNamespace(t, testcluster.Dynamic(t, admin), releaseNS)
+	objs := render(t)
+	sa := find[*corev1.ServiceAccount](t, objs, "ServiceAccount")
+	binding := find[*rbacv1.ClusterRoleBinding](t, objs, "ClusterRoleBinding")
+	if binding.RoleRef.Name != "system:auth-delegator" {
+		t.Fatalf("the chart's ClusterRoleBinding binds %q", binding.RoleRef.Name)
+	}
+	if _, err := client.CoreV1().ServiceAccounts(sa.Namespace).Create(t.Context(), sa, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.RbacV1().ClusterRoleBindings().Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		if err := client.RbacV1().ClusterRoleBindings().Delete(ctx, binding.Name, metav1.DeleteOptions{}); err != nil {
+			t.Error(err)
+		}
+		if err := client.CoreV1().ServiceAccounts(sa.Namespace).Delete(ctx, sa.Name, metav1.DeleteOptions{}); err != nil {
+			t.Error(err)
+		}
+	})
+	tr, err := client.CoreV1().ServiceAccounts(sa.Namespace).CreateToken(t.Context(), sa.Name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := rest.AnonymousClientConfig(admin)
+	cfg.BearerToken = tr.Status.Token
+	reviewer, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The binding reaches RBAC's authorizer after a moment.
+	user := "system:serviceaccount:" + sa.Namespace + ":" + sa.Name
+	testcluster.Eventually(t, 30*time.Second, "the ServiceAccount to review tokens", func() (bool, string) {
+		review, err := client.AuthorizationV1().SubjectAccessReviews().Create(t.Context(), &authorizationv1.SubjectAccessReview{
+			Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Verb: "create", Group: "authentication.k8s.io", Resource: "tokenreviews"}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return review.Status.Allowed, review.Status.Reason
+	})
+	// And the token itself works: the ServiceAccount reviews one.
+	if _, err := reviewer.AuthenticationV1().TokenReviews().Create(t.Context(),
+		&authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: tr.Status.Token}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("the chart's ServiceAccount cannot review tokens: %v", err)
+	}
+	return cfg
+}
+
+// visibleConfigMaps queries the aggregator at url with token for every
+// ConfigMap of the test namespaces, as namespace/name, sorted, and the
+// clusters left out for want of an authorization answer.
+func visibleConfigMaps(t *testing.T, url, token string) (names, denied []string) {
+	t.Helper()
+	body, err := json.Marshal(map[string]string{"query": fmt.Sprintf(`{ resources(filter: {kinds: ["ConfigMap"], namespaces: [%q, %q]}, first: 1000) {
+		totalCount deniedClusters edges { node { namespace name } } } }`, nsAlice, nsOther)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url+"/graphql", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Data struct {
+			Resources struct {
+				TotalCount     int
+				DeniedClusters []string
+				Edges          []struct {
+					Node struct{ Namespace, Name string }
+				}
+			}
+		}
+		Errors []struct{ Message string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || len(r.Errors) > 0 {
+		t.Fatalf("status %s, errors %+v", resp.Status, r.Errors)
+	}
+	for _, e := range r.Data.Resources.Edges {
+		names = append(names, e.Node.Namespace+"/"+e.Node.Name)
+	}
+	slices.Sort(names)
+	if r.Data.Resources.TotalCount != len(names) {
+		t.Errorf("totalCount %d, %d edges", r.Data.Resources.TotalCount, len(names))
+	}
+	return names, r.Data.Resources.DeniedClusters
 }
