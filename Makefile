@@ -36,7 +36,8 @@ bench: testbin ## Run the benchmarks (BENCH=regexp, BENCH_FLAGS=...).
 FUZZTIME ?= 20s
 fuzz: testbin ## Run every fuzz target for FUZZTIME (20s) each.
 	@set -e; for pkg in $$($(GO) list ./...); do \
-	  for target in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz' || true); do \
+	  list=$$($(GO) test -list '^Fuzz' $$pkg); \
+	  for target in $$(echo "$$list" | grep '^Fuzz' || true); do \
 	    echo "fuzz $$pkg $$target"; \
 	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg; \
 	  done; \
