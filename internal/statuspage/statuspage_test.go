@@ -22,6 +22,7 @@ func TestHandler(t *testing.T) {
 		wantContain string
 	}{
 		{name: "page", method: http.MethodGet, path: "/", wantStatus: 200, wantType: "text/html; charset=utf-8", wantContain: `<table id="clusters">`},
+		{name: "page has the token form", method: http.MethodGet, path: "/", wantStatus: 200, wantType: "text/html; charset=utf-8", wantContain: `<input id="token" name="token" type="password"`},
 		{name: "page head", method: http.MethodHead, path: "/", wantStatus: 200, wantType: "text/html; charset=utf-8"},
 		{name: "script", method: http.MethodGet, path: statuspage.AssetPrefix + "status.js", wantStatus: 200, wantType: "text/javascript; charset=utf-8", wantContain: "clusterHealth"},
 		{name: "style sheet", method: http.MethodGet, path: statuspage.AssetPrefix + "status.css", wantStatus: 200, wantType: "text/css; charset=utf-8", wantContain: ".badge-disconnected"},
@@ -79,6 +80,25 @@ func TestNoHTMLFromData(t *testing.T) {
 	for _, sink := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("} {
 		if strings.Contains(string(js), sink) {
 			t.Errorf("status.js uses %s", sink)
+		}
+	}
+}
+
+// TestTokenStaysInTab guards where the page keeps the bearer token: in
+// sessionStorage, which ends with the tab, and in the Authorization header,
+// never in localStorage or a URL (URLs reach logs and histories).
+func TestTokenStaysInTab(t *testing.T) {
+	rec := httptest.NewRecorder()
+	statuspage.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, statuspage.AssetPrefix+"status.js", nil))
+	js := rec.Body.String()
+	for _, want := range []string{"sessionStorage.setItem(TOKEN_KEY", "Authorization: `Bearer ${token}`"} {
+		if !strings.Contains(js, want) {
+			t.Errorf("status.js lacks %s", want)
+		}
+	}
+	for _, bad := range []string{"localStorage", "URLSearchParams", "?token", "&token"} {
+		if strings.Contains(js, bad) {
+			t.Errorf("status.js uses %s", bad)
 		}
 	}
 }

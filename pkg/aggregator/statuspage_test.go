@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/fleetcache/fleetcache/internal/testcluster"
+	"github.com/fleetcache/fleetcache/pkg/aggregator"
 )
 
 // chromiumPath finds Debian's chromium. Its absence fails the test: CI
@@ -172,6 +173,94 @@ func TestStatusPageInBrowser(t *testing.T) {
 		got, raw := rows(t, ctx)
 		return synced(got["c2"]), raw
 	})
+	for _, p := range problems() {
+		t.Errorf("page: %s", p)
+	}
+}
+
+// tokenFormState is what the status page shows of its token form.
+type tokenFormState struct {
+	Shown   bool   `json:"shown"`
+	Message string `json:"message"`
+	Stored  string `json:"stored"` // the token in sessionStorage
+	Local   int    `json:"local"`  // how many localStorage entries
+}
+
+const readTokenForm = `JSON.stringify({
+	shown: !document.getElementById('token-form').hidden,
+	message: document.getElementById('token-message').textContent,
+	stored: sessionStorage.getItem('fleetcache.status.token') ?? '',
+	local: localStorage.length,
+})`
+
+func tokenForm(t *testing.T, ctx context.Context) (tokenFormState, string) {
+	t.Helper()
+	out, err := chromedp.Run(ctx, chromedp.Evaluate[string](readTokenForm))
+	if err != nil {
+		t.Fatalf("read the token form: %v", err)
+	}
+	var s tokenFormState
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("decode %s: %v", out, err)
+	}
+	return s, out
+}
+
+// enterToken types tok into the page's token form and submits it.
+func enterToken(t *testing.T, ctx context.Context, tok string) {
+	t.Helper()
+	if err := chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS("#token"), tok),
+		chromedp.Click(chromedp.CSS("#token-form button[type=submit]")),
+	); err != nil {
+		t.Fatalf("enter a token: %v", err)
+	}
+}
+
+// TestStatusPageWithAuthentication opens the status page of an aggregator
+// that authenticates callers: the page, served without a token, asks for
+// one, keeps asking while the token is wrong, and shows the clusters once a
+// valid token is entered, without a reload.
+func TestStatusPageWithAuthentication(t *testing.T) {
+	ctx, problems := browser(t)
+	opts := probeOptions()
+	opts.Auth = aggregator.AuthOptions{Authn: aggregator.AuthnTokenReview, AuthnConfig: env.Cluster("c1").AdminConfig()}
+	_, url := serveClusters(t, opts, "c1")
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"/")); err != nil {
+		t.Fatalf("open the status page: %v", err)
+	}
+	testcluster.Eventually(t, 30*time.Second, "the page asking for a token", func() (bool, string) {
+		f, raw := tokenForm(t, ctx)
+		return f.Shown && strings.Contains(f.Message, "needs a bearer token"), raw
+	})
+	if got, raw := rows(t, ctx); len(got) != 0 {
+		t.Errorf("the page shows clusters without a token: %s", raw)
+	}
+
+	enterToken(t, ctx, "not-a-token")
+	testcluster.Eventually(t, 30*time.Second, "the page refusing the wrong token", func() (bool, string) {
+		f, raw := tokenForm(t, ctx)
+		return f.Shown && strings.Contains(f.Message, "did not accept this token"), raw
+	})
+	if got, raw := rows(t, ctx); len(got) != 0 {
+		t.Errorf("the page shows clusters with a wrong token: %s", raw)
+	}
+
+	alice := token("alice")
+	enterToken(t, ctx, alice)
+	testcluster.Eventually(t, 60*time.Second, "the page showing c1 SYNCED with alice's token", func() (bool, string) {
+		got, raw := rows(t, ctx)
+		f, _ := tokenForm(t, ctx)
+		return len(got) == 1 && synced(got["c1"]) && !f.Shown, raw
+	})
+	testcluster.Eventually(t, 30*time.Second, "the page live with alice's token", func() (bool, string) {
+		live, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('live').textContent`))
+		return err == nil && strings.HasPrefix(live, "Live"), live
+	})
+	if f, raw := tokenForm(t, ctx); f.Stored != alice || f.Local != 0 {
+		t.Errorf("the token is not kept in sessionStorage only: %s", raw)
+	}
 	for _, p := range problems() {
 		t.Errorf("page: %s", p)
 	}

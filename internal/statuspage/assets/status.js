@@ -2,12 +2,18 @@
 // own GraphQL API (see doc.go in this package for why both a subscription
 // and a periodic query). Every text shown comes from the server and is set
 // with textContent, never parsed as HTML.
+//
+// When the server authenticates callers, the page itself is served without
+// a token but every query needs one: on HTTP 401 the page shows a token
+// form, keeps the token in sessionStorage (it must not outlive the tab) and
+// sends it in the Authorization header, never in a URL.
 'use strict';
 
 const ENDPOINT = '/graphql';
 const REFRESH_MS = 10000;
 const MIN_BACKOFF_MS = 1000;
 const MAX_BACKOFF_MS = 30000;
+const TOKEN_KEY = 'fleetcache.status.token';
 
 const FIELDS = 'name status stale message objectCount lastSyncTime lastEventTime ' +
   'resources { resource status objectCount lastError lastSyncTime lastEventTime }';
@@ -17,6 +23,9 @@ const QUERY = `{ clusters { ${FIELDS} } }`;
 const tbody = document.querySelector('#clusters tbody');
 const live = document.getElementById('live');
 const empty = document.getElementById('empty');
+const tokenForm = document.getElementById('token-form');
+const tokenInput = document.getElementById('token');
+const tokenMessage = document.getElementById('token-message');
 
 // rows maps a cluster name to its <tr> and when the event stream last
 // updated it (performance.now()), so that an older query answer does not
@@ -93,6 +102,89 @@ function setLive(text, ok) {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+// AuthError is a request the server refused for want of a valid token.
+class AuthError extends Error {}
+
+// Storage may be disabled: the token then lasts as long as the page.
+function loadToken() {
+  try {
+    return sessionStorage.getItem(TOKEN_KEY) ?? '';
+  } catch {
+    return '';
+  }
+}
+
+function storeToken(value) {
+  try {
+    sessionStorage.setItem(TOKEN_KEY, value);
+  } catch {
+    // The token stays in memory only.
+  }
+}
+
+let token = loadToken();
+
+// tokenWaiters are the loops waiting, after a 401, for a new token.
+let tokenWaiters = [];
+
+function withAuth(headers) {
+  return token ? { ...headers, Authorization: `Bearer ${token}` } : headers;
+}
+
+// authError reads why the server refused a request (HTTP 401).
+async function authError(res) {
+  let why = '';
+  try {
+    const body = await res.json();
+    why = (body.errors ?? []).map((e) => e.message).join('; ');
+  } catch {
+    // Not a GraphQL response: the status says enough.
+  }
+  return new AuthError(why || `HTTP ${res.status}`);
+}
+
+// needToken shows the token form saying why, and resolves once the user
+// has entered a token; both the stream and the refresh loop wait on it,
+// so that they retry at once with the new token.
+function needToken(why) {
+  tokenMessage.textContent = token
+    ? `The server did not accept this token (${why}). Enter another one.`
+    : `The server needs a bearer token (${why}). Enter one to see the clusters.`;
+  tokenForm.hidden = false;
+  setLive('Not live: waiting for a bearer token.', false);
+  return new Promise((resolve) => tokenWaiters.push(resolve));
+}
+
+// tokenAccepted hides the form once a request with the token succeeded.
+function tokenAccepted() {
+  if (tokenForm.hidden) return;
+  tokenForm.hidden = true;
+  tokenMessage.textContent = '';
+}
+
+// normalizeToken accepts a token pasted with its "Bearer " prefix; it
+// returns '' for text that cannot be a header value.
+function normalizeToken(text) {
+  const t = text.trim().replace(/^bearer\s+/i, '');
+  return /^[\x21-\x7e]+$/.test(t) ? t : '';
+}
+
+tokenForm.addEventListener('submit', (e) => {
+  e.preventDefault();
+  const t = normalizeToken(tokenInput.value);
+  if (!t) {
+    tokenMessage.textContent = 'A bearer token is printable text without spaces.';
+    return;
+  }
+  token = t;
+  storeToken(t);
+  tokenInput.value = '';
+  tokenMessage.textContent = 'Checking the token…';
+  const waiters = tokenWaiters;
+  tokenWaiters = [];
+  for (const resolve of waiters) resolve();
+});
+
 // parseEvent reads one Server-Sent Events block: its event name and data.
 function parseEvent(block) {
   let event = 'message';
@@ -116,11 +208,13 @@ function parseEvent(block) {
 async function follow() {
   const res = await fetch(ENDPOINT, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' },
+    headers: withAuth({ 'Content-Type': 'application/json', Accept: 'text/event-stream' }),
     body: JSON.stringify({ query: SUBSCRIPTION }),
     cache: 'no-store',
   });
+  if (res.status === 401) throw await authError(res);
   if (!res.ok || !res.body) throw new Error(`the event stream answered HTTP ${res.status}`);
+  tokenAccepted();
   setLive('Live: updates appear as they happen.', true);
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   try {
@@ -157,6 +251,11 @@ async function subscribeForever() {
     try {
       reason = await follow();
     } catch (err) {
+      if (err instanceof AuthError) {
+        await needToken(err.message);
+        backoff = MIN_BACKOFF_MS;
+        continue;
+      }
       reason = err.message;
     }
     if (performance.now() - opened > MAX_BACKOFF_MS) backoff = MIN_BACKOFF_MS;
@@ -169,16 +268,18 @@ async function subscribeForever() {
 
 // refresh reads every cluster with the clusters query, for what the
 // subscription does not carry: counts and event times between status
-// changes, and clusters removed while the stream was down.
+// changes, and clusters removed while the stream was down. It throws only
+// AuthError.
 async function refresh() {
   const sentAt = performance.now();
   try {
     const res = await fetch(ENDPOINT, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/graphql-response+json, application/json' },
+      headers: withAuth({ 'Content-Type': 'application/json', Accept: 'application/graphql-response+json, application/json' }),
       body: JSON.stringify({ query: QUERY }),
       cache: 'no-store',
     });
+    if (res.status === 401) throw await authError(res);
     const body = await res.json();
     if (!body.data) throw new Error((body.errors ?? []).map((e) => e.message).join('; ') || `HTTP ${res.status}`);
     const newer = (name) => (rows.get(name)?.streamAt ?? -1) > sentAt;
@@ -190,7 +291,9 @@ async function refresh() {
       if (!newer(c.name)) upsert(c, false);
     }
     empty.hidden = rows.size > 0;
+    tokenAccepted();
   } catch (err) {
+    if (err instanceof AuthError) throw err;
     // The stream's status line already tells whether the server answers.
     console.warn('status refresh failed', err);
   }
@@ -198,7 +301,12 @@ async function refresh() {
 
 async function refreshForever() {
   for (;;) {
-    await refresh();
+    try {
+      await refresh();
+    } catch (err) {
+      await needToken(err.message);
+      continue;
+    }
     await sleep(REFRESH_MS);
   }
 }
