@@ -3,6 +3,7 @@ package main_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -99,7 +100,7 @@ func TestCommand(t *testing.T) {
 		}
 		addr := freeAddr(t)
 		var stderr bytes.Buffer
-		cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--addr", addr, "--resources", "namespaces,configmaps", "--authn=none")
+		cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--addr", addr, "--resources", "namespaces,configmaps", "--authn=none", "--log-format=json")
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -170,6 +171,21 @@ func TestCommand(t *testing.T) {
 		}
 		if _, err := http.Get("http://" + addr + "/healthz"); err == nil {
 			t.Error("still accepting connections after exit")
+		}
+		// --log-format=json: every line is a JSON object; the loud warning is there.
+		sawWarning := false
+		for _, line := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+			var entry map[string]any
+			if err := json.Unmarshal([]byte(line), &entry); err != nil {
+				t.Errorf("log line is not JSON: %q", line)
+				break
+			}
+			if msg, _ := entry["msg"].(string); strings.Contains(msg, "AUTHENTICATION IS OFF") {
+				sawWarning = true
+			}
+		}
+		if !sawWarning {
+			t.Errorf("no warning that authentication is off in the log:\n%s", stderr.String())
 		}
 	})
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/aggregator"
+	"github.com/fleetcache/fleetcache/pkg/authz"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 )
 
@@ -40,6 +41,13 @@ const (
 )
 
 func startAuthFixture(t *testing.T) *authFixture {
+	t.Helper()
+	return startAuthFixtureWith(t, nil)
+}
+
+// startAuthFixtureWith is startAuthFixture with edit applied to the
+// aggregator's AuthOptions.
+func startAuthFixtureWith(t *testing.T, edit func(*aggregator.AuthOptions)) *authFixture {
 	t.Helper()
 	f := &authFixture{kube: map[string]kubernetes.Interface{}}
 	ctx := t.Context()
@@ -78,19 +86,23 @@ func startAuthFixture(t *testing.T) *authFixture {
 	if err := env.WriteKubeconfig(kubeconfig, "admin"); err != nil {
 		t.Fatal(err)
 	}
+	auth := aggregator.AuthOptions{
+		Authn:         aggregator.AuthnTokenReview,
+		AuthnConfig:   env.Cluster("c1").AdminConfig(),
+		AuthzCacheTTL: time.Second, // revocation shows within it
+	}
+	if edit != nil {
+		edit(&auth)
+	}
 	f.addr = startRun(t, aggregator.Options{
 		Kubeconfigs: []string{kubeconfig},
 		Informers:   informers.Options{Resources: []string{"namespaces", "configmaps", "pods"}},
-		Auth: aggregator.AuthOptions{
-			Authn:         aggregator.AuthnTokenReview,
-			AuthnConfig:   env.Cluster("c1").AdminConfig(),
-			AuthzCacheTTL: time.Second, // revocation shows within it
-		},
+		Auth:        auth,
 	})
 	for _, c := range []string{"c1", "c2", "c3"} {
 		testcluster.Eventually(t, 60*time.Second, "clusters synced", func() (bool, string) {
 			var d struct{ Cluster struct{ Status string } }
-			err := f.query("admin", fmt.Sprintf(`{ cluster(name: %q) { status } }`, c), &d)
+			err := f.query("carol", fmt.Sprintf(`{ cluster(name: %q) { status } }`, c), &d)
 			return err == nil && d.Cluster.Status == "SYNCED", fmt.Sprint(d, err)
 		})
 	}
@@ -382,6 +394,28 @@ func TestAuthorizationUnreachableMember(t *testing.T) {
 	_ = json.Unmarshal(r.Data, &d)
 	if d.Resource != nil || len(r.Errors) != 1 || r.Errors[0].Extensions.Code != "ACCESS_REVIEW_FAILED" {
 		t.Errorf("resource of an unreachable member: %+v %+v, want null and ACCESS_REVIEW_FAILED", d.Resource, r.Errors)
+	}
+}
+
+// TestAuthorizationPolicy decides by the rules of the configuration, not by
+// the member clusters: alice gets what the rules give, whatever her RBAC.
+func TestAuthorizationPolicy(t *testing.T) {
+	f := startAuthFixtureWith(t, func(a *aggregator.AuthOptions) {
+		a.Authz = aggregator.AuthzPolicy
+		a.PolicyRules = []authz.Rule{
+			{Users: []string{"alice"}, Clusters: []string{"c3"}, Namespaces: []string{nsB}, Resources: []string{"pods"}},
+			{Groups: []string{"system:masters"}},
+		}
+	})
+	got, total, _ := f.visible(t, "alice")
+	if want := []string{"c3/" + nsB + "/Pod/pod-0"}; !slices.Equal(got, want) || total != 1 {
+		t.Errorf("alice sees %v (%d), want %v: the policy, not her RBAC", got, total, want)
+	}
+	if got, _, _ := f.visible(t, "bob"); len(got) != 0 {
+		t.Errorf("bob, in no rule, sees %v", got)
+	}
+	if got, _, _ := f.visible(t, "admin"); len(got) < 12 {
+		t.Errorf("admin (group system:masters) sees %d objects, want all of them", len(got))
 	}
 }
 
