@@ -3,17 +3,22 @@ package deploy_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -342,4 +347,79 @@ func visibleConfigMaps(t *testing.T, url, token string) (names, denied []string)
 		t.Errorf("totalCount %d, %d edges", r.Data.Resources.TotalCount, len(names))
 	}
 	return names, r.Data.Resources.DeniedClusters
+}
+
+// TestChartProbesWithTLS runs the aggregator with the config file the chart
+// renders for TLS and sends it the rendered probes as the kubelet would: they
+// pass over HTTPS once the cluster has synced, and the same probes over plain
+// HTTP, which the chart rendered before it knew TLS, fail.
+func TestChartProbesWithTLS(t *testing.T) {
+	objs := render(t, "--set", "serving.tls.secretName=fleetcache-tls", "--set", "clusterSecrets.enabled=false")
+	cfg := loadConfig(t, find[*corev1.ConfigMap](t, objs, "ConfigMap"))
+	// Replace what exists only in the pod: the certificate (a fresh pair,
+	// trusted here), the in-cluster reviewer and the cluster source.
+	var roots *x509.CertPool
+	cfg.Serving.TLSCertFile, cfg.Serving.TLSPrivateKeyFile, roots = writeServingCert(t)
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := env.WriteKubeconfig(kubeconfig, "admin"); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Kubeconfigs = []string{kubeconfig}
+	cfg.Resources = []string{"namespaces"}
+	opts := cfg.Options()
+	opts.Auth.AuthnConfig = env.Cluster("c1").AdminConfig()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Addr = ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if opts.TLSCertFile == "" {
+		t.Fatal("the rendered config does not serve TLS")
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- aggregator.Run(ctx, opts) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}, Timeout: 5 * time.Second}
+	defer client.CloseIdleConnections()
+	probe := func(p *corev1.Probe, scheme corev1.URIScheme) (int, error) {
+		if p.HTTPGet.Port.String() != "http" {
+			return 0, fmt.Errorf("probe port %s, not the container port http", p.HTTPGet.Port.String())
+		}
+		u := strings.ToLower(string(scheme)) + "://" + opts.Addr + p.HTTPGet.Path
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, u, nil)
+		if err != nil {
+			return 0, err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	c := find[*appsv1.Deployment](t, objs, "Deployment").Spec.Template.Spec.Containers[0]
+	for _, p := range []struct {
+		name  string
+		probe *corev1.Probe
+	}{{"liveness", c.LivenessProbe}, {"readiness", c.ReadinessProbe}} {
+		testcluster.Eventually(t, time.Minute, p.name+" probe to pass over "+string(p.probe.HTTPGet.Scheme), func() (bool, string) {
+			code, err := probe(p.probe, p.probe.HTTPGet.Scheme)
+			return err == nil && code == http.StatusOK, fmt.Sprint(code, err)
+		})
+		// The kubelet counts any status outside 200–399 as a failure.
+		if code, err := probe(p.probe, corev1.URISchemeHTTP); err == nil && code < 400 {
+			t.Errorf("%s probe over plain HTTP answered %d: TLS is not on", p.name, code)
+		}
+	}
 }
