@@ -184,6 +184,14 @@ func LoadConfig(path string) (Config, error) {
 
 // unknownFields returns the paths of the keys of v that t has no field for.
 func unknownFields(v any, t reflect.Type, prefix string) []string {
+	if list, ok := v.([]any); ok && t.Kind() == reflect.Slice {
+		// Elements are named by index: "authz.rules[1].grups".
+		var out []string
+		for i, e := range list {
+			out = append(out, unknownFields(e, t.Elem(), fmt.Sprintf("%s[%d].", strings.TrimSuffix(prefix, "."), i))...)
+		}
+		return out
+	}
 	m, ok := v.(map[string]any)
 	if !ok || t.Kind() != reflect.Struct || t == reflect.TypeFor[metav1.Duration]() {
 		return nil

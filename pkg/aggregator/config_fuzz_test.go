@@ -48,6 +48,11 @@ func FuzzLoadConfig(f *testing.F) {
 		"- a\n- b\n",
 		"{\"addr\": \":80\", \"readyz\": {\"exclude\": null}}",
 		"\xff\xfe",
+		"authn: {mode: tokenreview, kubeconfig: /k, context: c, cacheTTL: 10s}\n",
+		"authz:\n  mode: policy\n  cacheTTL: 1m\n  rules:\n  - groups: [team-a]\n    clusters: [c1, c2]\n    namespaces: [team-a]\n    resources: [configmaps]\n",
+		"authz: {rules: [{users: [alice]}, {users: [bob], grups: [x]}]}\n",
+		"authz: {rules: [[a]]}\n",
+		"serving: {tlsCertFile: a, corsAllowedOrigins: ['https://portal.example.com', '*'], rateLimit: {}}\n",
 	} {
 		f.Add([]byte(seed))
 	}
@@ -120,16 +125,29 @@ func checkUnknownFields(t *testing.T, data []byte, err error) {
 	}
 }
 
-// hasPath reports whether the dotted path names a key of nested maps in
-// v. Keys may contain dots themselves, so every split is tried.
+// hasPath reports whether path, as LoadConfig writes it ("a.b",
+// "a.list[2].c"), names a key of nested maps and lists in v. Keys may
+// contain dots and brackets themselves, so every split is tried.
 func hasPath(v any, path string) bool {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return false
 	}
 	for k, sub := range m {
-		if k == path || (strings.HasPrefix(path, k+".") && hasPath(sub, strings.TrimPrefix(path, k+"."))) {
+		rest, ok := strings.CutPrefix(path, k)
+		switch {
+		case !ok:
+		case rest == "":
 			return true
+		case strings.HasPrefix(rest, ".") && hasPath(sub, rest[1:]):
+			return true
+		case strings.HasPrefix(rest, "["):
+			list, _ := sub.([]any)
+			i, after, ok := strings.Cut(rest[1:], "].")
+			n, err := strconv.Atoi(i)
+			if ok && err == nil && n >= 0 && n < len(list) && hasPath(list[n], after) {
+				return true
+			}
 		}
 	}
 	return false

@@ -111,6 +111,7 @@ func TestParseArgsErrors(t *testing.T) {
 		{name: "argument", args: []string{"extra"}, want: `unexpected argument "extra"`},
 		{name: "missing file", args: []string{"--config", "/nonexistent/fleetcache.yaml"}, want: "/nonexistent/fleetcache.yaml"},
 		{name: "unknown field", args: []string{"--config", writeConfig(t, "limits: {maxPageSzie: 3}\n")}, want: `unknown field "limits.maxPageSzie"`},
+		{name: "unknown fields", args: []string{"--config", writeConfig(t, "authz: {rules: [{users: [a]}, {grups: [b]}]}\nadress: x\n")}, want: `unknown field "adress", "authz.rules[1].grups"`},
 		{name: "wrong type", args: []string{"--config", writeConfig(t, "limits: {maxDepth: deep}\n")}, want: "maxDepth"},
 		{name: "not yaml", args: []string{"--config", writeConfig(t, "{{{")}, want: "config file"},
 	}
