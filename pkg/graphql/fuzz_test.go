@@ -252,6 +252,57 @@ func FuzzHTTP(f *testing.F) {
 	})
 }
 
+// FuzzHTTPBody sends any POST body with any Content-Type, for the request
+// decoder: every answer is a GraphQL response with data or coded errors,
+// with status 200 or the status of a refused request (400, 413, 415).
+func FuzzHTTPBody(f *testing.F) {
+	for _, seed := range []struct{ body, contentType string }{
+		{`{"query":"{ clusters { name } }"}`, "application/json"},
+		{`{"query":"query($n: String!) { cluster(name: $n) { name } }","variables":{"n":"c1"},"operationName":null,"extensions":{}}`, "application/json; charset=utf-8"},
+		{`{"query":"{ clusters { name } }","variables":[]}`, "application/json"},
+		{`{"query":"{ clusters { name } }","extensions":"x"}`, "application/json"},
+		{`{"query":"{ clusters { name } }","operationName":1}`, "application/json"},
+		{`{"query":1}`, "application/json"},
+		{`{"query":null}`, "application/json"},
+		{`{"variables":{}}`, "application/json"},
+		{`null`, "application/json"},
+		{`[]`, "application/json"},
+		{``, "application/json"},
+		{`{"query":"` + strings.Repeat(" ", fuzzMaxBody) + `{ clusters { name } }"}`, "application/json"},
+		{`{"query":"{ clusters { name } }"}`, "application/json; charset=latin1"},
+		{`{"query":"{ clusters { name } }"}`, "text/plain"},
+		{`{"query":"{ clusters { name } }"}`, "application/json; ="},
+		{`{"query":"{ clusters { name } }"}`, ""},
+		{"{\"query\":\"\xff\"}", "application/json"},
+	} {
+		f.Add([]byte(seed.body), seed.contentType)
+	}
+	fx := newFixture(f)
+	s := newServer(f, fx.ix, fx.tracker, Options{
+		MaxDepth: fuzzMaxDepth, MaxPageSize: fuzzMaxPageSize, DefaultPageSize: 2, MaxBodyBytes: fuzzMaxBody, DocumentCacheSize: 16,
+	})
+	statuses := []int{http.StatusOK, http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType}
+	f.Fuzz(func(t *testing.T, body []byte, contentType string) {
+		req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/graphql", bytes.NewReader(body))
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
+		}
+		req.Header.Set("Accept", mediaGraphQLResponse)
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, req)
+		if !slices.Contains(statuses, w.Code) {
+			t.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+		if ct := w.Header().Get("Content-Type"); !strings.HasPrefix(ct, mediaGraphQLResponse) {
+			t.Fatalf("status %d, Content-Type %q: %s", w.Code, ct, w.Body)
+		}
+		r := checkResponse(t, w.Body.Bytes())
+		if hasData := len(r.Data) > 0 && string(r.Data) != "null"; hasData && w.Code != http.StatusOK {
+			t.Fatalf("status %d with data: %s", w.Code, w.Body)
+		}
+	})
+}
+
 // FuzzWebSocket drives a graphql-transport-ws connection with up to four
 // arbitrary messages (the input split at NUL bytes), then a ping of its
 // own. The server must answer that ping or close the connection with a
