@@ -13,6 +13,13 @@
 // the GraphQL server can route those requests here whatever their Accept
 // header.
 //
+// A Token field in the toolbar holds a bearer token for servers that
+// authenticate callers: it is kept in sessionStorage (never localStorage,
+// so it ends with the tab) and sent as Authorization: Bearer on every
+// request, the introspection of the documentation explorer included. An
+// empty field sends no header, for servers without authentication. A 401
+// (UNAUTHENTICATED) answer is shown with a message pointing at the field.
+//
 // The page's logic that needs no browser (reading operation names,
 // validating variables, history, prettifying) lives in assets/logic.js and is
 // tested with Node's test runner from playground_test.go.

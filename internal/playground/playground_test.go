@@ -80,6 +80,8 @@ func TestPage(t *testing.T) {
 		`<textarea id="query"`,
 		`<textarea id="variables"`,
 		`<button id="run"`,
+		`<label for="token">Token</label>`,
+		`<input id="token" type="password"`,
 	} {
 		if !strings.Contains(body, s) {
 			t.Errorf("page lacks %s", s)
@@ -393,5 +395,20 @@ func TestJavaScriptLogic(t *testing.T) {
 	}
 	if testing.Verbose() {
 		t.Logf("%s", out)
+	}
+}
+
+// TestTokenStaysInTab guards where the page keeps the bearer token: in
+// sessionStorage, which ends with the tab, never in localStorage (the
+// storage helper named storage) or a URL; it is sent only as a header.
+func TestTokenStaysInTab(t *testing.T) {
+	script := string(assets["playground.js"].body)
+	for _, want := range []string{"window.sessionStorage.setItem(key, value)", "tabStorage.set(TOKEN_KEY", "L.authHeaders(token)"} {
+		if !strings.Contains(script, want) {
+			t.Errorf("playground.js lacks %s", want)
+		}
+	}
+	if m := regexp.MustCompile(`\bstorage\.\w+\(TOKEN_KEY|localStorage[^\n]*TOKEN_KEY|[?&]token=`).FindString(script); m != "" {
+		t.Errorf("playground.js keeps or sends the token elsewhere: %q", m)
 	}
 }

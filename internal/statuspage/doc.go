@@ -18,6 +18,13 @@
 //     without one, and a cluster removed while the stream was down must
 //     leave the table.
 //
+// When the server authenticates callers, the page and its assets are
+// served without a token but both requests need one: on HTTP 401 the
+// script shows a token form, keeps the token in sessionStorage (it must
+// not outlive the tab), sends it as Authorization: Bearer (never in a URL)
+// and retries both at once; a refused token keeps the form up with the
+// server's reason.
+//
 // The script builds the table with DOM calls and textContent only, so no
 // cluster name or error message is ever parsed as HTML.
 package statuspage

@@ -292,6 +292,33 @@
   }
 
   // ---------------------------------------------------------------------------
+  // Authentication
+
+  // normalizeToken reads the token field: surrounding space and a pasted
+  // "Bearer " prefix are dropped. It returns {ok: true, token} (token '' for
+  // an empty field: no header is sent) or {ok: false, error} for text that
+  // cannot be sent in a header.
+  function normalizeToken(text) {
+    const token = String(text).trim().replace(/^bearer\s+/i, '');
+    if (token === '' || /^[\x21-\x7e]+$/.test(token)) return { ok: true, token };
+    return { ok: false, error: 'A bearer token is printable ASCII text without spaces.' };
+  }
+
+  // authHeaders returns the headers that carry token: none without one, so
+  // that the page works unchanged against a server without authentication.
+  function authHeaders(token) {
+    return token ? { Authorization: 'Bearer ' + token } : {};
+  }
+
+  // isUnauthenticated reports whether a response says the caller has no
+  // valid token: HTTP 401, or a GraphQL error with code UNAUTHENTICATED.
+  function isUnauthenticated(status, json) {
+    if (status === 401) return true;
+    const errors = json && Array.isArray(json.errors) ? json.errors : [];
+    return errors.some((e) => e && e.extensions && e.extensions.code === 'UNAUTHENTICATED');
+  }
+
+  // ---------------------------------------------------------------------------
   // History
 
   const HISTORY_LIMIT = 30;
@@ -669,6 +696,9 @@
     jsonSyntaxError,
     parseVariables,
     buildRequestBody,
+    normalizeToken,
+    authHeaders,
+    isUnauthenticated,
     HISTORY_LIMIT,
     parseHistory,
     addHistory,

@@ -7,6 +7,7 @@
   const L = globalThis.PlaygroundLogic;
   const HISTORY_KEY = 'fleetcache.playground.history';
   const SESSION_KEY = 'fleetcache.playground.session';
+  const TOKEN_KEY = 'fleetcache.playground.token';
   const HIGHLIGHT_LIMIT = 200000; // characters; larger results are shown plain
   const EXAMPLE_QUERY = [
     '# Welcome to the fleetcache GraphQL playground.',
@@ -42,6 +43,7 @@
     picker: $('operation-picker'),
     operation: $('operation'),
     prettify: $('prettify'),
+    token: $('token'),
     endpoint: $('endpoint-label'),
     toggleHistory: $('toggle-history'),
     toggleDocs: $('toggle-docs'),
@@ -95,6 +97,55 @@
       }
     },
   };
+
+  // The bearer token is kept in sessionStorage, never localStorage: it must
+  // not outlive the tab. Without storage it lasts as long as the page.
+  const tabStorage = {
+    get(key) {
+      try {
+        return window.sessionStorage.getItem(key);
+      } catch (e) {
+        return null;
+      }
+    },
+    set(key, value) {
+      try {
+        if (value === '') window.sessionStorage.removeItem(key);
+        else window.sessionStorage.setItem(key, value);
+      } catch (e) {
+        // Disabled storage: the token stays in memory only.
+      }
+    },
+  };
+
+  // ---------------------------------------------------------------------------
+  // Authentication
+
+  let token = ''; // sent as Authorization: Bearer when not empty
+  let tokenError = null; // why the token field cannot be sent, or null
+
+  // readToken takes the token field's value, reporting whether it changed.
+  function readToken() {
+    const parsed = L.normalizeToken(ui.token.value);
+    tokenError = parsed.ok ? null : parsed.error;
+    markToken(!parsed.ok);
+    if (!parsed.ok || parsed.token === token) return false;
+    token = parsed.token;
+    tabStorage.set(TOKEN_KEY, token);
+    return true;
+  }
+
+  function markToken(invalid) {
+    ui.token.setAttribute('aria-invalid', invalid ? 'true' : 'false');
+  }
+
+  // authHint says what to do about a response without a valid token,
+  // pointing at the token field.
+  function authHint() {
+    return token
+      ? 'The server did not accept the token in the Token field of the toolbar. Enter a valid bearer token, then run again.'
+      : 'This server needs a bearer token: enter it in the Token field of the toolbar, then run again.';
+  }
 
   // ---------------------------------------------------------------------------
   // Editing
@@ -216,10 +267,10 @@
     const started = performance.now();
     const response = await fetch(endpoint, {
       method: 'POST',
-      headers: {
+      headers: Object.assign({
         'Content-Type': 'application/json',
         Accept: 'application/graphql-response+json, application/json',
-      },
+      }, L.authHeaders(token)),
       body: JSON.stringify(body),
       credentials: 'same-origin',
       signal,
@@ -233,7 +284,8 @@
     ui.status.className = 'status ' + (kind || '');
   }
 
-  function showErrors(errors, title) {
+  // showErrors lists errors under title; hint, when given, follows them.
+  function showErrors(errors, title, hint) {
     if (errors.length === 0) {
       ui.errors.hidden = true;
       ui.errors.replaceChildren();
@@ -242,7 +294,8 @@
     ui.errors.replaceChildren(
       el('h3', null, title || (errors.length === 1 ? 'Error' : errors.length + ' errors')),
       el('ul', null, ...errors.map((e) => el('li', null, e.message,
-        e.where ? el('span', { className: 'where' }, ' (' + e.where + ')') : null))));
+        e.where ? el('span', { className: 'where' }, ' (' + e.where + ')') : null))),
+      hint ? el('p', { className: 'hint' }, hint) : null);
     ui.errors.hidden = false;
   }
 
@@ -278,6 +331,13 @@
       ui.variables.focus();
       return;
     }
+    readToken();
+    if (tokenError) {
+      setStatus('Not sent: fix the token', 'err');
+      showErrors([{ message: tokenError, where: 'Token field' }], 'The token cannot be sent');
+      ui.token.focus();
+      return;
+    }
     refreshOperations();
     const query = ui.query.value;
     const operationName = L.chooseOperationName(operations, ui.operation.value);
@@ -296,7 +356,14 @@
       const parts = [response.status + (response.statusText ? ' ' + response.statusText : ''), ms + ' ms', L.formatBytes(text.length)];
       if (summary.errors.length > 0) parts.push(summary.errors.length === 1 ? '1 error' : summary.errors.length + ' errors');
       setStatus(parts.join(' · '), kind);
-      showErrors(summary.errors);
+      if (L.isUnauthenticated(response.status, summary.json)) {
+        markToken(true);
+        const errors = summary.errors.length > 0 ? summary.errors : [{ message: 'HTTP ' + response.status, where: '' }];
+        showErrors(errors, 'Not authenticated', authHint());
+      } else {
+        markToken(false);
+        showErrors(summary.errors);
+      }
       if (summary.json === undefined && text === '') ui.result.textContent = '(empty response body)';
       else if (summary.json === undefined) ui.result.textContent = text;
       else showBody(summary.pretty);
@@ -539,6 +606,10 @@
     try {
       const { response, text } = await post({ query: L.INTROSPECTION_QUERY, operationName: 'PlaygroundIntrospection' });
       const summary = L.summarizeResponse(text);
+      if (L.isUnauthenticated(response.status, summary.json)) {
+        markToken(true);
+        throw new Error(authHint().replace(', then run again', ''));
+      }
       const s = summary.json && summary.json.data && summary.json.data.__schema;
       if (!s) {
         const why = summary.errors.length > 0
@@ -604,8 +675,21 @@
     button.setAttribute('aria-expanded', open ? 'true' : 'false');
   }
 
+  // tokenChanged runs when the user is done with the token field: a schema
+  // that could not load (for want of a token, say) is loaded again.
+  function tokenChanged() {
+    readToken();
+    if (tokenError) {
+      setStatus(tokenError, 'err');
+      return;
+    }
+    if (!schema) loadSchema();
+  }
+
   function init() {
     ui.endpoint.textContent = endpoint;
+    ui.token.value = tabStorage.get(TOKEN_KEY) || '';
+    readToken();
     const state = initialState();
     ui.query.value = state.query;
     ui.variables.value = state.variables;
@@ -628,6 +712,14 @@
       saveSession();
     });
 
+    ui.token.addEventListener('input', readToken);
+    ui.token.addEventListener('change', tokenChanged);
+    ui.token.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' && !e.ctrlKey && !e.metaKey) {
+        e.preventDefault();
+        tokenChanged();
+      }
+    });
     ui.run.addEventListener('click', run);
     ui.prettify.addEventListener('click', prettifyEditors);
     ui.toggleHistory.addEventListener('click', () => togglePanel(ui.toggleHistory, ui.history));

@@ -262,6 +262,31 @@ test('schema helpers', () => {
   assert.deepEqual(L.parseOperations(L.INTROSPECTION_QUERY).map((op) => op.name), ['PlaygroundIntrospection']);
 });
 
+test('authentication', async (t) => {
+  await t.test('normalizeToken', () => {
+    assert.deepEqual(L.normalizeToken(''), { ok: true, token: '' });
+    assert.deepEqual(L.normalizeToken('  abc.DEF-123  '), { ok: true, token: 'abc.DEF-123' });
+    assert.deepEqual(L.normalizeToken('Bearer abc'), { ok: true, token: 'abc' });
+    assert.deepEqual(L.normalizeToken('bearer   abc\n'), { ok: true, token: 'abc' });
+    assert.equal(L.normalizeToken('two words').ok, false);
+    assert.equal(L.normalizeToken('line\nbreak').ok, false);
+    assert.equal(L.normalizeToken('caf\u00e9').ok, false);
+  });
+  await t.test('authHeaders sends nothing without a token', () => {
+    assert.deepEqual(L.authHeaders(''), {});
+    assert.deepEqual(L.authHeaders('abc'), { Authorization: 'Bearer abc' });
+  });
+  await t.test('isUnauthenticated', () => {
+    const unauthenticated = { errors: [{ message: 'unauthenticated', extensions: { code: 'UNAUTHENTICATED' } }] };
+    assert.equal(L.isUnauthenticated(401, unauthenticated), true);
+    assert.equal(L.isUnauthenticated(401, undefined), true);
+    assert.equal(L.isUnauthenticated(200, unauthenticated), true);
+    assert.equal(L.isUnauthenticated(200, { data: { a: 1 } }), false);
+    assert.equal(L.isUnauthenticated(403, { errors: [{ message: 'no', extensions: { code: 'FORBIDDEN' } }] }), false);
+    assert.equal(L.isUnauthenticated(400, { errors: [null, 'x'] }), false);
+  });
+});
+
 test('responses', async (t) => {
   await t.test('jsonTokens round-trips and classifies', () => {
     const text = JSON.stringify({ data: { a: 'x:"y"', n: -1.5e3, ok: true, none: null, list: [1, 2] } }, null, 2);
