@@ -19,6 +19,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/graphql-go/graphql/language/parser"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/fleetcache/fleetcache/pkg/authn"
 )
 
 // FuzzLabelSelector sends selector text as a client does, in the
@@ -305,51 +307,71 @@ func FuzzHTTPBody(f *testing.F) {
 
 // FuzzWebSocket drives a graphql-transport-ws connection with up to four
 // arbitrary messages (the input split at NUL bytes), then a ping of its
-// own. The server must answer that ping or close the connection with a
-// protocol close code; every message it sends before must be one the
-// protocol allows, results carrying coded errors; and once the client
-// closes, the server must release the connection.
+// own, on a server without authentication or, with auth, on one that
+// accepts the single token "good". The server must answer that ping or
+// close the connection with a protocol close code; every message it sends
+// before must be one the protocol allows, results carrying coded errors;
+// with auth, connection_ack only follows a connection_init carrying the
+// token; and once the client closes, the server must release the
+// connection.
 func FuzzWebSocket(f *testing.F) {
 	init := `{"type":"connection_init"}`
-	for _, seed := range []string{
-		init,
-		init + "\x00" + `{"type":"subscribe","id":"1","payload":{"query":"{ clusters { name } }"}}`,
-		init + "\x00" + `{"type":"subscribe","id":"1","payload":{"query":"subscription { resourceEvents { type } }"}}` + "\x00" + `{"type":"complete","id":"1"}`,
-		init + "\x00" + `{"type":"subscribe","id":"1","payload":{"query":"subscription { clusterHealth { name } }"}}` + "\x00" + `{"type":"subscribe","id":"1","payload":{"query":"{ clusters { name } }"}}`,
-		init + "\x00" + `{"type":"subscribe","id":"x","payload":{"query":"query($f: Int) { resources(first: $f) { totalCount } }","variables":{"f":9}}}`,
-		init + "\x00" + `{"type":"subscribe","id":"x","payload":{"query":"{ resources { edges { node { owners { owners { owners { owners { name } } } } } } } }"}}`,
-		init + "\x00" + init,
-		`{"type":"subscribe","id":"1","payload":{"query":"{ clusters { name } }"}}`,
-		init + "\x00" + `{"type":"ping","payload":{"a":1}}` + "\x00" + `{"type":"pong"}`,
-		init + "\x00" + `{"type":"next","id":"1","payload":{}}`,
-		init + "\x00" + `{"type":"complete","id":"nope"}`,
-		`{"type":"connection_init","payload":{"authorization":"Bearer x"}}`,
-		`{"type":"subscribe","id":"` + strings.Repeat("i", 300) + `","payload":{}}`,
-		init + "\x00" + `{"type":"subscribe","id":"1","payload":{"query":"` + strings.Repeat("{ clusters { name } }", 300) + `"}}`,
-		`[]`, ``, "\xff",
+	for _, seed := range []struct {
+		msgs string
+		auth bool
+	}{
+		{init, false},
+		{init + "\x00" + `{"type":"subscribe","id":"1","payload":{"query":"{ clusters { name } }"}}`, false},
+		{init + "\x00" + `{"type":"subscribe","id":"1","payload":{"query":"subscription { resourceEvents { type } }"}}` + "\x00" + `{"type":"complete","id":"1"}`, false},
+		{init + "\x00" + `{"type":"subscribe","id":"1","payload":{"query":"subscription { clusterHealth { name } }"}}` + "\x00" + `{"type":"subscribe","id":"1","payload":{"query":"{ clusters { name } }"}}`, false},
+		{init + "\x00" + `{"type":"subscribe","id":"x","payload":{"query":"query($f: Int) { resources(first: $f) { totalCount } }","variables":{"f":9}}}`, false},
+		{init + "\x00" + `{"type":"subscribe","id":"x","payload":{"query":"{ resources { edges { node { owners { owners { owners { owners { name } } } } } } } }"}}`, false},
+		{init + "\x00" + init, false},
+		{`{"type":"subscribe","id":"1","payload":{"query":"{ clusters { name } }"}}`, false},
+		{init + "\x00" + `{"type":"ping","payload":{"a":1}}` + "\x00" + `{"type":"pong"}`, false},
+		{init + "\x00" + `{"type":"next","id":"1","payload":{}}`, false},
+		{init + "\x00" + `{"type":"complete","id":"nope"}`, false},
+		{`{"type":"subscribe","id":"` + strings.Repeat("i", 300) + `","payload":{}}`, false},
+		{init + "\x00" + `{"type":"subscribe","id":"1","payload":{"query":"` + strings.Repeat("{ clusters { name } }", 300) + `"}}`, false},
+		{`[]`, false}, {``, false}, {"\xff", false},
+		{`{"type":"connection_init","payload":{"authorization":"Bearer good"}}` + "\x00" + `{"type":"subscribe","id":"1","payload":{"query":"{ clusters { name } }"}}`, true},
+		{`{"type":"connection_init","payload":{"Authorization":"bearer  good "}}`, true},
+		{`{"type":"connection_init","payload":{"authorization":"Bearer bad"}}`, true},
+		{`{"type":"connection_init","payload":{"authorization":"Basic good"}}`, true},
+		{`{"type":"connection_init","payload":{"authorization":1}}`, true},
+		{init + "\x00" + `{"type":"subscribe","id":"1","payload":{"query":"{ clusters { name } }"}}`, true},
+		{`{"type":"ping"}`, true},
 	} {
-		f.Add([]byte(seed))
+		f.Add([]byte(seed.msgs), seed.auth)
 	}
 	fx := newFixture(f)
-	s := startServer(f, fx.ix, fx.tracker, Options{
-		MaxDepth: fuzzMaxDepth, MaxPageSize: fuzzMaxPageSize, DefaultPageSize: 2, MaxBodyBytes: fuzzMaxBody, DocumentCacheSize: 16,
-	})
-	r := chi.NewRouter()
-	r.Handle("/graphql", s)
-	srv := httptest.NewServer(r)
-	f.Cleanup(srv.Close)
-	endpoint := wsURL(srv.URL + "/graphql")
+	opts := Options{MaxDepth: fuzzMaxDepth, MaxPageSize: fuzzMaxPageSize, DefaultPageSize: 2, MaxBodyBytes: fuzzMaxBody, DocumentCacheSize: 16}
+	open := startServer(f, fx.ix, fx.tracker, opts)
+	opts.Authenticator = tokenAuthenticator("good")
+	guarded := startServer(f, fx.ix, fx.tracker, opts)
+	endpoint := func(s *Server) string {
+		r := chi.NewRouter()
+		r.Handle("/graphql", s)
+		srv := httptest.NewServer(r)
+		f.Cleanup(srv.Close)
+		return wsURL(srv.URL + "/graphql")
+	}
+	openURL, guardedURL := endpoint(open), endpoint(guarded)
 	const marker = `{"fuzz":"end"}`
 	allowedClose := []websocket.StatusCode{closeBadRequest, closeUnauthorized, closeSubscriberExists, closeTooManyInitialisations, closeTooBig}
 
-	f.Fuzz(func(t *testing.T, data []byte) {
+	f.Fuzz(func(t *testing.T, data []byte, auth bool) {
 		msgs := bytes.SplitN(data, []byte{0}, 5)
 		if len(msgs) > 4 {
 			return // a few messages per input keep each run short
 		}
+		s, target, allowed := open, openURL, allowedClose
+		if auth {
+			s, target, allowed = guarded, guardedURL, append(allowedClose, closeForbidden)
+		}
 		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 		defer cancel()
-		c, _, err := websocket.Dial(ctx, endpoint, &websocket.DialOptions{Subprotocols: []string{subprotocolTransportWS}})
+		c, _, err := websocket.Dial(ctx, target, &websocket.DialOptions{Subprotocols: []string{subprotocolTransportWS}})
 		if err != nil {
 			t.Fatalf("dial: %v", err)
 		}
@@ -362,17 +384,25 @@ func FuzzWebSocket(f *testing.F) {
 			}
 		}
 		ids := map[string]bool{}
+		var firstInit *wsMessage
 		for _, m := range msgs {
-			if dm, err := decodeMessage(m); err == nil && dm.Type == msgSubscribe {
+			dm, err := decodeMessage(m)
+			if err != nil {
+				break // the server closes here
+			}
+			switch {
+			case dm.Type == msgSubscribe:
 				ids[dm.ID] = true
+			case dm.Type == msgConnectionInit && firstInit == nil:
+				firstInit = &dm
 			}
 		}
 		for {
 			_, b, err := c.Read(ctx)
 			if err != nil {
 				code := websocket.CloseStatus(err)
-				if !slices.Contains(allowedClose, code) {
-					t.Fatalf("connection ended with %v (close code %d), want a pong or one of %v", err, code, allowedClose)
+				if !slices.Contains(allowed, code) {
+					t.Fatalf("connection ended with %v (close code %d), want a pong or one of %v", err, code, allowed)
 				}
 				break
 			}
@@ -383,11 +413,42 @@ func FuzzWebSocket(f *testing.F) {
 			if in.Type == msgPong && string(in.Payload) == marker {
 				break
 			}
+			if in.Type == msgConnectionAck && auth && (firstInit == nil || !carriesToken(firstInit.Payload, "good")) {
+				t.Fatalf("connection_ack without the token: %q", data)
+			}
 			checkServerMessage(t, in, ids)
 		}
 		_ = c.Close(websocket.StatusNormalClosure, "") // fails if the server closed first
 		waitFor(t, "the server to release the connection", func() bool { return s.conns.count("127.0.0.1") == 0 })
 	})
+}
+
+// tokenAuthenticator accepts one bearer token, as user alice: a narrow
+// stand-in for a TokenReview.
+type tokenAuthenticator string
+
+func (a tokenAuthenticator) Authenticate(_ context.Context, token string) (*authn.User, error) {
+	if token != string(a) {
+		return nil, authn.ErrUnauthenticated
+	}
+	return &authn.User{Name: "alice"}, nil
+}
+
+// carriesToken reports whether a connection_init payload holds an
+// authorization entry "Bearer <token>" (any case of key and scheme, any
+// spacing).
+func carriesToken(payload json.RawMessage, token string) bool {
+	var p map[string]any
+	if json.Unmarshal(payload, &p) != nil {
+		return false
+	}
+	for k, v := range p {
+		s, _ := v.(string)
+		if f := strings.Fields(s); strings.EqualFold(k, "authorization") && len(f) == 2 && strings.EqualFold(f[0], "bearer") && f[1] == token {
+			return true
+		}
+	}
+	return false
 }
 
 // checkServerMessage checks a message the server sent on a connection
