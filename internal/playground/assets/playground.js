@@ -618,6 +618,7 @@
         throw new Error(why);
       }
       schema = L.indexSchema(s);
+      markToken(tokenError !== null);
       docsMessage = null;
       docsStack = docsStack.filter((v) => v.kind === 'root' ||
         (v.kind === 'type' && schema.types.has(v.name)) ||
