@@ -255,52 +255,73 @@ func FuzzHTTP(f *testing.F) {
 }
 
 // FuzzHTTPBody sends any POST body with any Content-Type, for the request
-// decoder: every answer is a GraphQL response with data or coded errors,
-// with status 200 or the status of a refused request (400, 413, 415).
+// decoder, and with any Authorization header to a server that accepts the
+// single token "good": every answer is a GraphQL response with data or
+// coded errors, with status 200 or the status of a refused request (400,
+// 401, 413, 415); data only with the token; 401 with a Bearer challenge.
 func FuzzHTTPBody(f *testing.F) {
-	for _, seed := range []struct{ body, contentType string }{
-		{`{"query":"{ clusters { name } }"}`, "application/json"},
-		{`{"query":"query($n: String!) { cluster(name: $n) { name } }","variables":{"n":"c1"},"operationName":null,"extensions":{}}`, "application/json; charset=utf-8"},
-		{`{"query":"{ clusters { name } }","variables":[]}`, "application/json"},
-		{`{"query":"{ clusters { name } }","extensions":"x"}`, "application/json"},
-		{`{"query":"{ clusters { name } }","operationName":1}`, "application/json"},
-		{`{"query":1}`, "application/json"},
-		{`{"query":null}`, "application/json"},
-		{`{"variables":{}}`, "application/json"},
-		{`null`, "application/json"},
-		{`[]`, "application/json"},
-		{``, "application/json"},
-		{`{"query":"` + strings.Repeat(" ", fuzzMaxBody) + `{ clusters { name } }"}`, "application/json"},
-		{`{"query":"{ clusters { name } }"}`, "application/json; charset=latin1"},
-		{`{"query":"{ clusters { name } }"}`, "text/plain"},
-		{`{"query":"{ clusters { name } }"}`, "application/json; ="},
-		{`{"query":"{ clusters { name } }"}`, ""},
-		{"{\"query\":\"\xff\"}", "application/json"},
+	for _, seed := range []struct{ body, contentType, authorization string }{
+		{`{"query":"{ clusters { name } }"}`, "application/json", ""},
+		{`{"query":"query($n: String!) { cluster(name: $n) { name } }","variables":{"n":"c1"},"operationName":null,"extensions":{}}`, "application/json; charset=utf-8", ""},
+		{`{"query":"{ clusters { name } }","variables":[]}`, "application/json", ""},
+		{`{"query":"{ clusters { name } }","extensions":"x"}`, "application/json", ""},
+		{`{"query":"{ clusters { name } }","operationName":1}`, "application/json", ""},
+		{`{"query":1}`, "application/json", ""},
+		{`{"query":null}`, "application/json", ""},
+		{`{"variables":{}}`, "application/json", ""},
+		{`null`, "application/json", ""},
+		{`[]`, "application/json", ""},
+		{``, "application/json", ""},
+		{`{"query":"` + strings.Repeat(" ", fuzzMaxBody) + `{ clusters { name } }"}`, "application/json", ""},
+		{`{"query":"{ clusters { name } }"}`, "application/json; charset=latin1", ""},
+		{`{"query":"{ clusters { name } }"}`, "text/plain", ""},
+		{`{"query":"{ clusters { name } }"}`, "application/json; =", ""},
+		{`{"query":"{ clusters { name } }"}`, "", ""},
+		{"{\"query\":\"\xff\"}", "application/json", ""},
+		{`{"query":"{ clusters { name } }"}`, "application/json", "Bearer good"},
+		{`{"query":"{ clusters { name } }"}`, "application/json", "bearer   good"},
+		{`{"query":"{ clusters { name } }"}`, "application/json", "Bearer bad"},
+		{`{"query":"{ clusters { name } }"}`, "application/json", "Basic Z29vZA=="},
+		{`{"query":"{ clusters { name } }"}`, "application/json", "Bearer"},
+		{`{"query":"{ clusters { name } }"}`, "text/plain", "Bearer good"},
 	} {
-		f.Add([]byte(seed.body), seed.contentType)
+		f.Add([]byte(seed.body), seed.contentType, seed.authorization)
 	}
 	fx := newFixture(f)
-	s := newServer(f, fx.ix, fx.tracker, Options{
-		MaxDepth: fuzzMaxDepth, MaxPageSize: fuzzMaxPageSize, DefaultPageSize: 2, MaxBodyBytes: fuzzMaxBody, DocumentCacheSize: 16,
-	})
+	opts := Options{MaxDepth: fuzzMaxDepth, MaxPageSize: fuzzMaxPageSize, DefaultPageSize: 2, MaxBodyBytes: fuzzMaxBody, DocumentCacheSize: 16}
+	open := newServer(f, fx.ix, fx.tracker, opts)
+	opts.Authenticator = tokenAuthenticator("good")
+	guarded := newServer(f, fx.ix, fx.tracker, opts)
 	statuses := []int{http.StatusOK, http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType}
-	f.Fuzz(func(t *testing.T, body []byte, contentType string) {
+	f.Fuzz(func(t *testing.T, body []byte, contentType, authorization string) {
 		req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/graphql", bytes.NewReader(body))
 		if contentType != "" {
 			req.Header.Set("Content-Type", contentType)
 		}
+		s, allowed := open, statuses
+		if authorization != "" {
+			s, allowed = guarded, append(statuses, http.StatusUnauthorized)
+			req.Header.Set("Authorization", authorization)
+		}
 		req.Header.Set("Accept", mediaGraphQLResponse)
 		w := httptest.NewRecorder()
 		s.ServeHTTP(w, req)
-		if !slices.Contains(statuses, w.Code) {
+		if !slices.Contains(allowed, w.Code) {
 			t.Fatalf("status %d: %s", w.Code, w.Body)
 		}
 		if ct := w.Header().Get("Content-Type"); !strings.HasPrefix(ct, mediaGraphQLResponse) {
 			t.Fatalf("status %d, Content-Type %q: %s", w.Code, ct, w.Body)
 		}
 		r := checkResponse(t, w.Body.Bytes())
-		if hasData := len(r.Data) > 0 && string(r.Data) != "null"; hasData && w.Code != http.StatusOK {
+		hasData := len(r.Data) > 0 && string(r.Data) != "null"
+		if hasData && w.Code != http.StatusOK {
 			t.Fatalf("status %d with data: %s", w.Code, w.Body)
+		}
+		if hasData && authorization != "" && !isBearer(authorization, "good") {
+			t.Fatalf("data for Authorization %q: %s", authorization, w.Body)
+		}
+		if w.Code == http.StatusUnauthorized && !strings.HasPrefix(w.Header().Get("WWW-Authenticate"), "Bearer") {
+			t.Fatalf("401 without a Bearer challenge: %q", w.Header().Get("WWW-Authenticate"))
 		}
 	})
 }
@@ -443,12 +464,18 @@ func carriesToken(payload json.RawMessage, token string) bool {
 		return false
 	}
 	for k, v := range p {
-		s, _ := v.(string)
-		if f := strings.Fields(s); strings.EqualFold(k, "authorization") && len(f) == 2 && strings.EqualFold(f[0], "bearer") && f[1] == token {
+		if s, _ := v.(string); strings.EqualFold(k, "authorization") && isBearer(s, token) {
 			return true
 		}
 	}
 	return false
+}
+
+// isBearer reports whether an authorization value is "Bearer <token>", in
+// any case of the scheme and with any spacing.
+func isBearer(value, token string) bool {
+	f := strings.Fields(value)
+	return len(f) == 2 && strings.EqualFold(f[0], "bearer") && f[1] == token
 }
 
 // checkServerMessage checks a message the server sent on a connection
