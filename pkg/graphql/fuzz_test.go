@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -324,6 +325,127 @@ func FuzzHTTPBody(f *testing.F) {
 			t.Fatalf("401 without a Bearer challenge: %q", w.Header().Get("WWW-Authenticate"))
 		}
 	})
+}
+
+// FuzzSSE sends any document and variables over GraphQL over Server-Sent
+// Events, as a POST body or GET parameters. A refused request gets an HTTP
+// error carrying a GraphQL response; an accepted one a stream of events,
+// each "next" a GraphQL response (coded errors, pages within the limit)
+// and nothing after "complete". A subscription streams until the client
+// gives up after a moment; the server must then release the connection.
+func FuzzSSE(f *testing.F) {
+	for _, seed := range []struct {
+		query, variables string
+		get              bool
+	}{
+		{`{ clusters { name } }`, ``, false},
+		{pageQuery, `{"first": 3, "filter": {"labelSelector": "tier in (fe)"}}`, true},
+		{pageQuery, `{"first": 9}`, false},
+		{`subscription { resourceEvents { type cursor } }`, ``, false},
+		{`subscription($s: String) { resourceEvents(since: $s) { type } }`, `{"s": "bogus"}`, true},
+		{`subscription { clusterHealth(cluster: "c1") { name status } }`, ``, false},
+		{`mutation { x }`, ``, true},
+		{`{ resources { edges { node { owners { owners { owners { owners { owners { name } } } } } } } } }`, ``, false},
+		{`{`, `[]`, false},
+		{``, `{"a":`, true},
+	} {
+		f.Add(seed.query, seed.variables, seed.get)
+	}
+	fx := newFixture(f)
+	s := startServer(f, fx.ix, fx.tracker, Options{
+		MaxDepth: fuzzMaxDepth, MaxPageSize: fuzzMaxPageSize, DefaultPageSize: 2, MaxBodyBytes: fuzzMaxBody, DocumentCacheSize: 16,
+	})
+	r := chi.NewRouter()
+	r.Handle("/graphql", s)
+	srv := httptest.NewServer(r)
+	f.Cleanup(srv.Close)
+	f.Fuzz(func(t *testing.T, query, variables string, get bool) {
+		// Long enough for a query's answer, short enough that many
+		// subscriptions per second end by the client leaving.
+		ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+		defer cancel()
+		var req *http.Request
+		var err error
+		if get {
+			params := url.Values{"query": {query}}
+			if variables != "" {
+				params.Set("variables", variables)
+			}
+			req, err = http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/graphql?"+params.Encode(), nil)
+		} else {
+			body := map[string]any{"query": query}
+			if json.Valid([]byte(variables)) {
+				body["variables"] = json.RawMessage(variables)
+			} else if variables != "" {
+				body["variables"] = variables
+			}
+			b, merr := json.Marshal(body)
+			if merr != nil {
+				t.Fatal(merr)
+			}
+			req, err = http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/graphql", bytes.NewReader(b))
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Accept", mediaEventStream)
+		resp, err := srv.Client().Do(req)
+		released := func() bool { return s.conns.count("127.0.0.1") == 0 }
+		if err != nil {
+			if ctx.Err() == nil {
+				t.Fatalf("request: %v", err)
+			}
+			// A subscription that sent nothing yet.
+			waitFor(t, "the server to release the connection", released)
+			return
+		}
+		b, _ := io.ReadAll(resp.Body) // ends with an error when the client gives up
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			checkResponse(t, b)
+		} else {
+			if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, mediaEventStream) {
+				t.Fatalf("status 200, Content-Type %q: %s", ct, b)
+			}
+			checkEventStream(t, b)
+		}
+		waitFor(t, "the server to release the connection", released)
+	})
+}
+
+// checkEventStream checks the complete events of a graphql-sse stream.
+func checkEventStream(t *testing.T, stream []byte) {
+	t.Helper()
+	blocks := strings.Split(string(stream), "\n\n")
+	completed := false
+	for _, block := range blocks[:len(blocks)-1] { // the last one may be cut short
+		var event string
+		var data []string
+		for line := range strings.SplitSeq(block, "\n") {
+			switch name, value, _ := strings.Cut(line, ":"); name {
+			case "": // a comment: keeps the stream alive
+			case "event":
+				event = strings.TrimPrefix(value, " ")
+			case "data":
+				data = append(data, strings.TrimPrefix(value, " "))
+			default:
+				t.Fatalf("stream line %q:\n%s", line, stream)
+			}
+		}
+		if completed && event != "" {
+			t.Fatalf("event %q after complete:\n%s", event, stream)
+		}
+		switch event {
+		case "":
+		case "next":
+			checkResponse(t, []byte(strings.Join(data, "\n")))
+		case "complete":
+			completed = true
+		default:
+			t.Fatalf("event %q:\n%s", event, stream)
+		}
+	}
 }
 
 // FuzzWebSocket drives a graphql-transport-ws connection with up to four
