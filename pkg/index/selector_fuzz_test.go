@@ -3,6 +3,7 @@ package index
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,7 +16,9 @@ import (
 // selector that parses it checks that the selector's String form parses
 // again to the same selector, and that the index selects exactly the
 // objects labels.Selector.Matches selects: through a Matcher, List (whole
-// and in pages) and Count. The objects' labels come from the second input,
+// and in pages) and Count, alone or with the cluster, namespace and name
+// constraints the third input picks, since the planner combines label
+// postings with those. The objects' labels come from the second input,
 // drawn from the keys and values the selector names, so that they match
 // some requirements and miss others.
 func FuzzSelector(f *testing.F) {
@@ -43,9 +46,11 @@ func FuzzSelector(f *testing.F) {
 		{"a>b", nil},
 		{"x/y/z=1", nil},
 	} {
-		f.Add(seed.selector, seed.labels)
+		for _, scope := range []uint8{0, 0b0011, 0b1110} {
+			f.Add(seed.selector, seed.labels, scope)
+		}
 	}
-	f.Fuzz(func(t *testing.T, text string, labelBytes []byte) {
+	f.Fuzz(func(t *testing.T, text string, labelBytes []byte, scope uint8) {
 		sel, err := labels.Parse(text)
 		if err != nil {
 			return // rejected: the API answers BAD_USER_INPUT
@@ -63,17 +68,19 @@ func FuzzSelector(f *testing.F) {
 		for _, o := range objs {
 			ix.Upsert(o)
 		}
-		filter := Filter{Selector: sel}
+		filter, inScope := scopeFilter(scope)
+		filter.Selector = sel
 		m := NewMatcher(filter)
 		var want []string
 		for _, o := range objs {
 			set := labels.Set(o.Labels.Map())
 			match := sel.Matches(set)
-			if got := m.Matches(o); got != match {
-				t.Fatalf("selector %q on %v: Matcher says %v, labels.Selector %v", sel, set, got, match)
-			}
 			if got := again.Matches(set); got != match {
 				t.Fatalf("selector %q on %v: re-parsed selector says %v, original %v", sel, set, got, match)
+			}
+			match = match && inScope(o)
+			if got := m.Matches(o); got != match {
+				t.Fatalf("filter %+v on %s %v: Matcher says %v, want %v", filter, o.Key(), set, got, match)
 			}
 			if match {
 				want = append(want, o.Key().String())
@@ -83,10 +90,10 @@ func FuzzSelector(f *testing.F) {
 		slices.Sort(got)
 		slices.Sort(want)
 		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
-			t.Fatalf("List(%q) (-want +got):\n%s", sel, diff)
+			t.Fatalf("List(%+v) (-want +got):\n%s", filter, diff)
 		}
 		if n := ix.Count(filter); n != len(want) {
-			t.Fatalf("Count(%q) = %d, want %d", sel, n, len(want))
+			t.Fatalf("Count(%+v) = %d, want %d", filter, n, len(want))
 		}
 		// Paging visits the same objects: pages of 2 end where List ends.
 		var paged []string
@@ -102,9 +109,33 @@ func FuzzSelector(f *testing.F) {
 		}
 		slices.Sort(paged)
 		if diff := cmp.Diff(want, paged, cmpopts.EquateEmpty()); diff != "" {
-			t.Fatalf("List(%q) in pages of 2 (-want +got):\n%s", sel, diff)
+			t.Fatalf("List(%+v) in pages of 2 (-want +got):\n%s", filter, diff)
 		}
 	})
+}
+
+// scopeFilter returns the filter, without a selector, that the bits of
+// scope pick, and the plain reading of what it selects: bit 0 cluster c1,
+// bit 1 namespace ns0, bit 2 namespace ns too, bit 3 names containing "1".
+func scopeFilter(scope uint8) (Filter, func(*Object) bool) {
+	var f Filter
+	if scope&1 != 0 {
+		f.Clusters = []string{"c1"}
+	}
+	if scope&2 != 0 {
+		f.Namespaces = append(f.Namespaces, "ns0")
+	}
+	if scope&4 != 0 {
+		f.Namespaces = append(f.Namespaces, "ns")
+	}
+	if scope&8 != 0 {
+		f.NameContains = "1"
+	}
+	return f, func(o *Object) bool {
+		return (f.Clusters == nil || slices.Contains(f.Clusters, o.Cluster)) &&
+			(f.Namespaces == nil || slices.Contains(f.Namespaces, o.Namespace)) &&
+			strings.Contains(o.Name, f.NameContains)
+	}
 }
 
 // fuzzObjects builds up to 32 Pods in two clusters whose labels b
