@@ -111,10 +111,17 @@ type Scope struct {
 	Denied map[string]error
 }
 
+// NamespaceLister lists the namespaces of a cluster that hold objects; the
+// index implements it.
+type NamespaceLister interface {
+	Namespaces(cluster string) []string
+}
+
 // Scope decides what u may see of contents, asking cluster-wide first and,
-// for namespaced types denied there, namespace by namespace. Decisions run
-// concurrently, bounded by Options.Concurrency.
-func (az *Authorizer) Scope(ctx context.Context, u *authn.User, contents []index.Contents) Scope {
+// for namespaced types denied there, namespace by namespace (those of
+// contents, or all of the cluster's from namespaces when contents names
+// none). Decisions run concurrently, bounded by Options.Concurrency.
+func (az *Authorizer) Scope(ctx context.Context, u *authn.User, contents []index.Contents, namespaces NamespaceLister) Scope {
 	type pair struct{ cluster, resource string }
 	var (
 		mu      sync.Mutex
@@ -151,11 +158,15 @@ func (az *Authorizer) Scope(ctx context.Context, u *authn.User, contents []index
 		if denied[c.Cluster] != nil {
 			continue
 		}
+		nss := c.Namespaces
 		for _, r := range c.Resources {
 			if !r.Namespaced || allowed[pair{c.Cluster, r.Resource}] {
 				continue
 			}
-			for _, ns := range c.Namespaces {
+			if nss == nil {
+				nss = namespaces.Namespaces(c.Cluster)
+			}
+			for _, ns := range nss {
 				narrow = append(narrow, Attributes{Cluster: c.Cluster, Namespace: ns, Resource: r.Resource})
 			}
 		}

@@ -49,7 +49,7 @@ func TestScope(t *testing.T) {
 	now := time.Unix(0, 0)
 	az := New(d, Options{TTL: time.Minute, Now: func() time.Time { return now }})
 	u := &authn.User{Name: "alice"}
-	s := az.Scope(t.Context(), u, contents)
+	s := az.Scope(t.Context(), u, contents, noLister{t})
 	want := []Grant{
 		{Cluster: "c1", Resource: "configmaps", Namespaces: []string{"a"}},
 		{Cluster: "c1", Resource: "pods"},
@@ -79,15 +79,50 @@ func TestScope(t *testing.T) {
 
 	// Answers are cached, failures are not.
 	before := d.decided
-	az.Scope(t.Context(), u, contents)
+	az.Scope(t.Context(), u, contents, noLister{t})
 	if n := d.decided - before; n != 1 {
 		t.Errorf("second scope asked %d questions, want 1 (c3's failure again)", n)
 	}
 	now = now.Add(2 * time.Minute)
 	before = d.decided
-	az.Scope(t.Context(), u, contents)
+	az.Scope(t.Context(), u, contents, noLister{t})
 	if d.decided-before < 5 {
 		t.Errorf("after the TTL only %d questions, want them asked again", d.decided-before)
+	}
+}
+
+// noLister fails the test if Scope lists namespaces it was given.
+type noLister struct{ t *testing.T }
+
+func (l noLister) Namespaces(cluster string) []string {
+	l.t.Errorf("namespaces of %s listed, though contents named them", cluster)
+	return nil
+}
+
+// lister lists namespaces from a map and counts the calls.
+type lister struct {
+	namespaces map[string][]string
+	calls      int
+}
+
+func (l *lister) Namespaces(cluster string) []string { l.calls++; return l.namespaces[cluster] }
+
+// TestScopeListsNamespacesOnlyWhenNeeded: a contents without namespaces
+// (the filter named none) has them listed for denied types only.
+func TestScopeListsNamespacesOnlyWhenNeeded(t *testing.T) {
+	d := &fakeDecider{allow: map[Attributes]bool{
+		{Cluster: "c1", Resource: "pods"}:                       true,
+		{Cluster: "c2", Namespace: "y", Resource: "configmaps"}: true,
+	}}
+	l := &lister{namespaces: map[string][]string{"c1": {"a"}, "c2": {"x", "y"}}}
+	cs := []index.Contents{
+		{Cluster: "c1", Resources: []index.ResourceContents{{Resource: "pods", Namespaced: true}}},
+		{Cluster: "c2", Resources: []index.ResourceContents{{Resource: "configmaps", Namespaced: true}}},
+	}
+	s := New(d, Options{}).Scope(t.Context(), &authn.User{Name: "u"}, cs, l)
+	want := []Grant{{Cluster: "c1", Resource: "pods"}, {Cluster: "c2", Resource: "configmaps", Namespaces: []string{"y"}}}
+	if diff := cmp.Diff(want, s.Grants); diff != "" || l.calls != 1 {
+		t.Errorf("%d listings (want 1, for c2); grants (-want +got):\n%s", l.calls, diff)
 	}
 }
 
@@ -98,7 +133,7 @@ func TestScopeFull(t *testing.T) {
 			d.allow[Attributes{Cluster: c.Cluster, Resource: r.Resource}] = true
 		}
 	}
-	s := New(d, Options{}).Scope(t.Context(), &authn.User{Name: "admin"}, contents)
+	s := New(d, Options{}).Scope(t.Context(), &authn.User{Name: "admin"}, contents, noLister{t})
 	want := []index.Filter{
 		{Clusters: []string{"c1"}, Resources: []string{"configmaps", "nodes", "pods"}},
 		{Clusters: []string{"c2"}, Resources: []string{"configmaps"}},
@@ -113,7 +148,7 @@ func TestScopeFull(t *testing.T) {
 			d.allow[Attributes{Cluster: c.Cluster, Resource: r.Resource}] = true
 		}
 	}
-	s = New(d, Options{}).Scope(t.Context(), &authn.User{Name: "admin"}, same)
+	s = New(d, Options{}).Scope(t.Context(), &authn.User{Name: "admin"}, same, noLister{t})
 	if got := s.Filters(index.Filter{}); len(got) != 1 || !cmp.Equal(got[0].Clusters, []string{"c1", "c4"}) {
 		t.Errorf("clusters with the same grants: %+v, want one filter", got)
 	}

@@ -22,7 +22,7 @@ type Authenticator interface {
 // Authorizer decides what a caller may see; authz.Authorizer implements it.
 type Authorizer interface {
 	// Scope decides what u may see of contents.
-	Scope(ctx context.Context, u *authn.User, contents []index.Contents) authz.Scope
+	Scope(ctx context.Context, u *authn.User, contents []index.Contents, namespaces authz.NamespaceLister) authz.Scope
 	// Visible reports whether u may see an object of resource in
 	// namespace ("" for cluster-scoped) of cluster.
 	Visible(ctx context.Context, u *authn.User, cluster, namespace, resource string) (bool, error)
@@ -108,7 +108,7 @@ func (s *Server) scopeFilters(ctx context.Context, f index.Filter) ([]index.Filt
 	if !ok {
 		return []index.Filter{f}, nil
 	}
-	scope := s.opts.Authorizer.Scope(ctx, u, s.ix.Contents(f))
+	scope := s.opts.Authorizer.Scope(ctx, u, s.ix.Contents(f), s.ix)
 	if len(scope.Denied) > 0 {
 		s.opts.Logger.V(2).Info("Access reviews failed: clusters hidden", "user", u.Name, "err", scope.Err())
 	}

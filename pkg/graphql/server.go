@@ -34,6 +34,7 @@ type Index interface {
 	// Contents says which types and namespaces of which clusters a
 	// filter's answer may involve, for authorization.
 	Contents(f index.Filter) []index.Contents
+	Namespaces(cluster string) []string
 	Lookup(cluster, namespace, name string) []*index.Object
 	Epoch() string
 	// Revision, Events and Wait follow the change feed, for subscriptions.

@@ -13,8 +13,9 @@ type Contents struct {
 	// Resources are the resource names with objects, sorted, each with
 	// whether the type is namespaced.
 	Resources []ResourceContents
-	// Namespaces are the namespaces with objects, sorted; cluster-scoped
-	// objects do not count.
+	// Namespaces are the namespaces with objects that the filter names,
+	// sorted; nil when the filter names none: then ask Namespaces, only if
+	// needed (a cluster may have thousands).
 	Namespaces []string
 }
 
@@ -59,12 +60,33 @@ func (ix *Index) Contents(f Filter) []Contents {
 				cc.Resources = append(cc.Resources, ResourceContents{Resource: r, Namespaced: namespaced[r]})
 			}
 		}
-		for _, ns := range slices.Sorted(maps.Keys(st.namespaces)) {
-			if ns != "" && (q.namespaces == nil || slices.Contains(q.namespaces, ns)) {
-				cc.Namespaces = append(cc.Namespaces, ns)
+		if q.namespaces != nil {
+			cc.Namespaces = []string{}
+			for _, ns := range q.namespaces {
+				if ns != "" && st.namespaces[ns] > 0 {
+					cc.Namespaces = append(cc.Namespaces, ns)
+				}
 			}
 		}
 		out = append(out, cc)
 	}
+	return out
+}
+
+// Namespaces returns the namespaces of cluster that hold objects, sorted.
+func (ix *Index) Namespaces(cluster string) []string {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	st := ix.clusters[cluster]
+	if st == nil {
+		return nil
+	}
+	out := make([]string, 0, len(st.namespaces))
+	for ns := range st.namespaces {
+		if ns != "" {
+			out = append(out, ns)
+		}
+	}
+	slices.Sort(out)
 	return out
 }

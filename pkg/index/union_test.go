@@ -71,4 +71,10 @@ func TestUnion(t *testing.T) {
 	if diff := cmp.Diff(wantContents, gotContents); diff != "" {
 		t.Errorf("Contents (-want +got):\n%s", diff)
 	}
+	if got := ix.Contents(Filter{Clusters: []string{"c1"}}); len(got) != 1 || got[0].Namespaces != nil || len(got[0].Resources) != 3 {
+		t.Errorf("Contents without namespaces in the filter: %+v, want 3 resources and nil namespaces", got)
+	}
+	if diff := cmp.Diff([]string{"a", "b", "c"}, ix.Namespaces("c1")); diff != "" {
+		t.Errorf("Namespaces (-want +got):\n%s", diff)
+	}
 }
