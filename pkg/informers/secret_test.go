@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/aggregator"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/informers"
 )
 
 // TestSecretData creates a Secret in a real cluster and reads it back
@@ -139,4 +141,33 @@ func graphqlObject(t *testing.T, url string) []byte {
 		t.Fatalf("want one Secret, got %+v", got)
 	}
 	return got.Data.Resources.Edges[0].Node.Object
+}
+
+// TestSecretsNotCachedByDefault checks that without configured resources
+// no Secret reaches the index, though the cluster has some.
+func TestSecretsNotCachedByDefault(t *testing.T) {
+	if slices.Contains(informers.DefaultResources, "secrets") {
+		t.Fatal("secrets are in DefaultResources")
+	}
+	c1 := env.Cluster("c1")
+	dc := testcluster.Dynamic(t, c1.AdminConfig())
+	testcluster.CreateNamespace(t, dc, "secret-default")
+	secret := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Secret",
+		"metadata":   map[string]any{"namespace": "secret-default", "name": "creds"},
+		"stringData": map[string]any{"token": "s3cr3t"},
+	}}
+	if _, err := dc.Resource(schema.GroupVersionResource{Version: "v1", Resource: "secrets"}).Namespace("secret-default").
+		Create(t.Context(), secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	opts := testOptions() // no resources: the default set
+	f := startFleet(t, index.Options{}, opts, admin(c1))
+	waitStatus(t, f, "c1", health.Synced)
+	if n := len(f.index.Objects("c1", "configmaps")); n == 0 {
+		t.Fatal("no ConfigMap cached: the default set was not used")
+	}
+	if got := f.index.Objects("c1", "secrets"); len(got) != 0 {
+		t.Errorf("%d Secrets cached by default", len(got))
+	}
 }
