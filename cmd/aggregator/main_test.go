@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -34,16 +33,6 @@ func buildAggregator(t *testing.T) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // TestCommand runs the built binary: bad configuration stops it at start
@@ -98,7 +87,7 @@ func TestCommand(t *testing.T) {
 		if err := env.WriteKubeconfig(kubeconfig, "admin"); err != nil {
 			t.Fatal(err)
 		}
-		addr := freeAddr(t)
+		addr := testcluster.FreeAddr(t)
 		var stderr bytes.Buffer
 		cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--addr", addr, "--resources", "namespaces,configmaps", "--authn=none", "--log-format=json")
 		cmd.Stderr = &stderr

@@ -83,7 +83,7 @@ func (g graphQL) try(ctx context.Context, query string, out any) error {
 // it seeded, compares with the real API servers, follows the churn over a
 // subscription and stops it.
 func TestRun(t *testing.T) {
-	addr := freeAddr(t)
+	addr := testcluster.FreeAddr(t)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	out := &syncBuffer{}
 	ctx, cancel := context.WithCancel(t.Context())
@@ -429,17 +429,6 @@ func clusterClients(t *testing.T, kubeconfig string) (map[string]kubernetes.Inte
 			hc.CloseIdleConnections()
 		}
 	}
-}
-
-// freeAddr returns a 127.0.0.1 address with a port free right now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // TestRunAddressInUse checks that a taken address fails the demo at once,

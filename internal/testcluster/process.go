@@ -8,8 +8,10 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -161,4 +163,15 @@ func waitReady(ctx context.Context, p *process, probe func(context.Context) (boo
 		case <-ticker.C:
 		}
 	}
+}
+
+// FreeAddr returns a 127.0.0.1 address whose port is free right now, for a
+// server a test starts.
+func FreeAddr(tb testing.TB) string {
+	tb.Helper()
+	port, err := freePort()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return "127.0.0.1:" + strconv.Itoa(port)
 }

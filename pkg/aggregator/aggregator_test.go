@@ -3,7 +3,6 @@ package aggregator_test
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -12,19 +11,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/aggregator"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 )
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
+// freeAddr is testcluster.FreeAddr, short for the many servers of this package.
+func freeAddr(t *testing.T) string { return testcluster.FreeAddr(t) }
 
 // TestRun runs the aggregator as the command does, on a kubeconfig of the
 // three test clusters, and asks it over HTTP what runs where.
