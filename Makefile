@@ -34,12 +34,23 @@ bench: testbin ## Run the benchmarks (BENCH=regexp, BENCH_FLAGS=...).
 	$(GO) test $(BENCH_FLAGS) -bench '$(BENCH)' ./...
 
 FUZZTIME ?= 20s
+# Go 1.26's fuzzing coordinator can fail a target with a bare "context
+# deadline exceeded" as -fuzztime ends, having found nothing (a race,
+# go.dev/issue/75804, fixed in Go 1.27); it happens under load. Only that
+# outcome is let pass: a failure that wrote an input under testdata/fuzz
+# stops the run.
 fuzz: testbin ## Run every fuzz target for FUZZTIME (20s) each.
-	@set -e; for pkg in $$($(GO) list ./...); do \
+	@set -eo pipefail; for pkg in $$($(GO) list ./...); do \
 	  list=$$($(GO) test -list '^Fuzz' $$pkg); \
 	  for target in $$(echo "$$list" | grep '^Fuzz' || true); do \
 	    echo "fuzz $$pkg $$target"; \
-	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg; \
+	    log=$$(mktemp); \
+	    if ! $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg 2>&1 | tee $$log; then \
+	      if grep -qx '    context deadline exceeded' $$log && ! grep -q 'Failing input written' $$log; then \
+	        echo "fuzz $$pkg $$target: ignored the end-of-fuzztime race of go.dev/issue/75804 (no failing input)"; \
+	      else rm -f $$log; exit 1; fi; \
+	    fi; \
+	    rm -f $$log; \
 	  done; \
 	done
 
