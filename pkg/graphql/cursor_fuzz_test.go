@@ -28,6 +28,7 @@ func FuzzCursorPayload(f *testing.F) {
 		{tagRevision, []byte("\x00\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01")},
 		{tagRevision, []byte("\x00\xff\xff\xff\xff\xff\xff\xff\xff\xff\x02")},
 		{'X', nil},
+		{tagPage, make([]byte, maxCursorLen)}, // too long to be a cursor
 	} {
 		f.Add(seed.tag, seed.payload)
 	}
@@ -50,12 +51,16 @@ func FuzzCursorPayload(f *testing.F) {
 				t.Fatalf("untyped error %v", err)
 			}
 		}
-		switch tag {
-		case tagPage:
+		switch {
+		case len(s) > maxCursorLen:
+			if !errors.Is(pageErr, ErrCursorMalformed) || !errors.Is(revErr, ErrCursorMalformed) {
+				t.Fatalf("cursor of %d characters: %v; %v, want ErrCursorMalformed", len(s), pageErr, revErr)
+			}
+		case tag == tagPage:
 			if !errors.Is(revErr, ErrCursorKind) {
 				t.Fatalf("page cursor %q as a revision cursor: %v, want ErrCursorKind", s, revErr)
 			}
-		case tagRevision:
+		case tag == tagRevision:
 			if !errors.Is(pageErr, ErrCursorKind) {
 				t.Fatalf("revision cursor %q as a page cursor: %v, want ErrCursorKind", s, pageErr)
 			}
