@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -20,7 +19,6 @@ import (
 
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/aggregator"
-	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 )
 
@@ -43,24 +41,7 @@ func TestMetrics(t *testing.T) {
 	deleteAll()
 	t.Cleanup(deleteAll)
 
-	agg, err := aggregator.New(aggregator.Options{Informers: informers.Options{Resources: []string{"podtemplates"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := agg.Registry.Add(clusters.Cluster{Name: "c2", Config: c2.AdminConfig()}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- agg.Start(ctx) }()
-	srv := httptest.NewServer(agg.Handler)
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("aggregator: %v", err)
-		}
-		srv.Close()
-	})
+	_, url := serveClusters(t, aggregator.Options{Informers: informers.Options{Resources: []string{"podtemplates"}}}, "c2")
 
 	names := []string{"fleetcache_cluster_status", "fleetcache_cached_objects", "fleetcache_events_total"}
 	expect := func(what string, objects, added, deleted int) {
@@ -83,7 +64,7 @@ fleetcache_events_total{cluster="c2",resource="podtemplates",type="DELETED"} %d
 fleetcache_events_total{cluster="c2",resource="podtemplates",type="MODIFIED"} 0
 `, objects, added, deleted)
 		testcluster.Eventually(t, 60*time.Second, what, func() (bool, string) {
-			err := testutil.ScrapeAndCompare(srv.URL+"/metrics", strings.NewReader(want), names...)
+			err := testutil.ScrapeAndCompare(url+"/metrics", strings.NewReader(want), names...)
 			return err == nil, fmt.Sprint(err)
 		})
 	}
@@ -105,13 +86,13 @@ fleetcache_events_total{cluster="c2",resource="podtemplates",type="MODIFIED"} 0
 	expect("3 pod templates added and 1 deleted", 2, 3, 1)
 
 	// The GraphQL API registers its metrics on the same registry.
-	resp, err := http.Post(srv.URL+"/graphql", "application/json", strings.NewReader(`{"query":"{ clusters { name } }"}`))
+	resp, err := http.Post(url+"/graphql", "application/json", strings.NewReader(`{"query":"{ clusters { name } }"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_ = resp.Body.Close()
 	queries := regexp.MustCompile(`(?m)^fleetcache_graphql_request_duration_seconds_count\{operation="query"\} [1-9]`)
-	resp, err = http.Get(srv.URL + "/metrics")
+	resp, err = http.Get(url + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
