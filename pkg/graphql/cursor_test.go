@@ -154,7 +154,7 @@ func FuzzPrepare(f *testing.F) {
 	s := newServer(f, fx.ix, fx.tracker, Options{DocumentCacheSize: 16})
 	f.Fuzz(func(t *testing.T, q string) {
 		doc, errs := s.prepare(q)
-		if (doc == nil) == (errs == nil) {
+		if (doc.ast == nil) == (errs == nil) {
 			t.Fatalf("prepare(%q) = %v, %v: want a document or errors", q, doc, errs)
 		}
 		for _, e := range errs {

@@ -68,7 +68,9 @@ func TestErrorCodes(t *testing.T) {
 			code: CodeValidationFailed, message: "query depth 13 exceeds the limit of 12"},
 		{name: "fragment cycle", query: `{ resources { edges { node { ...A } } } }
 			fragment A on Resource { owners { ...B } }
-			fragment B on Resource { children { ...A } }`, code: CodeValidationFailed, message: "Cannot spread fragment"},
+			fragment B on Resource { children { ...A } }`, code: CodeValidationFailed, message: "spread fragment"},
+		{name: "fragment spreading itself beside fields", query: `{ resources { edges { node { ...R ... on Resource { uid } } } } }
+			fragment R on Resource { name ...R }`, code: CodeValidationFailed, message: `cannot spread fragment "R" within itself`},
 		{name: "bracket bomb", query: strings.Repeat("{", 1<<20), code: CodeValidationFailed, message: "the query depth limit is 12"},
 		{name: "list bomb", query: `{ resources(filter: {clusters: ` + strings.Repeat("[", 5000) + `}) { totalCount } }`, code: CodeValidationFailed},
 		{name: "too many selections", query: "{ clusters { " + strings.Repeat("name ", maxSelections) + "} }", code: CodeValidationFailed,

@@ -257,7 +257,7 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, req Reques
 		s.writeResult(w, r, &Result{Errors: errs})
 		return
 	}
-	op, err := selectOperation(doc, req.OperationName)
+	op, err := selectOperation(doc.ast, req.OperationName)
 	if err != nil {
 		s.writeResult(w, r, errorResult(codeOf(err), err))
 		return
@@ -297,7 +297,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, status int, 
 }
 
 func (s *Server) write(w http.ResponseWriter, media string, status int, res *Result) {
-	body, err := json.Marshal(res)
+	body, err := res.MarshalJSON()
 	if err != nil {
 		s.opts.Logger.Error(err, "Encode GraphQL response")
 		status = http.StatusInternalServerError

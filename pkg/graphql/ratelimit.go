@@ -164,7 +164,7 @@ func (s *Server) kindOf(req Request) operationKind {
 	if errs != nil {
 		return kindQuery
 	}
-	op, err := selectOperation(doc, req.OperationName)
+	op, err := selectOperation(doc.ast, req.OperationName)
 	if err == nil && op.Operation == ast.OperationTypeSubscription {
 		return kindSubscription
 	}

@@ -371,38 +371,43 @@ func (s *Server) newSchema() (graphql.Schema, error) {
 		},
 	})
 
+	queryFields := graphql.Fields{
+		"clusters": {Type: nonNullList(cluster), Description: "Every registered cluster, by name.", Resolve: s.resolveClusters},
+		"cluster": {Type: cluster, Description: "One cluster, or null if it is not registered.",
+			Args:    graphql.FieldConfigArgument{"name": {Type: graphql.NewNonNull(graphql.String), Description: "The cluster name."}},
+			Resolve: s.resolveCluster},
+		"resource": {Type: resource, Description: "One object by its key, or null if the index does not hold it.",
+			Args: graphql.FieldConfigArgument{
+				"cluster":   {Type: graphql.NewNonNull(graphql.String), Description: "The cluster name."},
+				"kind":      {Type: graphql.NewNonNull(graphql.String), Description: `"Pod", or "Deployment.apps" outside the core group.`},
+				"namespace": {Type: graphql.String, Description: "Null or absent for cluster-scoped objects."},
+				"name":      {Type: graphql.NewNonNull(graphql.String), Description: "The object name."},
+			},
+			Resolve: s.resolveResource},
+		"resources": {Type: graphql.NewNonNull(conn), Description: "The objects matching the filter, a page at a time.",
+			Args: graphql.FieldConfigArgument{
+				"filter": {Type: resourceFilterInput, Description: "Which objects; null selects all."},
+				"first": {Type: graphql.Int, DefaultValue: s.opts.DefaultPageSize,
+					Description: "The page size, from 0 to " + strconv.Itoa(s.opts.MaxPageSize) + "."},
+				"after": {Type: graphql.String, Description: "A cursor: the page starts after its object."},
+			},
+			Resolve: s.resolveResources},
+		"facets": {Type: nonNullList(facet), Description: "How many objects matching the filter have each value of a key, most frequent first.",
+			Args: graphql.FieldConfigArgument{
+				"filter":   {Type: resourceFilterInput, Description: "Which objects to count; null selects all."},
+				"by":       {Type: graphql.NewNonNull(facetKeyEnum), Description: "What to group them by."},
+				"labelKey": {Type: graphql.String, Description: "The label key, with by: LABEL."},
+			},
+			Resolve: s.resolveFacets},
+	}
+	// Direct execution probes the root fields for their arguments.
+	for _, f := range queryFields {
+		f.Resolve = probing(f.Resolve)
+	}
 	query := graphql.NewObject(graphql.ObjectConfig{
 		Name:        "Query",
 		Description: "What runs where in every cluster, answered from fleetcache's index.",
-		Fields: graphql.Fields{
-			"clusters": {Type: nonNullList(cluster), Description: "Every registered cluster, by name.", Resolve: s.resolveClusters},
-			"cluster": {Type: cluster, Description: "One cluster, or null if it is not registered.",
-				Args:    graphql.FieldConfigArgument{"name": {Type: graphql.NewNonNull(graphql.String), Description: "The cluster name."}},
-				Resolve: s.resolveCluster},
-			"resource": {Type: resource, Description: "One object by its key, or null if the index does not hold it.",
-				Args: graphql.FieldConfigArgument{
-					"cluster":   {Type: graphql.NewNonNull(graphql.String), Description: "The cluster name."},
-					"kind":      {Type: graphql.NewNonNull(graphql.String), Description: `"Pod", or "Deployment.apps" outside the core group.`},
-					"namespace": {Type: graphql.String, Description: "Null or absent for cluster-scoped objects."},
-					"name":      {Type: graphql.NewNonNull(graphql.String), Description: "The object name."},
-				},
-				Resolve: s.resolveResource},
-			"resources": {Type: graphql.NewNonNull(conn), Description: "The objects matching the filter, a page at a time.",
-				Args: graphql.FieldConfigArgument{
-					"filter": {Type: resourceFilterInput, Description: "Which objects; null selects all."},
-					"first": {Type: graphql.Int, DefaultValue: s.opts.DefaultPageSize,
-						Description: "The page size, from 0 to " + strconv.Itoa(s.opts.MaxPageSize) + "."},
-					"after": {Type: graphql.String, Description: "A cursor: the page starts after its object."},
-				},
-				Resolve: s.resolveResources},
-			"facets": {Type: nonNullList(facet), Description: "How many objects matching the filter have each value of a key, most frequent first.",
-				Args: graphql.FieldConfigArgument{
-					"filter":   {Type: resourceFilterInput, Description: "Which objects to count; null selects all."},
-					"by":       {Type: graphql.NewNonNull(facetKeyEnum), Description: "What to group them by."},
-					"labelKey": {Type: graphql.String, Description: "The label key, with by: LABEL."},
-				},
-				Resolve: s.resolveFacets},
-		},
+		Fields:      queryFields,
 	})
 	return graphql.NewSchema(graphql.SchemaConfig{Query: query, Subscription: subscription})
 }

@@ -72,7 +72,9 @@ type Server struct {
 	docs *lru.Cache[string, *document]
 	// hits and misses count document cache lookups.
 	hits, misses atomic.Int64
-	metrics      *metrics
+	// direct counts the operations executed directly (see direct.go).
+	direct  atomic.Int64
+	metrics *metrics
 
 	// conns counts the WebSocket and SSE connections by client address.
 	conns *connections
@@ -93,6 +95,8 @@ type Server struct {
 type document struct {
 	ast  *ast.Document
 	errs []gqlerrors.FormattedError
+	// plans holds a *directOp per operation of ast that was executed.
+	plans sync.Map
 }
 
 // New returns a Server reading ix and h.
@@ -174,6 +178,8 @@ type Result struct {
 
 	// selections order the fields of Data as the query does.
 	selections *selections
+	// data, when not nil, is Data encoded: direct execution writes it.
+	data []byte
 	// encoded, when not nil, is the result encoded: results shared by
 	// several subscriptions are encoded once.
 	encoded []byte
@@ -188,32 +194,59 @@ type jsonError struct {
 	Extensions map[string]any            `json:"extensions,omitempty"`
 }
 
-// MarshalJSON renders the result as a GraphQL response.
+// MarshalJSON renders the result as a GraphQL response: "data" (if
+// execution started), "errors" and "extensions" (if any). Its output is
+// compact JSON that callers may write as it is, without encoding/json
+// checking it again.
 func (r *Result) MarshalJSON() ([]byte, error) {
 	if r.encoded != nil {
 		return r.encoded, nil
 	}
-	var out struct {
-		Data       json.RawMessage `json:"data,omitempty"`
-		Errors     []jsonError     `json:"errors,omitempty"`
-		Extensions map[string]any  `json:"extensions,omitempty"`
-	}
-	out.Extensions = r.Extensions
+	b := make([]byte, 0, len(r.data)+64)
+	b = append(b, '{')
 	if r.Executed {
-		var err error
-		if r.selections != nil && r.Data != nil {
-			out.Data, err = r.selections.orderedData(r.Data)
-		} else {
-			out.Data, err = json.Marshal(r.Data)
+		data := r.data
+		if data == nil {
+			var err error
+			if r.selections != nil && r.Data != nil {
+				data, err = r.selections.orderedData(r.Data)
+			} else {
+				data, err = json.Marshal(r.Data)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("encode data: %w", err)
+			}
 		}
-		if err != nil {
-			return nil, fmt.Errorf("encode data: %w", err)
+		b = append(append(b, `"data":`...), data...)
+	}
+	if len(r.Errors) > 0 {
+		errs := make([]jsonError, 0, len(r.Errors))
+		for _, e := range r.Errors {
+			errs = append(errs, jsonError{Message: e.Message, Locations: e.Locations, Path: e.Path, Extensions: e.Extensions})
+		}
+		if err := appendMember(&b, "errors", errs); err != nil {
+			return nil, err
 		}
 	}
-	for _, e := range r.Errors {
-		out.Errors = append(out.Errors, jsonError{Message: e.Message, Locations: e.Locations, Path: e.Path, Extensions: e.Extensions})
+	if len(r.Extensions) > 0 {
+		if err := appendMember(&b, "extensions", r.Extensions); err != nil {
+			return nil, err
+		}
 	}
-	return json.Marshal(out)
+	return append(b, '}'), nil
+}
+
+// appendMember appends "name":v to the JSON object *b is writing.
+func appendMember(b *[]byte, name string, v any) error {
+	enc, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", name, err)
+	}
+	if len(*b) > 1 {
+		*b = append(*b, ',')
+	}
+	*b = append(append(append(append(*b, '"'), name...), `":`...), enc...)
+	return nil
 }
 
 // errorResult is a result that failed before execution.
@@ -230,7 +263,7 @@ func (s *Server) Execute(ctx context.Context, req Request) *Result {
 	if errs != nil {
 		return &Result{Errors: errs}
 	}
-	op, err := s.operation(doc, req.OperationName)
+	op, err := s.operation(doc.ast, req.OperationName)
 	if err != nil {
 		return errorResult(codeOf(err), err)
 	}
@@ -247,17 +280,17 @@ func (s *Server) Execute(ctx context.Context, req Request) *Result {
 // GRAPHQL_VALIDATION_FAILED for documents that do not fit the schema or nest
 // deeper than the limits. Documents come from the cache when they can; the
 // document and the errors are shared, and must not be modified.
-func (s *Server) prepare(query string) (*ast.Document, []gqlerrors.FormattedError) {
+func (s *Server) prepare(query string) (*document, []gqlerrors.FormattedError) {
 	if d, ok := s.docs.Get(query); ok {
 		s.hits.Add(1)
-		return d.ast, d.errs
+		return d, d.errs
 	}
 	s.misses.Add(1)
 	d := s.parseAndValidate(query)
 	if len(query) <= maxCachedQuery {
 		s.docs.Add(query, d)
 	}
-	return d.ast, d.errs
+	return d, d.errs
 }
 
 func (s *Server) parseAndValidate(query string) (d *document) {
@@ -287,6 +320,9 @@ func (s *Server) parseAndValidate(query string) (d *document) {
 	if n := countSelections(doc, maxSelections); n > maxSelections {
 		return &document{errs: []gqlerrors.FormattedError{formatted(CodeValidationFailed,
 			fmt.Errorf("document has more than %d selections", maxSelections))}}
+	}
+	if err := checkFragmentCycles(doc); err != nil {
+		return &document{errs: []gqlerrors.FormattedError{formatted(CodeValidationFailed, err)}}
 	}
 	regular, introspection := depthOf(doc)
 	var errs []gqlerrors.FormattedError
@@ -374,9 +410,40 @@ func codeOf(err error) string {
 	return CodeInternal
 }
 
-// execute runs op of doc with the variables within Options.Timeout.
-func (s *Server) execute(ctx context.Context, doc *ast.Document, op *ast.OperationDefinition, vars map[string]any) *Result {
-	return s.executeRoot(ctx, doc, op, vars, nil, newSelections(doc, op))
+// execute runs the query or mutation op of doc with the variables within
+// Options.Timeout: directly when it can (see direct.go), else with
+// graphql-go.
+func (s *Server) execute(ctx context.Context, doc *document, op *ast.OperationDefinition, vars map[string]any) *Result {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	defer cancel()
+	if p := s.planFor(doc, op, vars); p != nil {
+		if args, ok := s.rootArgs(ctx, doc.ast, op, vars, p); ok {
+			if data := s.runPlanWithin(ctx, p, args); data != nil {
+				s.direct.Add(1)
+				return &Result{Data: json.RawMessage(data), Executed: true, data: data}
+			}
+		}
+	}
+	return s.executeRoot(ctx, doc.ast, op, vars, nil, newSelections(doc.ast, op))
+}
+
+// runPlanWithin runs p until ctx ends: nil if it failed or ctx ended
+// first. A resolver may be slow to return (a long index read); as
+// graphql-go's executor does, the request does not wait for it past its
+// deadline, and the plan's goroutine ends on its own, its resolvers
+// checking ctx before each index read.
+func (s *Server) runPlanWithin(ctx context.Context, p *plan, args map[string]map[string]any) []byte {
+	done := make(chan []byte, 1)
+	go func() {
+		data, _ := s.runPlan(ctx, p, nil, args)
+		done <- data
+	}()
+	select {
+	case data := <-done:
+		return data
+	case <-ctx.Done():
+		return nil
+	}
 }
 
 // executeRoot runs op of doc with the variables and the root value within
@@ -434,4 +501,66 @@ func checkVariableTypes(doc *ast.Document) error {
 		}
 	}
 	return nil
+}
+
+// checkFragmentCycles reports a fragment that spreads itself, directly or
+// through others. Validation rejects such documents too, but graphql-go's
+// OverlappingFieldsCanBeMerged rule runs first and recurses without end on
+// some of them: a stack overflow, which no recover catches.
+func checkFragmentCycles(doc *ast.Document) error {
+	spreads := map[string][]string{} // by fragment name; duplicates merged
+	for _, d := range doc.Definitions {
+		if f, ok := d.(*ast.FragmentDefinition); ok && f.Name != nil {
+			spreads[f.Name.Value] = appendSpreads(spreads[f.Name.Value], f.SelectionSet)
+		}
+	}
+	const (
+		visiting = 1
+		done     = 2
+	)
+	state := map[string]int{}
+	var visit func(name string) error
+	visit = func(name string) error {
+		switch state[name] {
+		case visiting:
+			return fmt.Errorf("cannot spread fragment %q within itself", name)
+		case done:
+			return nil
+		}
+		state[name] = visiting
+		for _, next := range spreads[name] {
+			if err := visit(next); err != nil {
+				return err
+			}
+		}
+		state[name] = done
+		return nil
+	}
+	for name := range spreads {
+		if err := visit(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendSpreads appends the names of the fragments set spreads, at any
+// depth, to names.
+func appendSpreads(names []string, set *ast.SelectionSet) []string {
+	if set == nil {
+		return names
+	}
+	for _, sel := range set.Selections {
+		switch s := sel.(type) {
+		case *ast.Field:
+			names = appendSpreads(names, s.SelectionSet)
+		case *ast.InlineFragment:
+			names = appendSpreads(names, s.SelectionSet)
+		case *ast.FragmentSpread:
+			if s.Name != nil {
+				names = append(names, s.Name.Value)
+			}
+		}
+	}
+	return names
 }

@@ -170,7 +170,7 @@ func (s *Server) isMutation(req Request) bool {
 	if errs != nil {
 		return false
 	}
-	op, err := selectOperation(doc, req.OperationName)
+	op, err := selectOperation(doc.ast, req.OperationName)
 	return err == nil && op.Operation == ast.OperationTypeMutation
 }
 

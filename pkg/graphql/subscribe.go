@@ -50,32 +50,83 @@ type operation struct {
 	op    *ast.OperationDefinition
 	vars  map[string]any
 	sel   *selections
+	// plan executes the operation's payloads directly; nil when graphql-go
+	// does (see direct.go).
+	plan *plan
 }
 
-// probe is the root value of the one execution of a subscription's
-// operation that Subscribe runs to coerce the root field's arguments: the
-// root field's resolver records them and stops there. The execution may
-// outlive a timeout: mu guards the record.
+// payload executes o with root (an event) as the root value: directly
+// when it can, else with graphql-go, which reports what went wrong.
+func (s *Server) payload(ctx context.Context, o *operation, root any) *Result {
+	if o.plan != nil {
+		// The root field's arguments (filter, since) are not read for an
+		// event: the root resolver returns the event.
+		if data, ok := s.runPlan(ctx, o.plan, root, nil); ok {
+			return &Result{Data: json.RawMessage(data), Executed: true, data: data}
+		}
+	}
+	return s.executeRoot(ctx, o.doc, o.op, o.vars, root, o.sel)
+}
+
+// probe is the root value of an execution that graphql-go runs only to
+// coerce the root fields' arguments: each root field's resolver records
+// them, by response key, and stops there. Subscribe probes a
+// subscription's one field; direct execution probes a query's (see
+// direct.go). The execution may outlive a timeout: mu guards the record.
 type probe struct {
-	mu    sync.Mutex
+	mu     sync.Mutex
+	fields map[string]probed
+	// vars are the operation's variables as graphql-go coerced them.
+	vars map[string]any
+}
+
+// probed is what a probe recorded of one root field.
+type probed struct {
 	field string
 	args  map[string]any
 }
 
-func (p *probe) record(field string, args map[string]any) {
+func (p *probe) record(info graphql.ResolveInfo, args map[string]any) {
+	key := info.FieldName
+	if info.Path != nil {
+		if k, ok := info.Path.Key.(string); ok {
+			key = k
+		}
+	}
 	p.mu.Lock()
-	p.field, p.args = field, args
+	if p.fields == nil {
+		p.fields = map[string]probed{}
+	}
+	p.fields[key] = probed{field: info.FieldName, args: args}
+	p.vars = info.VariableValues
 	p.mu.Unlock()
 }
 
-func (p *probe) recorded() (string, map[string]any) {
+// recorded returns what was recorded: the root fields by response key,
+// and the coerced variables (nil if no root field was resolved).
+func (p *probe) recorded() (map[string]probed, map[string]any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.field, p.args
+	return p.fields, p.vars
+}
+
+// probing lets a probe record a root field's arguments instead of
+// resolving the field.
+func probing(fn graphql.FieldResolveFn) graphql.FieldResolveFn {
+	return func(p graphql.ResolveParams) (any, error) {
+		if pr, ok := p.Source.(*probe); ok {
+			pr.record(p.Info, p.Args)
+			return nil, errProbed
+		}
+		return fn(p)
+	}
 }
 
 // errProbed stops a probe execution; its code keeps it out of the logs.
-var errProbed = newCodedError("PROBED", errors.New("probed"))
+var errProbed = newCodedError(codeProbed, errors.New("probed"))
+
+// codeProbed is the code of errProbed.
+const codeProbed = "PROBED"
 
 // resolveSubscriptionRoot resolves resourceEvents and clusterHealth to the
 // root value of their execution: the event. Outside a subscription, there
@@ -83,7 +134,7 @@ var errProbed = newCodedError("PROBED", errors.New("probed"))
 func resolveSubscriptionRoot(p graphql.ResolveParams) (any, error) {
 	switch src := p.Source.(type) {
 	case *probe:
-		src.record(p.Info.FieldName, p.Args)
+		src.record(p.Info, p.Args)
 		return nil, errProbed
 	case *resourceEvent:
 		if p.Info.FieldName == "resourceEvents" {
@@ -140,7 +191,7 @@ func (s *Server) Subscribe(ctx context.Context, req Request) (*Subscription, *Re
 	if errs != nil {
 		return nil, &Result{Errors: errs}
 	}
-	op, err := s.operation(doc, req.OperationName)
+	op, err := s.operation(doc.ast, req.OperationName)
 	if err != nil {
 		return nil, errorResult(codeOf(err), err)
 	}
@@ -157,7 +208,8 @@ func (s *Server) Subscribe(ctx context.Context, req Request) (*Subscription, *Re
 }
 
 // subscribe starts the subscription operation op of doc.
-func (s *Server) subscribe(ctx context.Context, req Request, doc *ast.Document, op *ast.OperationDefinition) (*Subscription, *Result) {
+func (s *Server) subscribe(ctx context.Context, req Request, d *document, op *ast.OperationDefinition) (*Subscription, *Result) {
+	doc := d.ast
 	w := depthWalker{fragments: fragmentsOf(doc)}
 	roots := w.rootFields(op.SelectionSet, map[string]bool{})
 	if len(roots) != 1 || roots[0].Name == nil || strings.HasPrefix(roots[0].Name.Value, "__") {
@@ -166,7 +218,16 @@ func (s *Server) subscribe(ctx context.Context, req Request, doc *ast.Document, 
 	o := &operation{query: req.Query, doc: doc, op: op, vars: req.Variables, sel: newSelections(doc, op)}
 	pr := &probe{}
 	res := s.executeRoot(ctx, doc, op, req.Variables, pr, o.sel)
-	field, args := pr.recorded()
+	if len(res.Errors) == 1 && code(res.Errors[0]) == codeProbed {
+		// The variables coerce: plan with them.
+		o.plan = s.planFor(d, op, req.Variables)
+	}
+	var field string
+	var args map[string]any
+	fields, _ := pr.recorded()
+	for _, f := range fields { // one at most
+		field, args = f.field, f.args
+	}
 	switch field {
 	case "resourceEvents":
 		return s.subscribeResources(ctx, o, roots[0], args)
@@ -462,10 +523,10 @@ func (r *resourceSub) deliver(d *delivery, shared bool) *Result {
 		if r.user != nil {
 			ctx = authn.WithUser(ctx, r.user)
 		}
-		res := r.s.executeRoot(ctx, r.op.doc, r.op.op, r.op.vars, &d.ev, r.op.sel)
+		res := r.s.payload(ctx, r.op, &d.ev)
 		res.Extensions = map[string]any{"cursor": encodeRevisionCursor(r.s.ix.Epoch(), d.ev.revision)}
 		if shared {
-			if b, err := json.Marshal(res); err == nil {
+			if b, err := res.MarshalJSON(); err == nil {
 				res.encoded = b
 			}
 		}
@@ -517,7 +578,7 @@ func (h *healthSub) next(ctx context.Context) (*Result, error) {
 				ctx = authn.WithUser(ctx, h.user)
 				u.status = h.s.redactHealth(ctx, u.status)
 			}
-			return h.s.executeRoot(ctx, h.op.doc, h.op.op, h.op.vars, u, h.op.sel), nil
+			return h.s.payload(ctx, h.op, u), nil
 		}
 		if !h.started {
 			statuses, v := h.s.health.Clusters()

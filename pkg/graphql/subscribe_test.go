@@ -644,7 +644,7 @@ func TestSubscribeRequests(t *testing.T) {
 	if errs != nil {
 		t.Fatal(errs)
 	}
-	op, err := s.operation(doc, "")
+	op, err := s.operation(doc.ast, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,160 @@
+package graphql
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// directCases are operations over the fixture, each with whether direct
+// execution answers it. Those it does not answer (errors, introspection)
+// are graphql-go's, which must then answer alone.
+var directCases = []struct {
+	name   string
+	query  string
+	vars   map[string]any
+	opName string
+	direct bool
+}{
+	{name: "clusters", direct: true, query: `{ clusters { name status lastSyncTime lastEventTime objectCount message
+		resources { resource kind status objectCount lastError } } }`},
+	{name: "cluster", direct: true, query: `{ c1: cluster(name: "c1") { name status } none: cluster(name: "none") { name } }`},
+	{name: "resource by key", direct: true, query: `{ resource(cluster: "c1", kind: "ConfigMap", namespace: "web", name: "settings") {
+		cluster resource apiVersion kind namespace name uid resourceVersion labels annotations creationTimestamp object } }`},
+	{name: "cluster-scoped resource", direct: true, query: `{ resource(cluster: "c2", kind: "Namespace", name: "web") { namespace name labels } }`},
+	{name: "missing resource", direct: true, query: `{ resource(cluster: "c2", kind: "Pod", namespace: "web", name: "none") { name } }`},
+	{name: "page with filter", direct: true, query: `{ resources(filter: {namespaces: ["web"], labelSelector: "app=web,tier in (fe,be),!canary"}, first: 3) {
+		totalCount revision staleClusters pageInfo { hasNextPage endCursor } edges { cursor node { cluster kind name } } } }`},
+	{name: "owners and children", direct: true, query: `{
+		d: resources(filter: {clusters: "c1", kinds: "Deployment.apps"}) { edges { node { name children { kind name children { name owners { name } } } } } }
+		p: resources(filter: {ownerUid: "uid-c1-replicasets.apps-web-web-abc"}) { totalCount edges { node { name owners { kind name owners { name } } } } } }`},
+	{name: "facets", direct: true, query: `{
+		byCluster: facets(by: CLUSTER) { value count }
+		byLabel: facets(by: LABEL, labelKey: "app", filter: {namespaces: ["web"]}) { value count }
+		byKind: facets(by: KIND) { value count }
+		byNamespace: facets(by: NAMESPACE, filter: {clusters: ["c1", "c2"]}) { count value } }`},
+	{name: "typename", direct: true, query: `{ __typename resources(first: 1) { __typename edges { __typename node { __typename name } } }
+		clusters { t: __typename } }`},
+	{name: "merged fields", direct: true, query: `{ resources(first: 2) { edges { node { name } } edges { cursor node { kind name } } totalCount } }`},
+	{name: "fragments", direct: true, query: `query { resources(first: 4) { ...Conn } }
+		fragment Conn on ResourceConnection { edges { node { ...R ... on Resource { uid } ... on Resource { kind } } } pageInfo { ...P } }
+		fragment R on Resource { name ...R2 }
+		fragment R2 on Resource { namespace labels }
+		fragment P on PageInfo { endCursor hasNextPage }`},
+	{name: "literal directives", direct: true, query: `{ clusters { name @skip(if: true) status @include(if: false) message @include(if: true)
+		objectCount @skip(if: false) @include(if: true) ... on Cluster @skip(if: true) { lastSyncTime } ... on Cluster @include(if: true) { lastEventTime } } }`},
+	{name: "variables", direct: true, query: `query($f: ResourceFilter, $n: Int = 2, $after: String, $skip: Boolean!) {
+		resources(filter: $f, first: $n, after: $after) { totalCount edges { node { name @skip(if: $skip) kind } } } }`,
+		vars: map[string]any{"f": map[string]any{"clusters": "c1", "labelSelector": "app=web"}, "skip": false}},
+	{name: "variables skipping", direct: true, query: `query($f: ResourceFilter, $n: Int = 2, $after: String, $skip: Boolean!) {
+		resources(filter: $f, first: $n, after: $after) { totalCount edges { node { name @skip(if: $skip) kind } } } }`,
+		vars: map[string]any{"n": 1, "skip": true}},
+	{name: "null variable with a default", direct: true, query: `query($n: Int = 2) { resources(first: $n) { edges { node { name } } } }`,
+		vars: map[string]any{"n": nil}},
+	{name: "directive variable default", direct: true, query: `query($show: Boolean = true) { clusters { name @include(if: $show) status } }`},
+	{name: "variables in literals", direct: true, query: `query($c: String!, $ns: [String!]) {
+		resources(filter: {clusters: [$c], namespaces: $ns, nameContains: "web"}) { totalCount edges { node { cluster namespace name } } } }`,
+		vars: map[string]any{"c": "c2", "ns": "web"}},
+	{name: "enum variable", direct: true, query: `query($by: FacetKey!) { facets(by: $by) { value count } }`, vars: map[string]any{"by": "NAMESPACE"}},
+	{name: "operation name", direct: true, opName: "Two", query: `query One { clusters { name } } query Two { cluster(name: "c3") { name status message } }`},
+	{name: "first zero", direct: true, query: `{ resources(first: 0) { totalCount pageInfo { hasNextPage endCursor } edges { cursor } } }`},
+
+	{name: "negative first", query: `{ resources(first: -1) { totalCount } }`},
+	{name: "bad selector", query: `{ resources(filter: {labelSelector: "app in (web"}) { totalCount } }`},
+	{name: "bad cursor", query: `{ resources(after: "garbage") { totalCount } }`},
+	{name: "bad variable", query: `query($n: Int) { resources(first: $n) { totalCount } }`, vars: map[string]any{"n": "many"}},
+	{name: "missing variable", query: `query($skip: Boolean!) { clusters { name @skip(if: $skip) } }`},
+	{name: "introspection", query: `{ __schema { queryType { name } } }`},
+	{name: "type introspection", query: `{ __type(name: "Resource") { name } clusters { name } }`},
+	{name: "error after partial data", query: `{ clusters { name } resources(first: 2000) { totalCount } }`},
+}
+
+// TestDirectExecution checks that direct execution answers what it should
+// and writes exactly what graphql-go would: the same JSON, token for
+// token, in the same order.
+func TestDirectExecution(t *testing.T) {
+	f := newFixture(t)
+	s := newServer(t, f.ix, f.tracker, Options{})
+	for _, tc := range directCases {
+		t.Run(tc.name, func(t *testing.T) {
+			for i := range 2 { // the second time from the cached plan
+				before := s.direct.Load()
+				got := s.Execute(t.Context(), Request{Query: tc.query, Variables: tc.vars, OperationName: tc.opName})
+				if direct := s.direct.Load() > before; direct != tc.direct {
+					t.Fatalf("run %d: executed directly %v, want %v; result %s", i, direct, tc.direct, mustJSON(t, got))
+				}
+				want := executeWithGraphQLGo(t, s, tc.query, tc.vars, tc.opName)
+				if diff := cmp.Diff(jsonTokens(t, mustJSON(t, want)), jsonTokens(t, mustJSON(t, got))); diff != "" {
+					t.Fatalf("run %d: direct execution differs from graphql-go (-graphql-go +direct):\n%s", i, diff)
+				}
+				if tc.direct && len(got.Errors) > 0 {
+					t.Fatalf("errors: %v", got.Errors)
+				}
+			}
+		})
+	}
+}
+
+// executeWithGraphQLGo runs a query with graphql-go alone, as Execute did
+// before direct execution.
+func executeWithGraphQLGo(t testing.TB, s *Server, query string, vars map[string]any, opName string) *Result {
+	t.Helper()
+	doc, errs := s.prepare(query)
+	if errs != nil {
+		return &Result{Errors: errs}
+	}
+	op, err := s.operation(doc.ast, opName)
+	if err != nil {
+		return errorResult(codeOf(err), err)
+	}
+	return s.executeRoot(t.Context(), doc.ast, op, vars, nil, newSelections(doc.ast, op))
+}
+
+// jsonTokens returns the tokens of a JSON text, in order: two texts with
+// the same tokens differ only in spacing and escapes.
+func jsonTokens(t testing.TB, b []byte) []string {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var out []string
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		out = append(out, fmt.Sprintf("%T %v", tok, tok))
+	}
+}
+
+// FuzzDirect runs any document and variables both ways: whenever direct
+// execution answers, graphql-go must give the same answer, errors
+// included.
+func FuzzDirect(f *testing.F) {
+	for _, tc := range directCases {
+		f.Add(tc.query, string(mustJSON(f, tc.vars)), tc.opName)
+	}
+	fx := newFixture(f)
+	s := newServer(f, fx.ix, fx.tracker, Options{DocumentCacheSize: 16})
+	f.Fuzz(func(t *testing.T, query, vars, opName string) {
+		var v map[string]any
+		if json.Unmarshal([]byte(vars), &v) != nil {
+			v = nil
+		}
+		before := s.direct.Load()
+		got := s.Execute(t.Context(), Request{Query: query, Variables: v, OperationName: opName})
+		if s.direct.Load() == before {
+			return
+		}
+		want := executeWithGraphQLGo(t, s, query, v, opName)
+		if diff := cmp.Diff(jsonTokens(t, mustJSON(t, want)), jsonTokens(t, mustJSON(t, got))); diff != "" {
+			t.Fatalf("direct execution differs from graphql-go (-graphql-go +direct):\n%s", diff)
+		}
+	})
+}
