@@ -77,8 +77,9 @@ type Options struct {
 	// WebSocket and a comment line on an SSE stream, so that idle
 	// connections survive proxies' idle timeouts. Default 12s.
 	KeepAliveInterval time.Duration
-	// WriteTimeout bounds each write to a WebSocket or an SSE stream: a
-	// client that does not take a message within it is disconnected.
+	// WriteTimeout bounds each write to a WebSocket (of the messages that
+	// waited, sent together) or an SSE stream: a client that does not take
+	// them within it is disconnected.
 	// Default 10s.
 	WriteTimeout time.Duration
 	// Authenticator authenticates every request, WebSocket and event

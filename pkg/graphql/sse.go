@@ -3,7 +3,6 @@ package graphql
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -183,11 +182,13 @@ type sseStream struct {
 	buf     bytes.Buffer
 }
 
-// next writes a "next" event carrying res.
+// next writes a "next" event carrying res: the bytes of res.MarshalJSON as
+// they are (shared results hold them encoded already; json.Marshal would
+// copy and re-validate them).
 func (st *sseStream) next(res *Result) error {
-	data, err := json.Marshal(res)
+	data, err := res.MarshalJSON()
 	if err != nil {
-		data, _ = json.Marshal(errorResult(CodeInternal, errors.New("cannot encode the result")))
+		data, _ = errorResult(CodeInternal, errors.New("cannot encode the result")).MarshalJSON()
 	}
 	st.buf.Reset()
 	st.buf.WriteString("event: next\n")

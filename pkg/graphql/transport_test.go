@@ -150,8 +150,34 @@ func produceUntil(t *testing.T, ix *index.Index, fast *wsClient, max int, done f
 // 1013 once its subscription's buffer overflows, after the events that
 // were on their way, in order; another subscriber goes on.
 func TestWebSocketSlowConsumer(t *testing.T) {
+	r := runSlowConsumer(t, Options{SubscriptionBuffer: 8})
+	if st := websocket.CloseStatus(r.end); st != websocket.StatusTryAgainLater {
+		t.Fatalf("slow client: %v, want close 1013", r.end)
+	}
+	// The other subscriber goes on.
+	r.ix.Upsert(version(t, "c1", "ns", "after", "1", nil))
+	if events, _ := r.fast.nextEvents("fast", 1); events[0] != "ADDED after" {
+		t.Errorf("the fast subscriber got %v", events)
+	}
+}
+
+// slowConsumer is what runSlowConsumer saw.
+type slowConsumer struct {
+	ix   *index.Index
+	fast *wsClient
+	// end is how the slow client's connection ended.
+	end error
+}
+
+// runSlowConsumer serves two WebSocket clients subscribed to the same
+// events, a slow one over small socket buffers, which reads nothing, and a
+// fast one, and makes changes until the slow one's subscription is gone
+// (produceUntil). Then the slow client reads: it must get a prefix of the
+// changes, in order, before its connection ends.
+func runSlowConsumer(t *testing.T, opts Options) slowConsumer {
+	t.Helper()
 	ix := index.New(index.Options{})
-	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{SubscriptionBuffer: 8})
+	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), opts)
 	endpoint, client := smallBuffers(t, router(s))
 	since := map[string]any{"since": epochCursor(s, ix.Revision())}
 	slow := dialWSWith(t, endpoint, &websocket.DialOptions{Subprotocols: []string{subprotocolTransportWS}, HTTPClient: client})
@@ -165,13 +191,13 @@ func TestWebSocketSlowConsumer(t *testing.T) {
 	// The slow client reads nothing while the changes come.
 	want := produceUntil(t, ix, fast, 20000, func() bool { return s.hub.members() == 1 })
 
-	// Now it reads: the events that were on their way, then the close.
+	// Now it reads: the events that were on their way, then the end.
 	var got []string
-	var closeErr error
+	var end error
 	for {
 		m, err := slow.readErr()
 		if err != nil {
-			closeErr = err
+			end = err
 			break
 		}
 		if m.Type != msgNext || m.ID != "slow" {
@@ -180,18 +206,11 @@ func TestWebSocketSlowConsumer(t *testing.T) {
 		e, _ := slow.payloadOf(m).event(t)
 		got = append(got, e)
 	}
-	if st := websocket.CloseStatus(closeErr); st != websocket.StatusTryAgainLater {
-		t.Fatalf("slow client: %v, want close 1013", closeErr)
-	}
 	if len(got) == 0 || !cmp.Equal(got, want[:len(got)]) {
-		t.Errorf("the slow client got %d events before the close, want a prefix of the %d changes: %v", len(got), len(want), got)
+		t.Errorf("the slow client got %d events before the end, want a prefix of the %d changes: %v", len(got), len(want), got)
 	}
-	t.Logf("the slow client got %d of %d events, then %v", len(got), len(want), closeErr)
-	// The other subscriber goes on.
-	ix.Upsert(version(t, "c1", "ns", "after", "1", nil))
-	if events, _ := fast.nextEvents("fast", 1); events[0] != "ADDED after" {
-		t.Errorf("the fast subscriber got %v", events)
-	}
+	t.Logf("the slow client got %d of %d events, then %v", len(got), len(want), end)
+	return slowConsumer{ix: ix, fast: fast, end: end}
 }
 
 func (c *wsClient) payloadOf(m wsIn) payload {

@@ -56,8 +56,13 @@ const (
 
 // wsOutboxSize is how many encoded messages may wait for a connection's
 // writer. Operations block when it is full: the subscriptions' own buffers
-// (Options.SubscriptionBuffer) then fill, and overflow ends them.
-const wsOutboxSize = 16
+// (Options.SubscriptionBuffer) then fill, and overflow ends them. The writer
+// sends what waits in batches, so a deeper outbox means fewer writes.
+const wsOutboxSize = 64
+
+// wsBatchBytes bounds the bytes of a batch the writer holds back to send
+// in one write (a batch has at least one message).
+const wsBatchBytes = 64 << 10
 
 // maxOperationID bounds the length of an operation id, which the server
 // keeps while the operation runs (clients send UUIDs or counters).
@@ -168,7 +173,8 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	// Accept refuses (403) an Origin that is neither the request's host nor
 	// allowed.
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{subprotocolTransportWS},
+	hj := &corkHijacker{ResponseWriter: w}
+	c, err := websocket.Accept(hj, r, &websocket.AcceptOptions{Subprotocols: []string{subprotocolTransportWS},
 		OriginPatterns: originPatterns(s.opts.AllowedOrigins)})
 	if err != nil {
 		// Accept answered the request.
@@ -184,6 +190,7 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	wc := newWSConn(s, c, r.Context(), log)
 	wc.addr = clientAddress(r)
 	wc.user = user
+	wc.cork = hj.conn
 	wc.run()
 }
 
@@ -195,11 +202,15 @@ type wsConn struct {
 	s   *Server
 	c   *websocket.Conn
 	log klog.Logger
+	// cork is c's connection, which the writer corks to send a batch of
+	// messages in one write; nil: one write per message.
+	cork *corkConn
 	// addr is the client's address, for Options.RateLimit.
 	addr string
 
 	// ctx is the connection's: canceled when it ends. Reads and writes use
-	// it; canceling it during one closes the socket at once.
+	// it (writes to cork, its deadline instead); canceling it during one
+	// closes the socket at once.
 	ctx    context.Context
 	cancel context.CancelFunc
 	// opsCtx is the operations': canceled when the connection ends or
@@ -208,7 +219,7 @@ type wsConn struct {
 	cancelOps context.CancelFunc
 
 	// out holds encoded messages for the writer.
-	out chan []byte
+	out chan wsEncoded
 	// closing is closed when a close is requested; code and reason say how.
 	closing     chan struct{}
 	closeOnce   sync.Once
@@ -233,7 +244,7 @@ type wsOperation struct{ cancel context.CancelFunc }
 func newWSConn(s *Server, c *websocket.Conn, parent context.Context, log klog.Logger) *wsConn {
 	wc := &wsConn{
 		s: s, c: c, log: log,
-		out:          make(chan []byte, wsOutboxSize),
+		out:          make(chan wsEncoded, wsOutboxSize),
 		closing:      make(chan struct{}),
 		initReceived: make(chan struct{}),
 		ops:          map[string]*wsOperation{},
@@ -250,6 +261,8 @@ func (wc *wsConn) run() {
 	writer.Go(wc.writeLoop)
 	wc.readLoop()
 	wc.cancel()
+	// The writer may wait in a write that ctx does not bound (see write).
+	_ = wc.c.CloseNow()
 	wc.wg.Wait()
 	writer.Wait()
 }
@@ -437,6 +450,7 @@ func (wc *wsConn) forget(id string, op *wsOperation) bool {
 func (wc *wsConn) runOperation(ctx context.Context, id string, op *wsOperation, req Request) {
 	defer op.cancel()
 	defer wc.forget(id, op)
+	next := nextPrefix(id)
 	sub, res := wc.s.Subscribe(ctx, req)
 	if sub == nil {
 		if res == nil {
@@ -446,7 +460,7 @@ func (wc *wsConn) runOperation(ctx context.Context, id string, op *wsOperation, 
 			wc.finish(ctx, id, op, wsOut{ID: id, Type: msgError, Payload: errorList(res.Errors)})
 			return
 		}
-		if wc.send(ctx, wsOut{ID: id, Type: msgNext, Payload: res}) {
+		if wc.sendNext(ctx, id, next, res) {
 			wc.finish(ctx, id, op, wsOut{ID: id, Type: msgComplete})
 		}
 		return
@@ -457,7 +471,7 @@ func (wc *wsConn) runOperation(ctx context.Context, id string, op *wsOperation, 
 		res, err := sub.Next(ctx)
 		switch {
 		case err == nil:
-			if !wc.send(ctx, wsOut{ID: id, Type: msgNext, Payload: res}) {
+			if !wc.sendNext(ctx, id, next, res) {
 				return
 			}
 		case errors.Is(err, io.EOF):
@@ -501,19 +515,68 @@ func (wc *wsConn) finish(ctx context.Context, id string, op *wsOperation, last w
 func (wc *wsConn) send(ctx context.Context, m wsOut) bool {
 	msg, err := json.Marshal(m)
 	if err != nil {
-		wc.log.Error(err, "Encode a WebSocket message", "type", m.Type, "id", m.ID)
-		wc.requestClose(closeInternal, "Internal server error")
+		wc.encodingFailed(err, m.Type, m.ID)
 		return false
 	}
+	return wc.queue(ctx, wsEncoded{head: msg})
+}
+
+// sendNext queues a next message carrying res: next (see nextPrefix), then
+// the bytes of res.MarshalJSON as they are (shared results hold them
+// encoded already; json.Marshal would copy and re-validate them).
+func (wc *wsConn) sendNext(ctx context.Context, id string, next []byte, res *Result) bool {
+	payload, err := res.MarshalJSON()
+	if err != nil {
+		wc.encodingFailed(err, msgNext, id)
+		return false
+	}
+	return wc.queue(ctx, wsEncoded{head: next, body: payload})
+}
+
+// nextPrefix returns the start of operation id's next messages, up to
+// their payload.
+func nextPrefix(id string) []byte {
+	quoted, _ := json.Marshal(id) // a string always encodes
+	return fmt.Appendf(nil, `{"id":%s,"type":%q,"payload":`, quoted, msgNext)
+}
+
+// encodingFailed closes the connection with 4500.
+func (wc *wsConn) encodingFailed(err error, typ, id string) {
+	wc.log.Error(err, "Encode a WebSocket message", "type", typ, "id", id)
+	wc.requestClose(closeInternal, "Internal server error")
+}
+
+// queue queues m for the writer; false if ctx ended first.
+func (wc *wsConn) queue(ctx context.Context, m wsEncoded) bool {
 	if ctx.Err() != nil {
 		return false
 	}
 	select {
-	case wc.out <- msg:
+	case wc.out <- m:
 		return true
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// wsEncoded is a message for the writer: head, then, unless body is nil,
+// body and a closing brace (a next message: its start, its payload). body
+// may be shared with other connections: it is never modified.
+type wsEncoded struct{ head, body []byte }
+
+func (m wsEncoded) len() int {
+	if m.body == nil {
+		return len(m.head)
+	}
+	return len(m.head) + len(m.body) + 1
+}
+
+// bytes returns the message, assembled in buf if it has a body.
+func (m wsEncoded) bytes(buf []byte) []byte {
+	if m.body == nil {
+		return m.head
+	}
+	return append(append(append(buf[:0], m.head...), m.body...), '}')
 }
 
 // writeLoop writes the queued messages, a ping every KeepAliveInterval,
@@ -529,7 +592,10 @@ func (wc *wsConn) writeLoop() {
 	keepAlive := time.NewTicker(opts.KeepAliveInterval)
 	defer keepAlive.Stop()
 	stopped := wc.s.stopped.Done()
-	ping := []byte(`{"type":"ping"}`)
+	ping := wsEncoded{head: []byte(`{"type":"ping"}`)}
+	// batch and buf are reused from one batch to the next.
+	var batch []wsEncoded
+	var buf []byte
 	for {
 		select {
 		case <-wc.closing:
@@ -537,7 +603,7 @@ func (wc *wsConn) writeLoop() {
 			return
 		default:
 		}
-		var msg []byte
+		var msg wsEncoded
 		select {
 		case <-wc.closing:
 			continue
@@ -566,7 +632,12 @@ func (wc *wsConn) writeLoop() {
 			msg = ping
 		case msg = <-wc.out:
 		}
-		if err := wc.write(msg); err != nil {
+		batch = wc.drain(append(batch, msg))
+		var err error
+		buf, err = wc.write(batch, buf)
+		clear(batch) // keep no payload until the next batch
+		batch = batch[:0]
+		if err != nil {
 			if wc.ctx.Err() == nil {
 				wc.log.V(4).Info("WebSocket write failed", "err", err)
 			}
@@ -575,12 +646,65 @@ func (wc *wsConn) writeLoop() {
 	}
 }
 
-// write writes one message within Options.WriteTimeout; on a timeout the
-// socket is closed.
-func (wc *wsConn) write(msg []byte) error {
-	ctx, cancel := context.WithTimeout(wc.ctx, wc.s.opts.WriteTimeout)
-	defer cancel()
-	return wc.c.Write(ctx, websocket.MessageText, msg)
+// drain adds to batch, which holds one message, those that wait in the
+// outbox now, up to wsOutboxSize messages and about wsBatchBytes.
+func (wc *wsConn) drain(batch []wsEncoded) []wsEncoded {
+	size := batch[0].len()
+	for len(batch) < wsOutboxSize && size < wsBatchBytes {
+		select {
+		case m := <-wc.out:
+			batch = append(batch, m)
+			size += m.len()
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// write writes batch, each a WebSocket message, within
+// Options.WriteTimeout; on a timeout the socket is closed. The messages
+// before the last are corked: they go to the socket with the last, in one
+// write. buf is scratch space to assemble messages in; write returns it,
+// grown.
+func (wc *wsConn) write(batch []wsEncoded, buf []byte) ([]byte, error) {
+	var ctx context.Context
+	if wc.cork != nil {
+		// A deadline on the connection bounds the batch: cheaper than a
+		// context with a timeout, which the library watches with an
+		// AfterFunc per message. run closes the socket when wc.ctx ends.
+		ctx = context.WithoutCancel(wc.ctx)
+		if err := wc.cork.SetWriteDeadline(time.Now().Add(wc.s.opts.WriteTimeout)); err != nil {
+			return buf, fmt.Errorf("set write deadline: %w", err)
+		}
+		// Cleared for the library's own writes (pongs, close frames).
+		defer func() { _ = wc.cork.SetWriteDeadline(time.Time{}) }()
+	} else {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(wc.ctx, wc.s.opts.WriteTimeout)
+		defer cancel()
+	}
+	corked := wc.cork != nil && len(batch) > 1
+	if corked {
+		wc.cork.cork()
+		defer wc.cork.uncork() // in case a write fails first
+	}
+	for i, m := range batch {
+		if corked && i == len(batch)-1 {
+			wc.cork.uncork()
+		}
+		msg := m.bytes(buf)
+		if m.body != nil {
+			buf = msg
+		}
+		if err := wc.c.Write(ctx, websocket.MessageText, msg); err != nil {
+			return buf, err
+		}
+	}
+	if cap(buf) > wsBatchBytes {
+		buf = nil // a large message: do not keep its memory
+	}
+	return buf, nil
 }
 
 // closeSocket runs the close handshake with the requested code.

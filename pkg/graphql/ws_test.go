@@ -1,14 +1,17 @@
 package graphql
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -77,11 +80,17 @@ func (c *wsClient) subscribe(id, query string, vars map[string]any) {
 	c.sendJSON(map[string]any{"id": id, "type": "subscribe", "payload": map[string]any{"query": query, "variables": vars}})
 }
 
-// readErr reads the next message.
-func (c *wsClient) readErr() (wsIn, error) {
+// readRaw reads the next message, undecoded.
+func (c *wsClient) readRaw() ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), wsTimeout)
 	defer cancel()
 	_, b, err := c.c.Read(ctx)
+	return b, err
+}
+
+// readErr reads the next message.
+func (c *wsClient) readErr() (wsIn, error) {
+	b, err := c.readRaw()
 	if err != nil {
 		return wsIn{}, err
 	}
@@ -548,5 +557,100 @@ func TestWebSocketInternalError(t *testing.T) {
 	c := dialWS(t, srv.URL)
 	if reason := c.expectClose(4500); reason != "Internal server error" {
 		t.Errorf("reason %q", reason)
+	}
+}
+
+// countingHijacker hijacks the connection as a countConn.
+type countingHijacker struct {
+	http.ResponseWriter
+	conn *countConn
+}
+
+func (w *countingHijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	w.conn = &countConn{Conn: c}
+	return w.conn, brw, nil
+}
+
+// countConn counts the writes to a connection.
+type countConn struct {
+	net.Conn
+	writes atomic.Int64
+}
+
+func (c *countConn) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+// TestWebSocketCoalescing: messages that wait for the writer together go
+// to the socket in one write, and a real client reads each intact, in
+// order, as a message of its own.
+func TestWebSocketCoalescing(t *testing.T) {
+	f := newFixture(t)
+	s := newServer(t, f.ix, f.tracker, Options{})
+	const id = `op "1"` // escaped in the messages
+	var results []*Result
+	for i, size := range []int{10, 5000, 0, 100, 1000, 1} {
+		results = append(results, &Result{Executed: true, Data: map[string]any{"i": i, "s": strings.Repeat("x\"\n€", size)}})
+	}
+	results = append(results, &Result{encoded: []byte(`{"data":{"shared":true},"extensions":{"cursor":"c"}}`)})
+	conns := make(chan *countConn, 1)
+	done := make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(done)
+		counter := &countingHijacker{ResponseWriter: w}
+		hj := &corkHijacker{ResponseWriter: counter}
+		c, err := websocket.Accept(hj, r, &websocket.AcceptOptions{Subprotocols: []string{subprotocolTransportWS}})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer c.CloseNow()
+		wc := newWSConn(s, c, r.Context(), s.opts.Logger)
+		wc.cork = hj.conn
+		// Queued before the writer starts: it takes them as one batch.
+		for _, res := range results {
+			if !wc.sendNext(wc.opsCtx, id, nextPrefix(id), res) {
+				t.Error("sendNext failed")
+			}
+		}
+		conns <- counter.conn
+		wc.run()
+	})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	c := dialWS(t, srv.URL)
+	conn := <-conns
+	for i, res := range results {
+		m := c.read()
+		want, err := res.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Type != msgNext || m.ID != id || string(m.Payload) != string(want) {
+			t.Fatalf("message %d: %s %q %.100s, want next %q %.100s", i, m.Type, m.ID, m.Payload, id, want)
+		}
+	}
+	if n := conn.writes.Load(); n != 1 {
+		t.Errorf("%d messages took %d writes, want 1", len(results), n)
+	}
+	if err := c.c.Close(websocket.StatusNormalClosure, ""); err != nil {
+		t.Error(err)
+	}
+	<-done
+}
+
+// TestWebSocketWriteTimeout: a client that stops reading, with room left in
+// its subscription's buffer, is disconnected once a write has waited for
+// Options.WriteTimeout, without a close frame; the events go on to another
+// subscriber meanwhile (runSlowConsumer).
+func TestWebSocketWriteTimeout(t *testing.T) {
+	r := runSlowConsumer(t, Options{SubscriptionBuffer: 100000, WriteTimeout: 300 * time.Millisecond})
+	if st := websocket.CloseStatus(r.end); st != -1 {
+		t.Errorf("slow client: %v, want the connection cut", r.end)
 	}
 }
