@@ -24,6 +24,7 @@ const (
 	defaultMaxConnectionsPerAddress      = 64
 	defaultKeepAliveInterval             = 12 * time.Second
 	defaultWriteTimeout                  = 10 * time.Second
+	defaultShutdownGrace                 = 5 * time.Second
 )
 
 // Options configure a Server. Each field's comment states its default, used
@@ -82,6 +83,11 @@ type Options struct {
 	// them within it is disconnected.
 	// Default 10s.
 	WriteTimeout time.Duration
+	// ShutdownGrace is how long Start, once its context ended, waits for
+	// WebSockets to finish their close handshake (1001) and event streams
+	// their last write; then it drops the connections that are left and
+	// waits for them to end. Default 5s (the close handshake's own bound).
+	ShutdownGrace time.Duration
 	// Authenticator authenticates every request, WebSocket and event
 	// stream by its bearer token. Default nil: no authentication, and no
 	// authorization either.
@@ -147,6 +153,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = defaultWriteTimeout
+	}
+	if o.ShutdownGrace <= 0 {
+		o.ShutdownGrace = defaultShutdownGrace
 	}
 	if o.Logger.GetSink() == nil {
 		o.Logger = klog.Background()

@@ -84,9 +84,14 @@ type Server struct {
 	// hub hands the index's changes to the resourceEvents subscriptions;
 	// Start runs it.
 	hub *hub
-	// stopped is canceled when Start returns: subscriptions end.
+	// stopped is canceled when Start's context ends: subscriptions end,
+	// WebSockets close with 1001.
 	stopped context.Context
 	stop    context.CancelFunc
+	// dropped is canceled when connections outlive Options.ShutdownGrace
+	// after the stop: they are closed without a handshake.
+	dropped context.Context
+	drop    context.CancelFunc
 	started atomic.Bool
 }
 
@@ -116,6 +121,7 @@ func New(ix Index, h Health, opts Options) (*Server, error) {
 		}
 	}
 	s.stopped, s.stop = context.WithCancel(context.Background())
+	s.dropped, s.drop = context.WithCancel(context.Background())
 	s.hub = newHub(ix, opts.SubscriptionBuffer, opts.HeartbeatInterval, s.metrics.overflowed)
 	schema, err := s.newSchema()
 	if err != nil {
@@ -133,21 +139,23 @@ func New(ix Index, h Health, opts Options) (*Server, error) {
 
 // Start hands the index's changes to the resourceEvents subscriptions
 // until ctx ends; then it ends every subscription (Next returns
-// ErrServerStopped) and returns nil. Subscribe works before Start (changes
-// wait in the index's feed), but live changes flow only while Start runs.
-// Start may be called once.
+// ErrServerStopped), closes every WebSocket (1001) and event stream, and
+// returns once their goroutines have ended (see drainConnections): nil, or
+// an error if some connection did not end. Subscribe works before Start
+// (changes wait in the index's feed), but live changes flow only while
+// Start runs. Start may be called once.
 func (s *Server) Start(ctx context.Context) error {
 	if !s.started.CompareAndSwap(false, true) {
 		return errors.New("graphql server started twice")
 	}
-	defer s.stop()
 	hctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { s.hub.heartbeats(hctx) })
 	s.hub.run(ctx)
 	cancel()
 	wg.Wait()
-	return nil
+	s.stop()
+	return s.drainConnections()
 }
 
 // Request is one GraphQL request, as the body of a GraphQL-over-HTTP POST

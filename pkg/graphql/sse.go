@@ -73,6 +73,8 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	}
 	st := &sseStream{w: w, rc: http.NewResponseController(w), timeout: s.opts.WriteTimeout}
 	defer st.clearDeadline()
+	// A write in progress when the server drops connections fails at once.
+	defer context.AfterFunc(s.dropped, st.cutWrites)()
 	h := w.Header()
 	h.Set("Content-Type", mediaEventStream+"; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
@@ -230,4 +232,10 @@ func (st *sseStream) flush() error {
 // the connection's next requests.
 func (st *sseStream) clearDeadline() {
 	_ = st.rc.SetWriteDeadline(time.Time{})
+}
+
+// cutWrites makes the write in progress, and any after it, fail at once.
+// It may be called while another goroutine writes.
+func (st *sseStream) cutWrites() {
+	_ = st.rc.SetWriteDeadline(time.Now())
 }

@@ -89,14 +89,29 @@ func (c *connections) closeAndWait(ctx context.Context) error {
 }
 
 // waitConnections waits until every WebSocket and SSE connection has
-// ended, and refuses new ones. Once the server is stopped (Start returned)
-// they end by themselves: WebSockets are closed with 1001 and event
-// streams end, within the close handshake's and Options.WriteTimeout's
-// bounds. Start calls it last, so that it returns once every goroutine of
-// the transports has ended (http.Server.Shutdown does not wait for
-// hijacked connections).
+// ended, and refuses new ones.
 func (s *Server) waitConnections(ctx context.Context) error {
 	return s.conns.closeAndWait(ctx)
+}
+
+// drainConnections waits, once the server is stopped, until every
+// WebSocket and SSE connection has ended: http.Server.Shutdown does not
+// wait for hijacked connections, and a process that exits first cuts the
+// close handshake short. WebSockets get Options.ShutdownGrace to finish
+// it; then the connections left are dropped (closed without a handshake,
+// their writes cut), and waited for as long again.
+func (s *Server) drainConnections() error {
+	wait := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownGrace)
+		defer cancel()
+		return s.waitConnections(ctx)
+	}
+	if wait() == nil {
+		return nil
+	}
+	s.opts.Logger.Info("Dropping the connections that did not close in time", "grace", s.opts.ShutdownGrace)
+	s.drop()
+	return wait()
 }
 
 // acquireConnection takes a connection slot for the client of r, or writes

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -257,19 +258,34 @@ func TestSSESlowConsumer(t *testing.T) {
 	fast.alive()
 }
 
-// TestServerStop: when Start returns, WebSockets are closed with 1001 and
-// event streams end without complete (clients reconnect and resume); new
-// connections get 503.
-func TestServerStop(t *testing.T) {
-	ix := index.New(index.Options{})
-	s := newServer(t, ix, health.NewTracker(ix, health.Options{}), Options{})
+// runServer runs s.Start until stop, which returns Start's error; the
+// test's cleanup stops it too.
+func runServer(t *testing.T, s *Server) (stop func() error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Start(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	var once sync.Once
+	var err error
+	stop = func() error {
+		once.Do(func() {
+			cancel()
+			err = <-done
+		})
+		return err
+	}
+	t.Cleanup(func() { _ = stop() })
+	return stop
+}
+
+// TestServerStop: when Start returns, WebSockets have been closed with
+// 1001 (the clients answered the close handshake) and event streams have
+// ended without complete (clients reconnect and resume); no connection is
+// left, and new ones get 503.
+func TestServerStop(t *testing.T) {
+	ix := index.New(index.Options{})
+	const grace = time.Minute
+	s := newServer(t, ix, health.NewTracker(ix, health.Options{}), Options{ShutdownGrace: grace})
+	stop := runServer(t, s)
 	endpoint := serve(t, s)
 	idle := dialWS(t, endpoint)
 	idle.init()
@@ -279,26 +295,56 @@ func TestServerStop(t *testing.T) {
 	st := openSSE(t, nil, endpoint, map[string]any{"query": eventsQuery})
 	waitFor(t, "two subscriptions", func() bool { return s.hub.members() == 2 })
 
-	cancel()
-	if err := <-done; err != nil {
+	// The clients read while the server stops, and so answer its close.
+	idleClosed, busyClosed := idle.closeCode(), busy.closeCode()
+	start := time.Now()
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	done <- nil
-	idle.expectClose(websocket.StatusGoingAway)
-	busy.expectClose(websocket.StatusGoingAway)
+	if took := time.Since(start); took >= grace {
+		t.Errorf("Start returned after %s: the connections were dropped, not closed", took)
+	}
+	if n := s.conns.count("127.0.0.1"); n != 0 {
+		t.Errorf("%d connections left when Start returned, want 0", n)
+	}
+	for name, closed := range map[string]<-chan websocket.StatusCode{"idle": idleClosed, "busy": busyClosed} {
+		if code := <-closed; code != websocket.StatusGoingAway {
+			t.Errorf("%s WebSocket closed with %d, want 1001", name, code)
+		}
+	}
 	st.expectEnd()
-	wctx, wcancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer wcancel()
-	if err := s.waitConnections(wctx); err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithTimeout(t.Context(), wsTimeout)
-	defer stop()
+	ctx, cancel := context.WithTimeout(t.Context(), wsTimeout)
+	defer cancel()
 	if _, res, err := websocket.Dial(ctx, wsURL(endpoint), &websocket.DialOptions{Subprotocols: []string{subprotocolTransportWS}}); err == nil ||
 		res == nil || res.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("WebSocket after the stop: %v, %+v; want 503", err, res)
 	}
-	waitFor(t, "every connection to end", func() bool { return s.conns.count("127.0.0.1") == 0 })
+}
+
+// TestServerStopDropsSilentClients: a WebSocket client that never answers
+// the close handshake is dropped after Options.ShutdownGrace, and Start
+// returns with no connection left, well before the handshake's own 5s
+// bound.
+func TestServerStopDropsSilentClients(t *testing.T) {
+	ix := index.New(index.Options{})
+	s := newServer(t, ix, health.NewTracker(ix, health.Options{}), Options{ShutdownGrace: 200 * time.Millisecond})
+	stop := runServer(t, s)
+	endpoint := serve(t, s)
+	silent := dialWS(t, endpoint)
+	silent.init()
+	silent.subscribe("1", eventsQuery, nil)
+	waitFor(t, "the subscription", func() bool { return s.hub.members() == 1 })
+
+	start := time.Now()
+	if err := stop(); err != nil { // silent reads nothing from here on
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("Start returned %s after its context ended, want about the grace of 200ms", took)
+	}
+	if n := s.conns.count("127.0.0.1"); n != 0 {
+		t.Errorf("%d connections left when Start returned, want 0", n)
+	}
 }
 
 // TestDroppedSubscriptions opens 1,000 subscriptions over 100 WebSockets

@@ -191,6 +191,8 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	wc.addr = clientAddress(r)
 	wc.user = user
 	wc.cork = hj.conn
+	// Canceling the connection's context closes the socket at once.
+	defer context.AfterFunc(s.dropped, wc.cancel)()
 	wc.run()
 }
 

@@ -170,6 +170,22 @@ func (c *wsClient) expectClose(code websocket.StatusCode) string {
 	}
 }
 
+// closeCode reads, in a goroutine, until the connection ends, and sends
+// its close code (-1 if it ended without a close frame). Until then, the
+// client is not to be used.
+func (c *wsClient) closeCode() <-chan websocket.StatusCode {
+	out := make(chan websocket.StatusCode, 1)
+	go func() {
+		for {
+			if _, err := c.readRaw(); err != nil {
+				out <- websocket.CloseStatus(err)
+				return
+			}
+		}
+	}()
+	return out
+}
+
 // payload is a next message's payload.
 type payload struct {
 	Data       json.RawMessage
