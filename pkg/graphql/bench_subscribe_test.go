@@ -376,17 +376,19 @@ func sustainedRate(b *testing.B, encode bool) {
 }
 
 // drained reports whether no member of h has deliveries waiting.
-func drained(h *hub) bool {
+func drained(h *hub) bool { return queuedDeliveries(h) == 0 }
+
+// queuedDeliveries returns how many deliveries wait for the members of h.
+func queuedDeliveries(h *hub) int {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
+	n := 0
 	for _, fg := range h.list {
 		for _, eg := range fg.list {
 			for _, m := range eg.members {
-				if m.queued() > 0 {
-					return false
-				}
+				n += m.queued()
 			}
 		}
 	}
-	return true
+	return n
 }

@@ -182,7 +182,15 @@ type sseStream struct {
 	rc      *http.ResponseController
 	timeout time.Duration
 	buf     bytes.Buffer
+
+	// mu orders setting a write's deadline with cutWrites, so that a
+	// write that starts after the cut does not get a fresh deadline.
+	mu  sync.Mutex
+	cut bool
 }
+
+// errWritesCut is the error of writes after cutWrites.
+var errWritesCut = errors.New("the server dropped the stream")
 
 // next writes a "next" event carrying res: the bytes of res.MarshalJSON as
 // they are (shared results hold them encoded already; json.Marshal would
@@ -212,7 +220,13 @@ func (st *sseStream) complete() error { return st.write([]byte("event: complete\
 func (st *sseStream) comment() error { return st.write([]byte(":\n\n")) }
 
 func (st *sseStream) write(b []byte) error {
-	if err := st.rc.SetWriteDeadline(time.Now().Add(st.timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+	st.mu.Lock()
+	err := errWritesCut
+	if !st.cut {
+		err = st.rc.SetWriteDeadline(time.Now().Add(st.timeout))
+	}
+	st.mu.Unlock()
+	if err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return err
 	}
 	if _, err := st.w.Write(b); err != nil {
@@ -237,5 +251,8 @@ func (st *sseStream) clearDeadline() {
 // cutWrites makes the write in progress, and any after it, fail at once.
 // It may be called while another goroutine writes.
 func (st *sseStream) cutWrites() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.cut = true
 	_ = st.rc.SetWriteDeadline(time.Now())
 }

@@ -347,6 +347,45 @@ func TestServerStopDropsSilentClients(t *testing.T) {
 	}
 }
 
+// TestServerStopCutsBlockedStreams: an event stream whose client reads
+// nothing, and whose write therefore blocks, is cut after
+// Options.ShutdownGrace, long before its WriteTimeout.
+func TestServerStopCutsBlockedStreams(t *testing.T) {
+	ix := index.New(index.Options{})
+	s := newServer(t, ix, health.NewTracker(ix, health.Options{}),
+		Options{ShutdownGrace: 200 * time.Millisecond, WriteTimeout: time.Minute})
+	stop := runServer(t, s)
+	endpoint := serve(t, s)
+	openSSE(t, nil, endpoint, map[string]any{"query": eventsQuery}) // never read
+	waitFor(t, "the subscription", func() bool { return s.hub.members() == 1 })
+	// 400 events of 64 KiB each: more than the socket buffers on both
+	// sides hold.
+	big := map[string]string{"big": strings.Repeat("x", 64<<10)}
+	for i := range 400 {
+		ix.Upsert(version(t, "c1", "ns", fmt.Sprintf("cm-%03d", i), "1", big))
+	}
+	// The writer is blocked once deliveries wait and stop moving.
+	last, since := -1, time.Now()
+	waitFor(t, "the stream's write to block", func() bool {
+		n := queuedDeliveries(s.hub)
+		if n != last {
+			last, since = n, time.Now()
+		}
+		return n > 0 && time.Since(since) > 300*time.Millisecond
+	})
+
+	start := time.Now()
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("Start returned %s after its context ended, want about the grace of 200ms", took)
+	}
+	if n := s.conns.count("127.0.0.1"); n != 0 {
+		t.Errorf("%d connections left when Start returned, want 0", n)
+	}
+}
+
 // TestDroppedSubscriptions opens 1,000 subscriptions over 100 WebSockets
 // and 100 more over SSE streams, drops every connection without a close
 // handshake, and checks that the goroutines and the heap return to where
