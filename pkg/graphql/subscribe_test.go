@@ -24,16 +24,31 @@ import (
 func startServer(t testing.TB, ix Index, h Health, opts Options) *Server {
 	t.Helper()
 	s := newServer(t, ix, h, opts)
+	runServer(t, s)
+	return s
+}
+
+// runServer runs s.Start until stop, which returns Start's error; the
+// test's cleanup stops it too, and reports the error.
+func runServer(t testing.TB, s *Server) (stop func() error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Start(ctx) }()
+	var once sync.Once
+	var err error
+	stop = func() error {
+		once.Do(func() {
+			cancel()
+			err = <-done
+		})
+		return err
+	}
 	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("Start: %v", err)
 		}
 	})
-	return s
+	return stop
 }
 
 // version returns a synthetic object: a ConfigMap with labels and a

@@ -88,12 +88,6 @@ func (c *connections) closeAndWait(ctx context.Context) error {
 	}
 }
 
-// waitConnections waits until every WebSocket and SSE connection has
-// ended, and refuses new ones.
-func (s *Server) waitConnections(ctx context.Context) error {
-	return s.conns.closeAndWait(ctx)
-}
-
 // drainConnections waits, once the server is stopped, until every
 // WebSocket and SSE connection has ended: http.Server.Shutdown does not
 // wait for hijacked connections, and a process that exits first cuts the
@@ -104,7 +98,7 @@ func (s *Server) drainConnections() error {
 	wait := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownGrace)
 		defer cancel()
-		return s.waitConnections(ctx)
+		return s.conns.closeAndWait(ctx)
 	}
 	if wait() == nil {
 		return nil

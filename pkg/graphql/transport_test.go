@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -256,25 +255,6 @@ func TestSSESlowConsumer(t *testing.T) {
 		t.Errorf("the slow client got %d events, want a prefix of the %d changes: %v", len(got), len(want), got)
 	}
 	fast.alive()
-}
-
-// runServer runs s.Start until stop, which returns Start's error; the
-// test's cleanup stops it too.
-func runServer(t *testing.T, s *Server) (stop func() error) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Start(ctx) }()
-	var once sync.Once
-	var err error
-	stop = func() error {
-		once.Do(func() {
-			cancel()
-			err = <-done
-		})
-		return err
-	}
-	t.Cleanup(func() { _ = stop() })
-	return stop
 }
 
 // TestServerStop: when Start returns, WebSockets have been closed with
