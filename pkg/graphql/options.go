@@ -80,8 +80,9 @@ type Options struct {
 	KeepAliveInterval time.Duration
 	// WriteTimeout bounds each write to a WebSocket (of the messages that
 	// waited, sent together) or an SSE stream: a client that does not take
-	// them within it is disconnected.
-	// Default 10s.
+	// them within it is disconnected. (A WebSocket's write deadline moves
+	// only when half of it is left: a blocked write is cut after between
+	// half of WriteTimeout and all of it.) Default 10s.
 	WriteTimeout time.Duration
 	// ShutdownGrace is how long Start, once its context ended, waits for
 	// WebSockets to finish their close handshake (1001) and event streams

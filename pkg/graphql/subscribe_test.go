@@ -476,6 +476,55 @@ func TestSlowConsumer(t *testing.T) {
 	}
 }
 
+// TestHubLinger: after a dispatch the hub waits before it hands out the
+// next changes (see hub.linger), so that a burst reaches each subscriber
+// in one wake-up; the changes that came meanwhile all go out after it,
+// and a stop ends the wait at once.
+func TestHubLinger(t *testing.T) {
+	ix := index.New(index.Options{})
+	start := func(pause time.Duration) (*Server, *Subscription, func() error) {
+		s := newServer(t, ix, health.NewTracker(ix, health.Options{}), Options{})
+		s.hub.perWake, s.hub.maxLinger = pause, pause
+		stop := runServer(t, s)
+		return s, subscribe(t, s, eventsQuery, nil), stop
+	}
+	expect := func(sub *Subscription, want ...string) {
+		t.Helper()
+		for _, w := range want {
+			if g := next(t, sub); g.String() != w {
+				t.Fatalf("got %s, want %s", g, w)
+			}
+		}
+	}
+
+	const pause = 300 * time.Millisecond
+	_, sub, _ := start(pause)
+	begin := time.Now()
+	ix.Upsert(version(t, "c1", "ns", "a", "1", nil))
+	expect(sub, "ADDED a") // after a quiet spell: at once
+	ix.Upsert(version(t, "c1", "ns", "b", "1", nil))
+	ix.Upsert(version(t, "c1", "ns", "c", "1", nil))
+	expect(sub, "ADDED b", "ADDED c")
+	if d := time.Since(begin); d < pause {
+		t.Errorf("b and c came %v after a's change, within the linger of %v", d, pause)
+	}
+
+	_, sub, stop := start(time.Hour)
+	ix.Upsert(version(t, "c1", "ns", "d", "1", nil))
+	expect(sub, "ADDED d")
+	ix.Upsert(version(t, "c1", "ns", "e", "1", nil)) // held back by the linger
+	begin = time.Now()
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(begin); d > 10*time.Second {
+		t.Errorf("Start returned %v after its context ended", d)
+	}
+	if res, err := sub.Next(t.Context()); !errors.Is(err, ErrServerStopped) {
+		t.Errorf("Next = %+v, %v; want ErrServerStopped", res, err)
+	}
+}
+
 func TestHeartbeat(t *testing.T) {
 	ix := index.New(index.Options{})
 	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{HeartbeatInterval: 20 * time.Millisecond})

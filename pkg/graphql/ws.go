@@ -57,12 +57,8 @@ const (
 // wsOutboxSize is how many encoded messages may wait for a connection's
 // writer. Operations block when it is full: the subscriptions' own buffers
 // (Options.SubscriptionBuffer) then fill, and overflow ends them. The writer
-// sends what waits in batches, so a deeper outbox means fewer writes.
+// takes all that wait and writes them in one write.
 const wsOutboxSize = 64
-
-// wsBatchBytes bounds the bytes of a batch the writer holds back to send
-// in one write (a batch has at least one message).
-const wsBatchBytes = 64 << 10
 
 // maxOperationID bounds the length of an operation id, which the server
 // keeps while the operation runs (clients send UUIDs or counters).
@@ -173,9 +169,10 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	// Accept refuses (403) an Origin that is neither the request's host nor
 	// allowed.
-	hj := &corkHijacker{ResponseWriter: w}
+	hj := &frameHijacker{ResponseWriter: w, timeout: s.opts.WriteTimeout}
+	// Uncompressed, as the writer's own frames are (see frameConn).
 	c, err := websocket.Accept(hj, r, &websocket.AcceptOptions{Subprotocols: []string{subprotocolTransportWS},
-		OriginPatterns: originPatterns(s.opts.AllowedOrigins)})
+		OriginPatterns: originPatterns(s.opts.AllowedOrigins), CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
 		// Accept answered the request.
 		log.V(4).Info("WebSocket handshake failed", "err", err)
@@ -187,10 +184,9 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.SetReadLimit(s.opts.MaxBodyBytes)
-	wc := newWSConn(s, c, r.Context(), log)
+	wc := newWSConn(s, c, hj.conn, r.Context(), log)
 	wc.addr = clientAddress(r)
 	wc.user = user
-	wc.cork = hj.conn
 	// Canceling the connection's context closes the socket at once.
 	defer context.AfterFunc(s.dropped, wc.cancel)()
 	wc.run()
@@ -198,21 +194,21 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 
 // wsConn is one graphql-transport-ws connection. Its goroutines: the
 // handler's, which reads (run, readLoop); one writer (writeLoop), the only
-// one that writes to the socket; one per operation (runOperation). run
-// waits for all of them.
+// one that writes messages to the socket; one per operation
+// (runOperation). run waits for all of them.
 type wsConn struct {
 	s   *Server
 	c   *websocket.Conn
 	log klog.Logger
-	// cork is c's connection, which the writer corks to send a batch of
-	// messages in one write; nil: one write per message.
-	cork *corkConn
+	// conn is c's connection, to which the writer writes its messages'
+	// frames.
+	conn *frameConn
 	// addr is the client's address, for Options.RateLimit.
 	addr string
 
-	// ctx is the connection's: canceled when it ends. Reads and writes use
-	// it (writes to cork, its deadline instead); canceling it during one
-	// closes the socket at once.
+	// ctx is the connection's: canceled when it ends. Reads use it;
+	// canceling it during one closes the socket at once (run closes it
+	// for a write).
 	ctx    context.Context
 	cancel context.CancelFunc
 	// opsCtx is the operations': canceled when the connection ends or
@@ -221,7 +217,7 @@ type wsConn struct {
 	cancelOps context.CancelFunc
 
 	// out holds encoded messages for the writer.
-	out chan wsEncoded
+	out *outbox
 	// closing is closed when a close is requested; code and reason say how.
 	closing     chan struct{}
 	closeOnce   sync.Once
@@ -243,10 +239,10 @@ type wsConn struct {
 // wsOperation is a running operation of a connection.
 type wsOperation struct{ cancel context.CancelFunc }
 
-func newWSConn(s *Server, c *websocket.Conn, parent context.Context, log klog.Logger) *wsConn {
+func newWSConn(s *Server, c *websocket.Conn, conn *frameConn, parent context.Context, log klog.Logger) *wsConn {
 	wc := &wsConn{
-		s: s, c: c, log: log,
-		out:          make(chan wsEncoded, wsOutboxSize),
+		s: s, c: c, conn: conn, log: log,
+		out:          newOutbox(),
 		closing:      make(chan struct{}),
 		initReceived: make(chan struct{}),
 		ops:          map[string]*wsOperation{},
@@ -263,7 +259,7 @@ func (wc *wsConn) run() {
 	writer.Go(wc.writeLoop)
 	wc.readLoop()
 	wc.cancel()
-	// The writer may wait in a write that ctx does not bound (see write).
+	// The writer may wait in a write, which ctx does not bound.
 	_ = wc.c.CloseNow()
 	wc.wg.Wait()
 	writer.Wait()
@@ -550,15 +546,7 @@ func (wc *wsConn) encodingFailed(err error, typ, id string) {
 
 // queue queues m for the writer; false if ctx ended first.
 func (wc *wsConn) queue(ctx context.Context, m wsEncoded) bool {
-	if ctx.Err() != nil {
-		return false
-	}
-	select {
-	case wc.out <- m:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return wc.out.put(ctx, m)
 }
 
 // wsEncoded is a message for the writer: head, then, unless body is nil,
@@ -571,14 +559,6 @@ func (m wsEncoded) len() int {
 		return len(m.head)
 	}
 	return len(m.head) + len(m.body) + 1
-}
-
-// bytes returns the message, assembled in buf if it has a body.
-func (m wsEncoded) bytes(buf []byte) []byte {
-	if m.body == nil {
-		return m.head
-	}
-	return append(append(append(buf[:0], m.head...), m.body...), '}')
 }
 
 // writeLoop writes the queued messages, a ping every KeepAliveInterval,
@@ -595,9 +575,7 @@ func (wc *wsConn) writeLoop() {
 	defer keepAlive.Stop()
 	stopped := wc.s.stopped.Done()
 	ping := wsEncoded{head: []byte(`{"type":"ping"}`)}
-	// batch and buf are reused from one batch to the next.
-	var batch []wsEncoded
-	var buf []byte
+	var batch []wsEncoded // reused from one batch to the next
 	for {
 		select {
 		case <-wc.closing:
@@ -605,7 +583,6 @@ func (wc *wsConn) writeLoop() {
 			return
 		default:
 		}
-		var msg wsEncoded
 		select {
 		case <-wc.closing:
 			continue
@@ -631,12 +608,13 @@ func (wc *wsConn) writeLoop() {
 			if initReceived != nil {
 				continue // not before connection_init
 			}
-			msg = ping
-		case msg = <-wc.out:
+			batch = append(batch, ping)
+		case <-wc.out.ready:
+			if batch = wc.out.take(batch); len(batch) == 0 {
+				continue // taken with an earlier signal
+			}
 		}
-		batch = wc.drain(append(batch, msg))
-		var err error
-		buf, err = wc.write(batch, buf)
+		err := wc.write(batch)
 		clear(batch) // keep no payload until the next batch
 		batch = batch[:0]
 		if err != nil {
@@ -648,65 +626,17 @@ func (wc *wsConn) writeLoop() {
 	}
 }
 
-// drain adds to batch, which holds one message, those that wait in the
-// outbox now, up to wsOutboxSize messages and about wsBatchBytes.
-func (wc *wsConn) drain(batch []wsEncoded) []wsEncoded {
-	size := batch[0].len()
-	for len(batch) < wsOutboxSize && size < wsBatchBytes {
-		select {
-		case m := <-wc.out:
-			batch = append(batch, m)
-			size += m.len()
-		default:
-			return batch
-		}
+// write writes batch, each message a frame of its own, in one write
+// (see frameConn), bounded by Options.WriteTimeout. An error leaves the
+// connection unusable.
+func (wc *wsConn) write(batch []wsEncoded) error {
+	b := frameBuffers.Get().(*[]byte)
+	for _, m := range batch {
+		*b = appendTextFrame(*b, m)
 	}
-	return batch
-}
-
-// write writes batch, each a WebSocket message, within
-// Options.WriteTimeout; on a timeout the socket is closed. The messages
-// before the last are corked: they go to the socket with the last, in one
-// write. buf is scratch space to assemble messages in; write returns it,
-// grown.
-func (wc *wsConn) write(batch []wsEncoded, buf []byte) ([]byte, error) {
-	var ctx context.Context
-	if wc.cork != nil {
-		// A deadline on the connection bounds the batch: cheaper than a
-		// context with a timeout, which the library watches with an
-		// AfterFunc per message. run closes the socket when wc.ctx ends.
-		ctx = context.WithoutCancel(wc.ctx)
-		if err := wc.cork.SetWriteDeadline(time.Now().Add(wc.s.opts.WriteTimeout)); err != nil {
-			return buf, fmt.Errorf("set write deadline: %w", err)
-		}
-		// Cleared for the library's own writes (pongs, close frames).
-		defer func() { _ = wc.cork.SetWriteDeadline(time.Time{}) }()
-	} else {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(wc.ctx, wc.s.opts.WriteTimeout)
-		defer cancel()
-	}
-	corked := wc.cork != nil && len(batch) > 1
-	if corked {
-		wc.cork.cork()
-		defer wc.cork.uncork() // in case a write fails first
-	}
-	for i, m := range batch {
-		if corked && i == len(batch)-1 {
-			wc.cork.uncork()
-		}
-		msg := m.bytes(buf)
-		if m.body != nil {
-			buf = msg
-		}
-		if err := wc.c.Write(ctx, websocket.MessageText, msg); err != nil {
-			return buf, err
-		}
-	}
-	if cap(buf) > wsBatchBytes {
-		buf = nil // a large message: do not keep its memory
-	}
-	return buf, nil
+	err := wc.conn.writeFrames(*b)
+	putFrameBuffer(b)
+	return err
 }
 
 // closeSocket runs the close handshake with the requested code.

@@ -554,13 +554,14 @@ func TestWebSocketInternalError(t *testing.T) {
 	f := newFixture(t)
 	s := newServer(t, f.ix, f.tracker, Options{})
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{subprotocolTransportWS}})
+		hj := &frameHijacker{ResponseWriter: w, timeout: time.Minute}
+		c, err := websocket.Accept(hj, r, &websocket.AcceptOptions{Subprotocols: []string{subprotocolTransportWS}})
 		if err != nil {
 			t.Error(err)
 			return
 		}
 		defer c.CloseNow()
-		wc := newWSConn(s, c, r.Context(), s.opts.Logger)
+		wc := newWSConn(s, c, hj.conn, r.Context(), s.opts.Logger)
 		var writer sync.WaitGroup
 		writer.Go(wc.writeLoop)
 		if wc.send(wc.opsCtx, wsOut{ID: "1", Type: msgNext, Payload: func() {}}) {
@@ -610,7 +611,8 @@ func TestWebSocketCoalescing(t *testing.T) {
 	s := newServer(t, f.ix, f.tracker, Options{})
 	const id = `op "1"` // escaped in the messages
 	var results []*Result
-	for i, size := range []int{10, 5000, 0, 100, 1000, 1} {
+	// Sizes to 80 KB: every frame length encoding.
+	for i, size := range []int{10, 5000, 0, 100, 10000, 1} {
 		results = append(results, &Result{Executed: true, Data: map[string]any{"i": i, "s": strings.Repeat("x\"\n€", size)}})
 	}
 	results = append(results, &Result{encoded: []byte(`{"data":{"shared":true},"extensions":{"cursor":"c"}}`)})
@@ -619,15 +621,14 @@ func TestWebSocketCoalescing(t *testing.T) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer close(done)
 		counter := &countingHijacker{ResponseWriter: w}
-		hj := &corkHijacker{ResponseWriter: counter}
+		hj := &frameHijacker{ResponseWriter: counter, timeout: time.Minute}
 		c, err := websocket.Accept(hj, r, &websocket.AcceptOptions{Subprotocols: []string{subprotocolTransportWS}})
 		if err != nil {
 			t.Error(err)
 			return
 		}
 		defer c.CloseNow()
-		wc := newWSConn(s, c, r.Context(), s.opts.Logger)
-		wc.cork = hj.conn
+		wc := newWSConn(s, c, hj.conn, r.Context(), s.opts.Logger)
 		// Queued before the writer starts: it takes them as one batch.
 		for _, res := range results {
 			if !wc.sendNext(wc.opsCtx, id, nextPrefix(id), res) {
