@@ -23,30 +23,38 @@ import (
 
 // BenchmarkFanoutLatencyWebSocket measures what a client sees: the time
 // from the start of an index apply to a graphql-transport-ws client (a Go
-// client on loopback, one connection per subscriber, on the same 2 cores as
-// the server) having read the event and its cursor, at 1,000 changes/s.
-// Each client checks that it got exactly the revisions its filter selects,
-// in order. Subscribers that fall behind are closed with 1013 and counted.
+// client on loopback, on the same 2 cores as the server) having read the
+// event, at 1,000 changes/s. Each subscriber has a connection of its own,
+// except at 10,000, which are 100 connections of 100 subscriptions (a
+// process has too few file descriptors for 10,000 connections at both
+// ends). Each client checks that every subscription got exactly the
+// revisions its filter selects, in order. Subscribers that fall behind are
+// closed with 1013 and counted.
 func BenchmarkFanoutLatencyWebSocket(b *testing.B) {
 	const rate, changes = 1000, 1000
 	for _, tc := range []struct {
-		match string
-		n     int
-	}{{"all", 1}, {"all", 100}, {"all", 1000}, {"1%", 1000}} {
+		match      string
+		n, perConn int
+	}{{"all", 1, 1}, {"all", 100, 1}, {"all", 1000, 1}, {"1%", 1000, 1}, {"1%", 10000, 100}} {
 		b.Run(fmt.Sprintf("match=%s/subscribers=%d", tc.match, tc.n), func(b *testing.B) {
 			objs := benchObjects(b)
 			var total latencies
 			closed := 0
 			for b.Loop() {
-				f := newBenchFleet(b, Options{MaxConnectionsPerAddress: 2 * tc.n}, changes)
+				f := newBenchFleet(b, Options{MaxConnectionsPerAddress: 2 * tc.n / tc.perConn}, changes)
 				srv := httptest.NewServer(f.s)
-				clients := make([]*leanClient, tc.n)
-				for i := range clients {
+				// Subscriber i is subscription i%perConn of client
+				// i/perConn, its id the decimal i%perConn.
+				clients := make([]*leanClient, tc.n/tc.perConn)
+				for i := range tc.n {
 					vars := map[string]any{"f": map[string]any{"clusters": []any{"c1"}}}
 					if tc.match != "all" {
 						vars = map[string]any{"f": map[string]any{"namespaces": []any{fmt.Sprintf("ns-%d", i%100)}}}
 					}
-					clients[i] = dialLean(b, srv.URL, benchQuery, vars)
+					if i%tc.perConn == 0 {
+						clients[i/tc.perConn] = dialLean(b, srv.URL)
+					}
+					clients[i/tc.perConn].subscribe(fmt.Sprint(i%tc.perConn), benchQuery, vars)
 				}
 				// How the event of each revision ends, to compare each
 				// message with, bytes to bytes.
@@ -68,12 +76,15 @@ func BenchmarkFanoutLatencyWebSocket(b *testing.B) {
 				}
 				var mu sync.Mutex
 				var wg sync.WaitGroup
-				for i, c := range clients {
+				for ci, c := range clients {
 					wg.Go(func() {
 						l := new(latencies)
 						defer func() { mu.Lock(); total.merge(l); mu.Unlock() }()
-						next := first(i)
-						for got := 0; got < want; {
+						next := make([]uint64, tc.perConn) // by subscription
+						for k := range next {
+							next[k] = first(ci*tc.perConn + k)
+						}
+						for got := 0; got < want*tc.perConn; {
 							msg, err := c.read()
 							if err != nil {
 								mu.Lock()
@@ -81,16 +92,16 @@ func BenchmarkFanoutLatencyWebSocket(b *testing.B) {
 								mu.Unlock()
 								return
 							}
-							switch {
-							case bytes.HasSuffix(msg, ends[next-f.base]):
-								l.add(f.latency(next))
-								next += step
-								got++
+							switch k, ok := messageID(msg); {
 							case isHeartbeat(msg):
 							case bytes.Equal(msg, []byte(`{"type":"ping"}`)):
 								c.send(`{"type":"pong"}`)
+							case ok && k < tc.perConn && bytes.HasSuffix(msg, ends[next[k]-f.base]):
+								l.add(f.latency(next[k]))
+								next[k] += step
+								got++
 							default:
-								b.Errorf("subscriber %d got %s, want the event of revision %d", i, msg, next)
+								b.Errorf("client %d got %s, want the events of revisions %v", ci, msg, next)
 								return
 							}
 						}
@@ -122,6 +133,20 @@ func BenchmarkFanoutLatencyWebSocket(b *testing.B) {
 	}
 }
 
+// messageID returns the id of a next message whose id is a small decimal
+// number, as the benchmark's are.
+func messageID(msg []byte) (int, bool) {
+	rest, ok := bytes.CutPrefix(msg, []byte(`{"id":"`))
+	if !ok {
+		return 0, false
+	}
+	n, digits := 0, 0
+	for ; digits < len(rest) && digits < 6 && rest[digits] >= '0' && rest[digits] <= '9'; digits++ {
+		n = n*10 + int(rest[digits]-'0')
+	}
+	return n, digits > 0 && digits < len(rest) && rest[digits] == '"'
+}
+
 // eventEnd returns how the next message of the resourceEvents event with
 // the given cursor ends, as the server encodes it; the benchmark's clients
 // compare the end of each message with it rather than decode a million
@@ -142,7 +167,8 @@ func TestEventEnd(t *testing.T) {
 	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{HeartbeatInterval: 50 * time.Millisecond})
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
-	c := dialLean(t, srv.URL, benchQuery, map[string]any{"f": map[string]any{"clusters": []any{"c1"}}})
+	c := dialLean(t, srv.URL)
+	c.subscribe("1", benchQuery, map[string]any{"f": map[string]any{"clusters": []any{"c1"}}})
 	waitFor(t, "the subscription", func() bool { return s.hub.members() == 1 })
 	ix.Upsert(version(t, "c1", "ns", "cm", "1", nil))
 	var events, heartbeats int
@@ -198,9 +224,8 @@ type leanClient struct {
 // errCloseFrame is read's error for a close frame.
 var errCloseFrame = errors.New("close frame")
 
-// dialLean connects, initialises, waits for the ack and subscribes (id
-// "1") to query with vars.
-func dialLean(tb testing.TB, endpoint, query string, vars map[string]any) *leanClient {
+// dialLean connects, initialises and waits for the ack.
+func dialLean(tb testing.TB, endpoint string) *leanClient {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), wsTimeout)
 	defer cancel()
@@ -217,8 +242,12 @@ func dialLean(tb testing.TB, endpoint, query string, vars map[string]any) *leanC
 	if msg, err := c.read(); err != nil || !bytes.Equal(msg, []byte(`{"type":"connection_ack"}`)) {
 		tb.Fatalf("connection_init: got %s, %v; want connection_ack", msg, err)
 	}
-	c.send(string(mustJSON(tb, map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{"query": query, "variables": vars}})))
 	return c
+}
+
+// subscribe sends a subscribe message.
+func (c *leanClient) subscribe(id, query string, vars map[string]any) {
+	c.send(string(mustJSON(c.tb, map[string]any{"id": id, "type": "subscribe", "payload": map[string]any{"query": query, "variables": vars}})))
 }
 
 func (c *leanClient) send(msg string) {

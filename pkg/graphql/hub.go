@@ -34,15 +34,19 @@ import (
 // hubBatch is how many changes the hub reads from the feed at a time.
 const hubBatch = 256
 
-// After a dispatch that woke n members, the hub lingers for n ×
-// lingerPerWake, at most maxLinger, before it reads the feed again, unless
-// a full batch waits there. Waking a member and writing to its connection
-// cost far more than one change more in the same wake-up: at 1,000
-// changes/s to 1,000 subscribers, handing each change out as it comes is a
-// million wake-ups and socket writes a second, more than 2 cores do;
-// lingering 15 ms makes it about 67,000, with 15 changes each. A change
-// after a quiet spell goes out at once, and few subscribers mean a short
-// linger (100: 1.5 ms). See docs/design.md, "Fan-out".
+// After a dispatch, the hub lingers before it reads the feed again, unless
+// a full batch waits there: lingerPerWake for each delivery a change of the
+// dispatch made on average (its fan-out), at most maxLinger. Waking a
+// member and writing to its connection cost far more than one change more
+// in the same wake-up: at 1,000 changes/s to 1,000 subscribers that each
+// take every change, handing each change out as it comes is a million
+// wake-ups and socket writes a second, more than 2 cores do; lingering 15
+// ms makes it about 67,000, with 15 changes each. A change that wakes few
+// is not worth waiting for (fan-out 10: 150 µs), and one after a quiet
+// spell goes out at once. The fan-out, not the number of members woken,
+// sets the linger: with filters that split the changes among the members,
+// a longer linger wakes more members per dispatch without waking any of
+// them less often. See docs/design.md, "Fan-out".
 const (
 	lingerPerWake = 15 * time.Microsecond
 	maxLinger     = 15 * time.Millisecond
@@ -67,6 +71,9 @@ type hub struct {
 	// perWake and maxLinger set the linger after a dispatch: lingerPerWake
 	// and maxLinger, but for tests.
 	perWake, maxLinger time.Duration
+	// delivered counts the deliveries of the dispatch in progress; run's
+	// own.
+	delivered int
 
 	// pos is the revision of the last change handed to the members. Only
 	// run writes it, with mu held for reading; register reads it with mu
@@ -325,13 +332,15 @@ func (h *hub) run(ctx context.Context) {
 			}
 			continue // read again what came meanwhile
 		}
-		next = time.Now().Add(h.linger(h.dispatch(evs)))
+		next = time.Now().Add(h.linger(h.dispatch(evs), len(evs)))
 	}
 }
 
 // dispatch hands a batch of changes to the members, then wakes those that
-// got some and drops those that overflowed. It returns how many it woke.
+// got some and drops those that overflowed. It returns how many deliveries
+// it made.
 func (h *hub) dispatch(evs []index.Event) int {
+	h.delivered = 0
 	h.mu.RLock()
 	for i := range evs {
 		ev := &evs[i]
@@ -356,7 +365,8 @@ func (h *hub) dispatch(evs []index.Event) int {
 		h.pos.Store(ev.Revision)
 	}
 	h.mu.RUnlock()
-	return h.wake()
+	h.wake()
+	return h.delivered
 }
 
 // pushLocked queues d for m, or ends m as a slow consumer if its queue is
@@ -379,6 +389,7 @@ func (h *hub) pushLocked(m *member, d *delivery) {
 			m.queue, m.head = m.queue[:n], 0
 		}
 		m.queue = append(m.queue, d)
+		h.delivered++
 	}
 	m.mu.Unlock()
 	if overflow {
@@ -390,16 +401,15 @@ func (h *hub) pushLocked(m *member, d *delivery) {
 	}
 }
 
-// linger returns how long the hub waits after a dispatch that woke n
-// members.
-func (h *hub) linger(n int) time.Duration {
-	return min(time.Duration(n)*h.perWake, h.maxLinger)
+// linger returns how long the hub waits after a dispatch of changes
+// changes that made deliveries deliveries.
+func (h *hub) linger(deliveries, changes int) time.Duration {
+	return min(time.Duration(deliveries)*h.perWake/time.Duration(max(changes, 1)), h.maxLinger)
 }
 
 // wake signals the members that got changes, and removes the slow
-// consumers. It returns how many it signaled.
-func (h *hub) wake() int {
-	n := len(h.notify)
+// consumers.
+func (h *hub) wake() {
 	for i, m := range h.notify {
 		m.notified = false
 		wakeup(m)
@@ -407,7 +417,7 @@ func (h *hub) wake() int {
 	}
 	h.notify = h.notify[:0]
 	if len(h.overflowed) == 0 {
-		return n
+		return
 	}
 	h.overflows.Add(float64(len(h.overflowed)))
 	h.mu.Lock()
@@ -420,7 +430,6 @@ func (h *hub) wake() int {
 	if cap(h.overflowed) > 1024 {
 		h.overflowed = nil
 	}
-	return n
 }
 
 // wakeup signals m's Next without blocking.

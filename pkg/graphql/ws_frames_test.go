@@ -136,7 +136,8 @@ func TestAppendTextFrame(t *testing.T) {
 func TestWebSocketFramesDuringStream(t *testing.T) {
 	ix := index.New(index.Options{})
 	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{SubscriptionBuffer: 100000})
-	c := dialLean(t, serve(t, s), eventsQuery, nil)
+	c := dialLean(t, serve(t, s))
+	c.subscribe("1", eventsQuery, nil)
 	waitFor(t, "the subscription", func() bool { return s.hub.members() == 1 })
 	const n, pings = 2000, 20
 	var writer sync.WaitGroup
