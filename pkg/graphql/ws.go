@@ -626,17 +626,24 @@ func (wc *wsConn) writeLoop() {
 	}
 }
 
-// write writes batch, each message a frame of its own, in one write
-// (see frameConn), bounded by Options.WriteTimeout. An error leaves the
-// connection unusable.
+// write writes batch, each message a frame of its own, in one write (see
+// frameConn), or in writes of about maxFrameBytes if it is larger, each
+// bounded by Options.WriteTimeout. An error leaves the connection
+// unusable.
 func (wc *wsConn) write(batch []wsEncoded) error {
 	b := frameBuffers.Get().(*[]byte)
-	for _, m := range batch {
+	defer putFrameBuffer(b)
+	for i, m := range batch {
 		*b = appendTextFrame(*b, m)
+		if len(*b) < maxFrameBytes && i < len(batch)-1 {
+			continue
+		}
+		if err := wc.conn.writeFrames(*b); err != nil {
+			return err
+		}
+		*b = (*b)[:0]
 	}
-	err := wc.conn.writeFrames(*b)
-	putFrameBuffer(b)
-	return err
+	return nil
 }
 
 // closeSocket runs the close handshake with the requested code.

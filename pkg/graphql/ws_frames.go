@@ -39,9 +39,10 @@ const opcodeClose = 0x8
 // frameBuffers hold a batch's frames while it is written.
 var frameBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
-// maxPooledFrames is the largest buffer put back in frameBuffers: one batch
-// of large messages should not keep its memory.
-const maxPooledFrames = 256 << 10
+// maxFrameBytes bounds the frames a writer holds before it writes them, but
+// for a single larger message; a larger buffer is not put back in
+// frameBuffers, so that a large message does not keep its memory.
+const maxFrameBytes = 256 << 10
 
 // Write writes the library's frames, one per call.
 func (c *frameConn) Write(p []byte) (int, error) {
@@ -138,7 +139,7 @@ func (w *frameHijacker) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // putFrameBuffer returns b to frameBuffers unless it grew too large.
 func putFrameBuffer(b *[]byte) {
-	if cap(*b) > maxPooledFrames {
+	if cap(*b) > maxFrameBytes {
 		return
 	}
 	*b = (*b)[:0]

@@ -206,3 +206,44 @@ func TestWebSocketFramesDuringStream(t *testing.T) {
 		t.Errorf("a frame after the close frame: %+v", h)
 	}
 }
+
+// TestWriteBatches: a connection's writer sends a batch in one write, or
+// one large batch in writes of about maxFrameBytes; the frames decode to
+// the messages either way.
+func TestWriteBatches(t *testing.T) {
+	msg := func(size int) wsEncoded { return wsEncoded{head: []byte(strings.Repeat("m", size))} }
+	for _, tc := range []struct {
+		name   string
+		batch  []wsEncoded
+		writes int
+	}{
+		{"small", []wsEncoded{msg(10), msg(20), msg(30)}, 1},
+		{"large", []wsEncoded{msg(maxFrameBytes * 3 / 4), msg(maxFrameBytes * 3 / 4), msg(10)}, 2},
+		{"one larger message", []wsEncoded{msg(10), msg(maxFrameBytes * 2), msg(10)}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rc := &recordConn{}
+			wc := &wsConn{conn: &frameConn{Conn: rc, timeout: time.Minute}}
+			if err := wc.write(tc.batch); err != nil {
+				t.Fatal(err)
+			}
+			if len(rc.writes) != tc.writes {
+				t.Errorf("%d writes, want %d", len(rc.writes), tc.writes)
+			}
+			r := strings.NewReader(strings.Join(rc.writes, ""))
+			for i, m := range tc.batch {
+				h, err := ws.ReadHeader(r)
+				if err != nil {
+					t.Fatalf("frame %d: %v", i, err)
+				}
+				payload := make([]byte, h.Length)
+				if _, err := io.ReadFull(r, payload); err != nil || string(payload) != string(m.head) {
+					t.Fatalf("frame %d: %d bytes, %v; want %d bytes", i, len(payload), err, len(m.head))
+				}
+			}
+			if r.Len() != 0 {
+				t.Errorf("%d bytes after the frames", r.Len())
+			}
+		})
+	}
+}
