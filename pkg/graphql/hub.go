@@ -35,8 +35,8 @@ import (
 const hubBatch = 256
 
 // After a dispatch, the hub lingers before it reads the feed again, unless
-// a full batch waits there: lingerPerWake for each delivery a change of the
-// dispatch made on average (its fan-out), at most maxLinger. Waking a
+// a full batch waits there: lingerPerDelivery for each delivery a change of
+// the dispatch made on average (its fan-out), at most maxLinger. Waking a
 // member and writing to its connection cost far more than one change more
 // in the same wake-up: at 1,000 changes/s to 1,000 subscribers that each
 // take every change, handing each change out as it comes is a million
@@ -48,8 +48,8 @@ const hubBatch = 256
 // a longer linger wakes more members per dispatch without waking any of
 // them less often. See docs/design.md, "Fan-out".
 const (
-	lingerPerWake = 15 * time.Microsecond
-	maxLinger     = 15 * time.Millisecond
+	lingerPerDelivery = 15 * time.Microsecond
+	maxLinger         = 15 * time.Millisecond
 )
 
 // ErrServerStopped ends the subscriptions of a Server whose Start returned:
@@ -68,9 +68,9 @@ type hub struct {
 	epoch time.Time
 	// overflows counts the members ended as slow consumers.
 	overflows prometheus.Counter
-	// perWake and maxLinger set the linger after a dispatch: lingerPerWake
-	// and maxLinger, but for tests.
-	perWake, maxLinger time.Duration
+	// perDelivery and maxLinger set the linger after a dispatch:
+	// lingerPerDelivery and maxLinger, but for tests.
+	perDelivery, maxLinger time.Duration
 	// delivered counts the deliveries of the dispatch in progress; run's
 	// own.
 	delivered int
@@ -153,7 +153,7 @@ type resourceEvent struct {
 
 func newHub(ix Index, limit int, interval time.Duration, overflows prometheus.Counter) *hub {
 	h := &hub{ix: ix, limit: limit, interval: interval, epoch: time.Now(), overflows: overflows,
-		perWake: lingerPerWake, maxLinger: maxLinger, filters: map[string]*filterGroup{}}
+		perDelivery: lingerPerDelivery, maxLinger: maxLinger, filters: map[string]*filterGroup{}}
 	h.pos.Store(ix.Revision())
 	return h
 }
@@ -404,7 +404,7 @@ func (h *hub) pushLocked(m *member, d *delivery) {
 // linger returns how long the hub waits after a dispatch of changes
 // changes that made deliveries deliveries.
 func (h *hub) linger(deliveries, changes int) time.Duration {
-	return min(time.Duration(deliveries)*h.perWake/time.Duration(max(changes, 1)), h.maxLinger)
+	return min(time.Duration(deliveries)*h.perDelivery/time.Duration(max(changes, 1)), h.maxLinger)
 }
 
 // wake signals the members that got changes, and removes the slow

@@ -484,7 +484,7 @@ func TestHubLinger(t *testing.T) {
 	ix := index.New(index.Options{})
 	start := func(pause time.Duration) (*Server, *Subscription, func() error) {
 		s := newServer(t, ix, health.NewTracker(ix, health.Options{}), Options{})
-		s.hub.perWake, s.hub.maxLinger = pause, pause
+		s.hub.perDelivery, s.hub.maxLinger = pause, pause
 		stop := runServer(t, s)
 		return s, subscribe(t, s, eventsQuery, nil), stop
 	}
