@@ -509,6 +509,13 @@ func (m *member) pop() (*delivery, *Result, error) {
 	return d, nil, nil
 }
 
+// ready reports whether m has a delivery queued, or has ended.
+func (m *member) ready() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.err != nil || m.head < len(m.queue)
+}
+
 // ended returns the error that ended m, if any, and its result.
 func (m *member) ended() (*Result, error) {
 	m.mu.Lock()

@@ -88,17 +88,20 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 		if res == nil {
 			res = errorResult(CodeInternal, errors.New("the operation did not start"))
 		}
-		if st.next(res) == nil {
+		if st.next(res, true) == nil {
 			_ = st.complete()
 		}
 		return
 	}
 
 	// The pump calls Next, which blocks, so that this goroutine can write
-	// keep-alive comments meanwhile; it is the only one that writes.
+	// keep-alive comments meanwhile; it is the only one that writes. more
+	// says another result is ready: the events of a burst are flushed
+	// together, after the last.
 	type nextResult struct {
-		res *Result
-		err error
+		res  *Result
+		err  error
+		more bool
 	}
 	results := make(chan nextResult)
 	var pump sync.WaitGroup
@@ -108,7 +111,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 		for {
 			res, err := sub.Next(ctx)
 			select {
-			case results <- nextResult{res, err}:
+			case results <- nextResult{res, err, err == nil && sub.Ready()}:
 			case <-ctx.Done():
 				return
 			}
@@ -134,7 +137,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 		var err error
 		switch {
 		case n.err == nil:
-			err = st.next(n.res)
+			err = st.next(n.res, !n.more)
 		case errors.Is(n.err, io.EOF):
 			_ = st.complete()
 			return
@@ -142,20 +145,20 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 			if n.res == nil || len(n.res.Errors) == 0 {
 				n.res = errorResult(CodeInternal, errors.New("the subscription ended"))
 			}
-			if st.next(n.res) == nil {
+			if st.next(n.res, true) == nil {
 				_ = st.complete()
 			}
 			return
 		case errors.Is(n.err, ErrSlowConsumer):
 			log.V(2).Info("Ending a slow consumer's event stream")
 			_ = st.next(errorResult(CodeSlowConsumer, fmt.Errorf("%w: more than %d events waited; resubscribe with since = the last cursor received",
-				n.err, s.opts.SubscriptionBuffer)))
+				n.err, s.opts.SubscriptionBuffer)), true)
 			return
 		case errors.Is(n.err, ErrServerStopped), ctx.Err() != nil:
 			return
 		default:
 			log.Error(n.err, "Subscription failed")
-			_ = st.next(errorResult(CodeInternal, errors.New("the subscription failed")))
+			_ = st.next(errorResult(CodeInternal, errors.New("the subscription failed")), true)
 			return
 		}
 		if err != nil {
@@ -175,13 +178,16 @@ func (s *Server) isMutation(req Request) bool {
 	return err == nil && op.Operation == ast.OperationTypeMutation
 }
 
-// sseStream writes the events of one response, each flushed, each write
-// within the write timeout.
+// sseStream writes the events of one response, each write within the
+// write timeout.
 type sseStream struct {
 	w       http.ResponseWriter
 	rc      *http.ResponseController
 	timeout time.Duration
 	buf     bytes.Buffer
+	// armed is set when the write deadline was set for the writes since
+	// the last flush.
+	armed bool
 
 	// mu orders setting a write's deadline with cutWrites, so that a
 	// write that starts after the cut does not get a fresh deadline.
@@ -192,10 +198,10 @@ type sseStream struct {
 // errWritesCut is the error of writes after cutWrites.
 var errWritesCut = errors.New("the server dropped the stream")
 
-// next writes a "next" event carrying res: the bytes of res.MarshalJSON as
-// they are (shared results hold them encoded already; json.Marshal would
-// copy and re-validate them).
-func (st *sseStream) next(res *Result) error {
+// next writes a "next" event carrying res, flushed if flush is set: the
+// bytes of res.MarshalJSON as they are (shared results hold them encoded
+// already; json.Marshal would copy and re-validate them).
+func (st *sseStream) next(res *Result, flush bool) error {
 	data, err := res.MarshalJSON()
 	if err != nil {
 		data, _ = errorResult(CodeInternal, errors.New("cannot encode the result")).MarshalJSON()
@@ -209,29 +215,38 @@ func (st *sseStream) next(res *Result) error {
 		st.buf.WriteByte('\n')
 	}
 	st.buf.WriteByte('\n')
-	return st.write(st.buf.Bytes())
+	return st.write(st.buf.Bytes(), flush)
 }
 
 // complete writes the "complete" event. Its empty data field makes
 // EventSource dispatch it.
-func (st *sseStream) complete() error { return st.write([]byte("event: complete\ndata:\n\n")) }
+func (st *sseStream) complete() error { return st.write([]byte("event: complete\ndata:\n\n"), true) }
 
 // comment writes a keep-alive comment, which clients ignore.
-func (st *sseStream) comment() error { return st.write([]byte(":\n\n")) }
+func (st *sseStream) comment() error { return st.write([]byte(":\n\n"), true) }
 
-func (st *sseStream) write(b []byte) error {
-	st.mu.Lock()
-	err := errWritesCut
-	if !st.cut {
-		err = st.rc.SetWriteDeadline(time.Now().Add(st.timeout))
-	}
-	st.mu.Unlock()
-	if err != nil && !errors.Is(err, http.ErrNotSupported) {
-		return err
+// write writes b, then flushes if flush is set. The writes between two
+// flushes share one deadline, set by the first.
+func (st *sseStream) write(b []byte, flush bool) error {
+	if !st.armed {
+		st.mu.Lock()
+		err := errWritesCut
+		if !st.cut {
+			err = st.rc.SetWriteDeadline(time.Now().Add(st.timeout))
+		}
+		st.mu.Unlock()
+		if err != nil && !errors.Is(err, http.ErrNotSupported) {
+			return err
+		}
+		st.armed = true
 	}
 	if _, err := st.w.Write(b); err != nil {
 		return err
 	}
+	if !flush {
+		return nil
+	}
+	st.armed = false
 	return st.flush()
 }
 

@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -301,5 +304,57 @@ func TestSSEEvents(t *testing.T) {
 	events, _ := st.nextEvents(5)
 	if diff := cmp.Diff([]string{"ADDED a", "MODIFIED a", "ADDED b", "DELETED a", "DELETED b"}, events); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+// countingListener hands out its connections as countConns.
+type countingListener struct {
+	net.Listener
+	conns chan *countConn
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	cc := &countConn{Conn: c}
+	l.conns <- cc
+	return cc, nil
+}
+
+// TestSSEBursts: the events that are ready together go to the socket in
+// one write, each still an event of its own, in order.
+func TestSSEBursts(t *testing.T) {
+	ix := index.New(index.Options{})
+	s := newServer(t, ix, health.NewTracker(ix, health.Options{}), Options{})
+	// A long linger after each dispatch: what comes meanwhile is one burst.
+	s.hub.perDelivery, s.hub.maxLinger = 300*time.Millisecond, 300*time.Millisecond
+	runServer(t, s)
+	srv := httptest.NewUnstartedServer(s)
+	conns := make(chan *countConn, 1)
+	srv.Listener = countingListener{Listener: srv.Listener, conns: conns}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	st := openSSE(t, nil, srv.URL, map[string]any{"query": eventsQuery})
+	conn := <-conns
+	waitFor(t, "the subscription", func() bool { return s.hub.members() == 1 })
+
+	ix.Upsert(version(t, "c1", "ns", "first", "1", nil)) // at once
+	if events, _ := st.nextEvents(1); events[0] != "ADDED first" {
+		t.Fatalf("got %v, want ADDED first", events)
+	}
+	before := conn.writes.Load()
+	var want []string
+	for i := range 10 {
+		ix.Upsert(version(t, "c1", "ns", fmt.Sprint(i), "1", nil))
+		want = append(want, fmt.Sprintf("ADDED %d", i))
+	}
+	events, _ := st.nextEvents(len(want))
+	if diff := cmp.Diff(want, events); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if n := conn.writes.Load() - before; n != 1 {
+		t.Errorf("%d events took %d writes, want 1", len(want), n)
 	}
 }

@@ -171,6 +171,8 @@ type Subscription struct {
 // payloads produces a subscription's payloads.
 type payloads interface {
 	next(ctx context.Context) (*Result, error)
+	// ready reports whether next would return at once; false when unsure.
+	ready() bool
 	close()
 }
 
@@ -392,6 +394,13 @@ func (sub *Subscription) Next(ctx context.Context) (*Result, error) {
 	return res, err
 }
 
+// Ready reports whether Next would return at once, with a payload or the
+// end: a transport writes what is ready together and flushes once. False
+// means Next may wait. It must not be called concurrently with Next.
+func (sub *Subscription) Ready() bool {
+	return sub.err != nil || sub.src.ready()
+}
+
 // Close releases everything the subscription holds; a Next waiting returns
 // io.EOF. It is safe to call twice and concurrently with Next.
 func (sub *Subscription) Close() { sub.once.Do(sub.src.close) }
@@ -401,6 +410,7 @@ func (sub *Subscription) Close() { sub.once.Do(sub.src.close) }
 type endedSource struct{}
 
 func (endedSource) next(context.Context) (*Result, error) { return nil, io.EOF }
+func (endedSource) ready() bool                           { return true }
 func (endedSource) close()                                {}
 
 // resourceSub is a resourceEvents subscription.
@@ -475,6 +485,10 @@ func (r *resourceSub) next(ctx context.Context) (*Result, error) {
 		case <-ctx.Done():
 		}
 	}
+}
+
+func (r *resourceSub) ready() bool {
+	return len(r.replay) > 0 || r.replayFrom < r.replayTo || r.m.ready()
 }
 
 // readReplay reads the next changes to replay from the feed.
@@ -620,5 +634,7 @@ func (h *healthSub) wait(ctx context.Context) error {
 	defer stop()
 	return h.s.health.Wait(ctx, h.version)
 }
+
+func (h *healthSub) ready() bool { return len(h.pending) > 0 }
 
 func (h *healthSub) close() { h.cancel() }

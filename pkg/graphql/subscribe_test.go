@@ -525,6 +525,38 @@ func TestHubLinger(t *testing.T) {
 	}
 }
 
+// TestReady: Ready says whether Next would return at once: with a change
+// queued or to replay, or once the subscription ended.
+func TestReady(t *testing.T) {
+	ix := index.New(index.Options{})
+	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{})
+	start := ix.Revision()
+	sub := subscribe(t, s, eventsQuery, nil)
+	if sub.Ready() {
+		t.Error("Ready before any change")
+	}
+	ix.Upsert(version(t, "c1", "ns", "a", "1", nil))
+	ix.Upsert(version(t, "c1", "ns", "b", "1", nil))
+	for _, want := range []string{"ADDED a", "ADDED b"} {
+		waitFor(t, "a change for Next", sub.Ready)
+		if g := next(t, sub); g.String() != want {
+			t.Fatalf("got %s, want %s", g, want)
+		}
+	}
+	if sub.Ready() {
+		t.Error("Ready with every change returned")
+	}
+	sub.Close()
+	if !sub.Ready() {
+		t.Error("not Ready once closed")
+	}
+
+	replay := subscribe(t, s, eventsQuery, map[string]any{"since": epochCursor(s, start)})
+	if !replay.Ready() {
+		t.Error("not Ready with changes to replay")
+	}
+}
+
 func TestHeartbeat(t *testing.T) {
 	ix := index.New(index.Options{})
 	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{HeartbeatInterval: 20 * time.Millisecond})
