@@ -33,6 +33,8 @@ import (
 type authFixture struct {
 	addr string
 	kube map[string]kubernetes.Interface
+	// top is the test that started the fixture.
+	top *testing.T
 }
 
 const (
@@ -49,7 +51,7 @@ func startAuthFixture(t *testing.T) *authFixture {
 // aggregator's AuthOptions.
 func startAuthFixtureWith(t *testing.T, edit func(*aggregator.AuthOptions)) *authFixture {
 	t.Helper()
-	f := &authFixture{kube: map[string]kubernetes.Interface{}}
+	f := &authFixture{kube: map[string]kubernetes.Interface{}, top: t}
 	ctx := t.Context()
 	for _, c := range env.Clusters() {
 		kube := kubernetes.NewForConfigOrDie(c.AdminConfig())
@@ -122,6 +124,20 @@ func (f *authFixture) configMap(t *testing.T, cluster, ns, name string, owner *m
 	return out
 }
 
+// tempConfigMap is configMap, deleted when the fixture's test ends (not a
+// subtest), so that the test finds the seeded objects only when it runs
+// again (-count).
+func (f *authFixture) tempConfigMap(t *testing.T, cluster, ns, name string, owner *metav1.OwnerReference) *corev1.ConfigMap {
+	t.Helper()
+	cm := f.configMap(t, cluster, ns, name, owner)
+	f.top.Cleanup(func() {
+		if err := f.kube[cluster].CoreV1().ConfigMaps(ns).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+			f.top.Errorf("delete ConfigMap %s/%s of %s: %v", ns, name, cluster, err)
+		}
+	})
+	return cm
+}
+
 func token(user string) string { return env.Cluster("c1").UserConfig(user).BearerToken }
 
 // post sends a query with a bearer token ("" for none) and returns the
@@ -190,15 +206,20 @@ func (f *authFixture) visible(t *testing.T, user string) ([]string, int, []strin
 
 func TestAuthorization(t *testing.T) {
 	f := startAuthFixture(t)
-	parent := f.configMap(t, "c1", nsA, "parent", nil)
+	parent := f.tempConfigMap(t, "c1", nsA, "parent", nil)
 	owner := &metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: parent.Name, UID: parent.UID}
-	f.configMap(t, "c1", nsA, "child", owner)
+	f.tempConfigMap(t, "c1", nsA, "child", owner)
 	if _, err := f.kube["c1"].CoreV1().Pods(nsA).Create(t.Context(), &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "owned-pod", OwnerReferences: []metav1.OwnerReference{*owner}},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "example"}}},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if err := f.kube["c1"].CoreV1().Pods(nsA).Delete(context.Background(), "owned-pod", metav1.DeleteOptions{}); err != nil {
+			t.Errorf("delete the owned Pod: %v", err)
+		}
+	})
 	testcluster.Eventually(t, 30*time.Second, "the owned objects to be cached", func() (bool, string) {
 		all, _, _ := f.visible(t, "admin")
 		return slices.Contains(all, "c1/"+nsA+"/Pod/owned-pod") && slices.Contains(all, "c1/"+nsA+"/ConfigMap/child"), fmt.Sprint(all)
@@ -283,10 +304,10 @@ func TestAuthorization(t *testing.T) {
 
 	events := wsSubscribe(t, f.addr, token("alice"), `subscription { resourceEvents(filter: {kinds: ["ConfigMap"]}) { type resource { cluster namespace name } } }`)
 	t.Run("events", func(t *testing.T) {
-		f.configMap(t, "c1", nsB, "hidden-1", nil)
-		f.configMap(t, "c3", nsA, "hidden-2", nil)
-		f.configMap(t, "c2", nsA, "shown-1", nil)
-		f.configMap(t, "c1", nsA, "shown-2", nil)
+		f.tempConfigMap(t, "c1", nsB, "hidden-1", nil)
+		f.tempConfigMap(t, "c3", nsA, "hidden-2", nil)
+		f.tempConfigMap(t, "c2", nsA, "shown-1", nil)
+		f.tempConfigMap(t, "c1", nsA, "shown-2", nil)
 		// Changes in two clusters reach the index through two watches: in
 		// either order.
 		got := []string{events(), events()}
@@ -310,8 +331,8 @@ func TestAuthorization(t *testing.T) {
 			}
 			return len(got) == 5, fmt.Sprint(got)
 		})
-		f.configMap(t, "c2", nsA, "after-revocation", nil)
-		f.configMap(t, "c1", nsA, "still-shown", nil)
+		f.tempConfigMap(t, "c2", nsA, "after-revocation", nil)
+		f.tempConfigMap(t, "c1", nsA, "still-shown", nil)
 		if got, want := events(), "ADDED c1/"+nsA+"/still-shown"; got != want {
 			t.Errorf("alice's event after revocation %q, want %q", got, want)
 		}
