@@ -2,16 +2,13 @@ package playground
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"fmt"
 	"html/template"
-	"io/fs"
 	"net/http"
-	"path"
 	"strings"
-	"time"
+
+	"github.com/fleetcache/fleetcache/internal/webasset"
 )
 
 // assetParam is the query parameter that names an asset: ?asset=playground.js.
@@ -26,13 +23,6 @@ const versionParam = "v"
 const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; " +
 	"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-// contentTypes maps the extensions of the embedded assets to their media types.
-var contentTypes = map[string]string{
-	".css": "text/css; charset=utf-8",
-	".js":  "text/javascript; charset=utf-8",
-	".svg": "image/svg+xml",
-}
-
 var (
 	//go:embed assets
 	assetFiles embed.FS
@@ -41,40 +31,11 @@ var (
 	pageSource string
 )
 
-// asset is one embedded file, ready to serve.
-type asset struct {
-	body        []byte
-	contentType string
-	etag        string // quoted, strong
-	version     string // first hex digits of the SHA-256 of body
-}
-
-func newAsset(body []byte, contentType string) asset {
-	sum := sha256.Sum256(body)
-	version := hex.EncodeToString(sum[:8])
-	return asset{body: body, contentType: contentType, etag: `"` + version + `"`, version: version}
-}
-
 // assets holds every file under assets/, by name.
-var assets = func() map[string]asset {
-	out := map[string]asset{}
-	err := fs.WalkDir(assetFiles, "assets", func(name string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		contentType, ok := contentTypes[path.Ext(name)]
-		if !ok {
-			return fmt.Errorf("asset %s: no content type for its extension", name)
-		}
-		body, err := assetFiles.ReadFile(name)
-		if err != nil {
-			return err
-		}
-		out[path.Base(name)] = newAsset(body, contentType)
-		return nil
-	})
+var assets = func() map[string]webasset.File {
+	out, err := webasset.Load(assetFiles, "assets")
 	if err != nil {
-		panic(fmt.Sprintf("playground: load embedded assets: %v", err))
+		panic(fmt.Sprintf("playground: %v", err))
 	}
 	return out
 }()
@@ -85,7 +46,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 		if !ok {
 			return "", fmt.Errorf("page links unknown asset %q", name)
 		}
-		return "?" + assetParam + "=" + name + "&" + versionParam + "=" + a.version, nil
+		return "?" + assetParam + "=" + name + "&" + versionParam + "=" + a.Version, nil
 	},
 }).Parse(pageSource))
 
@@ -106,7 +67,7 @@ func Handler(endpoint string) http.Handler {
 		// The template and its assets are embedded: this is a build defect.
 		panic(fmt.Sprintf("playground: render page: %v", err))
 	}
-	return &handler{page: newAsset(buf.Bytes(), "text/html; charset=utf-8")}
+	return &handler{page: webasset.New(buf.Bytes(), "text/html; charset=utf-8")}
 }
 
 // IsAssetRequest reports whether r asks for one of the page's assets (its URL
@@ -118,23 +79,16 @@ func IsAssetRequest(r *http.Request) bool {
 }
 
 type handler struct {
-	page asset
+	page webasset.File
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	header := w.Header()
-	header.Set("X-Content-Type-Options", "nosniff")
-	header.Set("Content-Security-Policy", contentSecurityPolicy)
-	header.Set("Referrer-Policy", "same-origin")
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		header.Set("Allow", "GET, HEAD")
-		http.Error(w, "method not allowed: the playground page answers GET and HEAD", http.StatusMethodNotAllowed)
+	if !webasset.Begin(w, r, contentSecurityPolicy, "the playground page") {
 		return
 	}
-
 	query := r.URL.Query()
 	if !query.Has(assetParam) {
-		serve(w, r, h.page, "no-cache")
+		h.page.Serve(w, r, "no-cache")
 		return
 	}
 	name := query.Get(assetParam)
@@ -144,17 +98,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cache := "no-cache"
-	if query.Get(versionParam) == a.version {
+	if query.Get(versionParam) == a.Version {
 		cache = "public, max-age=31536000, immutable"
 	}
-	serve(w, r, a, cache)
-}
-
-// serve writes a, answering conditional and HEAD requests.
-func serve(w http.ResponseWriter, r *http.Request, a asset, cacheControl string) {
-	header := w.Header()
-	header.Set("Content-Type", a.contentType)
-	header.Set("Cache-Control", cacheControl)
-	header.Set("ETag", a.etag)
-	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.body))
+	a.Serve(w, r, cache)
 }

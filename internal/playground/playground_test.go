@@ -144,7 +144,7 @@ func TestAssets(t *testing.T) {
 			for _, c := range []struct {
 				query, cache string
 			}{
-				{query: "?asset=" + tt.name + "&v=" + a.version, cache: "public, max-age=31536000, immutable"},
+				{query: "?asset=" + tt.name + "&v=" + a.Version, cache: "public, max-age=31536000, immutable"},
 				{query: "?asset=" + tt.name, cache: "no-cache"},
 				{query: "?asset=" + tt.name + "&v=stale", cache: "no-cache"},
 			} {
@@ -156,12 +156,12 @@ func TestAssets(t *testing.T) {
 					"Content-Type":           tt.contentType,
 					"Cache-Control":          c.cache,
 					"X-Content-Type-Options": "nosniff",
-					"ETag":                   a.etag,
+					"ETag":                   a.ETag,
 				}
 				if diff := cmp.Diff(want, headers(rec, "Content-Type", "Cache-Control", "X-Content-Type-Options", "ETag")); diff != "" {
 					t.Errorf("GET %s: headers (-want +got):\n%s", c.query, diff)
 				}
-				if rec.Body.String() != string(a.body) {
+				if rec.Body.String() != string(a.Body) {
 					t.Errorf("GET %s: body differs from the embedded file", c.query)
 				}
 			}
@@ -204,7 +204,7 @@ const svgNamespace = `xmlns="http://www.w3.org/2000/svg"`
 func TestNoExternalReferences(t *testing.T) {
 	files := map[string]string{"page": pageBody(t)}
 	for name, a := range assets {
-		files[name] = string(a.body)
+		files[name] = string(a.Body)
 	}
 	var (
 		absolute = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://`)
@@ -349,7 +349,7 @@ func TestScriptElementIDs(t *testing.T) {
 	for _, m := range regexp.MustCompile(`\sid="([^"]+)"`).FindAllStringSubmatch(body, -1) {
 		ids[m[1]] = true
 	}
-	script := string(assets["playground.js"].body)
+	script := string(assets["playground.js"].Body)
 	lookups := regexp.MustCompile(`\$\('([^']+)'\)`).FindAllStringSubmatch(script, -1)
 	if len(lookups) == 0 {
 		t.Fatal("found no $('id') lookups in playground.js")
@@ -402,7 +402,7 @@ func TestJavaScriptLogic(t *testing.T) {
 // sessionStorage, which ends with the tab, never in localStorage (the
 // storage helper named storage) or a URL; it is sent only as a header.
 func TestTokenStaysInTab(t *testing.T) {
-	script := string(assets["playground.js"].body)
+	script := string(assets["playground.js"].Body)
 	for _, want := range []string{"window.sessionStorage.setItem(key, value)", "tabStorage.set(TOKEN_KEY", "L.authHeaders(token)"} {
 		if !strings.Contains(script, want) {
 			t.Errorf("playground.js lacks %s", want)
