@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/fleetcache/fleetcache/pkg/authn"
+	"github.com/fleetcache/fleetcache/pkg/authz"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -554,6 +556,90 @@ func TestReady(t *testing.T) {
 	replay := subscribe(t, s, eventsQuery, map[string]any{"since": epochCursor(s, start)})
 	if !replay.Ready() {
 		t.Error("not Ready with changes to replay")
+	}
+}
+
+// countingAuthorizer lets everyone see the objects of the namespaces in
+// allowed, and counts the decisions asked; with fail set, they fail.
+type countingAuthorizer struct {
+	mu      sync.Mutex
+	allowed map[string]bool
+	fail    bool
+	calls   int
+}
+
+func (a *countingAuthorizer) Scope(context.Context, *authn.User, []index.Contents, authz.NamespaceLister) authz.Scope {
+	return authz.Scope{Full: true}
+}
+
+func (a *countingAuthorizer) Visible(_ context.Context, _ *authn.User, _, namespace, _ string) (bool, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.calls++
+	if a.fail {
+		return false, errors.New("review failed")
+	}
+	return a.allowed[namespace], nil
+}
+
+func (a *countingAuthorizer) set(f func(*countingAuthorizer)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	f(a)
+}
+
+func (a *countingAuthorizer) count() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.calls
+}
+
+// noAuthenticator accepts no token: the test puts the user in the context.
+type noAuthenticator struct{}
+
+func (noAuthenticator) Authenticate(context.Context, string) (*authn.User, error) {
+	return nil, authn.ErrUnauthenticated
+}
+
+// TestEventDecisionsReused: a subscriber's events are checked against its
+// rights, a decision per place (cluster, namespace, type) reused for the
+// next events there rather than asked per event; a failed review hides
+// the event and is asked again for the next.
+func TestEventDecisionsReused(t *testing.T) {
+	ix := index.New(index.Options{})
+	az := &countingAuthorizer{allowed: map[string]bool{"shown": true}}
+	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{Authenticator: noAuthenticator{}, Authorizer: az})
+	sub, res := s.Subscribe(authn.WithUser(t.Context(), &authn.User{Name: "alice"}), Request{Query: eventsQuery})
+	if sub == nil {
+		t.Fatalf("Subscribe: %+v", res)
+	}
+	t.Cleanup(sub.Close)
+	expect := func(want string) {
+		t.Helper()
+		if g := next(t, sub); g.String() != want {
+			t.Fatalf("got %s, want %s", g, want)
+		}
+	}
+	for i := range 5 {
+		ix.Upsert(version(t, "c1", "shown", fmt.Sprint("cm-", i), "1", nil))
+		ix.Upsert(version(t, "c1", "hidden", fmt.Sprint("cm-", i), "1", nil))
+	}
+	for i := range 5 {
+		expect(fmt.Sprint("ADDED cm-", i))
+	}
+	if n := az.count(); n != 2 {
+		t.Errorf("10 events in 2 namespaces took %d decisions, want 2", n)
+	}
+
+	az.set(func(a *countingAuthorizer) { a.fail = true })
+	ix.Upsert(version(t, "c1", "other", "failed", "1", nil))
+	ix.Upsert(version(t, "c1", "shown", "marker", "1", nil))
+	expect("ADDED marker") // after the event whose review failed
+	az.set(func(a *countingAuthorizer) { a.fail, a.allowed["other"] = false, true })
+	ix.Upsert(version(t, "c1", "other", "after", "1", nil))
+	expect("ADDED after")
+	if n := az.count(); n != 4 {
+		t.Errorf("%d decisions, want 4: the failed one asked again", n)
 	}
 }
 
