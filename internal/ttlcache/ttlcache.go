@@ -41,12 +41,23 @@ func New[K comparable, V any](size int, ttl time.Duration, now func() time.Time)
 
 // Get returns the value of key if it is present and has not expired.
 func (c *Cache[K, V]) Get(key K) (V, bool) {
+	v, _, ok := c.GetTTL(key)
+	return v, ok
+}
+
+// GetTTL is Get that also returns how long the value has left.
+func (c *Cache[K, V]) GetTTL(key K) (V, time.Duration, bool) {
 	e, ok := c.lru.Get(key)
-	if !ok || !c.now().Before(e.expires) {
+	if !ok {
 		var zero V
-		return zero, false
+		return zero, 0, false
 	}
-	return e.value, true
+	left := e.expires.Sub(c.now())
+	if left <= 0 {
+		var zero V
+		return zero, 0, false
+	}
+	return e.value, left, true
 }
 
 // Add keeps value for key for the cache's ttl.

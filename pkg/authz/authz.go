@@ -52,26 +52,35 @@ func New(d Decider, opts Options) *Authorizer {
 // Allowed reports whether u may list a.Resource in a.Namespace of
 // a.Cluster. Failed decisions are not cached: the next request asks again.
 func (az *Authorizer) Allowed(ctx context.Context, u *authn.User, a Attributes) (bool, error) {
+	ok, _, err := az.allowed(ctx, u, a)
+	return ok, err
+}
+
+// allowed is Allowed that also returns how long the decision holds.
+func (az *Authorizer) allowed(ctx context.Context, u *authn.User, a Attributes) (bool, time.Duration, error) {
 	key := cacheKey(u, a)
-	if ok, found := az.cache.Get(key); found {
-		return ok, nil
+	if ok, left, found := az.cache.GetTTL(key); found {
+		return ok, left, nil
 	}
 	ok, err := az.d.Decide(ctx, u, a)
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
 	az.cache.Add(key, ok)
-	return ok, nil
+	return ok, az.opts.TTL, nil
 }
 
 // Visible reports whether u may see an object of resource in namespace of
 // cluster: u may list the type cluster-wide, or in the object's namespace.
-func (az *Authorizer) Visible(ctx context.Context, u *authn.User, cluster, namespace, resource string) (bool, error) {
-	ok, err := az.Allowed(ctx, u, Attributes{Cluster: cluster, Resource: resource})
+// It also returns how long the answer holds: until a decision it rests on
+// leaves the cache, so that a caller may keep it that long and no longer.
+func (az *Authorizer) Visible(ctx context.Context, u *authn.User, cluster, namespace, resource string) (bool, time.Duration, error) {
+	ok, left, err := az.allowed(ctx, u, Attributes{Cluster: cluster, Resource: resource})
 	if err != nil || ok || namespace == "" {
-		return ok, err
+		return ok, left, err
 	}
-	return az.Allowed(ctx, u, Attributes{Cluster: cluster, Namespace: namespace, Resource: resource})
+	ok, nsLeft, err := az.allowed(ctx, u, Attributes{Cluster: cluster, Namespace: namespace, Resource: resource})
+	return ok, min(left, nsLeft), err
 }
 
 func cacheKey(u *authn.User, a Attributes) string {

@@ -156,7 +156,8 @@ func TestScopeFull(t *testing.T) {
 
 func TestVisible(t *testing.T) {
 	d := &fakeDecider{allow: map[Attributes]bool{{Cluster: "c1", Namespace: "a", Resource: "pods"}: true}, fail: map[string]bool{"c9": true}}
-	az := New(d, Options{})
+	now := time.Now()
+	az := New(d, Options{TTL: time.Minute, Now: func() time.Time { return now }})
 	u := &authn.User{Name: "u"}
 	for _, tt := range []struct {
 		cluster, ns string
@@ -168,11 +169,32 @@ func TestVisible(t *testing.T) {
 		{"c1", "", false, false},
 		{"c9", "a", false, true},
 	} {
-		got, err := az.Visible(t.Context(), u, tt.cluster, tt.ns, "pods")
+		got, left, err := az.Visible(t.Context(), u, tt.cluster, tt.ns, "pods")
 		if got != tt.want || (err != nil) != tt.wantErr {
 			t.Errorf("Visible(%s, %s) = %v, %v; want %v, error %v", tt.cluster, tt.ns, got, err, tt.want, tt.wantErr)
 		}
+		if wantLeft := time.Minute * time.Duration(btoi(err == nil)); left != wantLeft {
+			t.Errorf("Visible(%s, %s) holds for %v, want %v", tt.cluster, tt.ns, left, wantLeft)
+		}
 	}
+	// Cached decisions hold for what is left of them: the shortest of the
+	// two an answer rests on.
+	now = now.Add(20 * time.Second)
+	if _, left, _ := az.Visible(t.Context(), u, "c1", "a", "pods"); left != 40*time.Second {
+		t.Errorf("a cached answer holds for %v, want 40s", left)
+	}
+	now = now.Add(30 * time.Second)
+	az.cache.Add(cacheKey(u, Attributes{Cluster: "c1", Namespace: "a", Resource: "pods"}), true) // renewed
+	if ok, left, _ := az.Visible(t.Context(), u, "c1", "a", "pods"); !ok || left != 10*time.Second {
+		t.Errorf("an answer on a renewed and an older decision: %v for %v, want true for 10s", ok, left)
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func TestPolicy(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/fleetcache/fleetcache/pkg/authn"
 	"github.com/fleetcache/fleetcache/pkg/authz"
@@ -24,8 +25,9 @@ type Authorizer interface {
 	// Scope decides what u may see of contents.
 	Scope(ctx context.Context, u *authn.User, contents []index.Contents, namespaces authz.NamespaceLister) authz.Scope
 	// Visible reports whether u may see an object of resource in
-	// namespace ("" for cluster-scoped) of cluster.
-	Visible(ctx context.Context, u *authn.User, cluster, namespace, resource string) (bool, error)
+	// namespace ("" for cluster-scoped) of cluster, and how long that
+	// answer holds (a subscription reuses it that long).
+	Visible(ctx context.Context, u *authn.User, cluster, namespace, resource string) (bool, time.Duration, error)
 }
 
 // Error codes of authentication and authorization.
@@ -121,7 +123,7 @@ func (s *Server) visible(ctx context.Context, o *index.Object) (bool, error) {
 	if !ok {
 		return true, nil
 	}
-	ok, err := s.opts.Authorizer.Visible(ctx, u, o.Cluster, o.Namespace, o.Type.Resource)
+	ok, _, err := s.opts.Authorizer.Visible(ctx, u, o.Cluster, o.Namespace, o.Type.Resource)
 	if err != nil {
 		return false, newCodedError(CodeAccessReviewFailed, fmt.Errorf("cluster %q: access review failed: its objects are hidden", o.Cluster))
 	}
@@ -147,7 +149,7 @@ func (s *Server) redactHealth(ctx context.Context, st health.ClusterStatus) heal
 	if !ok {
 		return st
 	}
-	if ok, err := s.opts.Authorizer.Visible(ctx, u, st.Name, "", "namespaces"); ok && err == nil {
+	if ok, _, err := s.opts.Authorizer.Visible(ctx, u, st.Name, "", "namespaces"); ok && err == nil {
 		return st
 	}
 	if st.Message != "" {

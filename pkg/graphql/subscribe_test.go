@@ -560,10 +560,12 @@ func TestReady(t *testing.T) {
 }
 
 // countingAuthorizer lets everyone see the objects of the namespaces in
-// allowed, and counts the decisions asked; with fail set, they fail.
+// allowed, for ttl, and counts the decisions asked; with fail set, they
+// fail.
 type countingAuthorizer struct {
 	mu      sync.Mutex
 	allowed map[string]bool
+	ttl     time.Duration
 	fail    bool
 	calls   int
 }
@@ -572,14 +574,14 @@ func (a *countingAuthorizer) Scope(context.Context, *authn.User, []index.Content
 	return authz.Scope{Full: true}
 }
 
-func (a *countingAuthorizer) Visible(_ context.Context, _ *authn.User, _, namespace, _ string) (bool, error) {
+func (a *countingAuthorizer) Visible(_ context.Context, _ *authn.User, _, namespace, _ string) (bool, time.Duration, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.calls++
 	if a.fail {
-		return false, errors.New("review failed")
+		return false, 0, errors.New("review failed")
 	}
-	return a.allowed[namespace], nil
+	return a.allowed[namespace], a.ttl, nil
 }
 
 func (a *countingAuthorizer) set(f func(*countingAuthorizer)) {
@@ -603,11 +605,12 @@ func (noAuthenticator) Authenticate(context.Context, string) (*authn.User, error
 
 // TestEventDecisionsReused: a subscriber's events are checked against its
 // rights, a decision per place (cluster, namespace, type) reused for the
-// next events there rather than asked per event; a failed review hides
-// the event and is asked again for the next.
+// next events there as long as the Authorizer says it holds, rather than
+// asked per event; a failed review hides the event and is asked again for
+// the next.
 func TestEventDecisionsReused(t *testing.T) {
 	ix := index.New(index.Options{})
-	az := &countingAuthorizer{allowed: map[string]bool{"shown": true}}
+	az := &countingAuthorizer{allowed: map[string]bool{"shown": true}, ttl: time.Minute}
 	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{Authenticator: noAuthenticator{}, Authorizer: az})
 	sub, res := s.Subscribe(authn.WithUser(t.Context(), &authn.User{Name: "alice"}), Request{Query: eventsQuery})
 	if sub == nil {
@@ -640,6 +643,16 @@ func TestEventDecisionsReused(t *testing.T) {
 	expect("ADDED after")
 	if n := az.count(); n != 4 {
 		t.Errorf("%d decisions, want 4: the failed one asked again", n)
+	}
+
+	// Decisions that hold no longer are asked for each event.
+	az.set(func(a *countingAuthorizer) { a.ttl, a.allowed["brief"] = 0, true })
+	ix.Upsert(version(t, "c1", "brief", "x", "1", nil))
+	ix.Upsert(version(t, "c1", "brief", "y", "1", nil))
+	expect("ADDED x")
+	expect("ADDED y")
+	if n := az.count(); n != 6 {
+		t.Errorf("%d decisions, want 6: one per event of a decision that expired", n)
 	}
 }
 
