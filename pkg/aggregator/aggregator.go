@@ -2,6 +2,7 @@ package aggregator
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/fleetcache/fleetcache/internal/servingcert"
 	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
 	"github.com/fleetcache/fleetcache/pkg/health"
@@ -49,9 +51,12 @@ type Options struct {
 	// Addr is where the HTTP server listens. Default 127.0.0.1:8080.
 	Addr string
 	// TLSCertFile and TLSPrivateKeyFile, both set, make Run serve HTTPS
-	// (and WSS) with this PEM certificate (chain) and key, loaded at start.
-	// Default: plain HTTP.
+	// (and WSS) with this PEM certificate (chain) and key, loaded at start
+	// and again whenever the files change. Default: plain HTTP.
 	TLSCertFile, TLSPrivateKeyFile string
+	// TLSReloadInterval is how often the certificate's files are checked
+	// for a change. Default 10s.
+	TLSReloadInterval time.Duration
 	// CORSAllowedOrigins are the exact origins of browser pages allowed to
 	// call /graphql cross-origin: CORS for HTTP and SSE, and the WebSocket
 	// Origin check (it replaces GraphQL.AllowedOrigins). Default none.
@@ -91,6 +96,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = 8 * time.Second
+	}
+	if o.TLSReloadInterval <= 0 {
+		o.TLSReloadInterval = 10 * time.Second
 	}
 	return o, nil
 }
@@ -195,9 +203,14 @@ func Run(ctx context.Context, opts Options) error {
 		live = append(live, src.Start)
 	}
 
-	tlsConfig, err := servingTLS(opts.TLSCertFile, opts.TLSPrivateKeyFile)
-	if err != nil {
-		return err
+	var tlsConfig *tls.Config
+	var certs *servingcert.Reloader
+	if opts.TLSCertFile != "" || opts.TLSPrivateKeyFile != "" {
+		certs, err = servingcert.New(opts.TLSCertFile, opts.TLSPrivateKeyFile, opts.TLSReloadInterval, logger)
+		if err != nil {
+			return err
+		}
+		tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.GetCertificate}
 	}
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
@@ -220,6 +233,9 @@ func Run(ctx context.Context, opts Options) error {
 				logger.Error(err, "Cluster source stopped")
 			}
 		})
+	}
+	if certs != nil {
+		wg.Go(func() { _ = certs.Start(ctx) }) // ends with ctx, without error
 	}
 	wg.Go(func() {
 		if err := serve(srv, ln); !errors.Is(err, http.ErrServerClosed) {

@@ -94,18 +94,6 @@ func checkOrigin(o string) error {
 	return nil
 }
 
-// servingTLS loads the serving certificate: nil, nil when none is set.
-func servingTLS(certFile, keyFile string) (*tls.Config, error) {
-	if certFile == "" && keyFile == "" {
-		return nil, nil
-	}
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-	if err != nil {
-		return nil, fmt.Errorf("load the serving certificate: %w", err)
-	}
-	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}, nil
-}
-
 // serve serves srv on ln, over TLS when srv has a TLS configuration. HTTP/2
 // comes with TLS; WebSockets still use HTTP/1.1, as net/http does not offer
 // extended CONNECT by default, so browsers upgrade over HTTP/1.1.

@@ -375,7 +375,8 @@ func wsQuery(t *testing.T, c *websocket.Conn, query string) string {
 }
 
 // TestRunTLS runs the aggregator with a certificate generated here, and
-// asks it over https and wss with a client that trusts it.
+// asks it over https and wss with a client that trusts it; then renews the
+// certificate's files, and new connections get the new one.
 func TestRunTLS(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile, pool := selfSigned(t, dir)
@@ -390,7 +391,7 @@ func TestRunTLS(t *testing.T) {
 		done <- aggregator.Run(ctx, aggregator.Options{
 			Kubeconfigs: []string{kubeconfig},
 			Addr:        addr,
-			TLSCertFile: certFile, TLSPrivateKeyFile: keyFile,
+			TLSCertFile: certFile, TLSPrivateKeyFile: keyFile, TLSReloadInterval: 100 * time.Millisecond,
 			Informers: informers.Options{Resources: []string{"namespaces"}},
 		})
 	}()
@@ -444,4 +445,22 @@ func TestRunTLS(t *testing.T) {
 		t.Errorf("wss answer %s", got)
 	}
 	_ = c.Close(websocket.StatusNormalClosure, "")
+
+	// Renewed in place (another key): new connections get it, no restart.
+	_, _, renewed := selfSigned(t, dir)
+	testcluster.Eventually(t, 30*time.Second, "the renewed certificate served", func() (bool, string) {
+		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: renewed}}
+		defer tr.CloseIdleConnections()
+		res, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Post("https://"+addr+"/graphql", "application/json", strings.NewReader(`{"query":"`+query+`"}`))
+		if err != nil {
+			return false, err.Error()
+		}
+		res.Body.Close()
+		return res.StatusCode == http.StatusOK, res.Status
+	})
+	tr.CloseIdleConnections()
+	if _, err := client.Post("https://"+addr+"/graphql", "application/json", strings.NewReader(`{"query":"`+query+`"}`)); err == nil ||
+		!strings.Contains(err.Error(), "certificate") {
+		t.Errorf("a client that trusts only the old certificate: %v, want a certificate error", err)
+	}
 }
