@@ -13,7 +13,9 @@ import (
 // allowAll decides yes to everything.
 type allowAll struct{}
 
-func (allowAll) Decide(context.Context, *authn.User, authz.Attributes) (bool, error) { return true, nil }
+func (allowAll) Decide(context.Context, *authn.User, authz.Attributes) (bool, error) {
+	return true, nil
+}
 
 // BenchmarkEventVisibility measures the access check of one event for one
 // subscriber, its decision cached: asked of the Authorizer (authz's, with

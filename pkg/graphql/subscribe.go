@@ -16,6 +16,7 @@ import (
 	"github.com/graphql-go/graphql/language/visitor"
 
 	"github.com/fleetcache/fleetcache/pkg/authn"
+	"github.com/fleetcache/fleetcache/pkg/authz"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -426,13 +427,11 @@ type resourceSub struct {
 	// when nothing is restricted.
 	user *authn.User
 	// decisions are the user's recent decisions, by where an object is.
-	decisions map[place]decision
+	decisions map[authz.Attributes]decision
 }
 
-// place is where an object is, as far as access decisions go.
-type place struct{ cluster, namespace, resource string }
-
-// decision is whether a subscriber may see the objects of a place, until
+// decision is whether a subscriber may see the objects of a place (a
+// cluster, namespace and type), until
 // hub time until: as long as the Authorizer's decision holds, so that a
 // revoked right stops the events within its cache TTL. Asking the
 // Authorizer costs about 0.6 µs and 9 allocations (a cache key built and
@@ -543,17 +542,17 @@ func (r *resourceSub) visible(ctx context.Context, d *delivery) bool {
 		return true
 	}
 	o := d.ev.obj
-	p := place{o.Cluster, o.Namespace, o.Type.Resource}
+	p := authz.Attributes{Cluster: o.Cluster, Namespace: o.Namespace, Resource: o.Type.Resource}
 	now := r.s.hub.now()
 	if dec, ok := r.decisions[p]; ok && now < dec.until {
 		return dec.ok
 	}
-	ok, left, err := r.s.opts.Authorizer.Visible(ctx, r.user, o.Cluster, o.Namespace, o.Type.Resource)
+	ok, left, err := r.s.opts.Authorizer.Visible(ctx, r.user, p.Cluster, p.Namespace, p.Resource)
 	if err != nil {
 		return false
 	}
 	if r.decisions == nil || len(r.decisions) >= maxDecisions {
-		r.decisions = map[place]decision{}
+		r.decisions = map[authz.Attributes]decision{}
 	}
 	r.decisions[p] = decision{ok: ok, until: now + int64(left)}
 	return ok

@@ -12,8 +12,9 @@ import (
 // frameConn is a WebSocket's hijacked connection. coder/websocket does the
 // handshake (its response goes out before the hijack), reads the client's
 // frames and writes its own (pongs, the close frame), one Write each,
-// since it flushes after every frame. The connection's writer sends the data frames itself
-// (writeFrames): a batch of messages, each its own frame, in one write.
+// since it flushes after every frame. The connection's writer sends the
+// data frames itself (writeFrames): a batch of messages, each its own
+// frame, in one write.
 // coder/websocket writes and flushes one message at a time, behind two
 // locks, and at a million messages a second that was most of the cost of a
 // message. A mutex keeps the two writers' frames apart.
