@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +25,37 @@ type User struct {
 	UID    string
 	Groups []string // sorted
 	Extra  map[string][]string
+}
+
+// Key identifies the caller for every cache and shared execution: two users
+// with the same Key are the same caller to an authorizer, so it covers name,
+// UID, groups and every extra value. Each part is length-prefixed, so no
+// choice of names makes two different users collide.
+func (u *User) Key() string {
+	var b strings.Builder
+	part := func(s string) {
+		b.WriteString(strconv.Itoa(len(s)))
+		b.WriteByte(':')
+		b.WriteString(s)
+	}
+	part(u.Name)
+	part(u.UID)
+	b.WriteString(strconv.Itoa(len(u.Groups)))
+	b.WriteByte('g')
+	for _, g := range u.Groups {
+		part(g)
+	}
+	b.WriteString(strconv.Itoa(len(u.Extra)))
+	b.WriteByte('x')
+	for _, k := range slices.Sorted(maps.Keys(u.Extra)) {
+		part(k)
+		b.WriteString(strconv.Itoa(len(u.Extra[k])))
+		b.WriteByte('v')
+		for _, v := range u.Extra[k] {
+			part(v)
+		}
+	}
+	return b.String()
 }
 
 // ErrUnauthenticated means the caller sent no token, or the reviewing

@@ -84,3 +84,33 @@ func TestTokenReviewCache(t *testing.T) {
 		t.Errorf("after the failure: %v (failures must not be cached)", err)
 	}
 }
+
+func TestUserKey(t *testing.T) {
+	base := User{Name: "alice", UID: "1", Groups: []string{"a", "b"}, Extra: map[string][]string{"scopes": {"x"}}}
+	same := User{Name: "alice", UID: "1", Groups: []string{"a", "b"}, Extra: map[string][]string{"scopes": {"x"}}}
+	if base.Key() != same.Key() {
+		t.Fatalf("equal users have different keys: %q, %q", base.Key(), same.Key())
+	}
+	others := []struct {
+		name string
+		user User
+	}{
+		{name: "name", user: User{Name: "alice2", UID: "1", Groups: []string{"a", "b"}, Extra: base.Extra}},
+		{name: "uid", user: User{Name: "alice", UID: "2", Groups: []string{"a", "b"}, Extra: base.Extra}},
+		{name: "groups", user: User{Name: "alice", UID: "1", Groups: []string{"a"}, Extra: base.Extra}},
+		{name: "group split", user: User{Name: "alice", UID: "1", Groups: []string{"ab"}, Extra: base.Extra}},
+		{name: "extra value", user: User{Name: "alice", UID: "1", Groups: []string{"a", "b"}, Extra: map[string][]string{"scopes": {"y"}}}},
+		{name: "extra key", user: User{Name: "alice", UID: "1", Groups: []string{"a", "b"}, Extra: map[string][]string{"scope": {"x"}}}},
+		{name: "no extra", user: User{Name: "alice", UID: "1", Groups: []string{"a", "b"}}},
+		{name: "extra values split", user: User{Name: "alice", UID: "1", Groups: []string{"a", "b"}, Extra: map[string][]string{"scopes": {"x", ""}}}},
+		{name: "name into uid", user: User{Name: "alice1", UID: "", Groups: []string{"a", "b"}, Extra: base.Extra}},
+	}
+	seen := map[string]string{base.Key(): "base"}
+	for _, o := range others {
+		k := o.user.Key()
+		if prev, ok := seen[k]; ok {
+			t.Errorf("%s: key %q equals the key of %s", o.name, k, prev)
+		}
+		seen[k] = o.name
+	}
+}

@@ -84,21 +84,7 @@ func (az *Authorizer) Visible(ctx context.Context, u *authn.User, cluster, names
 }
 
 func cacheKey(u *authn.User, a Attributes) string {
-	var b strings.Builder
-	for _, s := range []string{u.Name, u.UID, a.Cluster, a.Namespace, a.Resource} {
-		b.WriteString(s)
-		b.WriteByte(0)
-	}
-	for _, g := range u.Groups {
-		b.WriteString(g)
-		b.WriteByte(1)
-	}
-	for _, k := range slices.Sorted(maps.Keys(u.Extra)) {
-		b.WriteString(k)
-		b.WriteByte(2)
-		b.WriteString(strings.Join(u.Extra[k], "\x03"))
-	}
-	return b.String()
+	return u.Key() + "\x00" + a.Cluster + "\x00" + a.Namespace + "\x00" + a.Resource
 }
 
 // Grant is what a caller may list of one resource type in one cluster: in

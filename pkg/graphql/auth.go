@@ -174,7 +174,7 @@ func (s *Server) userKey(ctx context.Context) string {
 	if !ok {
 		return ""
 	}
-	return "\x00user\x00" + u.Name + "\x00" + u.UID + "\x00" + strings.Join(u.Groups, "\x01")
+	return "\x00user\x00" + u.Key()
 }
 
 // userOf returns the caller of ctx when what it sees must be authorized, or
