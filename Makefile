@@ -8,7 +8,7 @@ GOTEST_FLAGS ?= -race -count=1 -timeout 25m
 BENCH ?= .
 BENCH_FLAGS ?= -run '^$$' -benchmem -benchtime 3x
 
-.PHONY: help build test demo lint bench fuzz testbin clean
+.PHONY: help build test demo lint bench fuzz testbin testdeps clean
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -16,7 +16,7 @@ help: ## List the targets.
 build: ## Build every package.
 	$(GO) build ./...
 
-test: testbin ## Run every test with the race detector against real kube-apiservers (what CI runs).
+test: testbin testdeps ## Run every test with the race detector against real kube-apiservers (what CI runs).
 	$(GO) test $(GOTEST_FLAGS) ./...
 
 DEMO_ADDR ?= 127.0.0.1:8080
@@ -55,6 +55,10 @@ fuzz: testbin ## Run every fuzz target for FUZZTIME (20s) each.
 	done
 
 testbin: $(TESTBIN) ## Build kube-apiserver, etcd and helm for the tests into bin/ (skipped when present).
+
+# The browser and JavaScript-client tests fail, never skip, without these.
+testdeps: ## Install chromium, node and npm with apt where missing (root or sudo).
+	@hack/testdeps.sh
 
 $(BIN)/kube-apiserver: hack/tools/go.mod
 	cd hack/tools && $(GO) build -o $@ k8s.io/kubernetes/cmd/kube-apiserver

@@ -139,7 +139,7 @@ func lookPath(t testing.TB, name string) string {
 	t.Helper()
 	path, err := exec.LookPath(name)
 	if err != nil {
-		t.Fatalf("nodetest: %s not found (Node.js 20 or newer with npm is needed; on Debian: apt-get install nodejs npm): %v", name, err)
+		t.Fatalf("nodetest: %s not found (Node.js 20 or newer with npm is needed; make testdeps installs them with apt): %v", name, err)
 	}
 	return path
 }

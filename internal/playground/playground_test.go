@@ -367,7 +367,7 @@ func node(t *testing.T) string {
 	t.Helper()
 	path, err := exec.LookPath("node")
 	if err != nil {
-		t.Fatalf("node (Node.js 20 or newer) is needed to check the playground's JavaScript: %v", err)
+		t.Fatalf("node (Node.js 20 or newer) is needed to check the playground's JavaScript; make testdeps installs it with apt: %v", err)
 	}
 	return path
 }

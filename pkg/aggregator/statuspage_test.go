@@ -17,13 +17,14 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/aggregator"
 )
 
-// chromiumPath finds Debian's chromium. Its absence fails the test: CI
-// installs it (.ci/run), and a skipped browser test would prove nothing.
+// chromiumPath finds Debian's chromium. Its absence fails the test: make
+// test installs it (make testdeps), and a skipped browser test would prove
+// nothing.
 func chromiumPath(t *testing.T) string {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
-		t.Fatalf("the status page test needs a headless browser: %v; install Debian's chromium (apt-get install chromium), as .ci/run does", err)
+		t.Fatalf("the browser tests need Debian's chromium: %v; run make testdeps (it installs it with apt)", err)
 	}
 	return path
 }

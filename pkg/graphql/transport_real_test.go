@@ -64,7 +64,7 @@ func startNodeClient(t *testing.T, dir, script, url string) *nodeClient {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Fatalf("node not found: %v", err)
+		t.Fatalf("node not found (make testdeps installs it with apt): %v", err)
 	}
 	abs, err := filepath.Abs(filepath.Join("testdata", script))
 	if err != nil {
