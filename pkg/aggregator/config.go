@@ -130,7 +130,8 @@ type ServingConfig struct {
 	// of browser portals that may call the API from their pages, with CORS
 	// and WebSockets. "*" is not accepted. Default none: same-origin only.
 	CORSAllowedOrigins []string `json:"corsAllowedOrigins,omitempty"`
-	// RateLimit bounds queries and subscriptions per client address.
+	// RateLimit bounds queries and subscriptions per authenticated user
+	// (per client address without authentication).
 	RateLimit RateLimitConfig `json:"rateLimit,omitzero"`
 	// CacheSecretData keeps the data and stringData of Secrets, when
 	// resources include secrets. Default false: they are dropped before
@@ -138,14 +139,16 @@ type ServingConfig struct {
 	CacheSecretData bool `json:"cacheSecretData,omitempty"`
 }
 
-// RateLimitConfig bounds how fast one client address (the connection's
-// peer: behind a proxy, the proxy) may send queries and open
-// subscriptions. Zero means the default, which each comment states.
+// RateLimitConfig bounds how fast one caller may send queries and open
+// subscriptions: each authenticated user (graphql.RateLimit), or, without
+// authentication, each client address (the connection's peer: behind a
+// proxy, the proxy). Zero means the default, which each comment states;
+// with authn.mode none the default is no limit (see RateLimitConfig.options).
 type RateLimitConfig struct {
-	QueriesPerSecond       float64 `json:"queriesPerSecond,omitempty"`       // 50
-	QueryBurst             int     `json:"queryBurst,omitempty"`             // 100
-	SubscriptionsPerSecond float64 `json:"subscriptionsPerSecond,omitempty"` // 5
-	SubscriptionBurst      int     `json:"subscriptionBurst,omitempty"`      // 20
+	QueriesPerSecond       float64 `json:"queriesPerSecond,omitempty"`       // 4000
+	QueryBurst             int     `json:"queryBurst,omitempty"`             // 8000
+	SubscriptionsPerSecond float64 `json:"subscriptionsPerSecond,omitempty"` // 50
+	SubscriptionBurst      int     `json:"subscriptionBurst,omitempty"`      // 100
 }
 
 // LogConfig configures logging.
@@ -331,6 +334,7 @@ func (c Config) Validate() error {
 // Options turns a valid Config into Options.
 func (c Config) Options() Options {
 	l := c.Limits
+	authnMode := cmp.Or(c.Authn.Mode, AuthnTokenReview) // the command authenticates unless told not to
 	return Options{
 		Kubeconfigs:              c.Kubeconfigs,
 		Contexts:                 c.Contexts,
@@ -341,7 +345,7 @@ func (c Config) Options() Options {
 		Readyz:                   health.ReadyzOptions{Exclude: c.Readyz.Exclude, Disabled: c.Readyz.Disabled},
 		Index:                    index.Options{Retention: l.EventRetention},
 		Auth: AuthOptions{
-			Authn:           cmp.Or(c.Authn.Mode, AuthnTokenReview), // the command authenticates unless told not to
+			Authn:           authnMode,
 			AuthnKubeconfig: c.Authn.Kubeconfig,
 			AuthnContext:    c.Authn.Context,
 			AuthnCacheTTL:   c.Authn.CacheTTL.Duration,
@@ -363,7 +367,7 @@ func (c Config) Options() Options {
 			SubscriptionBuffer:            l.SubscriptionBuffer,
 			MaxSubscriptionsPerConnection: l.MaxSubscriptionsPerConnection,
 			MaxConnectionsPerAddress:      l.MaxConnectionsPerAddress,
-			RateLimit:                     c.Serving.RateLimit.options(),
+			RateLimit:                     c.Serving.RateLimit.options(authnMode),
 		},
 	}
 }

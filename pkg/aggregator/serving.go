@@ -12,18 +12,29 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/graphql"
 )
 
-// The rate limits of the command when the configuration sets none: enough
-// for a portal page that refreshes a few views a second, and for scripts
-// paging through results, while one client cannot take the server's CPU.
+// The rate limits of the command when it authenticates and the
+// configuration sets none; each authenticated user has its own budget. The
+// main user is a portal backend: one identity that may send 2,000 queries a
+// second at full speed. Twice that, with bursts of two seconds' worth, lets
+// it run unthrottled with room for spikes, while one user still cannot take
+// all of a server that answers about 8,000 to 30,000 small queries a second
+// (docs/benchmarks.md). Subscriptions cost more to open (a registration and
+// a replay) and are opened far less often: 50 a second covers a backend
+// opening live views for its own users' page loads.
 const (
-	defaultQueriesPerSecond       = 50
-	defaultQueryBurst             = 100
-	defaultSubscriptionsPerSecond = 5
-	defaultSubscriptionBurst      = 20
+	defaultQueriesPerSecond       = 4000
+	defaultQueryBurst             = 8000
+	defaultSubscriptionsPerSecond = 50
+	defaultSubscriptionBurst      = 100
 )
 
-// options returns the rate limits with the defaults filled in.
-func (r RateLimitConfig) options() graphql.RateLimit {
+// options returns the rate limits for the authentication mode authn:
+// without authentication (loopback use) only what is configured, so
+// nothing by default; with it, the defaults fill what is not configured.
+func (r RateLimitConfig) options(authn string) graphql.RateLimit {
+	if authn == AuthnNone {
+		return graphql.RateLimit(r)
+	}
 	return graphql.RateLimit{
 		QueriesPerSecond:       cmp.Or(r.QueriesPerSecond, defaultQueriesPerSecond),
 		QueryBurst:             cmp.Or(r.QueryBurst, defaultQueryBurst),

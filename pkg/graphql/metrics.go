@@ -49,7 +49,7 @@ func newMetrics() *metrics {
 		}),
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "fleetcache_graphql_rate_limited_total",
-			Help: "Operations refused because their client address was over a rate limit (Options.RateLimit), by limit (query, subscription).",
+			Help: "Operations refused because their caller (the authenticated user, else the client address) was over a rate limit (Options.RateLimit), by limit (query, subscription).",
 		}, []string{"limit"}),
 		since: time.Since,
 	}

@@ -78,7 +78,7 @@ fleetcache_graphql_document_cache_requests_total{result="miss"} 3
 # HELP fleetcache_graphql_request_duration_seconds Time to answer a GraphQL operation, by type, over HTTP, WebSocket and SSE: from the request (decoded) to its result (queries, mutations) or to the subscription set up and registered (subscriptions; events are not included). Requests that fail before an operation is selected are not observed.
 # TYPE fleetcache_graphql_request_duration_seconds histogram
 ` + histogram("mutation", 0) + histogram("query", 4) + histogram("subscription", 3) + `
-# HELP fleetcache_graphql_rate_limited_total Operations refused because their client address was over a rate limit (Options.RateLimit), by limit (query, subscription).
+# HELP fleetcache_graphql_rate_limited_total Operations refused because their caller (the authenticated user, else the client address) was over a rate limit (Options.RateLimit), by limit (query, subscription).
 # TYPE fleetcache_graphql_rate_limited_total counter
 fleetcache_graphql_rate_limited_total{limit="query"} 0
 fleetcache_graphql_rate_limited_total{limit="subscription"} 0

@@ -103,8 +103,9 @@ type Options struct {
 	// a user visits could subscribe with the user's cookies or network
 	// position. Default none: same-origin and non-browser clients only.
 	AllowedOrigins []string
-	// RateLimit bounds how fast one client address may send queries and
-	// open subscriptions. Default: no limit (see RateLimit).
+	// RateLimit bounds how fast one caller (the authenticated user, else
+	// the client address) may send queries and open subscriptions.
+	// Default: no limit (see RateLimit).
 	RateLimit RateLimit
 	// Logger receives the server's log lines. Default klog.Background().
 	Logger klog.Logger

@@ -12,6 +12,8 @@ import (
 	"github.com/coder/websocket"
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/fleetcache/fleetcache/pkg/authn"
 )
 
 // fakeClock is a clock tests move by hand; safe for concurrent use.
@@ -29,8 +31,10 @@ func (c *fakeClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 func TestRateLimiter(t *testing.T) {
 	type step struct {
 		advance time.Duration
-		addr    string
-		kind    operationKind
+		// addr is the client address of an unauthenticated caller; user
+		// names an authenticated one instead.
+		addr, user string
+		kind       operationKind
 		// wait is the Retry-After a refused operation gets; 0: allowed.
 		wait time.Duration
 	}
@@ -55,6 +59,14 @@ func TestRateLimiter(t *testing.T) {
 			limit: RateLimit{QueriesPerSecond: 1, QueryBurst: 1},
 			steps: []step{
 				{addr: "a"}, {addr: "a", wait: time.Second}, {addr: "b"}, {addr: "b", wait: time.Second},
+			},
+		},
+		{
+			name:  "users apart, and apart from addresses",
+			limit: RateLimit{QueriesPerSecond: 1, QueryBurst: 1},
+			steps: []step{
+				{user: "alice"}, {user: "alice", wait: time.Second}, {user: "bob"}, {user: "bob", wait: time.Second},
+				{addr: "alice"}, {addr: "alice", wait: time.Second},
 			},
 		},
 		{
@@ -100,7 +112,11 @@ func TestRateLimiter(t *testing.T) {
 			rl.now = clock.now
 			for i, s := range tc.steps {
 				clock.advance(s.advance)
-				wait, err := rl.allow(s.addr, s.kind)
+				caller := addressCaller(s.addr)
+				if s.user != "" {
+					caller = userCaller(&authn.User{Name: s.user})
+				}
+				wait, err := rl.allow(caller, s.kind)
 				if wait != s.wait || (err != nil) != (s.wait != 0) {
 					t.Fatalf("step %d %+v: wait %v, err %v; want wait %v", i, s, wait, err, s.wait)
 				}
@@ -118,7 +134,7 @@ func TestRateLimiterOff(t *testing.T) {
 		t.Fatalf("a zero RateLimit: %v, %v; want no limiter", rl, err)
 	}
 	// A nil limiter allows everything.
-	if _, err := rl.allow("a", kindQuery); err != nil {
+	if _, err := rl.allow(addressCaller("a"), kindQuery); err != nil {
 		t.Error(err)
 	}
 }
@@ -131,7 +147,7 @@ func TestRateLimiterBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range maxRateLimitedClients + 1000 {
-		if _, err := rl.allow(fmt.Sprintf("10.0.%d.%d", i/256, i%256), kindQuery); err != nil {
+		if _, err := rl.allow(addressCaller(fmt.Sprintf("10.0.%d.%d", i/256, i%256)), kindQuery); err != nil {
 			t.Fatalf("address %d: %v", i, err)
 		}
 	}
@@ -227,6 +243,109 @@ func TestRateLimitTransports(t *testing.T) {
 			t.Errorf("refused %ss counted: %v, want %v", kind, got, want)
 		}
 	}
+}
+
+// TestRateLimitPerUser checks that an authenticating server counts
+// operations against the user, over every transport: two users from one
+// address each have their own budget, and a user's budget is the same over
+// HTTP, SSE and its WebSockets.
+func TestRateLimitPerUser(t *testing.T) {
+	f := newFixture(t)
+	s := newServer(t, f.ix, f.tracker, Options{
+		Authenticator: usersAuthenticator{"alice-token": "alice", "bob-token": "bob"},
+		RateLimit:     RateLimit{QueriesPerSecond: 1, QueryBurst: 2, SubscriptionsPerSecond: 0.5, SubscriptionBurst: 1},
+	})
+	clock := newFakeClock()
+	s.limits.now = clock.now
+	endpoint := serve(t, s)
+	post := func(token string) (response, []byte) {
+		return do(t, http.MethodPost, endpoint, map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + token},
+			`{"query":"{ clusters { name } }"}`)
+	}
+	sse := func(token string, req map[string]any) *sseStreamReader {
+		return openSSE(t, &http.Client{Transport: bearer(token)}, endpoint, req)
+	}
+	ws := func(token string) *wsClient {
+		c := dialWS(t, endpoint)
+		c.send(`{"type":"connection_init","payload":{"authorization":"Bearer ` + token + `"}}`)
+		c.expect(msgConnectionAck, "")
+		return c
+	}
+	subVars := map[string]any{"since": epochCursor(s, 0), "filter": map[string]any{"kinds": []string{"Deployment"}}}
+
+	// alice spends her burst of two queries over HTTP and her WebSocket.
+	if r, body := post("alice-token"); r.Status != http.StatusOK {
+		t.Fatalf("alice's POST: %+v %s", r, body)
+	}
+	alice := ws("alice-token")
+	alice.subscribe("q1", clustersQuery, nil)
+	alice.nextPayload("q1")
+	alice.expect(msgComplete, "q1")
+	r, body := post("alice-token")
+	if r.Status != http.StatusTooManyRequests || !cmp.Equal(r.Codes, []string{CodeRateLimited}) || !strings.Contains(string(body), "this user may send 1 queries per second") {
+		t.Fatalf("alice's third query: %+v %s; want 429 %s naming the user's limit", r, body, CodeRateLimited)
+	}
+	if st := sse("alice-token", map[string]any{"query": clustersQuery}); st.res.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("alice's query over SSE: %d, want 429", st.res.StatusCode)
+	}
+
+	// bob, from the same address, has a budget of his own, and spends it
+	// over SSE and a WebSocket.
+	st := sse("bob-token", map[string]any{"query": clustersQuery})
+	if st.res.StatusCode != http.StatusOK {
+		t.Fatalf("bob's query over SSE: %d", st.res.StatusCode)
+	}
+	if p := st.nextPayload(); len(p.Errors) > 0 {
+		t.Fatalf("bob's query over SSE: %+v", p.Errors)
+	}
+	bob := ws("bob-token")
+	bob.subscribe("q1", clustersQuery, nil)
+	bob.nextPayload("q1")
+	bob.expect(msgComplete, "q1")
+	bob.subscribe("q2", clustersQuery, nil)
+	if diff := cmp.Diff([]string{CodeRateLimited}, bob.errorPayload("q2")); diff != "" {
+		t.Errorf("bob's third query (-want +got):\n%s", diff)
+	}
+
+	// Subscriptions: one each, whatever the transport.
+	alice.subscribe("s1", eventsQuery, subVars)
+	alice.nextEvents("s1", 1)
+	if st := sse("alice-token", map[string]any{"query": eventsQuery, "variables": subVars}); st.res.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("alice's second subscription, over SSE: %d, want 429", st.res.StatusCode)
+	}
+	bobSub := sse("bob-token", map[string]any{"query": eventsQuery, "variables": subVars})
+	if bobSub.res.StatusCode != http.StatusOK {
+		t.Fatalf("bob's first subscription, over SSE: %d", bobSub.res.StatusCode)
+	}
+	bobSub.nextEvents(1)
+
+	// A second later, each has one query again.
+	clock.advance(time.Second)
+	for _, token := range []string{"alice-token", "bob-token"} {
+		if r, body := post(token); r.Status != http.StatusOK {
+			t.Errorf("POST with %s after a second: %+v %s", token, r, body)
+		}
+	}
+}
+
+// usersAuthenticator maps bearer tokens to user names.
+type usersAuthenticator map[string]string
+
+func (a usersAuthenticator) Authenticate(_ context.Context, token string) (*authn.User, error) {
+	name, ok := a[token]
+	if !ok {
+		return nil, authn.ErrUnauthenticated
+	}
+	return &authn.User{Name: name}, nil
+}
+
+// bearer is an http.RoundTripper that sends a bearer token.
+type bearer string
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 // checkRetryAfter checks the Retry-After header of a refused query.

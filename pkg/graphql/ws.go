@@ -203,7 +203,8 @@ type wsConn struct {
 	// conn is c's connection, to which the writer writes its messages'
 	// frames.
 	conn *frameConn
-	// addr is the client's address, for Options.RateLimit.
+	// addr is the client's address, for Options.RateLimit when the server
+	// does not authenticate.
 	addr string
 
 	// ctx is the connection's: canceled when it ends. Reads use it;
@@ -390,6 +391,16 @@ func (wc *wsConn) authenticate(payload json.RawMessage) bool {
 	return true
 }
 
+// caller is whom Options.RateLimit counts the connection's operations
+// against: its authenticated user, else its address. Only readLoop calls
+// it, as it reads user.
+func (wc *wsConn) caller() callerKey {
+	if wc.user != nil {
+		return userCaller(wc.user)
+	}
+	return addressCaller(wc.addr)
+}
+
 // subscribe starts operation id; it returns false when it requested a
 // close.
 func (wc *wsConn) subscribe(id string, req Request) bool {
@@ -413,7 +424,7 @@ func (wc *wsConn) subscribe(id string, req Request) bool {
 	// 4429, which graphql-transport-ws reserves for a repeated
 	// connection_init and which the graphql-ws client takes as fatal,
 	// dropping every other subscription of the connection.
-	if _, err := wc.s.allowRate(wc.addr, kind); err != nil {
+	if _, err := wc.s.allowRate(wc.caller(), kind); err != nil {
 		wc.mu.Unlock()
 		wc.send(wc.opsCtx, wsOut{ID: id, Type: msgError, Payload: errorList([]gqlerrors.FormattedError{formatted(CodeRateLimited, err)})})
 		return true
