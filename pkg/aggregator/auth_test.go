@@ -19,6 +19,10 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/fleetcache/fleetcache/internal/testcluster"
@@ -33,6 +37,9 @@ import (
 type authFixture struct {
 	addr string
 	kube map[string]kubernetes.Interface
+	dyn  map[string]dynamic.Interface
+	// removed marks what remove deleted: the test's end leaves it be.
+	removed map[obj]bool
 	// top is the test that started the fixture.
 	top *testing.T
 }
@@ -51,11 +58,12 @@ func startAuthFixture(t *testing.T) *authFixture {
 // aggregator's AuthOptions.
 func startAuthFixtureWith(t *testing.T, edit func(*aggregator.AuthOptions)) *authFixture {
 	t.Helper()
-	f := &authFixture{kube: map[string]kubernetes.Interface{}, top: t}
+	f := &authFixture{kube: map[string]kubernetes.Interface{}, dyn: map[string]dynamic.Interface{}, removed: map[obj]bool{}, top: t}
 	ctx := t.Context()
 	for _, c := range env.Clusters() {
 		kube := kubernetes.NewForConfigOrDie(c.AdminConfig())
 		f.kube[c.Name()] = kube
+		f.dyn[c.Name()] = testcluster.Dynamic(t, c.AdminConfig())
 		for _, ns := range []string{nsA, nsB} {
 			// Both tests of this file seed the same objects.
 			if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
@@ -91,7 +99,7 @@ func startAuthFixtureWith(t *testing.T, edit func(*aggregator.AuthOptions)) *aut
 	auth := aggregator.AuthOptions{
 		Authn:         aggregator.AuthnTokenReview,
 		AuthnConfig:   env.Cluster("c1").AdminConfig(),
-		AuthzCacheTTL: time.Second, // revocation shows within it
+		AuthzCacheTTL: authzTTL, // revocation shows within it
 	}
 	if edit != nil {
 		edit(&auth)
@@ -302,90 +310,327 @@ func TestAuthorization(t *testing.T) {
 		}
 	})
 
-	events := wsSubscribe(t, f.addr, token("alice"), `subscription { resourceEvents(filter: {kinds: ["ConfigMap"]}) { type resource { cluster namespace name } } }`)
+	// Subscriptions of every change, from one revision on: what each
+	// caller receives is what its rights let through, nothing else. admin
+	// sees everything: it witnesses that the changes the others must not
+	// see reached the index before the marker that ends each scenario.
+	var start struct{ Resources struct{ Revision string } }
+	if err := f.query("admin", `{ resources(first: 1) { revision } }`, &start); err != nil {
+		t.Fatal(err)
+	}
+	const everything = `subscription($since: String) { resourceEvents(since: $since) { type resource { cluster namespace kind name } } }`
+	since := map[string]any{"since": start.Resources.Revision}
+	admin := wsSubscribe(t, f.addr, token("admin"), everything, since)
+	alice := wsSubscribe(t, f.addr, token("alice"), everything, since)
+	bob := wsSubscribe(t, f.addr, token("bob"), everything, since)
+
 	t.Run("events", func(t *testing.T) {
-		f.tempConfigMap(t, "c1", nsB, "hidden-1", nil)
-		f.tempConfigMap(t, "c3", nsA, "hidden-2", nil)
-		f.tempConfigMap(t, "c2", nsA, "shown-1", nil)
-		f.tempConfigMap(t, "c1", nsA, "shown-2", nil)
-		// Changes in two clusters reach the index through two watches: in
-		// either order.
-		got := []string{events(), events()}
-		slices.Sort(got)
-		want := []string{"ADDED c1/" + nsA + "/shown-2", "ADDED c2/" + nsA + "/shown-1"}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("alice's events (-want +got; nothing of other namespaces or clusters):\n%s", diff)
+		shown1, shown2 := obj{"c2", nsA, "ConfigMap", "shown-1"}, obj{"c1", nsA, "ConfigMap", "shown-2"}
+		gone := obj{"c1", nsA, "ConfigMap", "gone"}
+		hidden1, hidden2 := obj{"c1", nsB, "ConfigMap", "hidden-1"}, obj{"c3", nsA, "ConfigMap", "hidden-2"}
+		hiddenGone := obj{"c3", nsB, "ConfigMap", "hidden-gone"}
+		podC1, podC3 := obj{"c1", nsA, "Pod", "pod-c1"}, obj{"c3", nsB, "Pod", "pod-c3"}
+		for _, o := range []obj{hidden1, hidden2, hiddenGone, podC1, podC3, shown1, shown2, gone} {
+			f.create(t, o)
+		}
+		for _, o := range []obj{hidden1, podC1, podC3, shown2} {
+			f.edit(t, o)
+		}
+		f.remove(t, hiddenGone)
+		f.remove(t, gone)
+		admin.await(t, added(hidden1, hidden2, hiddenGone, podC1, podC3, shown1, shown2, gone),
+			modified(hidden1, podC1, podC3, shown2), deleted(hiddenGone, gone))
+		// bob's marker first: alice's events up to hers cover it.
+		bobMarker, aliceMarker := obj{"c3", nsA, "Pod", "marker-bob"}, obj{"c1", nsA, "ConfigMap", "marker-alice"}
+		f.mark(t, admin, bobMarker)
+		f.mark(t, admin, aliceMarker)
+		for _, tt := range []struct {
+			name   string
+			stream *eventStream
+			marker obj
+			want   []event
+		}{
+			{"alice", alice, aliceMarker, []event{
+				{"ADDED", shown1}, {"ADDED", shown2}, {"ADDED", gone}, {"MODIFIED", shown2}, {"DELETED", gone}, {"ADDED", aliceMarker},
+			}},
+			{"bob", bob, bobMarker, []event{{"ADDED", podC3}, {"MODIFIED", podC3}, {"ADDED", bobMarker}}},
+		} {
+			if diff := cmp.Diff(byCluster(tt.want), byCluster(tt.stream.upTo(t, tt.marker))); diff != "" {
+				t.Errorf("%s's events up to the marker (-want +got; nothing of other namespaces, clusters or types):\n%s", tt.name, diff)
+			}
 		}
 	})
 
 	t.Run("revocation", func(t *testing.T) {
+		// Each round asks for alice's results, then makes a change in the
+		// namespace revoked and a marker after it; rounds go on until one
+		// begins past the bound, whose change must not reach alice, nor
+		// its query show c2. Times count from the deletion's return:
+		// a query sent, a change requested, from then on.
 		if err := deleteBindings(t.Context(), f.kube["c2"], nsA, "alice"); err != nil {
 			t.Fatal(err)
 		}
-		testcluster.Eventually(t, 30*time.Second, "alice's c2 objects to go within the TTL", func() (bool, string) {
-			got, _, _ := f.visible(t, "alice")
-			for _, o := range got {
-				if strings.HasPrefix(o, "c2/") {
-					return false, fmt.Sprint(got)
-				}
+		deleted := time.Now()
+		bound := authzTTL + revocationMargin
+		var resultsStopped, eventsStopped time.Duration // 0 until seen
+		at := func(d time.Duration) string {
+			if d == 0 {
+				return "not yet"
 			}
-			return len(got) == 5, fmt.Sprint(got)
-		})
-		f.tempConfigMap(t, "c2", nsA, "after-revocation", nil)
-		f.tempConfigMap(t, "c1", nsA, "still-shown", nil)
-		if got, want := events(), "ADDED c1/"+nsA+"/still-shown"; got != want {
-			t.Errorf("alice's event after revocation %q, want %q", got, want)
+			return d.Round(time.Millisecond).String()
+		}
+		round := 1
+		for ; ; round++ {
+			began := time.Since(deleted)
+			got, _, _ := f.visible(t, "alice")
+			c2 := slices.ContainsFunc(got, func(o string) bool { return strings.HasPrefix(o, "c2/") })
+			switch {
+			case c2 && resultsStopped > 0:
+				t.Fatalf("alice's c2 objects back in a query sent %s after the deletion (gone from %s): %v", at(began), at(resultsStopped), got)
+			case !c2 && resultsStopped == 0:
+				resultsStopped = began
+			}
+
+			probe := obj{"c2", nsA, "ConfigMap", fmt.Sprintf("after-revocation-%d", round)}
+			made := time.Since(deleted)
+			f.create(t, probe)
+			admin.await(t, added(probe))
+			marker := obj{"c1", nsA, "ConfigMap", fmt.Sprintf("marker-revocation-%d", round)}
+			f.mark(t, admin, marker)
+			hidden, shown := []event{{"ADDED", marker}}, []event{{"ADDED", probe}, {"ADDED", marker}}
+			switch events := alice.upTo(t, marker); {
+			case cmp.Equal(hidden, events):
+				if eventsStopped == 0 {
+					eventsStopped = made
+				}
+			case cmp.Equal(shown, events) && eventsStopped == 0:
+			default:
+				t.Fatalf("alice's events of a change made %s after the deletion (c2's stopped from: %s): %v, want %v",
+					at(made), at(eventsStopped), events, hidden)
+			}
+			if began > bound {
+				break
+			}
+		}
+		t.Logf("alice's c2 objects left her results %s after the deletion of her RoleBinding, her events from changes made %s after it (decision TTL %s, bound %s, %d rounds)",
+			at(resultsStopped), at(eventsStopped), authzTTL, bound, round)
+		for _, s := range []struct {
+			what    string
+			stopped time.Duration
+		}{{"results", resultsStopped}, {"events", eventsStopped}} {
+			if s.stopped == 0 || s.stopped > bound {
+				t.Errorf("alice's c2 %s stopped: %s after the deletion, want within %s (decision TTL %s + %s)", s.what, at(s.stopped), bound, authzTTL, revocationMargin)
+			}
+		}
+
+		// The rest of alice's results stays: her ConfigMaps of c1.
+		all, _, _ := f.visible(t, "admin")
+		var want []string
+		for _, o := range all {
+			if strings.HasPrefix(o, "c1/"+nsA+"/ConfigMap/") {
+				want = append(want, o)
+			}
+		}
+		got, _, _ := f.visible(t, "alice")
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("alice's results after the revocation (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("nothing more", func(t *testing.T) {
+		// bob's stream since his last marker: the revocation's changes
+		// are all hidden from him.
+		marker := obj{"c3", nsB, "Pod", "marker-bob-last"}
+		f.mark(t, admin, marker)
+		if diff := cmp.Diff([]event{{"ADDED", marker}}, bob.upTo(t, marker)); diff != "" {
+			t.Errorf("bob's events up to his last marker (-want +got):\n%s", diff)
 		}
 	})
 }
 
-// wsSubscribe subscribes over a WebSocket as the owner of tok and returns a
-// function that reads the next event as "TYPE cluster/namespace/name".
-func wsSubscribe(t *testing.T, addr, tok, query string) func() string {
+// Decisions are cached for authzTTL; a revoked right must stop showing
+// within it plus revocationMargin (the RBAC informers of the member, a
+// query or a round of changes in flight).
+const (
+	authzTTL         = time.Second
+	revocationMargin = 1500 * time.Millisecond
+)
+
+// obj names a ConfigMap or Pod of the fixture's clusters.
+type obj struct{ Cluster, Namespace, Kind, Name string }
+
+func (o obj) String() string { return o.Cluster + "/" + o.Namespace + "/" + o.Kind + "/" + o.Name }
+
+// objects returns the client of o's kind in o's cluster and namespace.
+func (f *authFixture) objects(o obj) dynamic.ResourceInterface {
+	resource := map[string]string{"ConfigMap": "configmaps", "Pod": "pods"}[o.Kind]
+	return f.dyn[o.Cluster].Resource(schema.GroupVersionResource{Version: "v1", Resource: resource}).Namespace(o.Namespace)
+}
+
+// create makes o, deleted when the fixture's test ends unless remove
+// deleted it before.
+func (f *authFixture) create(t *testing.T, o obj) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	t.Cleanup(cancel)
-	c, _, err := websocket.Dial(ctx, "ws://"+addr+"/graphql", &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": o.Kind, "metadata": map[string]any{"name": o.Name}}}
+	if o.Kind == "Pod" {
+		u.Object["spec"] = map[string]any{"containers": []any{map[string]any{"name": "c", "image": "example"}}}
+	}
+	if _, err := f.objects(o).Create(t.Context(), u, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create %s: %v", o, err)
+	}
+	f.top.Cleanup(func() {
+		if f.removed[o] {
+			return
+		}
+		if err := f.objects(o).Delete(context.Background(), o.Name, metav1.DeleteOptions{}); err != nil {
+			f.top.Errorf("delete %s: %v", o, err)
+		}
+	})
+}
+
+// edit labels o: a MODIFIED event.
+func (f *authFixture) edit(t *testing.T, o obj) {
+	t.Helper()
+	patch := []byte(`{"metadata":{"labels":{"edited":"true"}}}`)
+	if _, err := f.objects(o).Patch(t.Context(), o.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("edit %s: %v", o, err)
+	}
+}
+
+// remove deletes o, made by create.
+func (f *authFixture) remove(t *testing.T, o obj) {
+	t.Helper()
+	if err := f.objects(o).Delete(t.Context(), o.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("delete %s: %v", o, err)
+	}
+	f.removed[o] = true
+}
+
+// mark creates marker and waits until witness (admin's stream) receives
+// it: it is then in the index after every change before it, and every
+// subscription receives it after them.
+func (f *authFixture) mark(t *testing.T, witness *eventStream, marker obj) {
+	t.Helper()
+	f.create(t, marker)
+	witness.await(t, added(marker))
+}
+
+// event is a resourceEvents payload, as these tests compare them.
+type event struct {
+	Type   string
+	Object obj
+}
+
+func (e event) String() string { return e.Type + " " + e.Object.String() }
+
+func added(objs ...obj) []event    { return eventsOf("ADDED", objs) }
+func modified(objs ...obj) []event { return eventsOf("MODIFIED", objs) }
+func deleted(objs ...obj) []event  { return eventsOf("DELETED", objs) }
+
+func eventsOf(typ string, objs []obj) []event {
+	out := make([]event, len(objs))
+	for i, o := range objs {
+		out[i] = event{typ, o}
+	}
+	return out
+}
+
+// byCluster sorts events by cluster, keeping the order of each cluster's:
+// the changes of two clusters reach the index through two watches, in
+// either order.
+func byCluster(events []event) []event {
+	out := slices.Clone(events)
+	slices.SortStableFunc(out, func(a, b event) int { return strings.Compare(a.Object.Cluster, b.Object.Cluster) })
+	return out
+}
+
+// eventStream is a subscription over a WebSocket.
+type eventStream struct {
+	conn *websocket.Conn
+	ctx  context.Context
+}
+
+// wsSubscribe subscribes over a WebSocket as the owner of tok.
+func wsSubscribe(t *testing.T, addr, tok, query string, vars map[string]any) *eventStream {
+	t.Helper()
+	c, _, err := websocket.Dial(t.Context(), "ws://"+addr+"/graphql", &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.CloseNow() })
-	sub, _ := json.Marshal(map[string]any{"type": "subscribe", "id": "1", "payload": map[string]string{"query": query}})
+	sub, _ := json.Marshal(map[string]any{"type": "subscribe", "id": "1", "payload": map[string]any{"query": query, "variables": vars}})
 	for _, msg := range []string{fmt.Sprintf(`{"type":"connection_init","payload":{"authorization":"Bearer %s"}}`, tok), string(sub)} {
-		if err := c.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
+		if err := c.Write(t.Context(), websocket.MessageText, []byte(msg)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return func() string {
-		t.Helper()
-		for {
-			_, data, err := c.Read(ctx)
-			if err != nil {
-				t.Fatalf("read event: %v", err)
-			}
-			var m struct {
-				Type    string
-				Payload struct {
-					Data *struct {
-						ResourceEvents struct {
-							Type     string
-							Resource struct{ Cluster, Namespace, Name string }
-						}
+	return &eventStream{conn: c, ctx: t.Context()}
+}
+
+// next reads the next event, failing after 30s.
+func (s *eventStream) next(t *testing.T) event {
+	t.Helper()
+	// A Read cut by its context closes the connection: only on failure.
+	ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
+	defer cancel()
+	for {
+		_, data, err := s.conn.Read(ctx)
+		if err != nil {
+			t.Fatalf("read event: %v", err)
+		}
+		var m struct {
+			Type    string
+			Payload struct {
+				Data *struct {
+					ResourceEvents struct {
+						Type     string
+						Resource obj
 					}
-					Errors []any
 				}
+				Errors []any
 			}
-			if err := json.Unmarshal(data, &m); err != nil {
-				t.Fatal(err)
-			}
-			switch {
-			case m.Type == "next" && m.Payload.Data != nil:
-				e := m.Payload.Data.ResourceEvents
-				return e.Type + " " + e.Resource.Cluster + "/" + e.Resource.Namespace + "/" + e.Resource.Name
-			case m.Type == "error" || len(m.Payload.Errors) > 0:
-				t.Fatalf("subscription failed: %s", data)
-			}
-			// connection_ack, pings, heartbeats
+		}
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case m.Type == "next" && m.Payload.Data != nil:
+			e := m.Payload.Data.ResourceEvents
+			return event{e.Type, e.Resource}
+		case m.Type == "error" || len(m.Payload.Errors) > 0:
+			t.Fatalf("subscription failed: %s", data)
+		}
+		// connection_ack, pings, heartbeats
+	}
+}
+
+// upTo reads the events up to marker's ADDED, which it returns last.
+func (s *eventStream) upTo(t *testing.T, marker obj) []event {
+	t.Helper()
+	var out []event
+	for {
+		e := s.next(t)
+		out = append(out, e)
+		if e == (event{"ADDED", marker}) {
+			return out
+		}
+	}
+}
+
+// await reads events until every one of want has come, in any order,
+// passing over others: it witnesses changes, it does not check a stream.
+func (s *eventStream) await(t *testing.T, want ...[]event) {
+	t.Helper()
+	missing := map[event]int{}
+	for _, es := range want {
+		for _, e := range es {
+			missing[e]++
+		}
+	}
+	for len(missing) > 0 {
+		e := s.next(t)
+		if missing[e]--; missing[e] <= 0 {
+			delete(missing, e)
 		}
 	}
 }
