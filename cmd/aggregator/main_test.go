@@ -91,6 +91,8 @@ func TestCommand(t *testing.T) {
 		var stderr bytes.Buffer
 		cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--addr", addr, "--resources", "namespaces,configmaps", "--authn=none", "--log-format=json")
 		cmd.Stderr = &stderr
+		// A memory limit of one's own wins over the container's: Run logs it.
+		cmd.Env = append(os.Environ(), "GOMEMLIMIT=300MiB")
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -157,6 +159,11 @@ func TestCommand(t *testing.T) {
 		}
 		if code := websocket.CloseStatus(<-closed); code != websocket.StatusGoingAway {
 			t.Errorf("subscription ended with close code %d, want 1001 (going away)", code)
+		}
+		for _, want := range []string{`"msg":"Go memory limit"`, `"bytes":314572800`, `"source":"GOMEMLIMIT"`} {
+			if !strings.Contains(stderr.String(), want) {
+				t.Errorf("the log lacks %s:\n%s", want, stderr.String())
+			}
 		}
 		if _, err := http.Get("http://" + addr + "/healthz"); err == nil {
 			t.Error("still accepting connections after exit")

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/fleetcache/fleetcache/internal/memlimit"
 	"github.com/fleetcache/fleetcache/internal/servingcert"
 	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
@@ -179,6 +180,15 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	logger := klog.FromContext(ctx)
+	// Before the caches fill: the collector then keeps the heap, and so the
+	// RSS, under the container's limit rather than at twice the live heap.
+	if d, err := memlimit.Apply(); err != nil {
+		logger.Error(err, "Go memory limit not set from the container's")
+	} else if d.Source == "" {
+		logger.Info("No Go memory limit: no container memory limit found and GOMEMLIMIT unset")
+	} else {
+		logger.Info("Go memory limit", "bytes", d.Limit, "source", d.Source, "containerLimit", d.ContainerLimit)
+	}
 	agg, err := New(opts)
 	if err != nil {
 		return err
