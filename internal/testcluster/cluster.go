@@ -42,6 +42,9 @@ type Cluster struct {
 	name    string
 	prefix  string
 	certDir string
+	// noWatchCache: the API server runs with --watch-cache=false, so a watch
+	// from a compacted resourceVersion gets 410 from etcd itself.
+	noWatchCache bool
 
 	// Set by the first start, then fixed: Restart reuses port and cert dir.
 	port   int
@@ -221,7 +224,7 @@ func (c *Cluster) Restart(ctx context.Context) error {
 			}
 		}
 		var p *process
-		p, _, err = c.env.startAPIServer(ctx, c.name, c.prefix, c.port, c.certDir)
+		p, _, err = c.env.startAPIServer(ctx, c.name, c.prefix, c.port, c.certDir, c.noWatchCache)
 		if err == nil {
 			c.proc = p
 			return nil
@@ -237,7 +240,7 @@ func (c *Cluster) Restart(ctx context.Context) error {
 func (c *Cluster) startFirst(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	p, port, caData, err := c.env.startAPIServerOnFreePort(ctx, c.name, c.prefix, c.certDir)
+	p, port, caData, err := c.env.startAPIServerOnFreePort(ctx, c.name, c.prefix, c.certDir, c.noWatchCache)
 	if err != nil {
 		return fmt.Errorf("start cluster %q: %w", c.name, err)
 	}
@@ -270,7 +273,7 @@ func (c *Cluster) StartSecondary(ctx context.Context) (*Secondary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start secondary of cluster %q: %w", c.name, err)
 	}
-	p, port, caData, err := e.startAPIServerOnFreePort(ctx, c.name+"-secondary", c.prefix, certDir)
+	p, port, caData, err := e.startAPIServerOnFreePort(ctx, c.name+"-secondary", c.prefix, certDir, c.noWatchCache)
 	if err != nil {
 		return nil, fmt.Errorf("start secondary of cluster %q: %w", c.name, err)
 	}
@@ -347,7 +350,7 @@ func (e *Env) restConfig(port int, caData []byte, user string) *rest.Config {
 
 // startAPIServerOnFreePort starts an API server on a fresh port, retrying
 // when the port is taken before the server binds it.
-func (e *Env) startAPIServerOnFreePort(ctx context.Context, name, prefix, certDir string) (*process, int, []byte, error) {
+func (e *Env) startAPIServerOnFreePort(ctx context.Context, name, prefix, certDir string, noWatchCache bool) (*process, int, []byte, error) {
 	var err error
 	for range portAttempts {
 		var port int
@@ -357,7 +360,7 @@ func (e *Env) startAPIServerOnFreePort(ctx context.Context, name, prefix, certDi
 		}
 		var p *process
 		var caData []byte
-		p, caData, err = e.startAPIServer(ctx, name, prefix, port, certDir)
+		p, caData, err = e.startAPIServer(ctx, name, prefix, port, certDir, noWatchCache)
 		if err == nil {
 			return p, port, caData, nil
 		}
@@ -371,7 +374,7 @@ func (e *Env) startAPIServerOnFreePort(ctx context.Context, name, prefix, certDi
 // startAPIServer starts one kube-apiserver and waits until it is ready:
 // /readyz ok, namespace "default" and the bootstrap cluster roles exist.
 // It returns the CA that verifies the server's certificate.
-func (e *Env) startAPIServer(ctx context.Context, name, prefix string, port int, certDir string) (*process, []byte, error) {
+func (e *Env) startAPIServer(ctx context.Context, name, prefix string, port int, certDir string, noWatchCache bool) (*process, []byte, error) {
 	args := []string{
 		"--etcd-servers", e.etcdURL,
 		"--etcd-prefix", prefix,
@@ -385,6 +388,9 @@ func (e *Env) startAPIServer(ctx context.Context, name, prefix string, port int,
 		"--service-account-signing-key-file", e.saKeyFile,
 		"--service-cluster-ip-range", "10.0.0.0/24",
 		"--disable-admission-plugins", "ServiceAccount",
+	}
+	if noWatchCache {
+		args = append(args, "--watch-cache=false")
 	}
 	p, err := startProcess("kube-apiserver "+name, e.bins.apiserver, args, e.logPath(name+"-apiserver"))
 	if err != nil {

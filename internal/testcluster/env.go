@@ -45,6 +45,10 @@ type Options struct {
 	// until Cluster.Grant gives them some. "admin" is built in and must not
 	// be listed. Default {"alice", "bob", "carol"}.
 	Users []string
+	// NoWatchCache names clusters whose API servers run without a watch
+	// cache (--watch-cache=false): every watch is served by etcd, so one from
+	// a compacted resourceVersion gets 410 Gone while the server stays up.
+	NoWatchCache []string
 }
 
 // withDefaults fills in defaults and validates.
@@ -67,6 +71,11 @@ func (o Options) withDefaults() (Options, error) {
 			return o, fmt.Errorf("options: user %q is built in or listed twice", u)
 		}
 		seen[u] = true
+	}
+	for _, name := range o.NoWatchCache {
+		if n, err := strconv.Atoi(strings.TrimPrefix(name, "c")); err != nil || !strings.HasPrefix(name, "c") || n < 1 || n > o.Clusters {
+			return o, fmt.Errorf("options: no-watch-cache cluster %q is not one of c1…c%d", name, o.Clusters)
+		}
 	}
 	o.Users = slices.Clone(o.Users)
 	return o, nil
@@ -143,7 +152,8 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 		if err := os.MkdirAll(certDir, 0o700); err != nil {
 			return fmt.Errorf("create cert dir of cluster %q: %w", name, err)
 		}
-		e.clusters = append(e.clusters, &Cluster{env: e, name: name, prefix: "/fleetcache/" + name, certDir: certDir})
+		e.clusters = append(e.clusters, &Cluster{env: e, name: name, prefix: "/fleetcache/" + name, certDir: certDir,
+			noWatchCache: slices.Contains(opts.NoWatchCache, name)})
 	}
 	errs := make([]error, len(e.clusters))
 	var wg sync.WaitGroup

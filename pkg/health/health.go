@@ -33,10 +33,18 @@ type ResourceStatus struct {
 	ObjectCount   int
 	LastError     string
 	LastErrorTime time.Time
-	LastSyncTime  time.Time // when the initial list completed
+	LastSyncTime  time.Time // when the last list was applied to the index
 	LastEventTime time.Time // when the last object change arrived
 	WatchRestarts int       // watches resumed from a resourceVersion
 	Relists       int       // full lists after the initial one (410 Gone, restarts)
+	WatchExpired  int       // watches refused with 410 Gone: their resourceVersion was compacted
+	// CurrentAsOf is the last moment the type's data was known current:
+	// the time of reading while it is (Status SYNCED), frozen when its
+	// watch broke; zero if it never was (docs/operations.md, "Freshness").
+	CurrentAsOf time.Time
+	// Reason says why a type that has synced before is not current now
+	// ("watch interrupted", "410 Gone", ...); empty when it is current.
+	Reason string
 	// SyncStartTime is when the informer of the type last started listing.
 	SyncStartTime time.Time
 	// InitialSyncDuration is how long the last initial list took, from
@@ -85,7 +93,12 @@ type ClusterStatus struct {
 	LastSyncTime  time.Time
 	LastEventTime time.Time
 	ObjectCount   int
-	Resources     []ResourceStatus // sorted by Resource
+	// CurrentAsOf is the earliest CurrentAsOf of its types: the last moment
+	// all of the cluster's data was known current. Zero while a type has
+	// never been current; types that fail with an API error (forbidden, not
+	// served) hold no data and do not count.
+	CurrentAsOf time.Time
+	Resources   []ResourceStatus // sorted by Resource
 }
 
 // Change is one recorded change of a cluster's status.
@@ -129,14 +142,20 @@ type clusterState struct {
 	added     bool // AddCluster was called: the cluster runs
 	started   bool
 	probeErr  error
+	probeOK   time.Time // the last successful probe
 	configErr error // its source's configuration cannot be used (see ConfigError)
 	resources map[string]*resourceState
 }
 
 type resourceState struct {
 	ResourceStatus
-	started  bool
-	synced   bool
+	started bool
+	synced  bool // a list has been applied once: the index holds the type's data
+	// current: the data is known current. Only ResourceSynced sets it (a
+	// list applied to the index); ResourceInterrupted and ResourceStarting
+	// clear it. No probe or successful request does.
+	current  bool
+	asOf     time.Time // while !current: when the data was last known current
 	err      error     // API error: forbidden, not found, not served, sync deadline
 	connErr  error     // the last request could not reach the server
 	listed   bool      // a list happened since the last watch request
@@ -168,7 +187,7 @@ func (t *Tracker) ConfigError(name string, err error) {
 	t.mu.Lock()
 	if c, ok := t.clusters[name]; ok && err == nil && !c.added {
 		delete(t.clusters, name)
-		t.recordLocked(Change{Cluster: c.statusLocked(), Removed: true})
+		t.recordLocked(Change{Cluster: c.statusLocked(t.opts.Now()), Removed: true})
 		t.mu.Unlock()
 		return
 	}
@@ -187,31 +206,60 @@ func (t *Tracker) RemoveCluster(name string) {
 	c, ok := t.clusters[name]
 	if ok {
 		delete(t.clusters, name)
-		t.recordLocked(Change{Cluster: c.statusLocked(), Removed: true})
+		t.recordLocked(Change{Cluster: c.statusLocked(t.opts.Now()), Removed: true})
 	}
 	t.mu.Unlock()
 }
 
-// ResourceStarting reports that the informer of a type has started listing.
+// ResourceStarting reports that an informer of a type has started listing:
+// the first one, or one that replaces an informer whose data stopped being
+// current. The type is not current until ResourceSynced.
 func (t *Tracker) ResourceStarting(cluster, resource, kind string) {
 	now := t.opts.Now()
 	t.updateResource(cluster, resource, func(r *resourceState) {
 		r.Kind = kind
 		r.SyncStartTime = now
-		r.started, r.synced, r.err, r.connErr = true, false, nil, nil
+		r.loseLocked(now, r.Reason)
+		r.started, r.err, r.connErr = true, nil, nil
 	})
 }
 
-// ResourceSynced reports that a type completed its initial list.
+// ResourceSynced reports that a list of a type has been applied to the
+// index: every listed object reached it and objects the list lacks were
+// removed. It is the only report that makes a type current.
 func (t *Tracker) ResourceSynced(cluster, resource string) {
 	now := t.opts.Now()
 	t.updateResource(cluster, resource, func(r *resourceState) {
-		r.synced, r.err, r.connErr = true, nil, nil
+		r.synced, r.current, r.err, r.connErr = true, true, nil, nil
+		r.Reason, r.asOf = "", time.Time{}
 		r.LastSyncTime = now
 		if !r.SyncStartTime.IsZero() {
 			r.InitialSyncDuration = now.Sub(r.SyncStartTime)
 		}
 	})
+}
+
+// ResourceInterrupted reports that a type's data may no longer be current
+// (its watch broke, was refused with 410 Gone, or the API server stopped
+// answering): why says which. asOf is the last moment the data was known
+// current. The type stays not current until the next ResourceSynced.
+func (t *Tracker) ResourceInterrupted(cluster, resource, why string, asOf time.Time) {
+	t.updateResource(cluster, resource, func(r *resourceState) { r.loseLocked(asOf, why) })
+}
+
+// ResourceExpired counts a watch refused with 410 Gone.
+func (t *Tracker) ResourceExpired(cluster, resource string) {
+	t.updateResource(cluster, resource, func(r *resourceState) { r.WatchExpired++ })
+}
+
+// loseLocked marks r not current as of asOf, keeping an earlier loss.
+func (r *resourceState) loseLocked(asOf time.Time, why string) {
+	if r.current {
+		r.current, r.asOf = false, asOf
+	}
+	if r.synced && why != "" && r.Reason == "" {
+		r.Reason = why
+	}
 }
 
 // ResourceError reports an API error of a type (forbidden, not served, sync
@@ -224,6 +272,7 @@ func (t *Tracker) ResourceError(cluster, resource, kind string, err error) {
 		}
 		r.err = err
 		r.LastErrorTime = now
+		r.loseLocked(now, err.Error())
 	})
 }
 
@@ -233,11 +282,13 @@ func (t *Tracker) ResourceUnreachable(cluster, resource string, err error) {
 	t.updateResource(cluster, resource, func(r *resourceState) {
 		r.connErr = err
 		r.LastErrorTime = now
+		r.loseLocked(now, "API server unreachable")
 	})
 }
 
 // ResourceRequestOK reports that a list or watch request for a type succeeded:
-// the server is reachable and no longer refuses it.
+// the server is reachable and no longer refuses it. It does not make the
+// type current: only ResourceSynced does.
 func (t *Tracker) ResourceRequestOK(cluster, resource string) {
 	t.updateResource(cluster, resource, func(r *resourceState) {
 		r.connErr = nil
@@ -296,9 +347,32 @@ func (t *Tracker) RemoveResource(cluster, resource string) {
 	t.update(cluster, func(c *clusterState) { delete(c.resources, resource) })
 }
 
-// Probe records the result of a reachability probe of the cluster's API server.
+// Probe records the result of a reachability probe of the cluster's API
+// server. A failed probe means no type's data is known current any more:
+// each stays not current, as of the last sign that it was (a successful
+// probe, its last list or object change), until it is listed again.
 func (t *Tracker) Probe(cluster string, err error) {
-	t.update(cluster, func(c *clusterState) { c.probeErr = err })
+	now := t.opts.Now()
+	t.update(cluster, func(c *clusterState) {
+		c.probeErr = err
+		if err == nil {
+			c.probeOK = now
+			return
+		}
+		for _, r := range c.resources {
+			r.loseLocked(latest(c.probeOK, r.LastSyncTime, r.eventsAt), "API server does not answer")
+		}
+	})
+}
+
+func latest(ts ...time.Time) time.Time {
+	var out time.Time
+	for _, t := range ts {
+		if t.After(out) {
+			out = t
+		}
+	}
+	return out
 }
 
 func (t *Tracker) updateResource(cluster, resource string, fn func(*resourceState)) {
@@ -323,10 +397,11 @@ func (t *Tracker) update(cluster string, fn func(*clusterState)) {
 		c = &clusterState{name: cluster, resources: map[string]*resourceState{}}
 		t.clusters[cluster] = c
 	}
-	before := c.fingerprintLocked()
+	now := t.opts.Now()
+	before := c.fingerprintLocked(now)
 	fn(c)
-	if !ok || c.fingerprintLocked() != before {
-		t.recordLocked(Change{Cluster: c.statusLocked()})
+	if !ok || c.fingerprintLocked(now) != before {
+		t.recordLocked(Change{Cluster: c.statusLocked(t.opts.Now())})
 	}
 }
 
@@ -337,8 +412,8 @@ func (t *Tracker) recordLocked(ch Change) {
 
 // fingerprintLocked summarizes what a status change consists of: the cluster
 // status and message and each type's status and error.
-func (c *clusterState) fingerprintLocked() string {
-	s := c.statusLocked()
+func (c *clusterState) fingerprintLocked(now time.Time) string {
+	s := c.statusLocked(now)
 	fp := string(s.Status) + "|" + s.Message
 	for _, r := range s.Resources {
 		fp += "|" + r.Resource + "=" + string(r.Status) + ":" + r.LastError
@@ -346,7 +421,7 @@ func (c *clusterState) fingerprintLocked() string {
 	return fp
 }
 
-func (r *resourceState) statusLocked(reachable bool) ResourceStatus {
+func (r *resourceState) statusLocked(reachable bool, now time.Time) ResourceStatus {
 	s := r.ResourceStatus
 	s.LastEventTime = r.eventsAt
 	switch {
@@ -359,23 +434,35 @@ func (r *resourceState) statusLocked(reachable bool) ResourceStatus {
 		}
 	case !r.started:
 		s.Status = Pending
-	case !r.synced:
+	case !r.current:
 		s.Status = Syncing
 	default:
 		s.Status = Synced
 	}
+	if s.Status == Synced {
+		s.CurrentAsOf, s.Reason = now, ""
+	} else {
+		s.CurrentAsOf = r.asOf
+	}
 	return s
 }
 
-func (c *clusterState) statusLocked() ClusterStatus {
+func (c *clusterState) statusLocked(now time.Time) ClusterStatus {
 	s := ClusterStatus{Name: c.name, Status: Pending}
 	reachable := c.probeErr == nil
-	var unreachable, syncing, degraded []string
+	var unreachable, syncing, resyncing, degraded []string
 	var connErr error = c.probeErr
+	neverCurrent := false
 	for _, name := range slices.Sorted(maps.Keys(c.resources)) {
 		r := c.resources[name]
-		rs := r.statusLocked(reachable)
+		rs := r.statusLocked(reachable, now)
 		s.Resources = append(s.Resources, rs)
+		switch {
+		case !r.synced:
+			neverCurrent = neverCurrent || r.err == nil
+		case s.CurrentAsOf.IsZero() || rs.CurrentAsOf.Before(s.CurrentAsOf):
+			s.CurrentAsOf = rs.CurrentAsOf
+		}
 		if rs.LastSyncTime.After(s.LastSyncTime) {
 			s.LastSyncTime = rs.LastSyncTime
 		}
@@ -390,9 +477,14 @@ func (c *clusterState) statusLocked() ClusterStatus {
 			}
 		case rs.Status == Degraded:
 			degraded = append(degraded, name+": "+rs.LastError)
+		case rs.Status == Syncing && r.synced:
+			resyncing = append(resyncing, name+": "+rs.Reason)
 		case rs.Status == Pending || rs.Status == Syncing:
 			syncing = append(syncing, name)
 		}
+	}
+	if neverCurrent {
+		s.CurrentAsOf = time.Time{}
 	}
 	switch {
 	case connErr != nil:
@@ -411,9 +503,16 @@ func (c *clusterState) statusLocked() ClusterStatus {
 	case !c.started:
 		s.Status = Pending
 		s.Message = "waiting for discovery"
-	case len(syncing) > 0:
+	case len(syncing) > 0 || len(resyncing) > 0:
 		s.Status = Syncing
-		s.Message = fmt.Sprintf("initial sync in progress: %v", syncing)
+		var parts []string
+		if len(syncing) > 0 {
+			parts = append(parts, fmt.Sprintf("initial sync in progress: %v", syncing))
+		}
+		if len(resyncing) > 0 {
+			parts = append(parts, fmt.Sprintf("relisting, data not current: %v", resyncing))
+		}
+		s.Message = strings.Join(parts, "; ")
 	case len(degraded) > 0:
 		s.Status = Degraded
 		s.Message = fmt.Sprintf("%d resource types failing: %v", len(degraded), degraded)
@@ -451,7 +550,7 @@ func (t *Tracker) Cluster(name string) (ClusterStatus, bool) {
 	c, ok := t.clusters[name]
 	var s ClusterStatus
 	if ok {
-		s = c.statusLocked()
+		s = c.statusLocked(t.opts.Now())
 	}
 	t.mu.Unlock()
 	if ok {
@@ -463,10 +562,11 @@ func (t *Tracker) Cluster(name string) (ClusterStatus, bool) {
 // Clusters returns the status of every cluster, sorted by name, and the
 // version it was read at (follow Changes after it).
 func (t *Tracker) Clusters() ([]ClusterStatus, uint64) {
+	now := t.opts.Now()
 	t.mu.Lock()
 	out := make([]ClusterStatus, 0, len(t.clusters))
 	for _, name := range slices.Sorted(maps.Keys(t.clusters)) {
-		out = append(out, t.clusters[name].statusLocked())
+		out = append(out, t.clusters[name].statusLocked(now))
 	}
 	v := t.changes.Version()
 	t.mu.Unlock()

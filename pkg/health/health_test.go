@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,7 +123,7 @@ func TestStatusDerivation(t *testing.T) {
 			want: summary{Status: Disconnected, Stale: true, Resources: map[string]Status{"pods": Disconnected}},
 		},
 		{
-			name: "reconnected",
+			name: "reachable again, relist not applied yet",
 			steps: func(tr *Tracker) {
 				tr.ResourceStarting("c1", "pods", "Pod")
 				tr.ResourceSynced("c1", "pods")
@@ -131,7 +132,31 @@ func TestStatusDerivation(t *testing.T) {
 				tr.Probe("c1", nil)
 				tr.ResourceRequestOK("c1", "pods")
 			},
+			want: summary{Status: Syncing, Resources: map[string]Status{"pods": Syncing}},
+		},
+		{
+			name: "reconnected and relisted",
+			steps: func(tr *Tracker) {
+				tr.ResourceStarting("c1", "pods", "Pod")
+				tr.ResourceSynced("c1", "pods")
+				tr.Probe("c1", errRefused)
+				tr.ResourceUnreachable("c1", "pods", errRefused)
+				tr.Probe("c1", nil)
+				tr.ResourceStarting("c1", "pods", "Pod")
+				tr.ResourceRequestOK("c1", "pods")
+				tr.ResourceSynced("c1", "pods")
+			},
 			want: summary{Status: Synced, Resources: map[string]Status{"pods": Synced}},
+		},
+		{
+			name: "watch interrupted while reachable",
+			steps: func(tr *Tracker) {
+				tr.ResourceStarting("c1", "pods", "Pod")
+				tr.ResourceSynced("c1", "pods")
+				tr.ResourceInterrupted("c1", "pods", "410 Gone", t0)
+				tr.ResourceRequestOK("c1", "pods")
+			},
+			want: summary{Status: Syncing, Resources: map[string]Status{"pods": Syncing}},
 		},
 		{
 			name: "probe back but a watch not yet resumed",
@@ -195,10 +220,11 @@ func TestStatusDetails(t *testing.T) {
 		LastSyncTime:  t0,
 		LastEventTime: t0.Add(time.Minute),
 		ObjectCount:   3,
+		CurrentAsOf:   t0, // configmaps is forbidden: it holds no data to be stale
 		Resources: []ResourceStatus{
 			{Resource: "configmaps", Kind: "ConfigMap", Status: Degraded, ObjectCount: 1, LastError: errForbidden.Error(), LastErrorTime: t0, SyncStartTime: t0},
 			{Resource: "pods", Kind: "Pod", Status: Synced, ObjectCount: 2, LastSyncTime: t0, LastEventTime: t0.Add(time.Minute), WatchRestarts: 2, Relists: 1,
-				SyncStartTime: t0, Events: EventCounts{Modified: 1}},
+				SyncStartTime: t0, Events: EventCounts{Modified: 1}, CurrentAsOf: t0},
 		},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -216,7 +242,9 @@ func TestChanges(t *testing.T) {
 	tr.ResourceStarting("c1", "pods", "Pod")       // same status again
 	tr.ResourceSynced("c1", "pods")
 	tr.ResourceUnreachable("c1", "pods", errRefused)
-	tr.ResourceRequestOK("c1", "pods")
+	tr.ResourceRequestOK("c1", "pods") // reachable, not current yet
+	tr.ResourceStarting("c1", "pods", "Pod")
+	tr.ResourceSynced("c1", "pods")
 	tr.RemoveCluster("c1")
 
 	changes, err := tr.Changes(v0)
@@ -234,7 +262,7 @@ func TestChanges(t *testing.T) {
 		}
 		got = append(got, step{c.Cluster.Status, c.Removed})
 	}
-	want := []step{{Pending, false}, {Syncing, false}, {Synced, false}, {Disconnected, false}, {Synced, false}, {Synced, true}}
+	want := []step{{Pending, false}, {Syncing, false}, {Synced, false}, {Disconnected, false}, {Syncing, false}, {Synced, false}, {Synced, true}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("changes (-want +got):\n%s", diff)
 	}
@@ -276,4 +304,70 @@ func TestWait(t *testing.T) {
 	if err := tr.Wait(t.Context(), v); err != nil {
 		t.Errorf("Wait for a past version = %v", err)
 	}
+}
+
+// TestCurrentAsOf checks the freshness a Tracker reports: the time of
+// reading while a type is current, frozen at the last sign of it once it is
+// not, and the earliest of its types for a cluster.
+func TestCurrentAsOf(t *testing.T) {
+	now := t0
+	tr := NewTracker(nil, Options{Now: func() time.Time { return now }})
+	tr.AddCluster("c1")
+	tr.ResourceStarting("c1", "pods", "Pod")
+	tr.ResourceStarting("c1", "configmaps", "ConfigMap")
+	tr.ResourceSynced("c1", "pods")
+	asOf := func() (cluster, pods, configmaps time.Time) {
+		s, _ := tr.Cluster("c1")
+		for _, r := range s.Resources {
+			switch r.Resource {
+			case "pods":
+				pods = r.CurrentAsOf
+			case "configmaps":
+				configmaps = r.CurrentAsOf
+			}
+		}
+		return s.CurrentAsOf, pods, configmaps
+	}
+	check := func(step string, wantCluster, wantPods, wantConfigMaps time.Time) {
+		t.Helper()
+		c, p, cm := asOf()
+		if !c.Equal(wantCluster) || !p.Equal(wantPods) || !cm.Equal(wantConfigMaps) {
+			t.Errorf("%s: currentAsOf cluster %v, pods %v, configmaps %v; want %v, %v, %v", step, c, p, cm, wantCluster, wantPods, wantConfigMaps)
+		}
+	}
+	check("configmaps in its initial list", time.Time{}, t0, time.Time{})
+
+	now = t0.Add(time.Minute)
+	tr.ResourceSynced("c1", "configmaps")
+	tr.Probe("c1", nil)
+	now = t0.Add(2 * time.Minute)
+	check("both current", now, now, now)
+
+	tr.ResourceEvent("c1", "pods", EventModified, t0.Add(90*time.Second))
+	now = t0.Add(3 * time.Minute)
+	tr.Probe("c1", errRefused)
+	// The last signs: pods' last event at 1m30s, configmaps' sync and the
+	// successful probe at 1m.
+	check("probe failed", t0.Add(time.Minute), t0.Add(90*time.Second), t0.Add(time.Minute))
+
+	now = t0.Add(4 * time.Minute)
+	tr.Probe("c1", nil)
+	tr.ResourceRequestOK("c1", "pods")
+	check("reachable, not relisted", t0.Add(time.Minute), t0.Add(90*time.Second), t0.Add(time.Minute))
+	if s, _ := tr.Cluster("c1"); s.Status != Syncing || !strings.Contains(s.Message, "API server does not answer") {
+		t.Errorf("reachable, not relisted: %s %q, want SYNCING with the reason", s.Status, s.Message)
+	}
+
+	tr.ResourceStarting("c1", "pods", "Pod")
+	tr.ResourceSynced("c1", "pods")
+	check("pods relisted", t0.Add(time.Minute), now, t0.Add(time.Minute))
+
+	now = t0.Add(5 * time.Minute)
+	tr.ResourceInterrupted("c1", "pods", "watch ended early", now)
+	tr.ResourceStarting("c1", "configmaps", "ConfigMap")
+	tr.ResourceSynced("c1", "configmaps")
+	now = t0.Add(6 * time.Minute)
+	check("pods interrupted", t0.Add(5*time.Minute), t0.Add(5*time.Minute), now)
+	tr.ResourceInterrupted("c1", "pods", "later", now)
+	check("a second interruption keeps the first", t0.Add(5*time.Minute), t0.Add(5*time.Minute), now)
 }

@@ -2,20 +2,18 @@ package informers
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
-	"strings"
+	"slices"
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/connrotation"
@@ -38,6 +36,17 @@ type Options struct {
 	// ProbeInterval is how often the API server's reachability is probed, so
 	// a silently dead connection is noticed. Default 10s.
 	ProbeInterval time.Duration
+	// ProbeRetryInterval is how often an API server that cannot be reached
+	// is probed, so that its types are listed again soon after it answers.
+	// Default 1s.
+	ProbeRetryInterval time.Duration
+	// WatchTimeout caps how long one watch request lasts before the server
+	// ends it and it is resumed from its last resourceVersion. Set it below
+	// the idle timeout of a proxy or load balancer between fleetcache and
+	// the API servers: a watch that such a device cuts counts as
+	// interrupted and costs a relist. Default 0: client-go's 5 to 10
+	// minutes.
+	WatchTimeout time.Duration
 	// ProbeTimeout bounds one probe. Default 5s.
 	ProbeTimeout time.Duration
 	// CacheSecretData keeps the data and stringData of Secrets (core v1),
@@ -60,6 +69,9 @@ func (o Options) withDefaults() Options {
 	if o.ProbeInterval <= 0 {
 		o.ProbeInterval = 10 * time.Second
 	}
+	if o.ProbeRetryInterval <= 0 {
+		o.ProbeRetryInterval = time.Second
+	}
 	if o.ProbeTimeout <= 0 {
 		o.ProbeTimeout = 5 * time.Second
 	}
@@ -74,8 +86,10 @@ type Sink interface {
 	Objects(cluster, resource string) []*index.Object
 }
 
-// Cache keeps the copy of one cluster: one dynamic shared informer factory
-// over the configured types, feeding a Sink and reporting to a health.Tracker.
+// Cache keeps the copy of one cluster: one dynamic shared informer per
+// configured type, feeding a Sink and reporting to a health.Tracker. An
+// informer whose data stops being current is replaced by a fresh one as
+// soon as the API server answers (see Start).
 type Cache struct {
 	name      string
 	sink      Sink
@@ -87,6 +101,64 @@ type Cache struct {
 	// dialer tracks the cluster's connections so that Start closes every
 	// one of them when the cluster stops, busy or idle.
 	dialer *connrotation.Dialer
+
+	mu sync.Mutex
+	// reachable: the last probe succeeded and no request failed to connect
+	// since. Runs are replaced only while it holds.
+	reachable bool
+	// probeFailed: the last probe failed.
+	probeFailed bool
+	// runs holds the current run of each started type; Start alone changes it.
+	runs map[string]*typeRun
+	// stale holds the runs to replace, by resource.
+	stale map[string]*typeRun
+	// wake tells Start that stale or reachable changed; probeNow asks the
+	// probe to run at once. Both hold at most one signal.
+	wake, probeNow chan struct{}
+}
+
+// typeRun is one run of one type's informer: its own reflector, store and
+// handler, stopped and waited for as a whole.
+type typeRun struct {
+	t      *index.Type
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	// mu orders the run's reports of freshness: once interrupted, a run
+	// never reports itself synced.
+	mu          sync.Mutex
+	isSynced    bool
+	interrupted bool
+}
+
+func (r *typeRun) synced() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.isSynced
+}
+
+// markSynced runs report and records the run synced, unless it was
+// interrupted.
+func (r *typeRun) markSynced(report func()) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.interrupted {
+		return false
+	}
+	r.isSynced = true
+	report()
+	return true
+}
+
+// interrupt runs report and records the run interrupted; it returns true
+// the first time.
+func (r *typeRun) interrupt(report func()) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	report()
+	first := !r.interrupted
+	r.interrupted = true
+	return first
 }
 
 // NewCache returns the cache of cluster name, reached with cfg. Start runs it.
@@ -96,9 +168,9 @@ func NewCache(name string, cfg *rest.Config, sink Sink, h *health.Tracker, opts 
 	if err != nil {
 		return nil, fmt.Errorf("cluster %q: %w", name, err)
 	}
-	c := &Cache{name: name, sink: sink, health: h, opts: opts, names: names}
+	c := &Cache{name: name, sink: sink, health: h, opts: opts, names: names, reachable: true,
+		runs: map[string]*typeRun{}, stale: map[string]*typeRun{}, wake: make(chan struct{}, 1), probeNow: make(chan struct{}, 1)}
 	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(c.observe)
 	if cfg.Proxy == nil {
 		// A config with a Proxy func is never shared through client-go's
 		// transport cache: this cluster gets connections of its own, which
@@ -127,6 +199,13 @@ func NewCache(name string, cfg *rest.Config, sink Sink, h *health.Tracker, opts 
 // Start runs the cache until ctx ends, then stops every informer and
 // goroutine it started before returning. Objects stay in the sink: removing
 // them is the caller's decision (a restarted cache reconciles them).
+//
+// A type's data is current from the moment a list of it has been applied to
+// the sink until its watch is interrupted (a request that cannot reach the
+// server, a watch refused with 410 Gone or cut before its timeout, a failed
+// probe). Its informer is then replaced by a fresh one, which lists at once,
+// as soon as the API server answers again: recovery waits on the probe
+// (ProbeRetryInterval), never on client-go's backoff.
 func (c *Cache) Start(ctx context.Context) error {
 	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithValues("cluster", c.name))
 	// Last, once nothing uses them: close the cluster's connections. Closing
@@ -135,10 +214,19 @@ func (c *Cache) Start(ctx context.Context) error {
 	defer c.dialer.CloseAll()
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	factory := dynamicinformer.NewDynamicSharedInformerFactory(c.dynamic, 0)
-	defer factory.Shutdown()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	defer func() {
+		c.mu.Lock()
+		runs := slices.Collect(maps.Values(c.runs))
+		c.mu.Unlock()
+		for _, r := range runs {
+			r.cancel()
+		}
+		for _, r := range runs {
+			r.wg.Wait()
+		}
+	}()
 
 	c.health.AddCluster(c.name)
 	wg.Go(func() { c.probe(ctx) })
@@ -146,23 +234,82 @@ func (c *Cache) Start(ctx context.Context) error {
 	pending := c.names
 	retry := time.NewTicker(c.opts.DiscoveryRetry)
 	defer retry.Stop()
+	pending = c.startServed(ctx, pending)
 	for {
-		pending = c.startServed(ctx, factory, pending, &wg)
-		if len(pending) == 0 {
-			<-ctx.Done()
-			return nil
-		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-retry.C:
+			if len(pending) > 0 {
+				pending = c.startServed(ctx, pending)
+			}
+		case <-c.wake:
+			c.replaceStale(ctx)
 		}
+	}
+}
+
+// replace asks Start to replace run with a fresh one once the server answers.
+func (c *Cache) replace(run *typeRun) {
+	c.mu.Lock()
+	c.stale[run.t.Resource] = run
+	c.mu.Unlock()
+	signal(c.wake)
+}
+
+// unreachable records that a request could not reach the server: no run is
+// replaced until a probe succeeds, and the probe runs now.
+func (c *Cache) unreachable() {
+	c.mu.Lock()
+	c.reachable = false
+	c.mu.Unlock()
+	signal(c.probeNow)
+}
+
+// replaceStale stops each stale run and starts its replacement, if the
+// server answers.
+func (c *Cache) replaceStale(ctx context.Context) {
+	c.mu.Lock()
+	if !c.reachable {
+		c.mu.Unlock()
+		return
+	}
+	stale := c.stale
+	c.stale = map[string]*typeRun{}
+	c.mu.Unlock()
+	for resource, old := range stale {
+		c.mu.Lock()
+		current := c.runs[resource] == old
+		c.mu.Unlock()
+		if !current {
+			continue // replaced already
+		}
+		old.cancel()
+		old.wg.Wait()
+		run, err := c.startRun(ctx, old.t)
+		if err != nil {
+			// Not expected: the same type started before. The old run
+			// stays, stopped, and is retried at the next wake.
+			klog.FromContext(ctx).Error(err, "Restarting informer failed", "resource", resource)
+			c.replace(old)
+			continue
+		}
+		c.mu.Lock()
+		c.runs[resource] = run
+		c.mu.Unlock()
+	}
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
 	}
 }
 
 // startServed starts an informer for every name the cluster serves and
 // returns the names still to look up.
-func (c *Cache) startServed(ctx context.Context, factory dynamicinformer.DynamicSharedInformerFactory, names []resourceName, wg *sync.WaitGroup) []resourceName {
+func (c *Cache) startServed(ctx context.Context, names []resourceName) []resourceName {
 	logger := klog.FromContext(ctx)
 	types, missing, err := resolve(c.discovery, names)
 	if err != nil {
@@ -173,12 +320,16 @@ func (c *Cache) startServed(ctx context.Context, factory dynamicinformer.Dynamic
 		c.health.ResourceError(c.name, name, "", err)
 	}
 	for _, t := range types {
-		if err := c.startInformer(ctx, factory, t, wg); err != nil {
+		run, err := c.startRun(ctx, t)
+		if err != nil {
 			logger.Error(err, "Starting informer failed, will retry", "resource", t.Resource)
 			missing[t.Resource] = err
+			continue
 		}
+		c.mu.Lock()
+		c.runs[t.Resource] = run
+		c.mu.Unlock()
 	}
-	factory.Start(ctx.Done())
 	var rest []resourceName
 	for _, n := range names {
 		if _, ok := missing[n.name]; ok {
@@ -188,27 +339,42 @@ func (c *Cache) startServed(ctx context.Context, factory dynamicinformer.Dynamic
 	return rest
 }
 
-func (c *Cache) startInformer(ctx context.Context, factory dynamicinformer.DynamicSharedInformerFactory, t *index.Type, wg *sync.WaitGroup) error {
-	inf := factory.ForResource(t.GVR).Informer()
+// startRun starts a fresh informer for t: it lists, then watches.
+func (c *Cache) startRun(ctx context.Context, t *index.Type) (*typeRun, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	run := &typeRun{t: t, cancel: cancel}
+	lw := &listWatch{cache: c, t: t, run: run, resource: c.dynamic.Resource(t.GVR)}
+	// As dynamicinformer builds it, so that WatchList works as it does there.
+	lws := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc:  lw.ListWithContext,
+		WatchFuncWithContext: lw.WatchWithContext,
+	}, c.dynamic)
+	inf := cache.NewSharedIndexInformerWithOptions(lws, &unstructured.Unstructured{},
+		cache.SharedIndexInformerOptions{ObjectDescription: t.Resource})
 	if err := inf.SetTransform(c.transform(t)); err != nil {
-		return fmt.Errorf("set transform of %s: %w", t.Resource, err)
+		cancel()
+		return nil, fmt.Errorf("set transform of %s: %w", t.Resource, err)
 	}
 	if err := inf.SetWatchErrorHandlerWithContext(c.watchErrorHandler(t)); err != nil {
-		return fmt.Errorf("set watch error handler of %s: %w", t.Resource, err)
+		cancel()
+		return nil, fmt.Errorf("set watch error handler of %s: %w", t.Resource, err)
 	}
 	reg, err := inf.AddEventHandler(&handler{cache: c, resource: t.Resource})
 	if err != nil {
-		return fmt.Errorf("add event handler of %s: %w", t.Resource, err)
+		cancel()
+		return nil, fmt.Errorf("add event handler of %s: %w", t.Resource, err)
 	}
 	c.health.ResourceStarting(c.name, t.Resource, t.KindName())
-	wg.Go(func() { c.awaitSync(ctx, t, inf.GetStore(), reg) })
-	return nil
+	run.wg.Go(func() { inf.RunWithContext(ctx) })
+	run.wg.Go(func() { c.awaitSync(ctx, run, inf.GetStore(), reg) })
+	return run, nil
 }
 
 // awaitSync waits until every object of the initial list reached the
 // handler, reports the type synced and prunes objects the sink still holds
 // from an earlier run of this cluster that the cluster no longer has.
-func (c *Cache) awaitSync(ctx context.Context, t *index.Type, store cache.Store, reg cache.ResourceEventHandlerRegistration) {
+func (c *Cache) awaitSync(ctx context.Context, run *typeRun, store cache.Store, reg cache.ResourceEventHandlerRegistration) {
+	t := run.t
 	deadline := time.NewTimer(c.opts.SyncTimeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(25 * time.Millisecond)
@@ -228,8 +394,9 @@ func (c *Cache) awaitSync(ctx context.Context, t *index.Type, store cache.Store,
 			c.sink.DeleteObject(o)
 		}
 	}
-	c.health.ResourceSynced(c.name, t.Resource)
-	klog.FromContext(ctx).V(2).Info("Resource synced", "resource", t.Resource)
+	if run.markSynced(func() { c.health.ResourceSynced(c.name, t.Resource) }) {
+		klog.FromContext(ctx).V(2).Info("Resource synced", "resource", t.Resource)
+	}
 }
 
 func storeKey(o *index.Object) string {
@@ -280,25 +447,22 @@ func (c *Cache) transform(t *index.Type) cache.TransformFunc {
 	}
 }
 
-func (c *Cache) watchErrorHandler(t *index.Type) cache.WatchErrorHandlerWithContext {
-	return func(ctx context.Context, r *cache.Reflector, err error) {
-		var status apierrors.APIStatus
-		switch {
-		case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
-			// The reflector relists; the transport counts it.
-		case errors.As(err, &status):
-			c.health.ResourceError(c.name, t.Resource, t.KindName(), err)
-		}
-		cache.DefaultWatchErrorHandler(ctx, r, err)
-	}
-}
-
-// probe checks that the API server answers, so a connection that died
-// silently is noticed within ProbeInterval+ProbeTimeout.
+// probe checks that the API server answers, every ProbeInterval while it
+// does and every ProbeRetryInterval while it does not, and at once when a
+// request failed to connect. A failed probe closes the cluster's
+// connections, so that a watch on a silently dead one fails instead of
+// hanging, and marks every run stale; a successful one lets Start replace
+// the stale runs.
 func (c *Cache) probe(ctx context.Context) {
-	tick := time.NewTicker(c.opts.ProbeInterval)
-	defer tick.Stop()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
 	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		case <-c.probeNow:
+		}
 		pctx, cancel := context.WithTimeout(ctx, c.opts.ProbeTimeout)
 		err := c.discovery.RESTClient().Get().AbsPath("/version").Do(pctx).Error()
 		cancel()
@@ -306,10 +470,38 @@ func (c *Cache) probe(ctx context.Context) {
 			return
 		}
 		c.health.Probe(c.name, err)
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
+		c.probed(err)
+		if err != nil {
+			timer.Reset(c.opts.ProbeRetryInterval)
+		} else {
+			timer.Reset(c.opts.ProbeInterval)
+		}
+	}
+}
+
+func (c *Cache) probed(err error) {
+	c.mu.Lock()
+	failedNow := err != nil && !c.probeFailed
+	c.probeFailed = err != nil
+	c.reachable = err == nil
+	c.mu.Unlock()
+	if failedNow {
+		c.dialer.CloseAll()
+	}
+	if err != nil {
+		c.staleAll()
+	}
+	signal(c.wake)
+}
+
+// staleAll marks every run stale, as health.Tracker.Probe marks every type
+// not current after a failed probe.
+func (c *Cache) staleAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for resource, r := range c.runs {
+		if r.interrupt(func() {}) {
+			c.stale[resource] = r
 		}
 	}
 }
@@ -341,67 +533,4 @@ func (h *handler) upsert(obj any, typ health.EventType) {
 
 func (h *handler) event(typ health.EventType) {
 	h.cache.health.ResourceEvent(h.cache.name, h.resource, typ, time.Now())
-}
-
-// observe wraps the cluster's transport to see, per resource type, every
-// list and watch request and whether the server could be reached: what
-// client-go's reflectors do not report (relists, watch restarts, recovery).
-func (c *Cache) observe(rt http.RoundTripper) http.RoundTripper {
-	wanted := map[string]bool{}
-	for _, n := range c.names {
-		wanted[n.name] = true
-	}
-	return &observer{cache: c, wanted: wanted, next: rt}
-}
-
-type observer struct {
-	cache  *Cache
-	wanted map[string]bool
-	next   http.RoundTripper
-}
-
-// WrappedRoundTripper lets client-go reach the transport underneath.
-func (o *observer) WrappedRoundTripper() http.RoundTripper { return o.next }
-
-// RoundTrip reports list and watch requests of the wanted types to health.
-func (o *observer) RoundTrip(req *http.Request) (*http.Response, error) {
-	c, rt := o.cache, o.next
-	resource := requestResource(req)
-	if !o.wanted[resource] {
-		return rt.RoundTrip(req)
-	}
-	q := req.URL.Query()
-	if q.Get("watch") == "true" || q.Get("watch") == "1" {
-		if q.Get("sendInitialEvents") == "true" {
-			c.health.ResourceList(c.name, resource)
-		} else {
-			c.health.ResourceWatch(c.name, resource)
-		}
-	} else {
-		c.health.ResourceList(c.name, resource)
-	}
-	resp, err := rt.RoundTrip(req)
-	switch {
-	case err != nil && req.Context().Err() == nil:
-		c.health.ResourceUnreachable(c.name, resource, err)
-	case err == nil && resp.StatusCode < 300:
-		c.health.ResourceRequestOK(c.name, resource)
-	}
-	return resp, err
-}
-
-// requestResource returns the kubectl name of the collection a GET request
-// lists or watches across all namespaces ("pods", "deployments.apps"), or "".
-func requestResource(req *http.Request) string {
-	if req.Method != http.MethodGet {
-		return ""
-	}
-	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
-	switch {
-	case len(parts) == 3 && parts[0] == "api":
-		return parts[2]
-	case len(parts) == 4 && parts[0] == "apis":
-		return parts[3] + "." + parts[1]
-	}
-	return ""
 }

@@ -304,13 +304,11 @@ func outage(t *testing.T, cluster string, compact bool) {
 	if err := c.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	down := waitStatus(t, f, cluster, health.Disconnected)
+	waitDisconnectedStale(t, f, cluster, stopped)
 	if took := time.Since(stopped); took > 30*time.Second {
 		t.Errorf("disconnection noticed after %s, want within 30s", took)
 	}
-	if !down.Stale {
-		t.Errorf("disconnected cluster not marked stale: %+v", down)
-	}
+	synced := syncedMoment(t, f, cluster, healthVersion(f))
 	if diff := cmp.Diff(before, indexState(f.index, cluster, "configmaps")); diff != "" {
 		t.Errorf("last known objects changed while disconnected (-before +now):\n%s", diff)
 	}
@@ -344,9 +342,11 @@ func outage(t *testing.T, cluster string, compact bool) {
 	if err := c.Restart(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-
+	// Restart returns once the server is ready; the fleet may see it answer
+	// before that.
+	m := awaitRecovery(t, synced, cluster, time.Now(), "its API server was ready")
+	checkMoment(t, f, m, cluster, dc)
 	waitConverged(t, f, cluster, dc, configMaps, "configmaps")
-	waitStatus(t, f, cluster, health.Synced)
 	after := indexState(f.index, cluster, "configmaps")
 	if diff := cmp.Diff(after, replay(before, feed(t, f.index, rev), cluster, "configmaps")); diff != "" {
 		t.Errorf("the feed does not carry the outage's differences (-index +replayed feed):\n%s", diff)

@@ -1,8 +1,6 @@
 package informers
 
 import (
-	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 
@@ -62,28 +60,4 @@ func FuzzParseResourceNames(f *testing.F) {
 			t.Fatalf("parseResourceNames(%q) = %+v", name, got)
 		}
 	})
-}
-
-func TestRequestResource(t *testing.T) {
-	tests := []struct {
-		method, path string
-		want         string
-	}{
-		{"GET", "/api/v1/pods", "pods"},
-		{"GET", "/apis/apps/v1/deployments", "deployments.apps"},
-		{"GET", "/apis/example.com/v1/widgets", "widgets.example.com"},
-		{"GET", "/api/v1/namespaces/default/pods", ""}, // namespaced: not what informers list
-		{"GET", "/api/v1", ""},
-		{"GET", "/apis/apps/v1", ""},
-		{"GET", "/version", ""},
-		{"POST", "/api/v1/pods", ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
-			req := &http.Request{Method: tt.method, URL: &url.URL{Path: tt.path}}
-			if got := requestResource(req); got != tt.want {
-				t.Errorf("requestResource = %q, want %q", got, tt.want)
-			}
-		})
-	}
 }

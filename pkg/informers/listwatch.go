@@ -1,0 +1,204 @@
+package informers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/fleetcache/fleetcache/pkg/index"
+)
+
+// earlyEnd is how much of its timeout a watch must have run for its end to
+// count as the server's normal timeout rather than an interruption.
+const earlyEnd = 0.9
+
+// listWatch is the ListerWatcher of one run of one type's informer. It sees
+// every list and watch the reflector makes and reports what they tell about
+// freshness: requests that could not reach the server, watches refused with
+// 410 Gone, watches that ended before their timeout, relists. A run whose
+// data stops being current is replaced by the Cache (see Cache.Start); the
+// reflector's own retries, with their backoff, are never what recovery
+// waits on.
+type listWatch struct {
+	cache    *Cache
+	t        *index.Type
+	run      *typeRun
+	resource dynamic.NamespaceableResourceInterface
+}
+
+var _ cache.ListerWatcherWithContext = (*listWatch)(nil)
+
+func (lw *listWatch) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	c := lw.cache
+	if lw.run.synced() {
+		// The reflector relists on its own (after an error it does not
+		// retry in place): this run's data is no longer known current.
+		lw.interrupted("relisting after a watch error")
+	}
+	c.health.ResourceList(c.name, lw.t.Resource)
+	list, err := lw.resource.List(ctx, opts)
+	lw.report(ctx, err)
+	return list, err
+}
+
+func (lw *listWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	c := lw.cache
+	initial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
+	if initial {
+		if lw.run.synced() {
+			lw.interrupted("relisting after a watch error")
+		}
+		c.health.ResourceList(c.name, lw.t.Resource)
+	} else {
+		c.health.ResourceWatch(c.name, lw.t.Resource)
+	}
+	if limit := int64(c.opts.WatchTimeout.Seconds()); limit > 0 && (opts.TimeoutSeconds == nil || *opts.TimeoutSeconds > limit) {
+		opts.TimeoutSeconds = &limit
+	}
+	start := time.Now()
+	w, err := lw.resource.Watch(ctx, opts)
+	lw.report(ctx, err)
+	if err != nil {
+		return nil, err
+	}
+	var timeout time.Duration
+	if opts.TimeoutSeconds != nil {
+		timeout = time.Duration(*opts.TimeoutSeconds) * time.Second
+	}
+	return newObservedWatch(w, lw, start, timeout), nil
+}
+
+// report classifies the outcome of a request.
+func (lw *listWatch) report(ctx context.Context, err error) {
+	c := lw.cache
+	var status apierrors.APIStatus
+	switch {
+	case err == nil:
+		c.health.ResourceRequestOK(c.name, lw.t.Resource)
+	case ctx.Err() != nil:
+		// The run is stopping: not the server's doing.
+	case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
+		lw.expired()
+	case errors.As(err, &status):
+		// Forbidden, not found, ...: the watch error handler reports it.
+	default:
+		c.health.ResourceUnreachable(c.name, lw.t.Resource, err)
+		lw.interrupted("API server unreachable")
+		c.unreachable()
+	}
+}
+
+func (lw *listWatch) expired() {
+	lw.cache.health.ResourceExpired(lw.cache.name, lw.t.Resource)
+	lw.interrupted("watch expired (410 Gone): its resourceVersion was compacted")
+}
+
+// interrupted reports that this run's data is not known current any more
+// and asks the Cache to replace the run.
+func (lw *listWatch) interrupted(why string) {
+	c := lw.cache
+	if lw.run.interrupt(func() { c.health.ResourceInterrupted(c.name, lw.t.Resource, why, time.Now()) }) {
+		c.replace(lw.run)
+	}
+}
+
+// observedWatch passes a watch's events on to the reflector and tells its
+// listWatch of a 410 Gone in the stream and of an end before the watch's
+// timeout. Stop returns once its goroutine has.
+type observedWatch struct {
+	w        watch.Interface
+	lw       *listWatch
+	start    time.Time
+	timeout  time.Duration
+	out      chan watch.Event
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
+}
+
+func newObservedWatch(w watch.Interface, lw *listWatch, start time.Time, timeout time.Duration) *observedWatch {
+	o := &observedWatch{w: w, lw: lw, start: start, timeout: timeout,
+		out: make(chan watch.Event), stop: make(chan struct{}), done: make(chan struct{})}
+	go o.run()
+	return o
+}
+
+func (o *observedWatch) ResultChan() <-chan watch.Event { return o.out }
+
+func (o *observedWatch) Stop() {
+	o.stopOnce.Do(func() {
+		close(o.stop)
+		o.w.Stop()
+	})
+	<-o.done
+}
+
+func (o *observedWatch) run() {
+	defer close(o.done)
+	defer close(o.out)
+	for {
+		select {
+		case <-o.stop:
+			return
+		case ev, ok := <-o.w.ResultChan():
+			if !ok {
+				o.ended()
+				return
+			}
+			if ev.Type == watch.Error {
+				o.failed(apierrors.FromObject(ev.Object))
+			}
+			select {
+			case o.out <- ev:
+			case <-o.stop:
+				return
+			}
+		}
+	}
+}
+
+func (o *observedWatch) failed(err error) {
+	switch {
+	case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
+		o.lw.expired()
+	default:
+		o.lw.interrupted(fmt.Sprintf("watch failed: %v", err))
+	}
+}
+
+// ended handles the end of the server's stream: at its timeout the
+// reflector resumes from the last resourceVersion, as client-go always does;
+// earlier, the stream was cut (a restart, a dropped connection) and what it
+// missed is not known until the type is listed again.
+func (o *observedWatch) ended() {
+	select {
+	case <-o.stop:
+		return
+	default:
+	}
+	if o.timeout > 0 && time.Since(o.start) >= time.Duration(float64(o.timeout)*earlyEnd) {
+		return
+	}
+	o.lw.interrupted("watch ended before its timeout")
+}
+
+// watchErrorHandler reports API errors of lists and watches (forbidden, not
+// found, not served) to health before client-go's own handling.
+func (c *Cache) watchErrorHandler(t *index.Type) cache.WatchErrorHandlerWithContext {
+	return func(ctx context.Context, r *cache.Reflector, err error) {
+		var status apierrors.APIStatus
+		if errors.As(err, &status) && !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
+			c.health.ResourceError(c.name, t.Resource, t.KindName(), err)
+		}
+		cache.DefaultWatchErrorHandler(ctx, r, err)
+	}
+}
