@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Runs the benchmarks behind every figure of docs/benchmarks.md, each with the
+# command the doc shows beside it (make bench). Several start real test
+# servers; together they take about an hour and a half on the project's 2
+# cores. Each go test has its own -timeout, fitted to its slowest benchmark:
+# go test's default of 10 minutes is too short for several.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+run() {
+  echo "+ $*"
+  "$@"
+}
+
+# Heap per cached object, and initial sync (pkg/informers).
+run go test -run '^$' -bench 'HeapPerPod' -benchtime 1x -count 3 -timeout 30m ./pkg/informers/
+run go test -run '^$' -bench 'InitialSync' -benchtime 5x -count 2 -timeout 30m ./pkg/informers/
+
+# Index.
+run go test -run '^$' -bench . -benchtime 2000x -timeout 30m ./pkg/index/
+run go test -run '^$' -bench Apply -benchtime 300000x -timeout 30m ./pkg/index/
+
+# Subscriptions: the core, and over WebSocket.
+run go test -run '^$' -bench 'FanoutLatency$|IdleSubscriptionMemory$|SustainedRate$' -benchtime 1x -count 3 -timeout 30m ./pkg/graphql/
+run go test -run '^$' -bench 'IdleSubscriptionMemoryWebSocket' -benchtime 1x -count 3 -timeout 30m ./pkg/graphql/
+run go test -run '^$' -bench 'FanoutLatencyWebSocket' -benchtime 1x -count 4 -timeout 30m ./pkg/graphql/
+run go test -run '^$' -bench 'EventVisibility' -benchmem -count 3 -timeout 10m ./pkg/graphql/
+
+# GraphQL queries end to end, and against the API servers.
+run go test -run '^$' -bench 'BenchmarkGraphQL' -benchtime 3000x -count 2 -timeout 30m ./pkg/aggregator/
+run go test -run '^$' -bench 'BenchmarkPageVersusAPIServers' -benchtime 2000x -timeout 40m ./pkg/aggregator/
+
+# Authorization: each mode in a process of its own, three rounds, the order
+# of the modes rotating.
+modes=(none cluster-wide-warm cluster-wide-cold namespaces-warm)
+for round in 0 1 2; do
+  for k in 0 1 2 3; do
+    mode=${modes[$(((round + k) % 4))]}
+    run go test -run '^$' -bench "BenchmarkAuthorization/mode=$mode/" -benchtime 1000x -timeout 15m ./pkg/aggregator/
+  done
+done
