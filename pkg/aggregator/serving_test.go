@@ -103,11 +103,11 @@ serving:
 		got := []any{o.TLSCertFile, o.TLSPrivateKeyFile, o.CORSAllowedOrigins, o.GraphQL.RateLimit, o.Informers.CacheSecretData}
 		want := []any{certFile, keyFile, []string{"https://portal.example.com"},
 			// Zero fields get the command's defaults.
-			graphql.RateLimit{QueriesPerSecond: 2.5, QueryBurst: 100, SubscriptionsPerSecond: 5, SubscriptionBurst: 3}, true}
+			graphql.RateLimit{QueriesPerSecond: 2.5, QueryBurst: 8000, SubscriptionsPerSecond: 50, SubscriptionBurst: 3}, true}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("options (-want +got):\n%s", diff)
 		}
-		if diff := cmp.Diff(graphql.RateLimit{QueriesPerSecond: 50, QueryBurst: 100, SubscriptionsPerSecond: 5, SubscriptionBurst: 20},
+		if diff := cmp.Diff(graphql.RateLimit{QueriesPerSecond: 4000, QueryBurst: 8000, SubscriptionsPerSecond: 50, SubscriptionBurst: 100},
 			aggregator.Config{}.Options().GraphQL.RateLimit); diff != "" {
 			t.Errorf("default rate limits (-want +got):\n%s", diff)
 		}
