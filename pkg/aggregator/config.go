@@ -112,6 +112,8 @@ type LimitsConfig struct {
 	MaxPageSize                   int             `json:"maxPageSize,omitempty"`                   // 1000
 	MaxDepth                      int             `json:"maxDepth,omitempty"`                      // 12
 	MaxBodyBytes                  int64           `json:"maxBodyBytes,omitempty"`                  // 1 MiB
+	MaxCost                       int             `json:"maxCost,omitempty"`                       // 10000 objects
+	MaxResponseBytes              int64           `json:"maxResponseBytes,omitempty"`              // 64 MiB
 	RequestTimeout                metav1.Duration `json:"requestTimeout,omitzero"`                 // 10s
 	SubscriptionBuffer            int             `json:"subscriptionBuffer,omitempty"`            // 1024 events
 	MaxSubscriptionsPerConnection int             `json:"maxSubscriptionsPerConnection,omitempty"` // 100
@@ -264,6 +266,8 @@ func (c Config) Validate() error {
 		{"limits.maxPageSize", int64(l.MaxPageSize)},
 		{"limits.maxDepth", int64(l.MaxDepth)},
 		{"limits.maxBodyBytes", l.MaxBodyBytes},
+		{"limits.maxCost", int64(l.MaxCost)},
+		{"limits.maxResponseBytes", l.MaxResponseBytes},
 		{"limits.requestTimeout", int64(l.RequestTimeout.Duration)},
 		{"limits.subscriptionBuffer", int64(l.SubscriptionBuffer)},
 		{"limits.maxSubscriptionsPerConnection", int64(l.MaxSubscriptionsPerConnection)},
@@ -363,6 +367,8 @@ func (c Config) Options() Options {
 			MaxPageSize:                   l.MaxPageSize,
 			MaxDepth:                      l.MaxDepth,
 			MaxBodyBytes:                  l.MaxBodyBytes,
+			MaxCost:                       l.MaxCost,
+			MaxResponseBytes:              l.MaxResponseBytes,
 			Timeout:                       l.RequestTimeout.Duration,
 			SubscriptionBuffer:            l.SubscriptionBuffer,
 			MaxSubscriptionsPerConnection: l.MaxSubscriptionsPerConnection,

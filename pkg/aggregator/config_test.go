@@ -219,3 +219,40 @@ func TestConfigRateLimits(t *testing.T) {
 		t.Errorf("default query limit %v/s in bursts of %d throttles a user at 2,000 queries/s", l.QueriesPerSecond, l.QueryBurst)
 	}
 }
+
+// TestConfigCostLimits checks limits.maxCost and limits.maxResponseBytes:
+// from the file and the flags (which win) to graphql.Options, and refused
+// when negative.
+func TestConfigCostLimits(t *testing.T) {
+	file := writeConfig(t, "limits: {maxCost: 2000, maxResponseBytes: 1048576}\n")
+	for _, tt := range []struct {
+		name      string
+		args      []string
+		cost      int
+		respBytes int64
+	}{
+		{name: "defaults", args: nil},
+		{name: "file", args: []string{"--config", file}, cost: 2000, respBytes: 1 << 20},
+		{name: "flags win", args: []string{"--config", file, "--max-cost", "500", "--max-response-bytes", "4096"}, cost: 500, respBytes: 4096},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := aggregator.ParseArgs(tt.args, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			got := c.Options().GraphQL
+			if got.MaxCost != tt.cost || got.MaxResponseBytes != tt.respBytes {
+				t.Errorf("MaxCost %d, MaxResponseBytes %d; want %d, %d (0: graphql's default)", got.MaxCost, got.MaxResponseBytes, tt.cost, tt.respBytes)
+			}
+		})
+	}
+	err := aggregator.Config{Limits: aggregator.LimitsConfig{MaxCost: -1, MaxResponseBytes: -1}}.Validate()
+	for _, want := range []string{"limits.maxCost: must not be negative", "limits.maxResponseBytes: must not be negative"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate: %v, want %q", err, want)
+		}
+	}
+}

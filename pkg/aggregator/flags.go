@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fleetcache/fleetcache/pkg/graphql"
 )
 
 // flagDef is one command-line flag and the Config field it sets.
@@ -40,6 +42,10 @@ var flagDefs = []flagDef{
 		func(c *Config) flag.Value { return (*intValue)(&c.Limits.MaxDepth) }},
 	{"max-body-bytes", "largest request body (default 1048576)",
 		func(c *Config) flag.Value { return (*int64Value)(&c.Limits.MaxBodyBytes) }},
+	{"max-cost", fmt.Sprintf("most objects one GraphQL operation's answer (a subscription's: each event's) may hold, computed before it runs (default %d)", graphql.DefaultOptions().MaxCost),
+		func(c *Config) flag.Value { return (*intValue)(&c.Limits.MaxCost) }},
+	{"max-response-bytes", fmt.Sprintf("largest encoded answer (or subscription event); larger ones are abandoned with RESPONSE_TOO_LARGE (default %d)", graphql.DefaultOptions().MaxResponseBytes),
+		func(c *Config) flag.Value { return (*int64Value)(&c.Limits.MaxResponseBytes) }},
 	{"request-timeout", "time limit of one GraphQL request (default 10s)",
 		func(c *Config) flag.Value { return (*durationValue)(&c.Limits.RequestTimeout.Duration) }},
 	{"subscription-buffer", "events that may wait for one subscription before it is ended as a slow consumer (default 1024)",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"reflect"
 	"strconv"
 
@@ -268,10 +269,17 @@ func boolCondition(b bool) int {
 // as an error.
 var errNull = errors.New("null in a non-null field")
 
+// errResponseTooLarge stops the writing of an answer that passed
+// Options.MaxResponseBytes.
+var errResponseTooLarge = errors.New("response too large")
+
 // directWriter runs a plan, writing the response's data.
 type directWriter struct {
 	ctx context.Context
 	buf []byte
+	// limit is Options.MaxResponseBytes: writing stops with
+	// errResponseTooLarge once buf is longer.
+	limit int
 }
 
 // object writes the fields p selects of src. args are the arguments of
@@ -360,7 +368,19 @@ func (w *directWriter) list(item graphql.Type, v any, f *planField) error {
 }
 
 // leaf writes a serialized scalar or enum value as encoding/json would.
+// Leaves are where an answer grows (an object's JSON is one), so the size
+// limit is checked after each.
 func (w *directWriter) leaf(v any, nonNull bool) error {
+	if err := w.writeLeaf(v, nonNull); err != nil {
+		return err
+	}
+	if len(w.buf) > w.limit {
+		return errResponseTooLarge
+	}
+	return nil
+}
+
+func (w *directWriter) writeLeaf(v any, nonNull bool) error {
 	if isNullValue(v) {
 		if nonNull {
 			return errNull
@@ -527,18 +547,24 @@ func (s *Server) rootArgs(ctx context.Context, doc *ast.Document, op *ast.Operat
 	return args, true
 }
 
-// runPlan writes the data of p with root as the root value; false when
-// graphql-go must execute the operation to report what went wrong.
-func (s *Server) runPlan(ctx context.Context, p *plan, root any, args map[string]map[string]any) (data []byte, ok bool) {
+// runPlan writes the data of p with root as the root value. It fails with
+// errResponseTooLarge for an answer over Options.MaxResponseBytes, and with
+// errNotDirect when graphql-go must execute the operation to report what
+// went wrong.
+func (s *Server) runPlan(ctx context.Context, p *plan, root any, args map[string]map[string]any) (data []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.opts.Logger.V(4).Info("Direct execution panicked; graphql-go executes the operation", "panic", r)
-			data, ok = nil, false
+			data, err = nil, errNotDirect
 		}
 	}()
-	w := directWriter{ctx: ctx, buf: make([]byte, 0, 1024)}
-	if err := w.object(p, root, args); err != nil || ctx.Err() != nil {
-		return nil, false
+	w := directWriter{ctx: ctx, buf: make([]byte, 0, 1024), limit: int(min(s.opts.MaxResponseBytes, math.MaxInt))}
+	err = w.object(p, root, args)
+	switch {
+	case errors.Is(err, errResponseTooLarge):
+		return nil, err
+	case err != nil || ctx.Err() != nil:
+		return nil, errNotDirect
 	}
-	return w.buf, true
+	return w.buf, nil
 }

@@ -6,7 +6,10 @@
 // facets, Subscription.resourceEvents and clusterHealth; see schema.go for
 // the SDL), an LRU cache of parsed and validated documents keyed by query
 // text, and the Options that bound each request (page sizes, document
-// depth, body size, timeout, subscription buffers). It reads through two
+// depth, body size, cost, response size, timeout, subscription buffers).
+// An operation's cost (cost.go) is the most objects its answer can hold,
+// computed before it runs; one over Options.MaxCost is refused with
+// QUERY_TOO_COMPLEX. It reads through two
 // small interfaces declared here, Index and Health, which *index.Index and
 // *health.Tracker implement.
 //

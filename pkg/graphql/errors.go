@@ -35,6 +35,16 @@ const (
 	// wrong method or content type), names an operation the document does
 	// not have, or was canceled by the client.
 	CodeBadRequest = "BAD_REQUEST"
+	// CodeQueryTooComplex: the operation's cost (the most objects its
+	// answer, or a subscription event's, can hold; see cost.go) is over
+	// Options.MaxCost, or it selects more than 20,000 fields with its
+	// fragments expanded. It is refused before it runs; the message gives
+	// the cost and the limit.
+	CodeQueryTooComplex = "QUERY_TOO_COMPLEX"
+	// CodeResponseTooLarge: the answer's encoding (a query's, or a
+	// subscription event's) passed Options.MaxResponseBytes; it was
+	// abandoned and "data" is null.
+	CodeResponseTooLarge = "RESPONSE_TOO_LARGE"
 	// CodeInternal: a bug; the server logs the details.
 	CodeInternal = "INTERNAL_SERVER_ERROR"
 	// CodeTooManySubscriptions: a WebSocket connection already runs

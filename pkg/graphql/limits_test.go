@@ -21,15 +21,15 @@ type outcome struct {
 }
 
 // TestLimitsOnEveryTransport sends the same over-limit requests over plain
-// HTTP (POST, GET), SSE (POST, GET) and a WebSocket: the body size, depth
-// and page size limits hold on each. (MaxSubscriptionsPerConnection is a
+// HTTP (POST, GET), SSE (POST, GET) and a WebSocket: the body size, depth,
+// page size and cost limits hold on each. (MaxSubscriptionsPerConnection is a
 // WebSocket limit, TestSubscriptionsPerConnection; an SSE request carries
 // one operation, and MaxConnectionsPerAddress bounds the streams,
 // TestConnectionsPerAddress. Rate limits: TestRateLimitTransports.)
 func TestLimitsOnEveryTransport(t *testing.T) {
 	f := newFixture(t)
 	const maxBody = 2048
-	s := newServer(t, f.ix, f.tracker, Options{MaxDepth: 5, DefaultPageSize: 5, MaxPageSize: 10, MaxBodyBytes: maxBody})
+	s := newServer(t, f.ix, f.tracker, Options{MaxDepth: 5, DefaultPageSize: 5, MaxPageSize: 10, MaxBodyBytes: maxBody, MaxCost: 50})
 	endpoint := serve(t, s)
 
 	httpCodes := func(r response) outcome {
@@ -106,6 +106,13 @@ func TestLimitsOnEveryTransport(t *testing.T) {
 			want: map[string]outcome{"": {Codes: []string{CodeValidationFailed}}}},
 		{name: "depth of a subscription", query: `subscription { resourceEvents { resource { owners { owners { owners { name } } } } } }`,
 			want: map[string]outcome{"": {Codes: []string{CodeValidationFailed}}}},
+		{name: "cost", query: `{ a: resources(first: 10) { edges { node { name } } } b: resources(first: 10) { edges { node { owners { name } } } }
+			c: resources(first: 10) { edges { node { children { name } } } } }`,
+			want: map[string]outcome{"": {Codes: []string{CodeQueryTooComplex}}}},
+		{name: "cost of a subscription", query: `subscription { resourceEvents { resource { children { a: children { name } b: children { name } } } } }`,
+			want: map[string]outcome{"": {Codes: []string{CodeQueryTooComplex}},
+				// Subscriptions are not served over plain HTTP.
+				"HTTP POST": {Codes: []string{CodeBadRequest}}, "HTTP GET": {Codes: []string{CodeBadRequest}}}},
 		{name: "page size", query: `{ resources(first: 11) { totalCount } }`,
 			want: map[string]outcome{"": {Codes: []string{CodeBadUserInput}}}},
 		{name: "body size", query: tooLarge, want: map[string]outcome{

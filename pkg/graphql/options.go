@@ -13,6 +13,8 @@ const (
 	defaultMaxPageSize        = 1000
 	defaultMaxDepth           = 12
 	defaultMaxBodyBytes       = 1 << 20
+	defaultMaxCost            = 10000
+	defaultMaxResponseBytes   = 64 << 20
 	defaultTimeout            = 10 * time.Second
 	defaultDocumentCacheSize  = 1024
 	defaultSubscriptionBuffer = 1024
@@ -43,6 +45,19 @@ type Options struct {
 	// MaxBodyBytes is the largest request body accepted; larger ones get
 	// HTTP 413. Default 1 MiB.
 	MaxBodyBytes int64
+	// MaxCost bounds an operation's cost: the most objects its answer (a
+	// subscription's: each event's) can hold, computed before it runs,
+	// with each edge of resources counting its first and each resource,
+	// owner and child one (docs/graphql.md, "Query cost"). An operation
+	// over it is refused with QUERY_TOO_COMPLEX. Default 10,000: ten full
+	// pages of MaxPageSize.
+	MaxCost int
+	// MaxResponseBytes bounds the encoding of one answer (or subscription
+	// event): objects range from a few hundred bytes to megabytes, which
+	// the cost cannot know, so the server stops writing an answer once it
+	// passes this size and answers RESPONSE_TOO_LARGE instead. Default
+	// 64 MiB: a full-cost answer of objects of 6 KiB on average.
+	MaxResponseBytes int64
 	// Timeout bounds the execution of each request. Default 10s.
 	Timeout time.Duration
 	// DocumentCacheSize is how many parsed and validated documents are kept,
@@ -115,6 +130,11 @@ type Options struct {
 	Registerer prometheus.Registerer
 }
 
+// DefaultOptions returns the Options with every default filled in: what a
+// zero Options means. Configuration and flags that expose a field read its
+// default from here.
+func DefaultOptions() Options { return Options{}.withDefaults() }
+
 // withDefaults fills in the defaults of unset fields.
 func (o Options) withDefaults() Options {
 	if o.DefaultPageSize <= 0 {
@@ -128,6 +148,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = defaultMaxBodyBytes
+	}
+	if o.MaxCost <= 0 {
+		o.MaxCost = defaultMaxCost
+	}
+	if o.MaxResponseBytes <= 0 {
+		o.MaxResponseBytes = defaultMaxResponseBytes
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = defaultTimeout

@@ -30,10 +30,11 @@ func newSelections(doc *ast.Document, op *ast.OperationDefinition) *selections {
 }
 
 // orderedData encodes data with the fields of each object in selection
-// order.
-func (s *selections) orderedData(data any) ([]byte, error) {
+// order. It stops with errResponseTooLarge once the encoding passes limit
+// bytes.
+func (s *selections) orderedData(data any, limit int) ([]byte, error) {
 	var buf bytes.Buffer
-	if err := s.write(&buf, data, []*ast.SelectionSet{s.set}); err != nil {
+	if err := s.write(&buf, data, []*ast.SelectionSet{s.set}, limit); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
@@ -41,7 +42,7 @@ func (s *selections) orderedData(data any) ([]byte, error) {
 
 // write encodes v, an object or list of objects when sets select its
 // fields, a leaf value otherwise.
-func (s *selections) write(buf *bytes.Buffer, v any, sets []*ast.SelectionSet) error {
+func (s *selections) write(buf *bytes.Buffer, v any, sets []*ast.SelectionSet, limit int) error {
 	switch v := v.(type) {
 	case map[string]any:
 		if len(sets) == 0 {
@@ -69,7 +70,7 @@ func (s *selections) write(buf *bytes.Buffer, v any, sets []*ast.SelectionSet) e
 			}
 			buf.Write(kb)
 			buf.WriteByte(':')
-			if err := s.write(buf, fv, sub[k]); err != nil {
+			if err := s.write(buf, fv, sub[k], limit); err != nil {
 				return err
 			}
 		}
@@ -84,7 +85,7 @@ func (s *selections) write(buf *bytes.Buffer, v any, sets []*ast.SelectionSet) e
 			if i > 0 {
 				buf.WriteByte(',')
 			}
-			if err := s.write(buf, e, sets); err != nil {
+			if err := s.write(buf, e, sets, limit); err != nil {
 				return err
 			}
 		}
@@ -96,14 +97,36 @@ func (s *selections) write(buf *bytes.Buffer, v any, sets []*ast.SelectionSet) e
 		return err
 	}
 	buf.Write(b)
+	if buf.Len() > limit {
+		return errResponseTooLarge
+	}
 	return nil
 }
 
 // keys returns the response keys the selection sets select, in order, and
 // the selection sets of each key's fields.
 func (s *selections) keys(sets []*ast.SelectionSet) ([]string, map[string][]*ast.SelectionSet) {
+	keys, fields := collectFields(sets, s.fragments)
+	sub := make(map[string][]*ast.SelectionSet, len(keys))
+	for _, k := range keys {
+		sub[k] = nil
+		for _, f := range fields[k] {
+			if f.SelectionSet != nil && !slices.Contains(sub[k], f.SelectionSet) {
+				sub[k] = append(sub[k], f.SelectionSet)
+			}
+		}
+	}
+	return keys, sub
+}
+
+// collectFields returns the response keys that sets select, in order, and
+// the fields of each key, with inline fragments and fragment spreads (each
+// fragment once) expanded. Type conditions and directives are not read:
+// every type a fragment can be spread in is an object type, so validation
+// leaves only conditions that hold.
+func collectFields(sets []*ast.SelectionSet, fragments map[string]*ast.FragmentDefinition) ([]string, map[string][]*ast.Field) {
 	var keys []string
-	sub := map[string][]*ast.SelectionSet{}
+	fields := map[string][]*ast.Field{}
 	visited := map[string]bool{}
 	var collect func(set *ast.SelectionSet)
 	collect = func(set *ast.SelectionSet) {
@@ -114,13 +137,10 @@ func (s *selections) keys(sets []*ast.SelectionSet) ([]string, map[string][]*ast
 			switch sel := sel.(type) {
 			case *ast.Field:
 				k := responseKey(sel)
-				if _, ok := sub[k]; !ok {
+				if _, ok := fields[k]; !ok {
 					keys = append(keys, k)
-					sub[k] = nil
 				}
-				if sel.SelectionSet != nil && !slices.Contains(sub[k], sel.SelectionSet) {
-					sub[k] = append(sub[k], sel.SelectionSet)
-				}
+				fields[k] = append(fields[k], sel)
 			case *ast.InlineFragment:
 				collect(sel.SelectionSet)
 			case *ast.FragmentSpread:
@@ -128,7 +148,7 @@ func (s *selections) keys(sets []*ast.SelectionSet) ([]string, map[string][]*ast
 					continue
 				}
 				visited[sel.Name.Value] = true
-				if f := s.fragments[sel.Name.Value]; f != nil {
+				if f := fragments[sel.Name.Value]; f != nil {
 					collect(f.SelectionSet)
 				}
 			}
@@ -137,7 +157,7 @@ func (s *selections) keys(sets []*ast.SelectionSet) ([]string, map[string][]*ast
 	for _, set := range sets {
 		collect(set)
 	}
-	return keys, sub
+	return keys, fields
 }
 
 func responseKey(f *ast.Field) string {

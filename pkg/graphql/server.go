@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -102,6 +104,9 @@ type document struct {
 	errs []gqlerrors.FormattedError
 	// plans holds a *directOp per operation of ast that was executed.
 	plans sync.Map
+	// costs holds the costed of each operation of ast whose cost holds
+	// for any variables.
+	costs sync.Map
 }
 
 // New returns a Server reading ix and h.
@@ -217,7 +222,7 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		if data == nil {
 			var err error
 			if r.selections != nil && r.Data != nil {
-				data, err = r.selections.orderedData(r.Data)
+				data, err = r.selections.orderedData(r.Data, math.MaxInt)
 			} else {
 				data, err = json.Marshal(r.Data)
 			}
@@ -421,37 +426,77 @@ func codeOf(err error) string {
 // execute runs the query or mutation op of doc with the variables within
 // Options.Timeout: directly when it can (see direct.go), else with
 // graphql-go.
+//
+// An operation over Options.MaxCost is refused before it runs, and an
+// answer over Options.MaxResponseBytes is abandoned.
 func (s *Server) execute(ctx context.Context, doc *document, op *ast.OperationDefinition, vars map[string]any) *Result {
+	if res := s.checkCost(doc, op, vars); res != nil {
+		return res
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	if p := s.planFor(doc, op, vars); p != nil {
 		if args, ok := s.rootArgs(ctx, doc.ast, op, vars, p); ok {
-			if data := s.runPlanWithin(ctx, p, args); data != nil {
+			data, err := s.runPlanWithin(ctx, p, args)
+			switch {
+			case err == nil:
 				s.direct.Add(1)
 				return &Result{Data: json.RawMessage(data), Executed: true, data: data}
+			case errors.Is(err, errResponseTooLarge):
+				return s.responseTooLarge(nil)
 			}
 		}
 	}
-	return s.executeRoot(ctx, doc.ast, op, vars, nil, newSelections(doc.ast, op))
+	return s.bounded(s.executeRoot(ctx, doc.ast, op, vars, nil, newSelections(doc.ast, op)))
 }
 
-// runPlanWithin runs p until ctx ends: nil if it failed or ctx ended
-// first. A resolver may be slow to return (a long index read); as
-// graphql-go's executor does, the request does not wait for it past its
-// deadline, and the plan's goroutine ends on its own, its resolvers
+// runPlanWithin runs p until ctx ends; see runPlan. A resolver may be slow
+// to return (a long index read); as graphql-go's executor does, the request
+// does not wait for it past its deadline (errNotDirect: graphql-go reports
+// the timeout), and the plan's goroutine ends on its own, its resolvers
 // checking ctx before each index read.
-func (s *Server) runPlanWithin(ctx context.Context, p *plan, args map[string]map[string]any) []byte {
-	done := make(chan []byte, 1)
+func (s *Server) runPlanWithin(ctx context.Context, p *plan, args map[string]map[string]any) ([]byte, error) {
+	type outcome struct {
+		data []byte
+		err  error
+	}
+	done := make(chan outcome, 1)
 	go func() {
-		data, _ := s.runPlan(ctx, p, nil, args)
-		done <- data
+		data, err := s.runPlan(ctx, p, nil, args)
+		done <- outcome{data, err}
 	}()
 	select {
-	case data := <-done:
-		return data
+	case o := <-done:
+		return o.data, o.err
 	case <-ctx.Done():
-		return nil
+		return nil, errNotDirect
 	}
+}
+
+// bounded encodes the data of a result that graphql-go produced, within
+// Options.MaxResponseBytes: an answer over it is abandoned for a
+// RESPONSE_TOO_LARGE error. The encoding is kept for MarshalJSON.
+func (s *Server) bounded(res *Result) *Result {
+	if !res.Executed || res.Data == nil || res.data != nil || res.selections == nil {
+		return res
+	}
+	data, err := res.selections.orderedData(res.Data, int(min(s.opts.MaxResponseBytes, math.MaxInt)))
+	switch {
+	case errors.Is(err, errResponseTooLarge):
+		return s.responseTooLarge(res.Errors)
+	case err != nil:
+		return res // MarshalJSON reports it
+	}
+	res.data = data
+	return res
+}
+
+// responseTooLarge is the result of an answer abandoned for its size,
+// with the errors execution reported before.
+func (s *Server) responseTooLarge(errs []gqlerrors.FormattedError) *Result {
+	err := formatted(CodeResponseTooLarge, fmt.Errorf("response too large: the answer passed %s bytes, the limit; ask for fewer objects (first) or fewer fields (object is the largest)",
+		formatCount(int(min(s.opts.MaxResponseBytes, math.MaxInt)))))
+	return &Result{Executed: true, Errors: append(slices.Clip(errs), err)}
 }
 
 // executeRoot runs op of doc with the variables and the root value within

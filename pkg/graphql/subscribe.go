@@ -57,16 +57,22 @@ type operation struct {
 }
 
 // payload executes o with root (an event) as the root value: directly
-// when it can, else with graphql-go, which reports what went wrong.
+// when it can, else with graphql-go, which reports what went wrong. A
+// payload over Options.MaxResponseBytes is replaced by a RESPONSE_TOO_LARGE
+// error; the subscription goes on.
 func (s *Server) payload(ctx context.Context, o *operation, root any) *Result {
 	if o.plan != nil {
 		// The root field's arguments (filter, since) are not read for an
 		// event: the root resolver returns the event.
-		if data, ok := s.runPlan(ctx, o.plan, root, nil); ok {
+		data, err := s.runPlan(ctx, o.plan, root, nil)
+		switch {
+		case err == nil:
 			return &Result{Data: json.RawMessage(data), Executed: true, data: data}
+		case errors.Is(err, errResponseTooLarge):
+			return s.responseTooLarge(nil)
 		}
 	}
-	return s.executeRoot(ctx, o.doc, o.op, o.vars, root, o.sel)
+	return s.bounded(s.executeRoot(ctx, o.doc, o.op, o.vars, root, o.sel))
 }
 
 // probe is the root value of an execution that graphql-go runs only to
@@ -217,6 +223,9 @@ func (s *Server) subscribe(ctx context.Context, req Request, d *document, op *as
 	roots := w.rootFields(op.SelectionSet, map[string]bool{})
 	if len(roots) != 1 || roots[0].Name == nil || strings.HasPrefix(roots[0].Name.Value, "__") {
 		return nil, errorResult(CodeValidationFailed, errors.New("a subscription must select exactly one field of Subscription"))
+	}
+	if res := s.checkCost(d, op, req.Variables); res != nil {
+		return nil, res
 	}
 	o := &operation{query: req.Query, doc: doc, op: op, vars: req.Variables, sel: newSelections(doc, op)}
 	pr := &probe{}
