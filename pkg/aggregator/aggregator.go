@@ -51,6 +51,11 @@ type Options struct {
 	ClusterSecretsKubeconfig string
 	// Addr is where the HTTP server listens. Default 127.0.0.1:8080.
 	Addr string
+	// Profiling serves Go's profiles at /debug/pprof/ on the HTTP server,
+	// as Kubernetes components do; with authentication, to operators only
+	// (see operatorsOnly). Default (nil): on when Addr is a loopback
+	// address (127.0.0.0/8, ::1, localhost), off otherwise.
+	Profiling *bool
 	// TLSCertFile and TLSPrivateKeyFile, both set, make Run serve HTTPS
 	// (and WSS) with this PEM certificate (chain) and key, loaded at start
 	// and again whenever the files change. Default: plain HTTP.
@@ -95,6 +100,10 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Addr == "" {
 		o.Addr = "127.0.0.1:8080"
 	}
+	if o.Profiling == nil {
+		on := isLoopback(o.Addr)
+		o.Profiling = &on
+	}
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = 8 * time.Second
 	}
@@ -117,7 +126,9 @@ type Aggregator struct {
 	Handler http.Handler
 }
 
-// New assembles an Aggregator with no cluster registered yet.
+// New assembles an Aggregator with no cluster registered yet. Run fills in
+// the defaults of opts first; New takes them as they are (a nil Profiling
+// serves no profiles).
 func New(opts Options) (*Aggregator, error) {
 	ix := index.New(opts.Index)
 	tr := health.NewTracker(ix, health.Options{})
@@ -132,12 +143,12 @@ func New(opts Options) (*Aggregator, error) {
 	gqlOpts := opts.GraphQL
 	gqlOpts.Registerer = reg
 	gqlOpts.AllowedOrigins = opts.CORSAllowedOrigins
-	an, az, err := opts.Auth.build(registry)
+	auth, err := opts.Auth.build(registry)
 	if err != nil {
 		return nil, err
 	}
-	if an != nil {
-		gqlOpts.Authenticator, gqlOpts.Authorizer = an, az
+	if auth.authn != nil {
+		gqlOpts.Authenticator, gqlOpts.Authorizer = auth.authn, auth.authz
 	}
 	api, err := graphql.New(ix, tr, gqlOpts)
 	if err != nil {
@@ -150,7 +161,11 @@ func New(opts Options) (*Aggregator, error) {
 		API:      api,
 		Metrics:  reg,
 	}
-	a.Handler = a.routes(opts)
+	var operators func(http.Handler) http.Handler
+	if auth.authn != nil {
+		operators = operatorsOnly(auth.authn, auth.home, klog.Background())
+	}
+	a.Handler = a.routes(opts, operators)
 	return a, nil
 }
 

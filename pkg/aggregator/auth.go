@@ -45,15 +45,23 @@ type AuthOptions struct {
 	PolicyRules []authz.Rule
 }
 
-// auth builds the authenticator and authorizer that opts ask for; both are
-// nil without authentication.
-func (o AuthOptions) build(reg *clusters.Registry) (*authn.TokenReview, *authz.Authorizer, error) {
+// auth is what AuthOptions build: all nil without authentication.
+type auth struct {
+	authn *authn.TokenReview
+	authz *authz.Authorizer
+	// home is the cluster that reviews tokens; it also decides who may use
+	// the operator endpoints (/debug/pprof).
+	home kubernetes.Interface
+}
+
+// build builds the authenticator and authorizer that opts ask for.
+func (o AuthOptions) build(reg *clusters.Registry) (auth, error) {
 	switch o.Authn {
 	case "", AuthnNone:
-		return nil, nil, nil
+		return auth{}, nil
 	case AuthnTokenReview:
 	default:
-		return nil, nil, fmt.Errorf("authn: unknown mode %q", o.Authn)
+		return auth{}, fmt.Errorf("authn: unknown mode %q", o.Authn)
 	}
 	cfg := o.AuthnConfig
 	if cfg == nil {
@@ -66,7 +74,7 @@ func (o AuthOptions) build(reg *clusters.Registry) (*authn.TokenReview, *authz.A
 			cfg, err = rest.InClusterConfig()
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("authn: reach the cluster that reviews tokens: %w", err)
+			return auth{}, fmt.Errorf("authn: reach the cluster that reviews tokens: %w", err)
 		}
 	}
 	cfg = rest.CopyConfig(cfg)
@@ -75,7 +83,7 @@ func (o AuthOptions) build(reg *clusters.Registry) (*authn.TokenReview, *authz.A
 	cfg.QPS, cfg.Burst = 100, 200
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("authn: %w", err)
+		return auth{}, fmt.Errorf("authn: %w", err)
 	}
 	an := authn.NewTokenReview(client, authn.TokenReviewOptions{TTL: o.AuthnCacheTTL})
 
@@ -85,10 +93,10 @@ func (o AuthOptions) build(reg *clusters.Registry) (*authn.TokenReview, *authz.A
 		d = authz.NewSubjectAccessReview(reg, 0)
 	case AuthzPolicy:
 		if d, err = authz.NewPolicy(o.PolicyRules); err != nil {
-			return nil, nil, fmt.Errorf("authz: %w", err)
+			return auth{}, fmt.Errorf("authz: %w", err)
 		}
 	default:
-		return nil, nil, fmt.Errorf("authz: unknown mode %q", o.Authz)
+		return auth{}, fmt.Errorf("authz: unknown mode %q", o.Authz)
 	}
-	return an, authz.New(d, authz.Options{TTL: o.AuthzCacheTTL, CacheSize: o.AuthzCacheSize}), nil
+	return auth{authn: an, authz: authz.New(d, authz.Options{TTL: o.AuthzCacheTTL, CacheSize: o.AuthzCacheSize}), home: client}, nil
 }

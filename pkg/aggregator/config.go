@@ -139,6 +139,10 @@ type ServingConfig struct {
 	// resources include secrets. Default false: they are dropped before
 	// caching.
 	CacheSecretData bool `json:"cacheSecretData,omitempty"`
+	// Profiling serves Go's profiles at /debug/pprof/, to operators only
+	// when callers authenticate. Default: on when addr is a loopback
+	// address, off otherwise (Options.Profiling).
+	Profiling *bool `json:"profiling,omitempty"`
 }
 
 // RateLimitConfig bounds how fast one caller may send queries and open
@@ -361,6 +365,7 @@ func (c Config) Options() Options {
 		TLSCertFile:        c.Serving.TLSCertFile,
 		TLSPrivateKeyFile:  c.Serving.TLSPrivateKeyFile,
 		CORSAllowedOrigins: c.Serving.CORSAllowedOrigins,
+		Profiling:          c.Serving.Profiling,
 		Informers:          informers.Options{Resources: c.Resources, CacheSecretData: c.Serving.CacheSecretData},
 		GraphQL: graphql.Options{
 			DefaultPageSize:               l.DefaultPageSize,

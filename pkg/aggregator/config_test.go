@@ -256,3 +256,31 @@ func TestConfigCostLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigProfiling checks serving.profiling and --profiling: unset
+// (nil: the default follows the address), on, off, flags winning.
+func TestConfigProfiling(t *testing.T) {
+	on, off := true, false
+	file := writeConfig(t, "serving: {profiling: true}\n")
+	for _, tt := range []struct {
+		name string
+		args []string
+		want *bool
+	}{
+		{name: "unset", args: nil, want: nil},
+		{name: "flag", args: []string{"--profiling"}, want: &on},
+		{name: "flag off", args: []string{"--profiling=false"}, want: &off},
+		{name: "file", args: []string{"--config", file}, want: &on},
+		{name: "flag wins", args: []string{"--config", file, "--profiling=false"}, want: &off},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := aggregator.ParseArgs(tt.args, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, c.Options().Profiling); diff != "" {
+				t.Errorf("Profiling (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -70,6 +70,8 @@ var flagDefs = []flagDef{
 		func(c *Config) flag.Value { return (*float64Value)(&c.Serving.RateLimit.SubscriptionsPerSecond) }},
 	{"rate-limit-subscription-burst", fmt.Sprintf("subscriptions one user may open at once (default %d; with --authn=none: twice the rate)", defaultSubscriptionBurst),
 		func(c *Config) flag.Value { return (*intValue)(&c.Serving.RateLimit.SubscriptionBurst) }},
+	{"profiling", "serve Go's profiles at /debug/pprof/, to operators only with authentication (default: on when --addr is a loopback address, off otherwise)",
+		func(c *Config) flag.Value { return optionalBool{&c.Serving.Profiling} }},
 	{"cache-secret-data", "keep the data of Secrets when secrets are cached (default: dropped)",
 		func(c *Config) flag.Value { return (*boolValue)(&c.Serving.CacheSecretData) }},
 	{"authn", "authentication: tokenreview (bearer tokens reviewed by the cluster fleetcache runs in) or none (default tokenreview)",
@@ -205,6 +207,27 @@ func (v *boolValue) Set(s string) error {
 	b, err := strconv.ParseBool(s)
 	*v = boolValue(b)
 	return err
+}
+
+// optionalBool is a boolean flag whose absence (nil) means the default.
+type optionalBool struct{ p **bool }
+
+func (v optionalBool) String() string {
+	if v.p == nil || *v.p == nil {
+		return ""
+	}
+	return strconv.FormatBool(**v.p)
+}
+
+func (v optionalBool) IsBoolFlag() bool { return true }
+
+func (v optionalBool) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	*v.p = &b
+	return nil
 }
 
 type durationValue time.Duration

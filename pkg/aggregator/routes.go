@@ -11,8 +11,9 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/health"
 )
 
-// routes is the HTTP surface of the aggregator.
-func (a *Aggregator) routes(opts Options) http.Handler {
+// routes is the HTTP surface of the aggregator. operators, when not nil,
+// guards the operator endpoints (profiling).
+func (a *Aggregator) routes(opts Options, operators func(http.Handler) http.Handler) http.Handler {
 	r := chi.NewRouter()
 	r.With(cors(opts.CORSAllowedOrigins)).Handle("/graphql", a.API)
 	r.Handle("/metrics", promhttp.HandlerFor(a.Metrics, promhttp.HandlerOpts{Registry: a.Metrics}))
@@ -28,6 +29,10 @@ func (a *Aggregator) routes(opts Options) http.Handler {
 	r.Get("/readyz/*", func(w http.ResponseWriter, r *http.Request) {
 		readyz.ServeCheck(w, r, strings.TrimPrefix(r.URL.Path, "/readyz/"))
 	})
+
+	if opts.Profiling != nil && *opts.Profiling {
+		routeProfiling(r, operators)
+	}
 
 	status := statuspage.Handler()
 	r.Get("/", status.ServeHTTP)

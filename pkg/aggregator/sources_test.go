@@ -108,10 +108,13 @@ func writeContext(t *testing.T, path, name string, cfg *rest.Config) {
 	}
 }
 
-// startRun runs the aggregator with opts on a free port until the test ends.
+// startRun runs the aggregator with opts until the test ends, on a free
+// port of 127.0.0.1 unless opts.Addr is set.
 func startRun(t *testing.T, opts aggregator.Options) string {
 	t.Helper()
-	opts.Addr = freeAddr(t)
+	if opts.Addr == "" {
+		opts.Addr = freeAddr(t)
+	}
 	if len(opts.Informers.Resources) == 0 {
 		opts.Informers.Resources = []string{"namespaces", "configmaps"}
 	}
