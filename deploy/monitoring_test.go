@@ -27,18 +27,20 @@ var chartAlertsFile = filepath.Join(chartDir, "files", "alerts.yaml")
 // docs/operations.md); histograms are also queried by their _bucket, _sum and
 // _count series.
 var metrics = map[string]bool{
-	"fleetcache_cluster_status":                         false,
-	"fleetcache_resource_status":                        false,
-	"fleetcache_cached_objects":                         false,
-	"fleetcache_events_total":                           false,
-	"fleetcache_watch_restarts_total":                   false,
-	"fleetcache_relists_total":                          false,
-	"fleetcache_last_event_timestamp_seconds":           false,
-	"fleetcache_initial_sync_duration_seconds":          false,
-	"fleetcache_graphql_request_duration_seconds":       true, // histogram
-	"fleetcache_graphql_subscriptions_open":             false,
-	"fleetcache_graphql_subscriptions_overflowed_total": false,
-	"fleetcache_graphql_document_cache_requests_total":  false,
+	"fleetcache_cluster_status":                          false,
+	"fleetcache_resource_status":                         false,
+	"fleetcache_cached_objects":                          false,
+	"fleetcache_events_total":                            false,
+	"fleetcache_watch_restarts_total":                    false,
+	"fleetcache_relists_total":                           false,
+	"fleetcache_watch_expired_total":                     false,
+	"fleetcache_cluster_current_as_of_timestamp_seconds": false,
+	"fleetcache_last_event_timestamp_seconds":            false,
+	"fleetcache_initial_sync_duration_seconds":           false,
+	"fleetcache_graphql_request_duration_seconds":        true, // histogram
+	"fleetcache_graphql_subscriptions_open":              false,
+	"fleetcache_graphql_subscriptions_overflowed_total":  false,
+	"fleetcache_graphql_document_cache_requests_total":   false,
 }
 
 var metricName = regexp.MustCompile(`\bfleetcache_[a-z0-9_]+`)

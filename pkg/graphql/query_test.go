@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -583,7 +584,7 @@ func TestIntrospection(t *testing.T) {
 	}
 	want := map[string][]string{
 		"Query":              {"cluster", "clusters", "facets", "resource", "resources"},
-		"ResourceConnection": {"deniedClusters", "edges", "pageInfo", "revision", "staleClusters", "totalCount"},
+		"ResourceConnection": {"deniedClusters", "edges", "pageInfo", "revision", "staleClusters", "staleness", "totalCount"},
 		"ResourceEdge":       {"cursor", "node"},
 		"PageInfo":           {"endCursor", "hasNextPage"},
 		"Facet":              {"count", "value"},
@@ -622,5 +623,44 @@ func TestFieldOrder(t *testing.T) {
 	want := `{"data":{"zeta":{"status":"SYNCED","name":"c1","objectCount":13,"message":null},"alpha":"Query","cluster":{"name":"c2"}}}`
 	if got := string(mustJSON(t, res)); got != want {
 		t.Errorf("response\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestStaleness checks that a page says since when each selected cluster
+// that is not SYNCED is not current, and that clusters and their types say
+// how current they are.
+func TestStaleness(t *testing.T) {
+	f := newFixture(t)
+	s := newServer(t, f.ix, f.tracker, Options{})
+	now := created.Add(time.Hour).UTC().Format(time.RFC3339Nano)
+	var p struct {
+		Resources struct {
+			Staleness []map[string]any
+		}
+		Clusters []struct {
+			Name        string
+			CurrentAsOf *string
+			Resources   []struct{ CurrentAsOf *string }
+		}
+	}
+	data(t, s, `{ resources(first: 0) { staleness { cluster status currentAsOf } }
+		clusters { name currentAsOf resources { currentAsOf } } }`, nil, &p)
+	// c3's probe failed after every type synced: current as of that sync.
+	want := []map[string]any{{"cluster": "c3", "status": "DISCONNECTED", "currentAsOf": now}}
+	if diff := cmp.Diff(want, p.Resources.Staleness); diff != "" {
+		t.Errorf("staleness (-want +got):\n%s", diff)
+	}
+	if len(p.Clusters) != 3 {
+		t.Fatalf("clusters = %+v, want three", p.Clusters)
+	}
+	for _, c := range p.Clusters {
+		if c.CurrentAsOf == nil || *c.CurrentAsOf != now {
+			t.Errorf("cluster %s currentAsOf = %v, want %s", c.Name, c.CurrentAsOf, now)
+		}
+		for _, r := range c.Resources {
+			if r.CurrentAsOf == nil || *r.CurrentAsOf != now {
+				t.Errorf("a type of cluster %s has currentAsOf %v, want %s", c.Name, r.CurrentAsOf, now)
+			}
+		}
 	}
 }

@@ -174,11 +174,28 @@ func (s *Server) resolveTotalCount(p graphql.ResolveParams) (any, error) {
 	return s.ix.CountUnion(p.Source.(*connection).visible), nil
 }
 
-// resolveStaleClusters returns the selected clusters (those of the filter,
-// or all registered ones) that are not SYNCED. Clusters the filter names
-// that are not registered are not stale: there is nothing to miss.
+// resolveStaleClusters returns the names of the clusters notSynced returns.
 func (s *Server) resolveStaleClusters(p graphql.ResolveParams) (any, error) {
-	c := p.Source.(*connection)
+	out := []string{}
+	for _, st := range s.notSynced(p.Source.(*connection)) {
+		out = append(out, st.Name)
+	}
+	return out, nil
+}
+
+// resolveStaleness returns the status of each cluster notSynced returns.
+func (s *Server) resolveStaleness(p graphql.ResolveParams) (any, error) {
+	out := []*health.ClusterStatus{}
+	for _, st := range s.notSynced(p.Source.(*connection)) {
+		out = append(out, &st)
+	}
+	return out, nil
+}
+
+// notSynced returns the selected clusters (those of the filter, or all
+// registered ones) that are not SYNCED. Clusters the filter names that are
+// not registered are not stale: there is nothing to miss.
+func (s *Server) notSynced(c *connection) []health.ClusterStatus {
 	var statuses []health.ClusterStatus
 	if c.clusters == nil {
 		statuses, _ = s.health.Clusters()
@@ -189,13 +206,13 @@ func (s *Server) resolveStaleClusters(p graphql.ResolveParams) (any, error) {
 			}
 		}
 	}
-	out := []string{}
+	var out []health.ClusterStatus
 	for _, st := range statuses {
 		if st.Status != health.Synced {
-			out = append(out, st.Name)
+			out = append(out, st)
 		}
 	}
-	return out, nil
+	return out
 }
 
 func (s *Server) resolveFacets(p graphql.ResolveParams) (any, error) {

@@ -39,7 +39,7 @@ import (
 //
 //	type ResourceConnection {
 //	  edges: [ResourceEdge!]!  pageInfo: PageInfo!  totalCount: Int!
-//	  revision: String!  staleClusters: [String!]!  deniedClusters: [String!]!
+//	  revision: String!  staleClusters: [String!]!  staleness: [StaleCluster!]!  deniedClusters: [String!]!
 //	}
 //	type ResourceEdge { cursor: String!  node: Resource! }
 //	type PageInfo { hasNextPage: Boolean!  endCursor: String }
@@ -261,6 +261,16 @@ func (s *Server) newSchema() (graphql.Schema, error) {
 			"node": {Type: graphql.NewNonNull(resource), Description: "The object.", Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source, nil }},
 		},
 	})
+	staleCluster := graphql.NewObject(graphql.ObjectConfig{
+		Name:        "StaleCluster",
+		Description: "A selected cluster whose data is not known current: the objects of the answer are its last known state.",
+		Fields: graphql.Fields{
+			"cluster": {Type: graphql.NewNonNull(graphql.String), Description: "The cluster name.", Resolve: clusterField(func(c *health.ClusterStatus) any { return c.Name })},
+			"status":  {Type: graphql.NewNonNull(syncStatusEnum), Description: "The sync status of the cluster.", Resolve: clusterField(func(c *health.ClusterStatus) any { return c.Status })},
+			"currentAsOf": {Type: timeScalar, Description: "The last moment all its data was known current: the answer is stale since then. Null if it never was (still in its initial sync).",
+				Resolve: clusterField(func(c *health.ClusterStatus) any { return c.CurrentAsOf })},
+		},
+	})
 	conn := graphql.NewObject(graphql.ObjectConfig{
 		Name:        "ResourceConnection",
 		Description: "One page of objects, in order of cluster, namespace, name, then kind.",
@@ -278,6 +288,8 @@ func (s *Server) newSchema() (graphql.Schema, error) {
 				}},
 			"staleClusters": {Type: nonNullList(graphql.String), Description: "Selected clusters that are not SYNCED: the answer may be incomplete.",
 				Resolve: s.resolveStaleClusters},
+			"staleness": {Type: nonNullList(staleCluster), Description: "For each selected cluster that is not SYNCED, since when its data is not known current.",
+				Resolve: s.resolveStaleness},
 			"deniedClusters": {Type: nonNullList(graphql.String), Description: "Clusters left out because they could not say whether the caller may see their objects.",
 				Resolve: func(p graphql.ResolveParams) (any, error) {
 					if d := p.Source.(*connection).denied; d != nil {
@@ -299,12 +311,14 @@ func (s *Server) newSchema() (graphql.Schema, error) {
 		Name:        "ResourceSync",
 		Description: "The sync state of one resource type of a cluster.",
 		Fields: graphql.Fields{
-			"resource":      {Type: graphql.NewNonNull(graphql.String), Description: `The kubectl resource name: "pods", "deployments.apps".`, Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.Resource })},
-			"kind":          {Type: graphql.NewNonNull(graphql.String), Description: "The kind of its objects.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.Kind })},
-			"status":        {Type: graphql.NewNonNull(syncStatusEnum), Description: "The sync status of this type.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.Status })},
-			"objectCount":   {Type: graphql.NewNonNull(graphql.Int), Description: "How many objects of this type are cached.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.ObjectCount })},
-			"lastError":     {Type: graphql.String, Description: "The last error listing or watching this type; null if none.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return nonEmpty(r.LastError) })},
-			"lastSyncTime":  {Type: timeScalar, Description: "When the initial list completed.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.LastSyncTime })},
+			"resource":     {Type: graphql.NewNonNull(graphql.String), Description: `The kubectl resource name: "pods", "deployments.apps".`, Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.Resource })},
+			"kind":         {Type: graphql.NewNonNull(graphql.String), Description: "The kind of its objects.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.Kind })},
+			"status":       {Type: graphql.NewNonNull(syncStatusEnum), Description: "The sync status of this type.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.Status })},
+			"objectCount":  {Type: graphql.NewNonNull(graphql.Int), Description: "How many objects of this type are cached.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.ObjectCount })},
+			"lastError":    {Type: graphql.String, Description: "The last error listing or watching this type; null if none.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return nonEmpty(r.LastError) })},
+			"lastSyncTime": {Type: timeScalar, Description: "When the last list of this type was applied to the index.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.LastSyncTime })},
+			"currentAsOf": {Type: timeScalar, Description: "The last moment this type's data was known current: now while SYNCED, frozen when its watch broke. Null if it never was.",
+				Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.CurrentAsOf })},
 			"lastEventTime": {Type: timeScalar, Description: "When the last object change arrived.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.LastEventTime })},
 		},
 	})
@@ -316,7 +330,9 @@ func (s *Server) newSchema() (graphql.Schema, error) {
 			"status": {Type: graphql.NewNonNull(syncStatusEnum), Description: "The sync status of the cluster.", Resolve: clusterField(func(c *health.ClusterStatus) any { return c.Status })},
 			"stale": {Type: graphql.NewNonNull(graphql.Boolean), Description: "The API server is unreachable and the objects are the last known state.",
 				Resolve: clusterField(func(c *health.ClusterStatus) any { return c.Stale })},
-			"lastSyncTime":  {Type: timeScalar, Description: "When the last resource type completed its initial list.", Resolve: clusterField(func(c *health.ClusterStatus) any { return c.LastSyncTime })},
+			"lastSyncTime": {Type: timeScalar, Description: "When the last list of a resource type was applied to the index.", Resolve: clusterField(func(c *health.ClusterStatus) any { return c.LastSyncTime })},
+			"currentAsOf": {Type: timeScalar, Description: "The last moment all of the cluster's data was known current (the earliest of its types): now while SYNCED, frozen when a watch broke. Null if some type never was.",
+				Resolve: clusterField(func(c *health.ClusterStatus) any { return c.CurrentAsOf })},
 			"lastEventTime": {Type: timeScalar, Description: "When the last object change arrived.", Resolve: clusterField(func(c *health.ClusterStatus) any { return c.LastEventTime })},
 			"objectCount":   {Type: graphql.NewNonNull(graphql.Int), Description: "How many objects of the cluster are cached.", Resolve: clusterField(func(c *health.ClusterStatus) any { return c.ObjectCount })},
 			"message": {Type: graphql.String, Description: "Why the cluster is not SYNCED; null when it is.",

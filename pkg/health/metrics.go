@@ -17,6 +17,7 @@ type Collector struct {
 	clusterStatus, resourceStatus  *prometheus.Desc
 	cachedObjects, events          *prometheus.Desc
 	watchRestarts, relists         *prometheus.Desc
+	watchExpired, currentAsOf      *prometheus.Desc
 	lastEvent, initialSyncDuration *prometheus.Desc
 }
 
@@ -41,6 +42,11 @@ func NewCollector(t *Tracker) *Collector {
 			"Watches of the resource type resumed from a resourceVersion after they ended.", cr, nil),
 		relists: prometheus.NewDesc("fleetcache_relists_total",
 			"Full lists of the resource type after its initial one (410 Gone, reconnections).", cr, nil),
+		watchExpired: prometheus.NewDesc("fleetcache_watch_expired_total",
+			"Watches of the resource type refused with 410 Gone: their resourceVersion had been compacted.", cr, nil),
+		currentAsOf: prometheus.NewDesc("fleetcache_cluster_current_as_of_timestamp_seconds",
+			"Unix time until which all of the cluster's cached data is known current: the scrape time while SYNCED, frozen when a watch broke; absent while a type was never current.",
+			[]string{"cluster"}, nil),
 		lastEvent: prometheus.NewDesc("fleetcache_last_event_timestamp_seconds",
 			"Unix time of the last object change of the resource type; absent before the first one.", cr, nil),
 		initialSyncDuration: prometheus.NewDesc("fleetcache_initial_sync_duration_seconds",
@@ -51,7 +57,7 @@ func NewCollector(t *Tracker) *Collector {
 // Describe sends the descriptors of every metric the Collector produces.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.clusterStatus, c.resourceStatus, c.cachedObjects, c.events,
-		c.watchRestarts, c.relists, c.lastEvent, c.initialSyncDuration} {
+		c.watchRestarts, c.relists, c.watchExpired, c.currentAsOf, c.lastEvent, c.initialSyncDuration} {
 		ch <- d
 	}
 }
@@ -62,6 +68,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for _, cs := range clusters {
 		for _, st := range statuses {
 			ch <- prometheus.MustNewConstMetric(c.clusterStatus, prometheus.GaugeValue, oneIf(cs.Status == st), cs.Name, string(st))
+		}
+		if !cs.CurrentAsOf.IsZero() {
+			ch <- prometheus.MustNewConstMetric(c.currentAsOf, prometheus.GaugeValue, float64(cs.CurrentAsOf.UnixNano())/1e9, cs.Name)
 		}
 		for _, r := range cs.Resources {
 			for _, st := range statuses {
@@ -76,6 +85,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			}
 			ch <- prometheus.MustNewConstMetric(c.watchRestarts, prometheus.CounterValue, float64(r.WatchRestarts), cs.Name, r.Resource)
 			ch <- prometheus.MustNewConstMetric(c.relists, prometheus.CounterValue, float64(r.Relists), cs.Name, r.Resource)
+			ch <- prometheus.MustNewConstMetric(c.watchExpired, prometheus.CounterValue, float64(r.WatchExpired), cs.Name, r.Resource)
 			if !r.LastEventTime.IsZero() {
 				ch <- prometheus.MustNewConstMetric(c.lastEvent, prometheus.GaugeValue, float64(r.LastEventTime.UnixNano())/1e9, cs.Name, r.Resource)
 			}

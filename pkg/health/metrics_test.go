@@ -29,6 +29,7 @@ func TestCollector(t *testing.T) {
 	tr.ResourceWatch("c1", "pods")
 	tr.ResourceWatch("c1", "pods") // resumed
 	tr.ResourceList("c1", "pods")  // relist
+	tr.ResourceExpired("c1", "pods")
 	tr.ResourceEvent("c1", "pods", EventModified, t0.Add(time.Minute))
 	tr.ResourceEvent("c1", "pods", EventDeleted, t0.Add(90*time.Second))
 	tr.ResourceEvent("c1", "nodes", EventAdded, t0) // not tracked: ignored
@@ -37,6 +38,7 @@ func TestCollector(t *testing.T) {
 		"fleetcache_cluster_status", "fleetcache_resource_status", "fleetcache_cached_objects",
 		"fleetcache_events_total", "fleetcache_watch_restarts_total", "fleetcache_relists_total",
 		"fleetcache_last_event_timestamp_seconds", "fleetcache_initial_sync_duration_seconds",
+		"fleetcache_watch_expired_total", "fleetcache_cluster_current_as_of_timestamp_seconds",
 	}
 	// t0 is 2026-11-22T10:00:00Z: 1795341600 in Unix seconds.
 	want := `
@@ -44,6 +46,9 @@ func TestCollector(t *testing.T) {
 # TYPE fleetcache_cached_objects gauge
 fleetcache_cached_objects{cluster="c1",resource="configmaps"} 0
 fleetcache_cached_objects{cluster="c1",resource="pods"} 2
+# HELP fleetcache_cluster_current_as_of_timestamp_seconds Unix time until which all of the cluster's cached data is known current: the scrape time while SYNCED, frozen when a watch broke; absent while a type was never current.
+# TYPE fleetcache_cluster_current_as_of_timestamp_seconds gauge
+fleetcache_cluster_current_as_of_timestamp_seconds{cluster="c1"} 1.7953416025e+09
 # HELP fleetcache_cluster_status Sync status of the cluster: 1 for its current status, 0 for the others.
 # TYPE fleetcache_cluster_status gauge
 fleetcache_cluster_status{cluster="c1",status="DEGRADED"} 1
@@ -90,6 +95,10 @@ fleetcache_resource_status{cluster="c1",resource="pods",status="SYNCING"} 0
 # TYPE fleetcache_watch_restarts_total counter
 fleetcache_watch_restarts_total{cluster="c1",resource="configmaps"} 0
 fleetcache_watch_restarts_total{cluster="c1",resource="pods"} 1
+# HELP fleetcache_watch_expired_total Watches of the resource type refused with 410 Gone: their resourceVersion had been compacted.
+# TYPE fleetcache_watch_expired_total counter
+fleetcache_watch_expired_total{cluster="c1",resource="configmaps"} 0
+fleetcache_watch_expired_total{cluster="c1",resource="pods"} 1
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), names...); err != nil {
 		t.Error(err)
