@@ -143,7 +143,7 @@ type clusterState struct {
 	started   bool
 	probeErr  error
 	probeOK   time.Time // the last successful probe
-	configErr error // its source's configuration cannot be used (see ConfigError)
+	configErr error     // its source's configuration cannot be used (see ConfigError)
 	resources map[string]*resourceState
 }
 
