@@ -1,6 +1,8 @@
 package aggregator_test
 
 import (
+	"bytes"
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -18,23 +20,34 @@ import (
 // none) and returns the status and the body.
 func getPprof(t *testing.T, addr, path, token string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+addr+path, nil)
+	status, body, err := send(t.Context(), http.MethodGet, "http://"+addr+path, token, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return status, string(body)
+}
+
+// send sends a request with a bearer token ("": none) and a JSON body (nil:
+// none), and returns the status and the body. It reports errors rather
+// than failing the test, so that other goroutines may call it.
+func send(ctx context.Context, method, url, token string, body []byte) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(body)
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
 }
 
 // TestProfiling checks where /debug/pprof/ is served: by default on a

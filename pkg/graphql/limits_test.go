@@ -136,3 +136,20 @@ func TestLimitsOnEveryTransport(t *testing.T) {
 		}
 	}
 }
+
+// TestServerOptions checks what Options reports: the defaults filled in,
+// and no rate limit unless one is given.
+func TestServerOptions(t *testing.T) {
+	f := newFixture(t)
+	o := newServer(t, f.ix, f.tracker, Options{}).Options()
+	if o.MaxCost != defaultMaxCost || o.MaxResponseBytes != defaultMaxResponseBytes || o.MaxPageSize != defaultMaxPageSize {
+		t.Errorf("defaults: MaxCost %d, MaxResponseBytes %d, MaxPageSize %d", o.MaxCost, o.MaxResponseBytes, o.MaxPageSize)
+	}
+	if o.RateLimit != (RateLimit{}) {
+		t.Errorf("rate limit %+v, want none", o.RateLimit)
+	}
+	o = newServer(t, f.ix, f.tracker, Options{RateLimit: RateLimit{QueriesPerSecond: 3}}).Options()
+	if want := (RateLimit{QueriesPerSecond: 3, QueryBurst: 6}); o.RateLimit != want {
+		t.Errorf("rate limit %+v, want %+v", o.RateLimit, want)
+	}
+}

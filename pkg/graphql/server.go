@@ -357,6 +357,15 @@ func (s *Server) parseAndValidate(query string) (d *document) {
 	return &document{ast: doc}
 }
 
+// Options returns the options the server runs with, defaults filled in:
+// RateLimit as given (zero: no limit), its bursts' defaults filled in.
+func (s *Server) Options() Options {
+	o := s.opts
+	o.RateLimit = o.RateLimit.withDefaults()
+	o.AllowedOrigins = slices.Clone(o.AllowedOrigins)
+	return o
+}
+
 // cacheStats returns how many document lookups hit and missed the cache.
 func (s *Server) cacheStats() (hits, misses int64) { return s.hits.Load(), s.misses.Load() }
 
