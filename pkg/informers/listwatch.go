@@ -38,13 +38,7 @@ type listWatch struct {
 var _ cache.ListerWatcherWithContext = (*listWatch)(nil)
 
 func (lw *listWatch) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-	c := lw.cache
-	if lw.run.synced() {
-		// The reflector relists on its own (after an error it does not
-		// retry in place): this run's data is no longer known current.
-		lw.interrupted("relisting after a watch error")
-	}
-	c.health.ResourceList(c.name, lw.t.Resource)
+	lw.listing()
 	list, err := lw.resource.List(ctx, opts)
 	lw.report(ctx, err)
 	return list, err
@@ -52,12 +46,8 @@ func (lw *listWatch) ListWithContext(ctx context.Context, opts metav1.ListOption
 
 func (lw *listWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	c := lw.cache
-	initial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
-	if initial {
-		if lw.run.synced() {
-			lw.interrupted("relisting after a watch error")
-		}
-		c.health.ResourceList(c.name, lw.t.Resource)
+	if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
+		lw.listing() // a streaming list
 	} else {
 		c.health.ResourceWatch(c.name, lw.t.Resource)
 	}
@@ -75,6 +65,16 @@ func (lw *listWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptio
 		timeout = time.Duration(*opts.TimeoutSeconds) * time.Second
 	}
 	return newObservedWatch(w, lw, start, timeout), nil
+}
+
+// listing counts a list, plain or streaming. One after the run synced is the
+// reflector relisting on its own (after an error it does not retry in
+// place): the run's data is no longer known current.
+func (lw *listWatch) listing() {
+	if lw.run.synced() {
+		lw.interrupted("relisting after a watch error")
+	}
+	lw.cache.health.ResourceList(lw.cache.name, lw.t.Resource)
 }
 
 // report classifies the outcome of a request.
