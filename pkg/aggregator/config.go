@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -43,6 +44,11 @@ type Config struct {
 	// Resources are the resource types to cache, by kubectl name
 	// ("pods", "deployments.apps"). Default: informers.DefaultResources.
 	Resources []string `json:"resources,omitempty"`
+	// WatchTimeout caps one watch request to the member API servers. Set
+	// it below the idle timeout of a proxy or load balancer in between: a
+	// watch such a device cuts counts as an interruption and costs a relist.
+	// Default: client-go's 5 to 10 minutes.
+	WatchTimeout metav1.Duration `json:"watchTimeout,omitzero"`
 	// Addr is the HTTP listen address. Default 127.0.0.1:8080.
 	Addr string `json:"addr,omitempty"`
 	// Readyz configures /readyz.
@@ -254,6 +260,9 @@ func (c Config) Validate() error {
 	if err := informers.ValidateResources(c.Resources); err != nil {
 		bad("resources", "%v", err)
 	}
+	if w := c.WatchTimeout.Duration; w != 0 && w < time.Second {
+		bad("watchTimeout", "%v: must be at least 1s (0 means the default)", w)
+	}
 	if c.Addr != "" {
 		if _, port, err := net.SplitHostPort(c.Addr); err != nil {
 			bad("addr", "%v", err)
@@ -366,7 +375,7 @@ func (c Config) Options() Options {
 		TLSPrivateKeyFile:  c.Serving.TLSPrivateKeyFile,
 		CORSAllowedOrigins: c.Serving.CORSAllowedOrigins,
 		Profiling:          c.Serving.Profiling,
-		Informers:          informers.Options{Resources: c.Resources, CacheSecretData: c.Serving.CacheSecretData},
+		Informers:          informers.Options{Resources: c.Resources, WatchTimeout: c.WatchTimeout.Duration, CacheSecretData: c.Serving.CacheSecretData},
 		GraphQL: graphql.Options{
 			DefaultPageSize:               l.DefaultPageSize,
 			MaxPageSize:                   l.MaxPageSize,

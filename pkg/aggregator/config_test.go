@@ -32,6 +32,7 @@ kubeconfigs: [/etc/a, /etc/b]
 contexts: [one]
 resources: [pods, configmaps]
 addr: 0.0.0.0:9000
+watchTimeout: 4m
 clusterSecrets: {namespace: fleet}
 readyz: {exclude: [slow]}
 limits:
@@ -45,6 +46,7 @@ log: {level: 2, format: json}
 		Contexts:       []string{"one"},
 		Resources:      []string{"pods", "configmaps"},
 		Addr:           "0.0.0.0:9000",
+		WatchTimeout:   metav1.Duration{Duration: 4 * time.Minute},
 		ClusterSecrets: aggregator.ClusterSecretsConfig{Namespace: "fleet"},
 		Readyz:         aggregator.ReadyzConfig{Exclude: []string{"slow"}},
 		Limits:         aggregator.LimitsConfig{MaxPageSize: 500, RequestTimeout: metav1.Duration{Duration: 3 * time.Second}, EventRetention: 5000},
@@ -59,7 +61,7 @@ log: {level: 2, format: json}
 		{name: "file only", args: []string{"--config", file}, want: func(c *aggregator.Config) { *c = fromFile }},
 		{
 			name: "flags win, lists replaced then extended",
-			args: []string{"--config=" + file, "--kubeconfig", "/x", "--kubeconfig=/y,z", "--resources", "nodes", "--max-page-size", "50", "--request-timeout", "1m", "--v", "4", "--addr", "127.0.0.1:1"},
+			args: []string{"--config=" + file, "--kubeconfig", "/x", "--kubeconfig=/y,z", "--resources", "nodes", "--max-page-size", "50", "--request-timeout", "1m", "--v", "4", "--addr", "127.0.0.1:1", "--watch-timeout", "50s"},
 			want: func(c *aggregator.Config) {
 				*c = fromFile
 				c.Kubeconfigs = []string{"/x", "/y,z"}
@@ -68,6 +70,7 @@ log: {level: 2, format: json}
 				c.Limits.RequestTimeout.Duration = time.Minute
 				c.Log.Level = 4
 				c.Addr = "127.0.0.1:1"
+				c.WatchTimeout.Duration = 50 * time.Second
 			},
 		},
 		{
@@ -148,13 +151,14 @@ func TestConfigValidate(t *testing.T) {
 			ClusterSecrets: aggregator.ClusterSecretsConfig{Namespace: "Not_A_Namespace"},
 			Resources:      []string{"Pods!"},
 			Addr:           "localhost",
+			WatchTimeout:   metav1.Duration{Duration: 500 * time.Millisecond},
 			Limits: aggregator.LimitsConfig{
 				MaxDepth: -1, RequestTimeout: metav1.Duration{Duration: -time.Second},
 				DefaultPageSize: 100, MaxPageSize: 10,
 			},
 			Log: aggregator.LogConfig{Level: -1, Format: "xml"},
 		}, want: []string{
-			"kubeconfigs[0]: empty path", "kubeconfigDir:", "clusterSecrets.namespace:", "resources:", "addr:",
+			"kubeconfigs[0]: empty path", "kubeconfigDir:", "clusterSecrets.namespace:", "resources:", "addr:", "watchTimeout: 500ms: must be at least 1s",
 			"limits.maxDepth: must not be negative", "limits.requestTimeout: must not be negative",
 			"limits.defaultPageSize: 100 is above limits.maxPageSize 10", "log.level:", `log.format: must be text or json, not "xml"`,
 		}},
@@ -282,5 +286,16 @@ func TestConfigProfiling(t *testing.T) {
 				t.Errorf("Profiling (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestConfigWatchTimeout checks that watchTimeout reaches the informers.
+func TestConfigWatchTimeout(t *testing.T) {
+	c, err := aggregator.ParseArgs([]string{"--watch-timeout", "4m"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Options().Informers.WatchTimeout; got != 4*time.Minute {
+		t.Errorf("informers' WatchTimeout %v, want 4m", got)
 	}
 }

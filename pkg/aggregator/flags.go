@@ -30,6 +30,8 @@ var flagDefs = []flagDef{
 		func(c *Config) flag.Value { return (*stringValue)(&c.ClusterSecrets.Kubeconfig) }},
 	{"resources", "comma-separated resource types, kubectl names such as pods,deployments.apps (default: the built-in set)",
 		func(c *Config) flag.Value { return &listValue{p: &c.Resources, split: true} }},
+	{"watch-timeout", "longest watch request to the member API servers; set it below the idle timeout of a proxy in between (default client-go's 5 to 10 minutes)",
+		func(c *Config) flag.Value { return (*durationValue)(&c.WatchTimeout.Duration) }},
 	{"addr", "HTTP listen address (default 127.0.0.1:8080)",
 		func(c *Config) flag.Value { return (*stringValue)(&c.Addr) }},
 	{"readyz-exclude", "comma-separated clusters whose initial sync /readyz does not wait for",
