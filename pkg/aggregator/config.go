@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetcache/fleetcache/pkg/authz"
+	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
@@ -384,7 +385,7 @@ func (c Config) Options() Options {
 			MaxCost:                       l.MaxCost,
 			MaxResponseBytes:              l.MaxResponseBytes,
 			Timeout:                       l.RequestTimeout.Duration,
-			SubscriptionBuffer:            l.SubscriptionBuffer,
+			Fanout:                        fanout.Options{Buffer: l.SubscriptionBuffer},
 			MaxSubscriptionsPerConnection: l.MaxSubscriptionsPerConnection,
 			MaxConnectionsPerAddress:      l.MaxConnectionsPerAddress,
 			RateLimit:                     c.Serving.RateLimit.options(authnMode),

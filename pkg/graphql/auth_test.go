@@ -78,8 +78,8 @@ func TestSubscriptionsApartByExtra(t *testing.T) {
 	const query = `subscription { resourceEvents { type resource { kind name children { kind name } } } }`
 	wide := openSSE(t, &http.Client{Transport: bearer("wide")}, endpoint, map[string]any{"query": query})
 	narrow := openSSE(t, &http.Client{Transport: bearer("narrow")}, endpoint, map[string]any{"query": query})
-	waitFor(t, "both subscriptions in the hub", func() bool { return s.hub.members() == 2 })
-	if fg, eg := s.hub.groups(); fg != 1 || eg != 2 {
+	waitFor(t, "both subscriptions in the hub", func() bool { return s.hub.Subscribers() == 2 })
+	if fg, eg := s.hub.Groups(); fg != 1 || eg != 2 {
 		t.Errorf("%d filter groups and %d execution groups, want 1 and 2: one execution per caller", fg, eg)
 	}
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fleetcache/fleetcache/pkg/authn"
 	"github.com/fleetcache/fleetcache/pkg/authz"
+	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -26,10 +27,10 @@ func BenchmarkEventVisibility(b *testing.B) {
 	az := authz.New(allowAll{}, authz.Options{})
 	s := newServer(b, ix, health.NewTracker(ix, health.Options{}), Options{Authenticator: noAuthenticator{}, Authorizer: az})
 	u := &authn.User{Name: "alice", UID: "4f1c", Groups: []string{"system:authenticated", "team-a"}, Extra: map[string][]string{"scopes": {"read"}}}
-	d := &delivery{ev: resourceEvent{typ: index.Added, obj: version(b, "c1", "ns", "cm", "1", nil)}}
+	c := &fanout.Change{Type: index.Added, Object: version(b, "c1", "ns", "cm", "1", nil)}
 	ctx := context.Background()
 	b.Run("authorizer", func(b *testing.B) {
-		o := d.ev.obj
+		o := c.Object
 		for b.Loop() {
 			if ok, _, err := az.Visible(ctx, u, o.Cluster, o.Namespace, o.Type.Resource); !ok || err != nil {
 				b.Fatal(ok, err)
@@ -39,7 +40,7 @@ func BenchmarkEventVisibility(b *testing.B) {
 	b.Run("subscription", func(b *testing.B) {
 		r := &resourceSub{s: s, user: u}
 		for b.Loop() {
-			if !r.visible(ctx, d) {
+			if !r.visible(ctx, c) {
 				b.Fatal("hidden")
 			}
 		}

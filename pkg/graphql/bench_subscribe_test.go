@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -292,7 +293,7 @@ func waitForGoroutines(base, n int) {
 
 // BenchmarkSustainedRate finds the change rate one instance sustains to
 // 1,000 subscribers whose filters match every change, before the first
-// subscription overflows its buffer (Options.SubscriptionBuffer, 1024):
+// subscription overflows its buffer (Options.Fanout.Buffer, 1024):
 // the writer doubles its rate every second, from 1,000 changes/s, until a
 // subscription ends as a slow consumer. It reports the last rate without
 // overflow.
@@ -375,20 +376,5 @@ func sustainedRate(b *testing.B, encode bool) {
 	b.ReportMetric(sustained, "changes/s")
 }
 
-// drained reports whether no member of h has deliveries waiting.
-func drained(h *hub) bool { return queuedDeliveries(h) == 0 }
-
-// queuedDeliveries returns how many deliveries wait for the members of h.
-func queuedDeliveries(h *hub) int {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	n := 0
-	for _, fg := range h.list {
-		for _, eg := range fg.list {
-			for _, m := range eg.members {
-				n += m.queued()
-			}
-		}
-	}
-	return n
-}
+// drained reports whether no subscriber of h has deliveries waiting.
+func drained(h *fanout.Hub[*operation, *Result]) bool { return h.Queued() == 0 }

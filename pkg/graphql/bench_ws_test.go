@@ -17,6 +17,7 @@ import (
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"
 
+	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -63,7 +64,7 @@ func BenchmarkFanoutLatencyWebSocket(b *testing.B) {
 				for k := range ends {
 					ends[k] = eventEnd(encodeRevisionCursor(epoch, f.base+uint64(k)))
 				}
-				for f.s.hub.members() < tc.n {
+				for f.s.hub.Subscribers() < tc.n {
 					time.Sleep(time.Millisecond)
 				}
 				// Change k (from 1) is revision base+k, of an object in
@@ -164,12 +165,12 @@ func isHeartbeat(msg []byte) bool {
 // heartbeats (isHeartbeat) as a full decoding does.
 func TestEventEnd(t *testing.T) {
 	ix := index.New(index.Options{})
-	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{HeartbeatInterval: 50 * time.Millisecond})
+	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{Fanout: fanout.Options{HeartbeatInterval: 50 * time.Millisecond}})
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	c := dialLean(t, srv.URL)
 	c.subscribe("1", benchQuery, map[string]any{"f": map[string]any{"clusters": []any{"c1"}}})
-	waitFor(t, "the subscription", func() bool { return s.hub.members() == 1 })
+	waitFor(t, "the subscription", func() bool { return s.hub.Subscribers() == 1 })
 	ix.Upsert(version(t, "c1", "ns", "cm", "1", nil))
 	var events, heartbeats int
 	for events == 0 || heartbeats == 0 {

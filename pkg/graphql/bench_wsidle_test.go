@@ -176,9 +176,9 @@ func BenchmarkIdleSubscriptionMemoryWebSocket(b *testing.B) {
 					b.Fatal(err)
 				}
 				stop := startWSClients(b, wsClients{URL: srv.URL, Connections: conns, PerConn: perConn})
-				for deadline := time.Now().Add(time.Minute); s.hub.members() < n; time.Sleep(10 * time.Millisecond) {
+				for deadline := time.Now().Add(time.Minute); s.hub.Subscribers() < n; time.Sleep(10 * time.Millisecond) {
 					if time.Now().After(deadline) {
-						b.Fatalf("%d of %d subscriptions after a minute", s.hub.members(), n)
+						b.Fatalf("%d of %d subscriptions after a minute", s.hub.Subscribers(), n)
 					}
 				}
 				time.Sleep(200 * time.Millisecond) // let the connections' goroutines block

@@ -40,7 +40,7 @@
 // cursor is replayed from the feed by Next itself up to the hub's position
 // at registration, after which the hub takes over: no gap, no duplicate.
 // Idle subscriptions send heartbeats carrying the revision they have
-// caught up with (Options.HeartbeatInterval). clusterHealth subscriptions
+// caught up with (Options.Fanout.HeartbeatInterval). clusterHealth subscriptions
 // read the health tracker's status changes in Next.
 //
 // With Options.Registerer set, the server registers its metrics

@@ -57,7 +57,7 @@ const (
 	CodeTooManyConnections = "TOO_MANY_CONNECTIONS"
 	// CodeSlowConsumer: an SSE subscription ended because the client did
 	// not read its events as fast as they came (its buffer of
-	// Options.SubscriptionBuffer events overflowed). Resubscribe with since
+	// Options.Fanout.Buffer events overflowed). Resubscribe with since
 	// set to the last cursor received. Over WebSocket, the socket is closed
 	// with 1013 instead.
 	CodeSlowConsumer = "SLOW_CONSUMER"

@@ -45,7 +45,7 @@ func newMetrics() *metrics {
 		}, []string{"transport"}),
 		overflowed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "fleetcache_graphql_subscriptions_overflowed_total",
-			Help: "Subscriptions ended as slow consumers: more events waited for them than Options.SubscriptionBuffer.",
+			Help: "Subscriptions ended as slow consumers: more events waited for them than Options.Fanout.Buffer.",
 		}),
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "fleetcache_graphql_rate_limited_total",

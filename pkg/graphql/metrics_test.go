@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -19,7 +20,7 @@ import (
 func TestMetrics(t *testing.T) {
 	f := newFixture(t)
 	reg := prometheus.NewPedanticRegistry()
-	s := startServer(t, f.ix, f.tracker, Options{Registerer: reg, SubscriptionBuffer: 2})
+	s := startServer(t, f.ix, f.tracker, Options{Registerer: reg, Fanout: fanout.Options{Buffer: 2}})
 	// Every request takes a quarter second: exact in binary, so the sums
 	// below are too.
 	s.metrics.since = func(time.Time) time.Duration { return 250 * time.Millisecond }
@@ -65,7 +66,7 @@ func TestMetrics(t *testing.T) {
 	for i := range 3 {
 		f.ix.Upsert(version(t, "c1", "ns", fmt.Sprint(i), "1", nil))
 	}
-	waitFor(t, "the slow subscription to overflow", func() bool { return s.hub.members() == 0 })
+	waitFor(t, "the slow subscription to overflow", func() bool { return s.hub.Subscribers() == 0 })
 	if _, err := slow.Next(t.Context()); !errors.Is(err, ErrSlowConsumer) {
 		t.Fatalf("slow Next: %v, want ErrSlowConsumer", err)
 	}
@@ -86,7 +87,7 @@ fleetcache_graphql_rate_limited_total{limit="subscription"} 0
 # TYPE fleetcache_graphql_subscriptions_open gauge
 fleetcache_graphql_subscriptions_open{transport="sse"} 0
 fleetcache_graphql_subscriptions_open{transport="websocket"} 0
-# HELP fleetcache_graphql_subscriptions_overflowed_total Subscriptions ended as slow consumers: more events waited for them than Options.SubscriptionBuffer.
+# HELP fleetcache_graphql_subscriptions_overflowed_total Subscriptions ended as slow consumers: more events waited for them than Options.Fanout.Buffer.
 # TYPE fleetcache_graphql_subscriptions_overflowed_total counter
 fleetcache_graphql_subscriptions_overflowed_total 1
 `

@@ -5,20 +5,20 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/klog/v2"
+
+	"github.com/fleetcache/fleetcache/pkg/fanout"
 )
 
 // Option defaults.
 const (
-	defaultPageSize           = 100
-	defaultMaxPageSize        = 1000
-	defaultMaxDepth           = 12
-	defaultMaxBodyBytes       = 1 << 20
-	defaultMaxCost            = 10000
-	defaultMaxResponseBytes   = 64 << 20
-	defaultTimeout            = 10 * time.Second
-	defaultDocumentCacheSize  = 1024
-	defaultSubscriptionBuffer = 1024
-	defaultHeartbeatInterval  = 30 * time.Second
+	defaultPageSize          = 100
+	defaultMaxPageSize       = 1000
+	defaultMaxDepth          = 12
+	defaultMaxBodyBytes      = 1 << 20
+	defaultMaxCost           = 10000
+	defaultMaxResponseBytes  = 64 << 20
+	defaultTimeout           = 10 * time.Second
+	defaultDocumentCacheSize = 1024
 
 	// Defaults of the streaming transports (ws.go, sse.go).
 	defaultConnectionInitTimeout         = 10 * time.Second
@@ -63,17 +63,16 @@ type Options struct {
 	// DocumentCacheSize is how many parsed and validated documents are kept,
 	// keyed by query text; documents over 64 KiB are not cached. Default 1024.
 	DocumentCacheSize int
-	// SubscriptionBuffer is how many events may wait for each subscription
-	// (Subscription.Next) before it is ended as a slow consumer with
-	// ErrSlowConsumer; the client resumes from its last cursor. The buffer
-	// is allocated as events arrive, not up front. Default 1024.
-	SubscriptionBuffer int
-	// HeartbeatInterval is how long a resourceEvents subscription stays
-	// silent before it sends a heartbeat: a payload without data whose
+	// Fanout configures the hub behind resourceEvents subscriptions, with
+	// fanout's defaults: Buffer (1024) is how many events may wait for each
+	// subscription (Subscription.Next) before it is ended as a slow
+	// consumer with ErrSlowConsumer, the client resuming from its last
+	// cursor; HeartbeatInterval (30s) is how long a subscription stays
+	// silent before it sends a heartbeat, a payload without data whose
 	// extensions carry the cursor of the revision it has caught up with,
 	// so that a client resuming after a quiet spell is not behind the
-	// retained changes. Default 30s.
-	HeartbeatInterval time.Duration
+	// retained changes. Its Overflows counter is the server's own.
+	Fanout fanout.Options
 	// ConnectionInitTimeout is how long a WebSocket client has, once
 	// connected, to send connection_init; then the socket is closed with
 	// 4408. Default 10s.
@@ -161,12 +160,7 @@ func (o Options) withDefaults() Options {
 	if o.DocumentCacheSize <= 0 {
 		o.DocumentCacheSize = defaultDocumentCacheSize
 	}
-	if o.SubscriptionBuffer <= 0 {
-		o.SubscriptionBuffer = defaultSubscriptionBuffer
-	}
-	if o.HeartbeatInterval <= 0 {
-		o.HeartbeatInterval = defaultHeartbeatInterval
-	}
+	o.Fanout = o.Fanout.WithDefaults()
 	if o.ConnectionInitTimeout <= 0 {
 		o.ConnectionInitTimeout = defaultConnectionInitTimeout
 	}

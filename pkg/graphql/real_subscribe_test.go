@@ -19,6 +19,7 @@ import (
 
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/aggregator"
+	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
@@ -270,7 +271,7 @@ func TestResourceEventsOnRealClusters(t *testing.T) {
 		d[c.Name()] = dyn(t, c)
 		createNamespace(t, d[c.Name()], ns)
 	}
-	f := startSubFleet(t, index.Options{}, graphql.Options{HeartbeatInterval: 200 * time.Millisecond})
+	f := startSubFleet(t, index.Options{}, graphql.Options{Fanout: fanout.Options{HeartbeatInterval: 200 * time.Millisecond}})
 	web := map[string]any{"app": "web"}
 	vars := map[string]any{"filter": map[string]any{"namespaces": []any{ns}, "kinds": []any{"ConfigMap"}, "labelSelector": "app=web"}}
 	sub := f.subscribe(t, realEventsQuery, vars)
@@ -335,7 +336,7 @@ func subOutage(t *testing.T, cluster string, compact bool) {
 	for _, name := range []string{"keep", "change", "gone", "recreate"} {
 		create(t, dc, cached[1].gvr, configMap(ns, name, map[string]any{"v": "1"}, nil))
 	}
-	f := startSubFleet(t, index.Options{}, graphql.Options{HeartbeatInterval: 200 * time.Millisecond})
+	f := startSubFleet(t, index.Options{}, graphql.Options{Fanout: fanout.Options{HeartbeatInterval: 200 * time.Millisecond}})
 	testcluster.Eventually(t, 30*time.Second, "4 ConfigMaps indexed", func() (bool, string) {
 		n := len(f.Index.List(index.Filter{Clusters: []string{cluster}, Namespaces: []string{ns}}, nil, 0).Objects)
 		return n == 4, fmt.Sprint(n)
@@ -465,7 +466,7 @@ func TestListThenFollow(t *testing.T) {
 			create(t, d, cached[1].gvr, configMap(ns, fmt.Sprintf("cm-%d", i), map[string]any{"app": "web"}, nil))
 		}
 	}
-	f := startSubFleet(t, index.Options{}, graphql.Options{HeartbeatInterval: 200 * time.Millisecond})
+	f := startSubFleet(t, index.Options{}, graphql.Options{Fanout: fanout.Options{HeartbeatInterval: 200 * time.Millisecond}})
 	filter := map[string]any{"namespaces": []any{ns}, "labelSelector": "app=web"}
 
 	// Churn: create, relabel (in and out of the filter), change and
@@ -652,7 +653,7 @@ func TestSlowConsumerOnRealClusters(t *testing.T) {
 	ns := freshNamespace("sub-slow")
 	d := dyn(t, env.Cluster("c1"))
 	createNamespace(t, d, ns)
-	f := startSubFleet(t, index.Options{}, graphql.Options{SubscriptionBuffer: 10})
+	f := startSubFleet(t, index.Options{}, graphql.Options{Fanout: fanout.Options{Buffer: 10}})
 	vars := map[string]any{"filter": map[string]any{"namespaces": []any{ns}}}
 	slow := f.subscribe(t, realEventsQuery, vars)
 	fast := f.subscribe(t, realEventsQuery, vars)

@@ -8,6 +8,7 @@ import (
 	"github.com/graphql-go/graphql"
 	"github.com/graphql-go/graphql/language/ast"
 
+	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -357,12 +358,12 @@ func (s *Server) newSchema() (graphql.Schema, error) {
 		Description: "A change of an object that matches a resourceEvents subscription's filter.",
 		Fields: graphql.Fields{
 			"type": {Type: graphql.NewNonNull(eventTypeEnum), Description: "What happened, as the filter sees it.",
-				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*resourceEvent).typ, nil }},
+				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*fanout.Change).Type, nil }},
 			"resource": {Type: graphql.NewNonNull(resource), Description: "The object; for DELETED, its last known state (for an object that stopped matching, the state that no longer matches).",
-				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*resourceEvent).obj, nil }},
+				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*fanout.Change).Object, nil }},
 			"cursor": {Type: graphql.NewNonNull(graphql.String), Description: "The revision of the change: pass it as since to resume after it.",
 				Resolve: func(p graphql.ResolveParams) (any, error) {
-					return encodeRevisionCursor(s.ix.Epoch(), p.Source.(*resourceEvent).revision), nil
+					return encodeRevisionCursor(s.ix.Epoch(), p.Source.(*fanout.Change).Revision), nil
 				}},
 		},
 	})

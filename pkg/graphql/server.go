@@ -21,6 +21,7 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/fleetcache/fleetcache/internal/playground"
+	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -85,7 +86,7 @@ type Server struct {
 
 	// hub hands the index's changes to the resourceEvents subscriptions;
 	// Start runs it.
-	hub *hub
+	hub *fanout.Hub[*operation, *Result]
 	// stopped is canceled when Start's context ends: subscriptions end,
 	// WebSockets close with 1001.
 	stopped context.Context
@@ -127,7 +128,9 @@ func New(ix Index, h Health, opts Options) (*Server, error) {
 	}
 	s.stopped, s.stop = context.WithCancel(context.Background())
 	s.dropped, s.drop = context.WithCancel(context.Background())
-	s.hub = newHub(ix, opts.SubscriptionBuffer, opts.HeartbeatInterval, s.metrics.overflowed)
+	fo := opts.Fanout
+	fo.Overflows = s.metrics.overflowed
+	s.hub = fanout.New[*operation, *Result](ix, fo)
 	schema, err := s.newSchema()
 	if err != nil {
 		return nil, fmt.Errorf("build schema: %w", err)
@@ -153,12 +156,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if !s.started.CompareAndSwap(false, true) {
 		return errors.New("graphql server started twice")
 	}
-	hctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { s.hub.heartbeats(hctx) })
-	s.hub.run(ctx)
-	cancel()
-	wg.Wait()
+	s.hub.Run(ctx)
 	s.stop()
 	return s.drainConnections()
 }

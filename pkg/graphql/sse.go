@@ -152,7 +152,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 		case errors.Is(n.err, ErrSlowConsumer):
 			log.V(2).Info("Ending a slow consumer's event stream")
 			_ = st.next(errorResult(CodeSlowConsumer, fmt.Errorf("%w: more than %d events waited; resubscribe with since = the last cursor received",
-				n.err, s.opts.SubscriptionBuffer)), true)
+				n.err, s.opts.Fanout.Buffer)), true)
 			return
 		case errors.Is(n.err, ErrServerStopped), ctx.Err() != nil:
 			return

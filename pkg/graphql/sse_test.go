@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -268,11 +269,11 @@ func TestSSE(t *testing.T) {
 		if events, _ := st.nextEvents(2); !cmp.Equal(events, []string{"ADDED web-1", "ADDED web-2"}) {
 			t.Errorf("events %v", events)
 		}
-		if s.hub.members() != 1 {
-			t.Errorf("%d hub members, want 1", s.hub.members())
+		if s.hub.Subscribers() != 1 {
+			t.Errorf("%d hub members, want 1", s.hub.Subscribers())
 		}
 		st.close()
-		waitFor(t, "the subscription to end", func() bool { return s.hub.members() == 0 && s.conns.count("127.0.0.1") == 0 })
+		waitFor(t, "the subscription to end", func() bool { return s.hub.Subscribers() == 0 && s.conns.count("127.0.0.1") == 0 })
 	})
 }
 
@@ -327,9 +328,9 @@ func (l countingListener) Accept() (net.Conn, error) {
 // one write, each still an event of its own, in order.
 func TestSSEBursts(t *testing.T) {
 	ix := index.New(index.Options{})
-	s := newServer(t, ix, health.NewTracker(ix, health.Options{}), Options{})
 	// A long linger after each dispatch: what comes meanwhile is one burst.
-	s.hub.perDelivery, s.hub.maxLinger = 300*time.Millisecond, 300*time.Millisecond
+	s := newServer(t, ix, health.NewTracker(ix, health.Options{}), Options{
+		Fanout: fanout.Options{LingerPerDelivery: 300 * time.Millisecond, MaxLinger: 300 * time.Millisecond}})
 	runServer(t, s)
 	srv := httptest.NewUnstartedServer(s)
 	conns := make(chan *countConn, 1)
@@ -338,7 +339,7 @@ func TestSSEBursts(t *testing.T) {
 	t.Cleanup(srv.Close)
 	st := openSSE(t, nil, srv.URL, map[string]any{"query": eventsQuery})
 	conn := <-conns
-	waitFor(t, "the subscription", func() bool { return s.hub.members() == 1 })
+	waitFor(t, "the subscription", func() bool { return s.hub.Subscribers() == 1 })
 
 	ix.Upsert(version(t, "c1", "ns", "first", "1", nil)) // at once
 	if events, _ := st.nextEvents(1); events[0] != "ADDED first" {

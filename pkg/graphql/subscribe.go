@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,8 +16,8 @@ import (
 
 	"github.com/fleetcache/fleetcache/pkg/authn"
 	"github.com/fleetcache/fleetcache/pkg/authz"
+	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/health"
-	"github.com/fleetcache/fleetcache/pkg/index"
 )
 
 // The errors Subscription.Next ends a subscription with, besides io.EOF
@@ -29,19 +28,19 @@ var (
 	// replay are no longer retained or since comes from another index
 	// epoch. The client lists again and follows from the new revision.
 	ErrEnded = errors.New("subscription ended with an error")
-	// ErrSlowConsumer means more than Options.SubscriptionBuffer events
+	// ErrSlowConsumer means more than Options.Fanout.Buffer events
 	// waited for the subscription: it was ended so that it holds up
 	// nobody. The client resumes from its last cursor.
-	ErrSlowConsumer = errors.New("subscription ended: the client does not keep up with its events")
+	ErrSlowConsumer = fanout.ErrSlowConsumer
+	// ErrServerStopped ends the subscriptions of a Server whose Start
+	// returned: the server is shutting down. Clients should reconnect (to
+	// another replica) and resume from their last cursor.
+	ErrServerStopped = fanout.ErrStopped
 )
 
 // errNotStreaming answers a subscription sent where a single response is
 // expected.
 var errNotStreaming = errors.New("subscriptions are served over WebSocket (graphql-transport-ws) or Server-Sent Events, not as a single response")
-
-// replayBatch is how many changes Next reads from the feed at a time when
-// it replays a since cursor.
-const replayBatch = 256
 
 // operation is a subscription's parsed, validated operation and its
 // variables. Subscriptions whose payloads are the same share one.
@@ -143,7 +142,7 @@ func resolveSubscriptionRoot(p graphql.ResolveParams) (any, error) {
 	case *probe:
 		src.record(p.Info, p.Args)
 		return nil, errProbed
-	case *resourceEvent:
+	case *fanout.Change:
 		if p.Info.FieldName == "resourceEvents" {
 			return src, nil
 		}
@@ -292,14 +291,15 @@ func (s *Server) subscribeResources(ctx context.Context, o *operation, root *ast
 		}
 		start = c.Revision
 	}
-	fkey := filterKey(f)
 	// Subscriptions share executions only within one caller: nested fields
 	// (owners, children) are filtered for the caller.
-	m, pos := s.hub.register(fkey, f, fkey+"\x00"+executionKey(o, root)+s.userKey(ctx), o, start)
-	if m.eg != nil {
-		o = m.eg.op // shared by the execution group: o is garbage now
+	rs := &resourceSub{s: s, user: s.userOf(ctx)}
+	req := fanout.Request[*operation]{Filter: f, Group: executionKey(o, root) + s.userKey(ctx), Value: o, Start: start}
+	if rs.user != nil {
+		req.Visible = rs.visible
 	}
-	rs := &resourceSub{s: s, op: o, m: m, replayFrom: start, replayTo: pos, user: s.userOf(ctx)}
+	rs.sub = s.hub.Subscribe(req)
+	rs.op = rs.sub.Value() // shared by the group: o may be garbage now
 	return &Subscription{src: rs}, nil
 }
 
@@ -307,21 +307,6 @@ func (s *Server) subscribeResources(ctx context.Context, o *operation, root *ast
 // is of no use.
 func cursorExpired(err error) *Result {
 	return errorResult(CodeCursorExpired, fmt.Errorf("%w; list again and subscribe from the new revision", err))
-}
-
-// filterKey returns a string that is the same for equal filters.
-func filterKey(f index.Filter) string {
-	sel := ""
-	if f.Selector != nil {
-		sel = f.Selector.String()
-	}
-	b, _ := json.Marshal([]any{sortedCopy(f.Clusters), sortedCopy(f.Kinds), sortedCopy(f.Resources), sortedCopy(f.Namespaces),
-		sel, f.NameContains, f.OwnerUID})
-	return string(b)
-}
-
-func sortedCopy(vs []string) []string {
-	return slices.Compact(slices.Sorted(slices.Values(vs)))
 }
 
 // executionKey returns a string that is the same for subscriptions whose
@@ -423,15 +408,11 @@ func (endedSource) next(context.Context) (*Result, error) { return nil, io.EOF }
 func (endedSource) ready() bool                           { return true }
 func (endedSource) close()                                {}
 
-// resourceSub is a resourceEvents subscription.
+// resourceSub is a resourceEvents subscription: a subscriber of the hub.
 type resourceSub struct {
-	s  *Server
-	op *operation
-	m  *member
-	// replayFrom and replayTo bound the changes Next replays from the feed
-	// before it takes the member's queue: (replayFrom, replayTo].
-	replayFrom, replayTo uint64
-	replay               []*delivery // read from the feed, not yet returned
+	s   *Server
+	op  *operation
+	sub *fanout.Subscriber[*operation, *Result]
 	// user is the caller, whose rights each event is checked against; nil
 	// when nothing is restricted.
 	user *authn.User
@@ -441,119 +422,47 @@ type resourceSub struct {
 
 // decision is whether a subscriber may see the objects of a place (a
 // cluster, namespace and type), until
-// hub time until: as long as the Authorizer's decision holds, so that a
+// time until: as long as the Authorizer's decision holds, so that a
 // revoked right stops the events within its cache TTL. Asking the
 // Authorizer costs about 0.6 µs and 9 allocations (a cache key built and
 // looked up) per event and subscriber, more than a core at a million
 // deliveries a second; the memo costs a map lookup.
 type decision struct {
 	ok    bool
-	until int64
+	until time.Time
 }
 
 // maxDecisions bounds the memo of a subscription that sees many places.
 const maxDecisions = 1024
 
 func (r *resourceSub) next(ctx context.Context) (*Result, error) {
-	h := r.s.hub
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		pos := h.pos.Load()
-		if len(r.replay) == 0 && r.replayFrom >= r.replayTo {
-			d, end, err := r.m.pop()
-			switch {
-			case err == errClosed:
-				return nil, io.EOF
-			case err != nil:
-				return end, err
-			case d != nil:
-				if !r.visible(ctx, d) {
-					continue
-				}
-				return r.deliver(d, true), nil
-			}
-		} else {
-			if end, err := r.m.ended(); err != nil {
-				if err == errClosed {
-					return nil, io.EOF
-				}
-				return end, err
-			}
-			if len(r.replay) == 0 {
-				if err := r.readReplay(); err != nil {
-					r.m.finish(ErrEnded, cursorExpired(fmt.Errorf("since: %w", err)))
-					h.remove(r.m)
-				}
-				continue
-			}
-			d := r.replay[0]
-			r.replay[0] = nil
-			r.replay = r.replay[1:]
-			if !r.visible(ctx, d) {
-				continue
-			}
-			return r.deliver(d, false), nil
-		}
-		// Idle: every change up to pos that concerns the subscription has
-		// been returned. The hub's heartbeats goroutine wakes Next (and
-		// sets beat) when a heartbeat is due.
-		r.m.beat.Store(false)
-		if h.now()-r.m.lastSent.Load() >= int64(h.interval) {
-			r.m.lastSent.Store(h.now())
-			return &Result{Extensions: map[string]any{
-				"cursor":    encodeRevisionCursor(r.s.ix.Epoch(), max(pos, r.m.after)),
-				"heartbeat": true,
-			}}, nil
-		}
-		select {
-		case <-r.m.signal:
-		case <-ctx.Done():
-		}
+	d, err := r.sub.Next(ctx)
+	var expired *fanout.ExpiredError
+	switch {
+	case errors.As(err, &expired):
+		return cursorExpired(expired.Err), ErrEnded
+	case err != nil:
+		return nil, err
+	case d.Heartbeat:
+		return &Result{Extensions: map[string]any{
+			"cursor":    encodeRevisionCursor(r.s.ix.Epoch(), d.Revision),
+			"heartbeat": true,
+		}}, nil
 	}
+	return d.Payload(r.payload), nil
 }
 
-func (r *resourceSub) ready() bool {
-	return len(r.replay) > 0 || r.replayFrom < r.replayTo || r.m.ready()
-}
+func (r *resourceSub) ready() bool { return r.sub.Ready() }
 
-// readReplay reads the next changes to replay from the feed.
-func (r *resourceSub) readReplay() error {
-	evs, err := r.s.ix.Events(r.replayFrom, replayBatch)
-	if err != nil {
-		return err
-	}
-	match := r.m.eg.fg.match
-	for i := range evs {
-		ev := &evs[i]
-		if ev.Revision > r.replayTo {
-			break
-		}
-		r.replayFrom = ev.Revision
-		if typ, obj := classify(match, ev); typ != 0 {
-			r.replay = append(r.replay, &delivery{ev: resourceEvent{typ: typ, obj: obj, revision: ev.Revision}})
-		}
-	}
-	if len(evs) == 0 {
-		// Cannot happen: replayTo is at most the index revision.
-		r.replayFrom = r.replayTo
-	}
-	return nil
-}
-
-// visible reports whether the subscriber may see d's object: checked per
+// visible reports whether the subscriber may see c's object: checked per
 // event, against decisions cached for a TTL (and kept here as long as
 // they hold), so that a revoked right stops the events within it. A
 // failed review hides the event, and is asked again for the next.
-func (r *resourceSub) visible(ctx context.Context, d *delivery) bool {
-	if r.user == nil {
-		return true
-	}
-	o := d.ev.obj
+func (r *resourceSub) visible(ctx context.Context, c *fanout.Change) bool {
+	o := c.Object
 	p := authz.Attributes{Cluster: o.Cluster, Namespace: o.Namespace, Resource: o.Type.Resource}
-	now := r.s.hub.now()
-	if dec, ok := r.decisions[p]; ok && now < dec.until {
+	now := time.Now()
+	if dec, ok := r.decisions[p]; ok && now.Before(dec.until) {
 		return dec.ok
 	}
 	ok, left, err := r.s.opts.Authorizer.Visible(ctx, r.user, p.Cluster, p.Namespace, p.Resource)
@@ -563,38 +472,27 @@ func (r *resourceSub) visible(ctx context.Context, d *delivery) bool {
 	if r.decisions == nil || len(r.decisions) >= maxDecisions {
 		r.decisions = map[authz.Attributes]decision{}
 	}
-	r.decisions[p] = decision{ok: ok, until: now + int64(left)}
+	r.decisions[p] = decision{ok: ok, until: now.Add(left)}
 	return ok
 }
 
-// deliver returns the payload of d, executing it if no member did yet.
-// Shared payloads are encoded once too.
-func (r *resourceSub) deliver(d *delivery, shared bool) *Result {
-	d.once.Do(func() {
-		// The payload may be shared, by subscriptions of one caller only:
-		// no subscriber's context applies, but the caller's rights do.
-		ctx := context.Background()
-		if r.user != nil {
-			ctx = authn.WithUser(ctx, r.user)
-		}
-		res := r.s.payload(ctx, r.op, &d.ev)
-		res.Extensions = map[string]any{"cursor": encodeRevisionCursor(r.s.ix.Epoch(), d.ev.revision)}
-		if shared {
-			if b, err := res.MarshalJSON(); err == nil {
-				res.encoded = b
-			}
-		}
-		d.res = res
-	})
-	r.m.lastSent.Store(r.s.hub.now())
-	return d.res
+// payload executes the payload of a change. It may be shared, by
+// subscriptions of one caller only: no subscriber's context applies, but
+// the caller's rights do. It is encoded once, here, for all of them.
+func (r *resourceSub) payload(c *fanout.Change) *Result {
+	ctx := context.Background()
+	if r.user != nil {
+		ctx = authn.WithUser(ctx, r.user)
+	}
+	res := r.s.payload(ctx, r.op, c)
+	res.Extensions = map[string]any{"cursor": encodeRevisionCursor(r.s.ix.Epoch(), c.Revision)}
+	if b, err := res.MarshalJSON(); err == nil {
+		res.encoded = b
+	}
+	return res
 }
 
-func (r *resourceSub) close() {
-	r.s.hub.remove(r.m)
-	r.m.finish(errClosed, nil)
-	wakeup(r.m)
-}
+func (r *resourceSub) close() { r.sub.Close() }
 
 // healthSub is a clusterHealth subscription. It reads the health tracker's
 // changes itself, in Next: they are few.

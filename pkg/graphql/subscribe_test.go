@@ -18,6 +18,7 @@ import (
 
 	"github.com/fleetcache/fleetcache/pkg/authn"
 	"github.com/fleetcache/fleetcache/pkg/authz"
+	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -297,7 +298,7 @@ func TestResumeWithSince(t *testing.T) {
 // where replay meets the hub.
 func TestHandoffUnderLoad(t *testing.T) {
 	ix := index.New(index.Options{})
-	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{SubscriptionBuffer: 100000})
+	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{Fanout: fanout.Options{Buffer: 100000}})
 	const changes = 3000
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -352,7 +353,7 @@ func TestHandoffUnderLoad(t *testing.T) {
 		var want []string
 		for _, ev := range all {
 			if ev.Revision > max(f.start, first) {
-				if typ, obj := classify(m, &ev); typ != 0 {
+				if typ, obj := fanout.Classify(m, &ev); typ != 0 {
 					want = append(want, fmt.Sprintf("%d %s %s", ev.Revision, typ, obj.Name))
 				}
 			}
@@ -443,7 +444,7 @@ func TestReplayExpires(t *testing.T) {
 	if !errors.Is(err, ErrEnded) || len(codes(res)) != 1 || codes(res)[0] != CodeCursorExpired {
 		t.Fatalf("Next = %+v, %v; want CURSOR_EXPIRED", res, err)
 	}
-	waitFor(t, "the member to leave the hub", func() bool { return s.hub.members() == 0 })
+	waitFor(t, "the member to leave the hub", func() bool { return s.hub.Subscribers() == 0 })
 }
 
 func waitFor(t testing.TB, what string, cond func() bool) {
@@ -461,7 +462,7 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 // buffer overflows, while the index and another subscription go on.
 func TestSlowConsumer(t *testing.T) {
 	ix := index.New(index.Options{})
-	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{SubscriptionBuffer: 10})
+	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{Fanout: fanout.Options{Buffer: 10}})
 	slow := subscribe(t, s, eventsQuery, nil)
 	fast := subscribe(t, s, eventsQuery, nil)
 	// The writer goes on when the fast subscriber has each change: it
@@ -472,21 +473,20 @@ func TestSlowConsumer(t *testing.T) {
 			t.Fatalf("fast subscriber got %s, want ADDED %d", g, i)
 		}
 	}
-	waitFor(t, "the slow member to leave the hub", func() bool { return s.hub.members() == 1 })
+	waitFor(t, "the slow member to leave the hub", func() bool { return s.hub.Subscribers() == 1 })
 	if res, err := slow.Next(t.Context()); res != nil || !errors.Is(err, ErrSlowConsumer) {
 		t.Fatalf("slow Next = %v, %v; want ErrSlowConsumer", res, err)
 	}
 }
 
 // TestHubLinger: after a dispatch the hub waits before it hands out the
-// next changes (see hub.linger), so that a burst reaches each subscriber
+// next changes (see fanout.Options.MaxLinger), so that a burst reaches each subscriber
 // in one wake-up; the changes that came meanwhile all go out after it,
 // and a stop ends the wait at once.
 func TestHubLinger(t *testing.T) {
 	ix := index.New(index.Options{})
 	start := func(pause time.Duration) (*Server, *Subscription, func() error) {
-		s := newServer(t, ix, health.NewTracker(ix, health.Options{}), Options{})
-		s.hub.perDelivery, s.hub.maxLinger = pause, pause
+		s := newServer(t, ix, health.NewTracker(ix, health.Options{}), Options{Fanout: fanout.Options{LingerPerDelivery: pause, MaxLinger: pause}})
 		stop := runServer(t, s)
 		return s, subscribe(t, s, eventsQuery, nil), stop
 	}
@@ -658,7 +658,7 @@ func TestEventDecisionsReused(t *testing.T) {
 
 func TestHeartbeat(t *testing.T) {
 	ix := index.New(index.Options{})
-	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{HeartbeatInterval: 20 * time.Millisecond})
+	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{Fanout: fanout.Options{HeartbeatInterval: 20 * time.Millisecond}})
 	sub := subscribe(t, s, eventsQuery, map[string]any{"filter": map[string]any{"namespaces": []any{"watched"}}})
 	ix.Upsert(version(t, "c1", "elsewhere", "a", "1", nil))
 	ix.Upsert(version(t, "c1", "elsewhere", "b", "1", nil))
@@ -776,7 +776,7 @@ func TestSubscriptionLifecycle(t *testing.T) {
 			t.Errorf("Next ended by its context: %v, want context.Canceled", err)
 		}
 	}
-	if n := s.hub.members(); n != 1 {
+	if n := s.hub.Subscribers(); n != 1 {
 		t.Errorf("hub has %d members, want 1", n)
 	}
 
@@ -800,7 +800,7 @@ func TestSubscriptionLifecycle(t *testing.T) {
 	if _, err := sub.Next(t.Context()); err != ErrServerStopped {
 		t.Errorf("Next of a subscription after the server stopped: %v, want ErrServerStopped", err)
 	}
-	if n := s.hub.members(); n != 0 {
+	if n := s.hub.Subscribers(); n != 0 {
 		t.Errorf("hub has %d members after stopping, want 0", n)
 	}
 }
@@ -873,7 +873,7 @@ func TestSharedExecution(t *testing.T) {
 	b := subscribe(t, s, eventsQuery, map[string]any{"filter": filter, "since": since})
 	c := subscribe(t, s, `subscription($f: ResourceFilter) { resourceEvents(filter: $f) { type } }`, map[string]any{"f": filter})
 	d := subscribe(t, s, eventsQuery, map[string]any{"filter": map[string]any{"namespaces": []any{"other"}}})
-	if fg, eg := s.hub.groups(); fg != 2 || eg != 3 {
+	if fg, eg := s.hub.Groups(); fg != 2 || eg != 3 {
 		t.Errorf("%d filter groups and %d execution groups, want 2 and 3", fg, eg)
 	}
 	ix.Upsert(version(t, "c1", "ns", "b", "1", nil))
@@ -896,24 +896,6 @@ func TestSharedExecution(t *testing.T) {
 		t.Error("shared payload not encoded once")
 	}
 	quiet(t, d)
-}
-
-func TestFilterKey(t *testing.T) {
-	a, _, err := parseFilter(map[string]any{"clusters": []any{"b", "a", "a"}, "labelSelector": "y=1,x=2"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _, err := parseFilter(map[string]any{"clusters": []any{"a", "b"}, "labelSelector": "x=2, y=1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, _, err := parseFilter(map[string]any{"clusters": []any{"a"}, "labelSelector": "x=2,y=1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if filterKey(a) != filterKey(b) || filterKey(a) == filterKey(c) || filterKey(index.Filter{}) == filterKey(c) {
-		t.Errorf("keys: %s %s %s", filterKey(a), filterKey(b), filterKey(c))
-	}
 }
 
 func mustSelector(t testing.TB, s string) labels.Selector {

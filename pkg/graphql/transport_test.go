@@ -17,6 +17,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -150,7 +151,7 @@ func produceUntil(t *testing.T, ix *index.Index, fast *wsClient, max int, done f
 // 1013 once its subscription's buffer overflows, after the events that
 // were on their way, in order; another subscriber goes on.
 func TestWebSocketSlowConsumer(t *testing.T) {
-	r := runSlowConsumer(t, Options{SubscriptionBuffer: 8})
+	r := runSlowConsumer(t, Options{Fanout: fanout.Options{Buffer: 8}})
 	if st := websocket.CloseStatus(r.end); st != websocket.StatusTryAgainLater {
 		t.Fatalf("slow client: %v, want close 1013", r.end)
 	}
@@ -186,10 +187,10 @@ func runSlowConsumer(t *testing.T, opts Options) slowConsumer {
 	fast := dialWS(t, endpoint)
 	fast.init()
 	fast.subscribe("fast", eventsQuery, since)
-	waitFor(t, "two subscriptions", func() bool { return s.hub.members() == 2 })
+	waitFor(t, "two subscriptions", func() bool { return s.hub.Subscribers() == 2 })
 
 	// The slow client reads nothing while the changes come.
-	want := produceUntil(t, ix, fast, 20000, func() bool { return s.hub.members() == 1 })
+	want := produceUntil(t, ix, fast, 20000, func() bool { return s.hub.Subscribers() == 1 })
 
 	// Now it reads: the events that were on their way, then the end.
 	var got []string
@@ -227,16 +228,16 @@ func (c *wsClient) payloadOf(m wsIn) payload {
 // retries; another subscriber goes on.
 func TestSSESlowConsumer(t *testing.T) {
 	ix := index.New(index.Options{})
-	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{SubscriptionBuffer: 8})
+	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{Fanout: fanout.Options{Buffer: 8}})
 	endpoint, client := smallBuffers(t, router(s))
 	since := map[string]any{"since": epochCursor(s, ix.Revision())}
 	slow := openSSE(t, client, endpoint, map[string]any{"query": eventsQuery, "variables": since})
 	fast := dialWS(t, endpoint)
 	fast.init()
 	fast.subscribe("fast", eventsQuery, since)
-	waitFor(t, "two subscriptions", func() bool { return s.hub.members() == 2 })
+	waitFor(t, "two subscriptions", func() bool { return s.hub.Subscribers() == 2 })
 
-	want := produceUntil(t, ix, fast, 20000, func() bool { return s.hub.members() == 1 })
+	want := produceUntil(t, ix, fast, 20000, func() bool { return s.hub.Subscribers() == 1 })
 	var got []string
 	for {
 		p := slow.nextPayload()
@@ -273,7 +274,7 @@ func TestServerStop(t *testing.T) {
 	busy.init()
 	busy.subscribe("1", eventsQuery, nil)
 	st := openSSE(t, nil, endpoint, map[string]any{"query": eventsQuery})
-	waitFor(t, "two subscriptions", func() bool { return s.hub.members() == 2 })
+	waitFor(t, "two subscriptions", func() bool { return s.hub.Subscribers() == 2 })
 
 	// The clients read while the server stops, and so answer its close.
 	idleClosed, busyClosed := idle.closeCode(), busy.closeCode()
@@ -313,7 +314,7 @@ func TestServerStopDropsSilentClients(t *testing.T) {
 	silent := dialWS(t, endpoint)
 	silent.init()
 	silent.subscribe("1", eventsQuery, nil)
-	waitFor(t, "the subscription", func() bool { return s.hub.members() == 1 })
+	waitFor(t, "the subscription", func() bool { return s.hub.Subscribers() == 1 })
 
 	expectDropped(t, s, stop) // silent reads nothing from here on
 }
@@ -328,7 +329,7 @@ func TestServerStopCutsBlockedStreams(t *testing.T) {
 	stop := runServer(t, s)
 	endpoint := serve(t, s)
 	openSSE(t, nil, endpoint, map[string]any{"query": eventsQuery}) // never read
-	waitFor(t, "the subscription", func() bool { return s.hub.members() == 1 })
+	waitFor(t, "the subscription", func() bool { return s.hub.Subscribers() == 1 })
 	// 400 events of 64 KiB each: more than the socket buffers on both
 	// sides hold.
 	big := map[string]string{"big": strings.Repeat("x", 64<<10)}
@@ -338,7 +339,7 @@ func TestServerStopCutsBlockedStreams(t *testing.T) {
 	// The writer is blocked once deliveries wait and stop moving.
 	last, since := -1, time.Now()
 	waitFor(t, "the stream's write to block", func() bool {
-		n := queuedDeliveries(s.hub)
+		n := s.hub.Queued()
 		if n != last {
 			last, since = n, time.Now()
 		}
@@ -424,7 +425,7 @@ func TestDroppedSubscriptions(t *testing.T) {
 				t.Fatalf("SSE status %d", res.StatusCode)
 			}
 		}
-		waitFor(t, "every subscription", func() bool { return s.hub.members() == conns*perConn+streams })
+		waitFor(t, "every subscription", func() bool { return s.hub.Subscribers() == conns*perConn+streams })
 		// Each subscription replays its 10 objects, and gets a live change.
 		ix.Upsert(version(t, "c1", "ns", "cm-000", strconv.Itoa(live), map[string]string{"app": "0"}))
 		want := map[string]int{"0": 11}
@@ -441,13 +442,13 @@ func TestDroppedSubscriptions(t *testing.T) {
 	}
 
 	round(2)
-	waitFor(t, "the first round to end", func() bool { return s.hub.members() == 0 && s.conns.count("127.0.0.1") == 0 })
+	waitFor(t, "the first round to end", func() bool { return s.hub.Subscribers() == 0 && s.conns.count("127.0.0.1") == 0 })
 	goroutines, heap := settle(t, 0)
 	t.Logf("after a first round: %d goroutines, %d KiB heap", goroutines, heap>>10)
 
 	g, h := round(3) // drops every connection when it returns
 	t.Logf("with %d subscriptions: %d goroutines, %d KiB heap", conns*perConn+streams, g, h>>10)
-	waitFor(t, "every subscription to leave the hub", func() bool { return s.hub.members() == 0 })
+	waitFor(t, "every subscription to leave the hub", func() bool { return s.hub.Subscribers() == 0 })
 	waitFor(t, "every connection to end", func() bool { return s.conns.count("127.0.0.1") == 0 })
 	afterG, afterH := settle(t, goroutines)
 	t.Logf("after the drop: %d goroutines, %d KiB heap", afterG, afterH>>10)
@@ -542,7 +543,7 @@ func FuzzDecodeMessage(f *testing.F) {
 // next payloads without data, carrying a cursor to resume from.
 func TestHeartbeats(t *testing.T) {
 	ix := index.New(index.Options{})
-	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{HeartbeatInterval: 20 * time.Millisecond})
+	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{Fanout: fanout.Options{HeartbeatInterval: 20 * time.Millisecond}})
 	endpoint := serve(t, s)
 	ix.Upsert(version(t, "c1", "ns", "a", "1", nil))
 	c := dialWS(t, endpoint)

@@ -56,7 +56,7 @@ const (
 
 // wsOutboxSize is how many encoded messages may wait for a connection's
 // writer. Operations block when it is full: the subscriptions' own buffers
-// (Options.SubscriptionBuffer) then fill, and overflow ends them. The writer
+// (Options.Fanout.Buffer) then fill, and overflow ends them. The writer
 // takes all that wait and writes them in one write.
 const wsOutboxSize = 64
 

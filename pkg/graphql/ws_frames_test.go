@@ -16,6 +16,7 @@ import (
 	"github.com/gobwas/ws/wsutil"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -135,10 +136,10 @@ func TestAppendTextFrame(t *testing.T) {
 // frame, after which no frame comes.
 func TestWebSocketFramesDuringStream(t *testing.T) {
 	ix := index.New(index.Options{})
-	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{SubscriptionBuffer: 100000})
+	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{Fanout: fanout.Options{Buffer: 100000}})
 	c := dialLean(t, serve(t, s))
 	c.subscribe("1", eventsQuery, nil)
-	waitFor(t, "the subscription", func() bool { return s.hub.members() == 1 })
+	waitFor(t, "the subscription", func() bool { return s.hub.Subscribers() == 1 })
 	const n, pings = 2000, 20
 	var writer sync.WaitGroup
 	writer.Go(func() {

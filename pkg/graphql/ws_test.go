@@ -18,6 +18,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -666,7 +667,7 @@ func TestWebSocketCoalescing(t *testing.T) {
 // Options.WriteTimeout, without a close frame; the events go on to another
 // subscriber meanwhile (runSlowConsumer).
 func TestWebSocketWriteTimeout(t *testing.T) {
-	r := runSlowConsumer(t, Options{SubscriptionBuffer: 100000, WriteTimeout: 300 * time.Millisecond})
+	r := runSlowConsumer(t, Options{Fanout: fanout.Options{Buffer: 100000}, WriteTimeout: 300 * time.Millisecond})
 	if st := websocket.CloseStatus(r.end); st != -1 {
 		t.Errorf("slow client: %v, want the connection cut", r.end)
 	}
