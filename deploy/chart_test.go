@@ -28,8 +28,8 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/testcert"
-	"github.com/fleetcache/fleetcache/pkg/aggregator"
 	"github.com/fleetcache/fleetcache/pkg/authz"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 )
@@ -377,13 +377,13 @@ func TestChartConfig(t *testing.T) {
 // does at start-up. Paths that exist only in the pod are pointed at local
 // stand-ins first: the kubeconfig directory at an empty directory, the TLS
 // files at a fresh self-signed pair.
-func loadConfig(t *testing.T, cm *corev1.ConfigMap) aggregator.Config {
+func loadConfig(t *testing.T, cm *corev1.ConfigMap) app.Config {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(path, []byte(cm.Data["config.yaml"]), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := aggregator.LoadConfig(path)
+	cfg, err := app.LoadConfig(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -447,7 +447,7 @@ func TestChartTLS(t *testing.T) {
 				return
 			}
 			// loadConfig replaced the file names; check the rendered ones.
-			var raw struct{ Serving aggregator.ServingConfig }
+			var raw struct{ Serving app.ServingConfig }
 			if err := yaml.Unmarshal([]byte(find[*corev1.ConfigMap](t, objs, "ConfigMap").Data["config.yaml"]), &raw); err != nil {
 				t.Fatal(err)
 			}
@@ -480,29 +480,29 @@ func TestChartAuth(t *testing.T) {
 	tests := []struct {
 		name          string
 		args          []string
-		wantAuthn     aggregator.AuthnConfig
-		wantAuthz     aggregator.AuthzConfig
+		wantAuthn     app.AuthnConfig
+		wantAuthz     app.AuthzConfig
 		wantDelegator bool
 		wantSAR       bool
 	}{
 		{
 			name:          "defaults: token reviews, members decide",
-			wantAuthn:     aggregator.AuthnConfig{Mode: aggregator.AuthnTokenReview},
-			wantAuthz:     aggregator.AuthzConfig{Mode: aggregator.AuthzSubjectAccessReview},
+			wantAuthn:     app.AuthnConfig{Mode: app.AuthnTokenReview},
+			wantAuthz:     app.AuthzConfig{Mode: app.AuthzSubjectAccessReview},
 			wantDelegator: true,
 			wantSAR:       true,
 		},
 		{
 			name:          "policy",
 			args:          []string{"--set", "authz.mode=policy", "--set-json", "authz.rules=" + string(rulesJSON), "--set", "authz.cacheTTL=5s"},
-			wantAuthn:     aggregator.AuthnConfig{Mode: aggregator.AuthnTokenReview},
-			wantAuthz:     aggregator.AuthzConfig{Mode: aggregator.AuthzPolicy, Rules: rules, CacheTTL: metav1.Duration{Duration: 5 * time.Second}},
+			wantAuthn:     app.AuthnConfig{Mode: app.AuthnTokenReview},
+			wantAuthz:     app.AuthzConfig{Mode: app.AuthzPolicy, Rules: rules, CacheTTL: metav1.Duration{Duration: 5 * time.Second}},
 			wantDelegator: true,
 		},
 		{
 			name:      "no authentication",
 			args:      []string{"--set", "authn.mode=none"},
-			wantAuthn: aggregator.AuthnConfig{Mode: aggregator.AuthnNone},
+			wantAuthn: app.AuthnConfig{Mode: app.AuthnNone},
 		},
 	}
 	for _, tt := range tests {

@@ -31,8 +31,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
+	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
-	"github.com/fleetcache/fleetcache/pkg/aggregator"
 	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/informers"
@@ -165,7 +165,7 @@ func TestMemberClusterRoleSyncs(t *testing.T) {
 		return len(wrong) == 0, strings.Join(wrong, "; ")
 	})
 
-	agg, err := aggregator.New(aggregator.Options{
+	agg, err := app.New(app.Options{
 		Informers: informers.Options{
 			Resources:      append(slices.Clone(informers.DefaultResources), "secrets"),
 			DiscoveryRetry: 300 * time.Millisecond,
@@ -173,7 +173,7 @@ func TestMemberClusterRoleSyncs(t *testing.T) {
 			ProbeInterval:  time.Second,
 			ProbeTimeout:   time.Second,
 		},
-		Auth: aggregator.AuthOptions{Authn: aggregator.AuthnTokenReview, AuthnConfig: reviewer},
+		Auth: app.AuthOptions{Authn: app.AuthnTokenReview, AuthnConfig: reviewer},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -382,7 +382,7 @@ func TestChartProbesWithTLS(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- aggregator.Run(ctx, opts) }()
+	go func() { done <- app.Run(ctx, opts) }()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {

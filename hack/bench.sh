@@ -31,8 +31,8 @@ run go test -run '^$' -bench 'FanoutLatencyWebSocket' -benchtime 1x -count 4 -ti
 run go test -run '^$' -bench 'EventVisibility' -benchmem -count 3 -timeout 10m ./pkg/graphql/
 
 # GraphQL queries end to end, and against the API servers.
-run go test -run '^$' -bench 'BenchmarkGraphQL' -benchtime 3000x -count 2 -timeout 30m ./pkg/aggregator/
-run go test -run '^$' -bench 'BenchmarkPageVersusAPIServers' -benchtime 2000x -timeout 40m ./pkg/aggregator/
+run go test -run '^$' -bench 'BenchmarkGraphQL' -benchtime 3000x -count 2 -timeout 30m ./internal/app/
+run go test -run '^$' -bench 'BenchmarkPageVersusAPIServers' -benchtime 2000x -timeout 40m ./internal/app/
 
 # Authorization: each mode in a process of its own, three rounds, the order
 # of the modes rotating.
@@ -40,6 +40,6 @@ modes=(none cluster-wide-warm cluster-wide-cold namespaces-warm)
 for round in 0 1 2; do
   for k in 0 1 2 3; do
     mode=${modes[$(((round + k) % 4))]}
-    run go test -run '^$' -bench "BenchmarkAuthorization/mode=$mode/" -benchtime 1000x -timeout 15m ./pkg/aggregator/
+    run go test -run '^$' -bench "BenchmarkAuthorization/mode=$mode/" -benchtime 1000x -timeout 15m ./internal/app/
   done
 done

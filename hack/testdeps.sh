@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs, with apt, what the tests need beyond Go and the test servers of
 # bin/, where it is missing: Debian's chromium for the browser tests
-# (pkg/aggregator's status page and playground tests), and Node.js with npm
+# (internal/app's status page and playground tests), and Node.js with npm
 # for the tests with real JavaScript clients (internal/playground,
 # pkg/graphql's audits and graphql-ws/graphql-sse clients). What is present
 # is left alone. Without root it uses sudo.

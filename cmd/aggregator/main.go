@@ -12,11 +12,11 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/fleetcache/fleetcache/pkg/aggregator"
+	"github.com/fleetcache/fleetcache/internal/app"
 )
 
 func main() {
-	cfg, err := aggregator.ParseArgs(os.Args[1:], os.Stderr)
+	cfg, err := app.ParseArgs(os.Args[1:], os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)
 	}
@@ -24,7 +24,7 @@ func main() {
 		err = cfg.Validate()
 	}
 	if err == nil {
-		err = aggregator.SetupLogging(cfg.Log)
+		err = app.SetupLogging(cfg.Log)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "aggregator: invalid configuration:", err)
@@ -32,7 +32,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := aggregator.Run(ctx, cfg.Options()); err != nil {
+	if err := app.Run(ctx, cfg.Options()); err != nil {
 		fmt.Fprintln(os.Stderr, "aggregator:", err)
 		os.Exit(1)
 	}

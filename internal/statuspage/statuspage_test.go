@@ -10,7 +10,7 @@ import (
 	"github.com/fleetcache/fleetcache/internal/statuspage"
 )
 
-// The page's behaviour in a browser is tested in pkg/aggregator against
+// The page's behaviour in a browser is tested in internal/app against
 // real clusters; this tests what the handler serves.
 func TestHandler(t *testing.T) {
 	tests := []struct {

@@ -32,7 +32,7 @@ func TestBearerToken(t *testing.T) {
 
 // TestTokenReviewCache checks the caching policy against a fake clientset;
 // the reviews themselves are tested against a real API server in
-// pkg/aggregator.
+// internal/app.
 func TestTokenReviewCache(t *testing.T) {
 	client := fake.NewClientset()
 	reviews := 0

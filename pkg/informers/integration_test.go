@@ -22,8 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
-	"github.com/fleetcache/fleetcache/pkg/aggregator"
 	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
@@ -57,7 +57,7 @@ func testOptions(resources ...string) informers.Options {
 
 func startFleet(t *testing.T, ixOpts index.Options, opts informers.Options, cs ...clusters.Cluster) *fleet {
 	t.Helper()
-	agg, err := aggregator.New(aggregator.Options{Index: ixOpts, Informers: opts})
+	agg, err := app.New(app.Options{Index: ixOpts, Informers: opts})
 	if err != nil {
 		t.Fatal(err)
 	}

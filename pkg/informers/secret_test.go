@@ -16,8 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
-	"github.com/fleetcache/fleetcache/pkg/aggregator"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/informers"
@@ -57,7 +57,7 @@ func TestSecretData(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := testOptions("secrets")
 			opts.CacheSecretData = tc.cacheData
-			agg, err := aggregator.New(aggregator.Options{Informers: opts})
+			agg, err := app.New(app.Options{Informers: opts})
 			if err != nil {
 				t.Fatal(err)
 			}

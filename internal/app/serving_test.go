@@ -1,4 +1,4 @@
-package aggregator_test
+package app_test
 
 import (
 	"context"
@@ -16,9 +16,9 @@ import (
 	"github.com/coder/websocket"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/testcert"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
-	"github.com/fleetcache/fleetcache/pkg/aggregator"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 )
@@ -42,16 +42,16 @@ serving:
   rateLimit: {queriesPerSecond: 2.5, subscriptionBurst: 3}
   cacheSecretData: true
 `)
-	fromFile := aggregator.ServingConfig{
+	fromFile := app.ServingConfig{
 		TLSCertFile: certFile, TLSPrivateKeyFile: keyFile,
 		CORSAllowedOrigins: []string{"https://portal.example.com"},
-		RateLimit:          aggregator.RateLimitConfig{QueriesPerSecond: 2.5, SubscriptionBurst: 3},
+		RateLimit:          app.RateLimitConfig{QueriesPerSecond: 2.5, SubscriptionBurst: 3},
 		CacheSecretData:    true,
 	}
 	tests := []struct {
 		name string
 		args []string
-		want aggregator.ServingConfig
+		want app.ServingConfig
 	}{
 		{name: "file", args: []string{"--config", file}, want: fromFile},
 		{
@@ -61,16 +61,16 @@ serving:
 				"--rate-limit-queries-per-second", "10", "--rate-limit-query-burst", "20",
 				"--rate-limit-subscriptions-per-second", "0.5", "--rate-limit-subscription-burst", "2", "--cache-secret-data",
 			},
-			want: aggregator.ServingConfig{
+			want: app.ServingConfig{
 				TLSCertFile: "/c", TLSPrivateKeyFile: "/k", CORSAllowedOrigins: []string{"https://a.example", "http://localhost:3000"},
-				RateLimit:       aggregator.RateLimitConfig{QueriesPerSecond: 10, QueryBurst: 20, SubscriptionsPerSecond: 0.5, SubscriptionBurst: 2},
+				RateLimit:       app.RateLimitConfig{QueriesPerSecond: 10, QueryBurst: 20, SubscriptionsPerSecond: 0.5, SubscriptionBurst: 2},
 				CacheSecretData: true,
 			},
 		},
 		{
 			name: "flags win over the file",
 			args: []string{"--config", file, "--cors-allowed-origins", "https://b.example", "--cache-secret-data=false", "--rate-limit-queries-per-second", "7"},
-			want: func() aggregator.ServingConfig {
+			want: func() app.ServingConfig {
 				s := fromFile
 				s.CORSAllowedOrigins = []string{"https://b.example"}
 				s.CacheSecretData = false
@@ -81,7 +81,7 @@ serving:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := aggregator.ParseArgs(tt.args, io.Discard)
+			got, err := app.ParseArgs(tt.args, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,7 +92,7 @@ serving:
 	}
 
 	t.Run("options", func(t *testing.T) {
-		c, err := aggregator.ParseArgs([]string{"--config", file}, io.Discard)
+		c, err := app.ParseArgs([]string{"--config", file}, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +108,7 @@ serving:
 			t.Errorf("options (-want +got):\n%s", diff)
 		}
 		if diff := cmp.Diff(graphql.RateLimit{QueriesPerSecond: 4000, QueryBurst: 8000, SubscriptionsPerSecond: 50, SubscriptionBurst: 100},
-			aggregator.Config{}.Options().GraphQL.RateLimit); diff != "" {
+			app.Config{}.Options().GraphQL.RateLimit); diff != "" {
 			t.Errorf("default rate limits (-want +got):\n%s", diff)
 		}
 	})
@@ -120,22 +120,22 @@ func TestServingConfigValidate(t *testing.T) {
 	_, otherKey, _ := selfSigned(t, t.TempDir())
 	tests := []struct {
 		name    string
-		serving aggregator.ServingConfig
+		serving app.ServingConfig
 		want    []string // each error names its field
 	}{
-		{name: "TLS and origins", serving: aggregator.ServingConfig{
+		{name: "TLS and origins", serving: app.ServingConfig{
 			TLSCertFile: certFile, TLSPrivateKeyFile: keyFile,
 			CORSAllowedOrigins: []string{"https://portal.example.com", "http://localhost:3000", "http://[::1]:8080"},
 		}},
-		{name: "cert without key", serving: aggregator.ServingConfig{TLSCertFile: certFile},
+		{name: "cert without key", serving: app.ServingConfig{TLSCertFile: certFile},
 			want: []string{"serving.tlsPrivateKeyFile: must be set with serving.tlsCertFile"}},
-		{name: "key without cert", serving: aggregator.ServingConfig{TLSPrivateKeyFile: keyFile},
+		{name: "key without cert", serving: app.ServingConfig{TLSPrivateKeyFile: keyFile},
 			want: []string{"serving.tlsCertFile: must be set with serving.tlsPrivateKeyFile"}},
-		{name: "missing file", serving: aggregator.ServingConfig{TLSCertFile: filepath.Join(dir, "nope.crt"), TLSPrivateKeyFile: keyFile},
+		{name: "missing file", serving: app.ServingConfig{TLSCertFile: filepath.Join(dir, "nope.crt"), TLSPrivateKeyFile: keyFile},
 			want: []string{"serving.tlsCertFile:", "nope.crt"}},
-		{name: "key of another certificate", serving: aggregator.ServingConfig{TLSCertFile: certFile, TLSPrivateKeyFile: otherKey},
+		{name: "key of another certificate", serving: app.ServingConfig{TLSCertFile: certFile, TLSPrivateKeyFile: otherKey},
 			want: []string{"serving.tlsCertFile:", "private key does not match public key"}},
-		{name: "bad origins", serving: aggregator.ServingConfig{CORSAllowedOrigins: []string{
+		{name: "bad origins", serving: app.ServingConfig{CORSAllowedOrigins: []string{
 			"*", "https://*.example.com", "portal.example.com", "https://portal.example.com/app", "https://Portal.example.com", "ftp://x", "https://",
 		}}, want: []string{
 			"serving.corsAllowedOrigins[0]: \"*\": wildcards are not allowed",
@@ -146,7 +146,7 @@ func TestServingConfigValidate(t *testing.T) {
 			"serving.corsAllowedOrigins[5]:",
 			"serving.corsAllowedOrigins[6]: \"https://\": has no host",
 		}},
-		{name: "negative rates", serving: aggregator.ServingConfig{RateLimit: aggregator.RateLimitConfig{QueriesPerSecond: -1, QueryBurst: -1, SubscriptionsPerSecond: -1, SubscriptionBurst: -1}},
+		{name: "negative rates", serving: app.ServingConfig{RateLimit: app.RateLimitConfig{QueriesPerSecond: -1, QueryBurst: -1, SubscriptionsPerSecond: -1, SubscriptionBurst: -1}},
 			want: []string{
 				"serving.rateLimit.queriesPerSecond: must not be negative", "serving.rateLimit.queryBurst: must not be negative",
 				"serving.rateLimit.subscriptionsPerSecond: must not be negative", "serving.rateLimit.subscriptionBurst: must not be negative",
@@ -154,7 +154,7 @@ func TestServingConfigValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := aggregator.Config{Serving: tt.serving}.Validate()
+			err := app.Config{Serving: tt.serving}.Validate()
 			if len(tt.want) == 0 {
 				if err != nil {
 					t.Fatalf("Validate: %v", err)
@@ -177,7 +177,7 @@ func TestServingConfigValidate(t *testing.T) {
 // origin to the aggregator's handler, and opens WebSockets from both.
 func TestCORS(t *testing.T) {
 	const portal, evil = "https://portal.example.com", "https://evil.example.com"
-	agg, err := aggregator.New(aggregator.Options{CORSAllowedOrigins: []string{portal}})
+	agg, err := app.New(app.Options{CORSAllowedOrigins: []string{portal}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +347,7 @@ func TestRunTLS(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		done <- aggregator.Run(ctx, aggregator.Options{
+		done <- app.Run(ctx, app.Options{
 			Kubeconfigs: []string{kubeconfig},
 			Addr:        addr,
 			TLSCertFile: certFile, TLSPrivateKeyFile: keyFile, TLSReloadInterval: 100 * time.Millisecond,

@@ -1,4 +1,4 @@
-package aggregator
+package app
 
 import (
 	"net/http"

@@ -1,4 +1,4 @@
-package aggregator_test
+package app_test
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
-	"github.com/fleetcache/fleetcache/pkg/aggregator"
 )
 
 // chromiumPath finds Debian's chromium. Its absence fails the test: make
@@ -225,7 +225,7 @@ func enterToken(t *testing.T, ctx context.Context, tok string) {
 func TestStatusPageWithAuthentication(t *testing.T) {
 	ctx, problems := browser(t)
 	opts := probeOptions()
-	opts.Auth = aggregator.AuthOptions{Authn: aggregator.AuthnTokenReview, AuthnConfig: env.Cluster("c1").AdminConfig()}
+	opts.Auth = app.AuthOptions{Authn: app.AuthnTokenReview, AuthnConfig: env.Cluster("c1").AdminConfig()}
 	_, url := serveClusters(t, opts, "c1")
 
 	if err := chromedp.Do(ctx, chromedp.Navigate(url+"/")); err != nil {

@@ -1,4 +1,4 @@
-package aggregator_test
+package app_test
 
 import (
 	"os"
@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"sigs.k8s.io/yaml"
 
-	"github.com/fleetcache/fleetcache/pkg/aggregator"
+	"github.com/fleetcache/fleetcache/internal/app"
 )
 
 // fieldError is how Validate names a field: its path in the file, then a
@@ -61,7 +61,7 @@ func FuzzLoadConfig(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		c, err := aggregator.LoadConfig(path)
+		c, err := app.LoadConfig(path)
 		if err != nil {
 			if !strings.Contains(err.Error(), path) {
 				t.Fatalf("error does not name the file: %v", err)
@@ -89,7 +89,7 @@ func FuzzLoadConfig(f *testing.F) {
 		if err := os.WriteFile(path, out, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		again, err := aggregator.LoadConfig(path)
+		again, err := app.LoadConfig(path)
 		if err != nil {
 			t.Fatalf("%q loads, but its YAML form\n%s\ndoes not: %v", data, out, err)
 		}

@@ -1,4 +1,4 @@
-package aggregator_test
+package app_test
 
 import (
 	"bytes"
@@ -12,8 +12,8 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 
+	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
-	"github.com/fleetcache/fleetcache/pkg/aggregator"
 	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 )
@@ -49,16 +49,16 @@ func BenchmarkAuthorization(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	tokenReview := aggregator.AuthOptions{Authn: aggregator.AuthnTokenReview, AuthnConfig: env.Cluster("c1").AdminConfig()}
+	tokenReview := app.AuthOptions{Authn: app.AuthnTokenReview, AuthnConfig: env.Cluster("c1").AdminConfig()}
 	cold := tokenReview
 	cold.AuthnCacheTTL, cold.AuthzCacheTTL = time.Nanosecond, time.Nanosecond
 	for _, mode := range []struct {
 		name  string
-		auth  aggregator.AuthOptions
+		auth  app.AuthOptions
 		user  string
 		grant func(b *testing.B)
 	}{
-		{"none", aggregator.AuthOptions{}, "", nil},
+		{"none", app.AuthOptions{}, "", nil},
 		{"cluster-wide-warm", tokenReview, "bob", func(b *testing.B) { grantAuthzBench(b, "bob", []string{""}, pods) }},
 		{"cluster-wide-cold", cold, "bob", func(b *testing.B) { grantAuthzBench(b, "bob", []string{""}, pods) }},
 		{"namespaces-warm", tokenReview, "carol", func(b *testing.B) {
@@ -73,9 +73,9 @@ func BenchmarkAuthorization(b *testing.B) {
 			if mode.grant != nil {
 				mode.grant(b)
 			}
-			opts := aggregator.Options{Auth: mode.auth, Informers: informers.Options{Resources: []string{"nodes"}}}
-			var agg *aggregator.Aggregator
-			c := serve(b, opts, func(a *aggregator.Aggregator) {
+			opts := app.Options{Auth: mode.auth, Informers: informers.Options{Resources: []string{"nodes"}}}
+			var agg *app.Aggregator
+			c := serve(b, opts, func(a *app.Aggregator) {
 				agg = a
 				fill(a.Index, 3, size)
 			})

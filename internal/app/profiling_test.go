@@ -1,4 +1,4 @@
-package aggregator_test
+package app_test
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	rbacv1 "k8s.io/api/rbac/v1"
 
-	"github.com/fleetcache/fleetcache/pkg/aggregator"
+	"github.com/fleetcache/fleetcache/internal/app"
 )
 
 // getPprof fetches path of the aggregator at addr with a bearer token ("":
@@ -75,7 +75,7 @@ func TestProfiling(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			addr := startRun(t, aggregator.Options{Kubeconfigs: []string{kubeconfig}, Addr: net.JoinHostPort(tc.host, port), Profiling: tc.profiling})
+			addr := startRun(t, app.Options{Kubeconfigs: []string{kubeconfig}, Addr: net.JoinHostPort(tc.host, port), Profiling: tc.profiling})
 			local := net.JoinHostPort("127.0.0.1", port)
 			status, body := getPprof(t, local, "/debug/pprof/", "")
 			if !tc.served {
@@ -110,8 +110,8 @@ func TestProfilingOperatorsOnly(t *testing.T) {
 	if err := env.WriteKubeconfig(kubeconfig, "admin", c1); err != nil {
 		t.Fatal(err)
 	}
-	addr := startRun(t, aggregator.Options{Kubeconfigs: []string{kubeconfig},
-		Auth: aggregator.AuthOptions{Authn: aggregator.AuthnTokenReview, AuthnConfig: c1.AdminConfig()}})
+	addr := startRun(t, app.Options{Kubeconfigs: []string{kubeconfig},
+		Auth: app.AuthOptions{Authn: app.AuthnTokenReview, AuthnConfig: c1.AdminConfig()}})
 	tok := func(user string) string { return c1.UserConfig(user).BearerToken }
 	got := map[string]int{}
 	for who, token := range map[string]string{"no token": "", "a rejected token": "not-a-token", "alice": tok("alice"), "carol": tok("carol"), "admin": tok("admin")} {

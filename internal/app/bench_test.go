@@ -1,4 +1,4 @@
-package aggregator_test
+package app_test
 
 import (
 	"bytes"
@@ -20,8 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
-	"github.com/fleetcache/fleetcache/pkg/aggregator"
 	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
@@ -98,8 +98,8 @@ func (c graphqlClient) do(tb testing.TB, query string, vars map[string]any) []by
 	return out
 }
 
-func serve(tb testing.TB, opts aggregator.Options, setup func(*aggregator.Aggregator)) graphqlClient {
-	agg, err := aggregator.New(opts)
+func serve(tb testing.TB, opts app.Options, setup func(*app.Aggregator)) graphqlClient {
+	agg, err := app.New(opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func measure(b *testing.B, op func()) {
 func BenchmarkGraphQL(b *testing.B) {
 	for _, size := range []int{100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("objects=%d", size), func(b *testing.B) {
-			c := serve(b, aggregator.Options{}, func(a *aggregator.Aggregator) { fill(a.Index, 10, size) })
+			c := serve(b, app.Options{}, func(a *app.Aggregator) { fill(a.Index, 10, size) })
 			queries := []struct {
 				name  string
 				query string
@@ -185,8 +185,8 @@ func BenchmarkPageVersusAPIServers(b *testing.B) {
 			}
 			wg.Wait()
 			b.Run("fleetcache", func(b *testing.B) {
-				opts := aggregator.Options{Informers: informers.Options{Resources: []string{"configmaps"}}}
-				c := serve(b, opts, func(a *aggregator.Aggregator) {
+				opts := app.Options{Informers: informers.Options{Resources: []string{"configmaps"}}}
+				c := serve(b, opts, func(a *app.Aggregator) {
 					var cs []clusters.Cluster
 					for _, tc := range env.Clusters() {
 						cs = append(cs, clusters.Cluster{Name: tc.Name(), Config: tc.AdminConfig()})
@@ -236,7 +236,7 @@ func listFromAPIServers(b *testing.B, ns, sel string) []string {
 	return names[:min(50, len(names))]
 }
 
-func startSynced(b *testing.B, a *aggregator.Aggregator, cs []clusters.Cluster) {
+func startSynced(b *testing.B, a *app.Aggregator, cs []clusters.Cluster) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- a.Registry.Start(ctx) }()

@@ -1,4 +1,4 @@
-package aggregator_test
+package app_test
 
 import (
 	"bytes"
@@ -20,8 +20,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
-	"github.com/fleetcache/fleetcache/pkg/aggregator"
 	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 )
@@ -110,7 +110,7 @@ func writeContext(t *testing.T, path, name string, cfg *rest.Config) {
 
 // startRun runs the aggregator with opts until the test ends, on a free
 // port of 127.0.0.1 unless opts.Addr is set.
-func startRun(t *testing.T, opts aggregator.Options) string {
+func startRun(t *testing.T, opts app.Options) string {
 	t.Helper()
 	if opts.Addr == "" {
 		opts.Addr = freeAddr(t)
@@ -120,7 +120,7 @@ func startRun(t *testing.T, opts aggregator.Options) string {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- aggregator.Run(ctx, opts) }()
+	go func() { done <- app.Run(ctx, opts) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -149,7 +149,7 @@ func TestKubeconfigDirLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	addr := startRun(t, aggregator.Options{KubeconfigDir: dir, DirInterval: 100 * time.Millisecond})
+	addr := startRun(t, app.Options{KubeconfigDir: dir, DirInterval: 100 * time.Millisecond})
 	file := filepath.Join(dir, "member")
 
 	writeContext(t, file, "member", c2.AdminConfig())
@@ -225,7 +225,7 @@ func TestClusterSecretsLive(t *testing.T) {
 		return map[string]string{"server": cfg.Host, "ca.crt": string(cfg.CAData), "token": cfg.BearerToken}
 	}
 
-	addr := startRun(t, aggregator.Options{ClusterSecretsNamespace: ns, ClusterSecretsKubeconfig: home})
+	addr := startRun(t, app.Options{ClusterSecretsNamespace: ns, ClusterSecretsKubeconfig: home})
 
 	put("east", serverToken(c2, "admin"), true)
 	put("unlabelled", serverToken(c3, "admin"), false)
@@ -289,7 +289,7 @@ func TestClusterSecretsLive(t *testing.T) {
 // TestRunSecretsKubeconfigMissing fails fast when the cluster holding the
 // Secrets cannot be reached from the configuration.
 func TestRunSecretsKubeconfigMissing(t *testing.T) {
-	err := aggregator.Run(t.Context(), aggregator.Options{
+	err := app.Run(t.Context(), app.Options{
 		Addr: freeAddr(t), ClusterSecretsNamespace: "x", ClusterSecretsKubeconfig: "/nonexistent/home",
 		Informers: informers.Options{Resources: []string{"namespaces"}},
 	})
@@ -310,7 +310,7 @@ func TestRunDefaultKubeconfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("KUBECONFIG", a+string(filepath.ListSeparator)+b)
-	addr := startRun(t, aggregator.Options{})
+	addr := startRun(t, app.Options{})
 	for _, name := range []string{"c1", "c2", "c3"} {
 		waitCluster(t, addr, name, "every context of $KUBECONFIG", status("SYNCED"))
 	}

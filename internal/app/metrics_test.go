@@ -1,4 +1,4 @@
-package aggregator_test
+package app_test
 
 import (
 	"context"
@@ -17,8 +17,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
-	"github.com/fleetcache/fleetcache/pkg/aggregator"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 )
 
@@ -41,7 +41,7 @@ func TestMetrics(t *testing.T) {
 	deleteAll()
 	t.Cleanup(deleteAll)
 
-	_, url := serveClusters(t, aggregator.Options{Informers: informers.Options{Resources: []string{"podtemplates"}}}, "c2")
+	_, url := serveClusters(t, app.Options{Informers: informers.Options{Resources: []string{"podtemplates"}}}, "c2")
 
 	names := []string{"fleetcache_cluster_status", "fleetcache_cached_objects", "fleetcache_events_total"}
 	expect := func(what string, objects, added, deleted int) {

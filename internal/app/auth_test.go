@@ -1,4 +1,4 @@
-package aggregator_test
+package app_test
 
 import (
 	"bytes"
@@ -25,8 +25,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
-	"github.com/fleetcache/fleetcache/pkg/aggregator"
 	"github.com/fleetcache/fleetcache/pkg/authz"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 )
@@ -56,7 +56,7 @@ func startAuthFixture(t *testing.T) *authFixture {
 
 // startAuthFixtureWith is startAuthFixture with edit applied to the
 // aggregator's AuthOptions.
-func startAuthFixtureWith(t *testing.T, edit func(*aggregator.AuthOptions)) *authFixture {
+func startAuthFixtureWith(t *testing.T, edit func(*app.AuthOptions)) *authFixture {
 	t.Helper()
 	f := &authFixture{kube: map[string]kubernetes.Interface{}, dyn: map[string]dynamic.Interface{}, removed: map[obj]bool{}, top: t}
 	ctx := t.Context()
@@ -96,15 +96,15 @@ func startAuthFixtureWith(t *testing.T, edit func(*aggregator.AuthOptions)) *aut
 	if err := env.WriteKubeconfig(kubeconfig, "admin"); err != nil {
 		t.Fatal(err)
 	}
-	auth := aggregator.AuthOptions{
-		Authn:         aggregator.AuthnTokenReview,
+	auth := app.AuthOptions{
+		Authn:         app.AuthnTokenReview,
 		AuthnConfig:   env.Cluster("c1").AdminConfig(),
 		AuthzCacheTTL: authzTTL, // revocation shows within it
 	}
 	if edit != nil {
 		edit(&auth)
 	}
-	f.addr = startRun(t, aggregator.Options{
+	f.addr = startRun(t, app.Options{
 		Kubeconfigs: []string{kubeconfig},
 		Informers:   informers.Options{Resources: []string{"namespaces", "configmaps", "pods"}},
 		Auth:        auth,
@@ -669,8 +669,8 @@ func TestAuthorizationUnreachableMember(t *testing.T) {
 // TestAuthorizationPolicy decides by the rules of the configuration, not by
 // the member clusters: alice gets what the rules give, whatever her RBAC.
 func TestAuthorizationPolicy(t *testing.T) {
-	f := startAuthFixtureWith(t, func(a *aggregator.AuthOptions) {
-		a.Authz = aggregator.AuthzPolicy
+	f := startAuthFixtureWith(t, func(a *app.AuthOptions) {
+		a.Authz = app.AuthzPolicy
 		a.PolicyRules = []authz.Rule{
 			{Users: []string{"alice"}, Clusters: []string{"c3"}, Namespaces: []string{nsB}, Resources: []string{"pods"}},
 			{Groups: []string{"system:masters"}},

@@ -1,4 +1,4 @@
-package aggregator_test
+package app_test
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/fleetcache/fleetcache/pkg/aggregator"
+	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
 )
 
@@ -41,28 +41,28 @@ limits:
   eventRetention: 5000
 log: {level: 2, format: json}
 `)
-	fromFile := aggregator.Config{
+	fromFile := app.Config{
 		Kubeconfigs:    []string{"/etc/a", "/etc/b"},
 		Contexts:       []string{"one"},
 		Resources:      []string{"pods", "configmaps"},
 		Addr:           "0.0.0.0:9000",
 		WatchTimeout:   metav1.Duration{Duration: 4 * time.Minute},
-		ClusterSecrets: aggregator.ClusterSecretsConfig{Namespace: "fleet"},
-		Readyz:         aggregator.ReadyzConfig{Exclude: []string{"slow"}},
-		Limits:         aggregator.LimitsConfig{MaxPageSize: 500, RequestTimeout: metav1.Duration{Duration: 3 * time.Second}, EventRetention: 5000},
-		Log:            aggregator.LogConfig{Level: 2, Format: "json"},
+		ClusterSecrets: app.ClusterSecretsConfig{Namespace: "fleet"},
+		Readyz:         app.ReadyzConfig{Exclude: []string{"slow"}},
+		Limits:         app.LimitsConfig{MaxPageSize: 500, RequestTimeout: metav1.Duration{Duration: 3 * time.Second}, EventRetention: 5000},
+		Log:            app.LogConfig{Level: 2, Format: "json"},
 	}
 	tests := []struct {
 		name string
 		args []string
-		want func(c *aggregator.Config)
+		want func(c *app.Config)
 	}{
 		{name: "no flags, no file", args: nil},
-		{name: "file only", args: []string{"--config", file}, want: func(c *aggregator.Config) { *c = fromFile }},
+		{name: "file only", args: []string{"--config", file}, want: func(c *app.Config) { *c = fromFile }},
 		{
 			name: "flags win, lists replaced then extended",
 			args: []string{"--config=" + file, "--kubeconfig", "/x", "--kubeconfig=/y,z", "--resources", "nodes", "--max-page-size", "50", "--request-timeout", "1m", "--v", "4", "--addr", "127.0.0.1:1", "--watch-timeout", "50s"},
-			want: func(c *aggregator.Config) {
+			want: func(c *app.Config) {
 				*c = fromFile
 				c.Kubeconfigs = []string{"/x", "/y,z"}
 				c.Resources = []string{"nodes"}
@@ -76,7 +76,7 @@ log: {level: 2, format: json}
 		{
 			name: "flags without a file",
 			args: []string{"--contexts", "a, b", "--kubeconfig-dir", "/d", "--cluster-secrets-namespace", "ns", "--readyz-exclude", "c1", "--log-format", "json", "--max-body-bytes", "2048"},
-			want: func(c *aggregator.Config) {
+			want: func(c *app.Config) {
 				c.Contexts = []string{"a", "b"}
 				c.KubeconfigDir = "/d"
 				c.ClusterSecrets.Namespace = "ns"
@@ -88,11 +88,11 @@ log: {level: 2, format: json}
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := aggregator.ParseArgs(tt.args, io.Discard)
+			got, err := app.ParseArgs(tt.args, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var want aggregator.Config
+			var want app.Config
 			if tt.want != nil {
 				tt.want(&want)
 			}
@@ -121,13 +121,13 @@ func TestParseArgsErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := aggregator.ParseArgs(tt.args, io.Discard)
+			_, err := app.ParseArgs(tt.args, io.Discard)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("ParseArgs error %v, want one containing %q", err, tt.want)
 			}
 		})
 	}
-	if _, err := aggregator.ParseArgs([]string{"-h"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
+	if _, err := app.ParseArgs([]string{"-h"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-h: %v, want flag.ErrHelp", err)
 	}
 }
@@ -136,36 +136,36 @@ func TestConfigValidate(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
 		name   string
-		config aggregator.Config
+		config app.Config
 		want   []string // each error names its field
 	}{
-		{name: "zero is valid", config: aggregator.Config{}},
-		{name: "full and valid", config: aggregator.Config{
+		{name: "zero is valid", config: app.Config{}},
+		{name: "full and valid", config: app.Config{
 			Kubeconfigs: []string{"/k"}, Contexts: []string{"a"}, KubeconfigDir: dir, Resources: []string{"pods", "deployments.apps"},
-			ClusterSecrets: aggregator.ClusterSecretsConfig{Namespace: "fleet", Kubeconfig: "/home"}, Addr: ":8080",
-			Limits: aggregator.LimitsConfig{DefaultPageSize: 10, MaxPageSize: 20}, Log: aggregator.LogConfig{Level: 3, Format: "text"},
+			ClusterSecrets: app.ClusterSecretsConfig{Namespace: "fleet", Kubeconfig: "/home"}, Addr: ":8080",
+			Limits: app.LimitsConfig{DefaultPageSize: 10, MaxPageSize: 20}, Log: app.LogConfig{Level: 3, Format: "text"},
 		}},
-		{name: "everything wrong", config: aggregator.Config{
+		{name: "everything wrong", config: app.Config{
 			Kubeconfigs:    []string{""},
 			KubeconfigDir:  filepath.Join(dir, "missing"),
-			ClusterSecrets: aggregator.ClusterSecretsConfig{Namespace: "Not_A_Namespace"},
+			ClusterSecrets: app.ClusterSecretsConfig{Namespace: "Not_A_Namespace"},
 			Resources:      []string{"Pods!"},
 			Addr:           "localhost",
 			WatchTimeout:   metav1.Duration{Duration: 500 * time.Millisecond},
-			Limits: aggregator.LimitsConfig{
+			Limits: app.LimitsConfig{
 				MaxDepth: -1, RequestTimeout: metav1.Duration{Duration: -time.Second},
 				DefaultPageSize: 100, MaxPageSize: 10,
 			},
-			Log: aggregator.LogConfig{Level: -1, Format: "xml"},
+			Log: app.LogConfig{Level: -1, Format: "xml"},
 		}, want: []string{
 			"kubeconfigs[0]: empty path", "kubeconfigDir:", "clusterSecrets.namespace:", "resources:", "addr:", "watchTimeout: 500ms: must be at least 1s",
 			"limits.maxDepth: must not be negative", "limits.requestTimeout: must not be negative",
 			"limits.defaultPageSize: 100 is above limits.maxPageSize 10", "log.level:", `log.format: must be text or json, not "xml"`,
 		}},
-		{name: "dir is a file", config: aggregator.Config{KubeconfigDir: writeConfig(t, "")}, want: []string{"kubeconfigDir:", "is not a directory"}},
-		{name: "secrets kubeconfig alone", config: aggregator.Config{ClusterSecrets: aggregator.ClusterSecretsConfig{Kubeconfig: "/k"}}, want: []string{"clusterSecrets.kubeconfig: set without clusterSecrets.namespace"}},
-		{name: "contexts without files", config: aggregator.Config{KubeconfigDir: dir, Contexts: []string{"a"}}, want: []string{"contexts: applies to kubeconfigs"}},
-		{name: "bad port", config: aggregator.Config{Addr: "127.0.0.1:http"}, want: []string{`addr: bad port "http"`}},
+		{name: "dir is a file", config: app.Config{KubeconfigDir: writeConfig(t, "")}, want: []string{"kubeconfigDir:", "is not a directory"}},
+		{name: "secrets kubeconfig alone", config: app.Config{ClusterSecrets: app.ClusterSecretsConfig{Kubeconfig: "/k"}}, want: []string{"clusterSecrets.kubeconfig: set without clusterSecrets.namespace"}},
+		{name: "contexts without files", config: app.Config{KubeconfigDir: dir, Contexts: []string{"a"}}, want: []string{"contexts: applies to kubeconfigs"}},
+		{name: "bad port", config: app.Config{Addr: "127.0.0.1:http"}, want: []string{`addr: bad port "http"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -207,7 +207,7 @@ func TestConfigRateLimits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := aggregator.ParseArgs(tt.args, io.Discard)
+			c, err := app.ParseArgs(tt.args, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -219,7 +219,7 @@ func TestConfigRateLimits(t *testing.T) {
 	}
 	// The main user: one identity at 2,000 queries a second, which may
 	// also send a second's worth at once.
-	if l := (aggregator.Config{}).Options().GraphQL.RateLimit; l.QueriesPerSecond < 2000 || l.QueryBurst < 2000 {
+	if l := (app.Config{}).Options().GraphQL.RateLimit; l.QueriesPerSecond < 2000 || l.QueryBurst < 2000 {
 		t.Errorf("default query limit %v/s in bursts of %d throttles a user at 2,000 queries/s", l.QueriesPerSecond, l.QueryBurst)
 	}
 }
@@ -240,7 +240,7 @@ func TestConfigCostLimits(t *testing.T) {
 		{name: "flags win", args: []string{"--config", file, "--max-cost", "500", "--max-response-bytes", "4096"}, cost: 500, respBytes: 4096},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := aggregator.ParseArgs(tt.args, io.Discard)
+			c, err := app.ParseArgs(tt.args, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -253,7 +253,7 @@ func TestConfigCostLimits(t *testing.T) {
 			}
 		})
 	}
-	err := aggregator.Config{Limits: aggregator.LimitsConfig{MaxCost: -1, MaxResponseBytes: -1}}.Validate()
+	err := app.Config{Limits: app.LimitsConfig{MaxCost: -1, MaxResponseBytes: -1}}.Validate()
 	for _, want := range []string{"limits.maxCost: must not be negative", "limits.maxResponseBytes: must not be negative"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate: %v, want %q", err, want)
@@ -278,7 +278,7 @@ func TestConfigProfiling(t *testing.T) {
 		{name: "flag wins", args: []string{"--config", file, "--profiling=false"}, want: &off},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := aggregator.ParseArgs(tt.args, io.Discard)
+			c, err := app.ParseArgs(tt.args, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -291,7 +291,7 @@ func TestConfigProfiling(t *testing.T) {
 
 // TestConfigWatchTimeout checks that watchTimeout reaches the informers.
 func TestConfigWatchTimeout(t *testing.T) {
-	c, err := aggregator.ParseArgs([]string{"--watch-timeout", "4m"}, io.Discard)
+	c, err := app.ParseArgs([]string{"--watch-timeout", "4m"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package aggregator_test
+package app_test
 
 import (
 	"context"
@@ -12,16 +12,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
-	"github.com/fleetcache/fleetcache/pkg/aggregator"
 	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 )
 
 // probeOptions probe often, so that tests see outages within seconds.
-func probeOptions() aggregator.Options {
-	return aggregator.Options{Informers: informers.Options{
+func probeOptions() app.Options {
+	return app.Options{Informers: informers.Options{
 		Resources:      []string{"namespaces", "configmaps"},
 		DiscoveryRetry: 300 * time.Millisecond,
 		SyncTimeout:    time.Minute,
@@ -33,9 +33,9 @@ func probeOptions() aggregator.Options {
 // serveClusters starts an aggregator on the named test clusters and serves its
 // handler on 127.0.0.1; it returns the server's base URL. Everything stops
 // when the test ends.
-func serveClusters(t *testing.T, opts aggregator.Options, names ...string) (*aggregator.Aggregator, string) {
+func serveClusters(t *testing.T, opts app.Options, names ...string) (*app.Aggregator, string) {
 	t.Helper()
-	agg, err := aggregator.New(opts)
+	agg, err := app.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func getBody(t *testing.T, url string) (int, string) {
 func TestReadyz(t *testing.T) {
 	c2 := stopAPIServer(t, "c2")
 	agg, url := serveClusters(t, probeOptions(), "c1", "c2")
-	_, urlExcluding := serveClusters(t, func() aggregator.Options {
+	_, urlExcluding := serveClusters(t, func() app.Options {
 		o := probeOptions()
 		o.Readyz = health.ReadyzOptions{Exclude: []string{"c2"}}
 		return o

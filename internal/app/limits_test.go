@@ -1,4 +1,4 @@
-package aggregator_test
+package app_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/fleetcache/fleetcache/pkg/aggregator"
+	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
 )
 
@@ -125,9 +125,9 @@ func wsOperation(t *testing.T, addr, token, query string) []string {
 
 // startAuthenticated runs an aggregator over c1 with the options of the
 // command line args, authenticating by c1.
-func startAuthenticated(t *testing.T, args ...string) (string, aggregator.Options) {
+func startAuthenticated(t *testing.T, args ...string) (string, app.Options) {
 	t.Helper()
-	cfg, err := aggregator.ParseArgs(args, io.Discard)
+	cfg, err := app.ParseArgs(args, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func startAuthenticated(t *testing.T, args ...string) (string, aggregator.Option
 		t.Fatal(err)
 	}
 	opts.Kubeconfigs = []string{kubeconfig}
-	if opts.Auth.Authn == aggregator.AuthnTokenReview {
+	if opts.Auth.Authn == app.AuthnTokenReview {
 		opts.Auth.AuthnConfig = env.Cluster("c1").AdminConfig()
 	}
 	return startRun(t, opts), opts
@@ -209,11 +209,11 @@ func TestRateLimitPerUserThroughAggregator(t *testing.T) {
 	})
 
 	t.Run("without authentication, no limit unless configured", func(t *testing.T) {
-		cfg, err := aggregator.ParseArgs([]string{"--authn=none"}, io.Discard)
+		cfg, err := app.ParseArgs([]string{"--authn=none"}, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
-		agg, err := aggregator.New(cfg.Options())
+		agg, err := app.New(cfg.Options())
 		if err != nil {
 			t.Fatal(err)
 		}

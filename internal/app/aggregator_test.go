@@ -1,4 +1,4 @@
-package aggregator_test
+package app_test
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
-	"github.com/fleetcache/fleetcache/pkg/aggregator"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 )
 
@@ -30,7 +30,7 @@ func TestRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		done <- aggregator.Run(ctx, aggregator.Options{
+		done <- app.Run(ctx, app.Options{
 			Kubeconfigs: []string{kubeconfig},
 			Contexts:    []string{"c1", "c3"},
 			Addr:        addr,
@@ -86,12 +86,12 @@ func TestRun(t *testing.T) {
 func TestRunBadKubeconfig(t *testing.T) {
 	tests := []struct {
 		name     string
-		opts     aggregator.Options
+		opts     app.Options
 		wantErrs []string
 	}{
-		{name: "missing file", opts: aggregator.Options{Kubeconfigs: []string{"/nonexistent/kubeconfig"}}, wantErrs: []string{"/nonexistent/kubeconfig"}},
-		{name: "unknown context", opts: aggregator.Options{Contexts: []string{"nope"}}, wantErrs: []string{"nope"}},
-		{name: "bad resource type", opts: aggregator.Options{Informers: informers.Options{Resources: []string{"Pods!"}}}, wantErrs: []string{"Pods!"}},
+		{name: "missing file", opts: app.Options{Kubeconfigs: []string{"/nonexistent/kubeconfig"}}, wantErrs: []string{"/nonexistent/kubeconfig"}},
+		{name: "unknown context", opts: app.Options{Contexts: []string{"nope"}}, wantErrs: []string{"nope"}},
+		{name: "bad resource type", opts: app.Options{Informers: informers.Options{Resources: []string{"Pods!"}}}, wantErrs: []string{"Pods!"}},
 	}
 	kubeconfig := filepath.Join(t.TempDir(), "config")
 	if err := env.WriteKubeconfig(kubeconfig, "admin"); err != nil {
@@ -103,7 +103,7 @@ func TestRunBadKubeconfig(t *testing.T) {
 				tt.opts.Kubeconfigs = []string{kubeconfig}
 			}
 			tt.opts.Addr = freeAddr(t)
-			err := aggregator.Run(t.Context(), tt.opts)
+			err := app.Run(t.Context(), tt.opts)
 			if err == nil {
 				t.Fatal("Run succeeded")
 			}

@@ -1,4 +1,4 @@
-package aggregator_test
+package app_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
-	"github.com/fleetcache/fleetcache/pkg/aggregator"
 )
 
 // playgroundState is what the playground shows, read as the user sees it.
@@ -105,7 +105,7 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	t.Run("with authentication", func(t *testing.T) {
 		ctx, problems := browser(t)
 		opts := probeOptions()
-		opts.Auth = aggregator.AuthOptions{Authn: aggregator.AuthnTokenReview, AuthnConfig: env.Cluster("c1").AdminConfig()}
+		opts.Auth = app.AuthOptions{Authn: app.AuthnTokenReview, AuthnConfig: env.Cluster("c1").AdminConfig()}
 		_, url := serveClusters(t, opts, "c1")
 		if err := chromedp.Do(ctx, chromedp.Navigate(url+"/graphql")); err != nil {
 			t.Fatalf("open the playground: %v", err)
