@@ -1,14 +1,13 @@
-package graphql_test
+package graphql
 
 import (
 	"testing"
 
-	"github.com/fleetcache/fleetcache/internal/testcluster"
+	"go.uber.org/goleak"
 )
 
-// env is three real clusters (c1, c2, c3) shared by the real-server tests.
-// testcluster.Main also checks, after the tests, that no goroutine leaked;
-// the package's unit tests run under it too.
-var env *testcluster.Env
-
-func TestMain(m *testing.M) { testcluster.Main(m, testcluster.Options{Clusters: 3}, &env) }
+// TestMain checks that no goroutine outlives the tests: servers,
+// subscriptions and hubs must stop with their contexts. The tests of this
+// package need no API server; the GraphQL API's tests on real clusters are
+// in internal/e2e/api.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

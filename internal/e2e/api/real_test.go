@@ -1,4 +1,4 @@
-package graphql_test
+package api_test
 
 import (
 	"bytes"
@@ -24,8 +24,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
-	"github.com/fleetcache/fleetcache/pkg/aggregator"
 	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 )
@@ -46,7 +46,7 @@ var cached = []struct {
 // fleet is the aggregator over the three test clusters, with its HTTP
 // handler (GraphQL at /graphql) served on 127.0.0.1.
 type fleet struct {
-	*aggregator.Aggregator
+	*app.Aggregator
 	url string
 	// stop stops the aggregator and the HTTP server; it also runs when the
 	// test ends.
@@ -65,9 +65,9 @@ func testInformers(resources ...string) informers.Options {
 }
 
 // newFleet starts an aggregator with opts over the three test clusters.
-func newFleet(t *testing.T, opts aggregator.Options) *fleet {
+func newFleet(t *testing.T, opts app.Options) *fleet {
 	t.Helper()
-	agg, err := aggregator.New(opts)
+	agg, err := app.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func newFleet(t *testing.T, opts aggregator.Options) *fleet {
 
 func startFleet(t *testing.T, resources ...string) *fleet {
 	t.Helper()
-	return newFleet(t, aggregator.Options{Informers: testInformers(resources...)})
+	return newFleet(t, app.Options{Informers: testInformers(resources...)})
 }
 
 // gqlError is an error of a GraphQL response.

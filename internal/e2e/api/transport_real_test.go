@@ -1,4 +1,4 @@
-package graphql_test
+package api_test
 
 import (
 	"bufio"
@@ -21,9 +21,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/nodetest"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
-	"github.com/fleetcache/fleetcache/pkg/aggregator"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
 )
 
@@ -34,7 +34,7 @@ var streamingPackages = []string{"graphql-ws@6.4.2", "ws@8.23.0", "graphql-sse@2
 // startLiveFleet is startFleet with GraphQL options of its own.
 func startLiveFleet(t *testing.T, opts graphql.Options, resources ...string) *fleet {
 	t.Helper()
-	return newFleet(t, aggregator.Options{Informers: testInformers(resources...), GraphQL: opts})
+	return newFleet(t, app.Options{Informers: testInformers(resources...), GraphQL: opts})
 }
 
 // nodeClient is a node process running testdata/ws_client.js or

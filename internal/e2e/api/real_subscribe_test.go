@@ -1,4 +1,4 @@
-package graphql_test
+package api_test
 
 import (
 	"context"
@@ -17,8 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
-	"github.com/fleetcache/fleetcache/pkg/aggregator"
 	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
 	"github.com/fleetcache/fleetcache/pkg/health"
@@ -36,7 +36,7 @@ type subFleet struct {
 // it stops when the test ends, or earlier with stop.
 func startSubFleet(t *testing.T, ixOpts index.Options, opts graphql.Options) *subFleet {
 	t.Helper()
-	f := newFleet(t, aggregator.Options{Index: ixOpts, Informers: testInformers("configmaps"), GraphQL: opts})
+	f := newFleet(t, app.Options{Index: ixOpts, Informers: testInformers("configmaps"), GraphQL: opts})
 	agg := f.Aggregator
 	sf := &subFleet{fleet: f, api: agg.API}
 	testcluster.Eventually(t, 90*time.Second, "every cluster SYNCED", func() (bool, string) {
@@ -178,7 +178,7 @@ func (f *subFleet) drain(t *testing.T, sub *graphql.Subscription) []realEvent {
 			out = append(out, e)
 			continue
 		}
-		if _, r, err := graphql.CursorRevision(e.HeartbeatCursor); err != nil {
+		if r, err := cursorRevision(e.HeartbeatCursor); err != nil {
 			t.Fatal(err)
 		} else if r >= target {
 			return out

@@ -1,0 +1,20 @@
+// Package api holds the GraphQL API's end-to-end tests on real API servers;
+// it has no code of its own.
+//
+// Its TestMain starts the test bed of internal/testcluster, three
+// kube-apiservers (c1, c2, c3) on one etcd, from the binaries in bin/ (make
+// testbin). Each test runs the application (internal/app) over them and
+// checks, through its HTTP handler and the Go API of pkg/graphql:
+//
+//   - real_test.go: queries, their filters and paging, during churn and with
+//     a cluster down (stale answers);
+//   - real_subscribe_test.go: resourceEvents subscriptions, across an outage
+//     and an etcd compaction, list-then-follow, expired cursors and slow
+//     consumers;
+//   - transport_real_test.go and ratelimit_real_test.go: the WebSocket and
+//     SSE transports with the real graphql-ws and graphql-sse npm clients
+//     (testdata/ws_client.js, testdata/sse_client.js; internal/nodetest
+//     installs them), and subscription rate limits as those clients see them.
+//
+// The unit tests of pkg/graphql need no server and stay there.
+package api
