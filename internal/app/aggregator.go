@@ -28,8 +28,26 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/informers"
 )
 
+// Defaults of Options, filled in by Run.
+const (
+	// DefaultAddr is Options.Addr when unset: loopback only.
+	DefaultAddr = "127.0.0.1:8080"
+	// DefaultShutdownTimeout is Options.ShutdownTimeout when unset, inside
+	// the 10s a Kubernetes pod is commonly given.
+	DefaultShutdownTimeout = 8 * time.Second
+	// DefaultTLSReloadInterval is Options.TLSReloadInterval when unset.
+	DefaultTLSReloadInterval = 10 * time.Second
+)
+
 // Options configure the aggregator. Config.Options builds them from the
-// configuration file and flags.
+// configuration file and flags. Each field's comment states its default,
+// used when the field is zero; the packages' own Options (Index, Informers,
+// GraphQL, and those that Auth builds) fill in theirs.
+//
+// Two defaults differ from the command's, as they do in the Go API of pkg/:
+// a zero Auth means no authentication, and a zero GraphQL.RateLimit no rate
+// limit, while the command (Config.Options) authenticates with a
+// TokenReview and limits each user's rate unless told otherwise.
 type Options struct {
 	// Kubeconfigs are kubeconfig files whose contexts are clusters, read
 	// once at start. Default, when no cluster source at all is set: the
@@ -49,7 +67,7 @@ type Options struct {
 	// ClusterSecretsKubeconfig reaches the cluster holding those Secrets,
 	// through its current context. Default: the in-cluster configuration.
 	ClusterSecretsKubeconfig string
-	// Addr is where the HTTP server listens. Default 127.0.0.1:8080.
+	// Addr is where the HTTP server listens. Default DefaultAddr.
 	Addr string
 	// Profiling serves Go's profiles at /debug/pprof/ on the HTTP server,
 	// as Kubernetes components do; with authentication, to operators only
@@ -61,7 +79,7 @@ type Options struct {
 	// and again whenever the files change. Default: plain HTTP.
 	TLSCertFile, TLSPrivateKeyFile string
 	// TLSReloadInterval is how often the certificate's files are checked
-	// for a change. Default 10s.
+	// for a change. Default DefaultTLSReloadInterval.
 	TLSReloadInterval time.Duration
 	// CORSAllowedOrigins are the exact origins of browser pages allowed to
 	// call /graphql cross-origin: CORS for HTTP and SSE, and the WebSocket
@@ -70,11 +88,12 @@ type Options struct {
 	// Readyz configures /readyz.
 	Readyz health.ReadyzOptions
 	// ShutdownTimeout bounds a graceful stop, from the end of ctx to Run's
-	// return. Default 8s, inside the 10s a Kubernetes pod is commonly given.
+	// return. Default DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
 	// Index configures the global index.
 	Index index.Options
-	// Auth configures authentication and authorization. Default: none.
+	// Auth configures authentication and authorization. Default: none (see
+	// AuthOptions.Authn); the command's default is a TokenReview.
 	Auth AuthOptions
 	// Informers configures the per-cluster caches (resource types included).
 	Informers informers.Options
@@ -98,17 +117,17 @@ func (o Options) withDefaults() (Options, error) {
 		}
 	}
 	if o.Addr == "" {
-		o.Addr = "127.0.0.1:8080"
+		o.Addr = DefaultAddr
 	}
 	if o.Profiling == nil {
 		on := isLoopback(o.Addr)
 		o.Profiling = &on
 	}
 	if o.ShutdownTimeout <= 0 {
-		o.ShutdownTimeout = 8 * time.Second
+		o.ShutdownTimeout = DefaultShutdownTimeout
 	}
 	if o.TLSReloadInterval <= 0 {
-		o.TLSReloadInterval = 10 * time.Second
+		o.TLSReloadInterval = DefaultTLSReloadInterval
 	}
 	return o, nil
 }

@@ -32,14 +32,17 @@ type AuthOptions struct {
 	AuthnConfig *rest.Config
 	// AuthnKubeconfig and AuthnContext name that cluster in a kubeconfig.
 	AuthnKubeconfig, AuthnContext string
-	// AuthnCacheTTL is how long an accepted token's review is reused. Default 10s.
+	// AuthnCacheTTL is how long an accepted token's review is reused.
+	// Default authn.DefaultTokenReviewOptions().TTL.
 	AuthnCacheTTL time.Duration
 	// Authz is AuthzSubjectAccessReview (default) or AuthzPolicy; it
 	// applies only with authentication.
 	Authz string
-	// AuthzCacheTTL is how long a decision is reused. Default 30s.
+	// AuthzCacheTTL is how long a decision is reused. Default
+	// authz.DefaultOptions().TTL.
 	AuthzCacheTTL time.Duration
-	// AuthzCacheSize bounds the cached decisions. Default 100000.
+	// AuthzCacheSize bounds the cached decisions. Default
+	// authz.DefaultOptions().CacheSize.
 	AuthzCacheSize int
 	// PolicyRules are the rules of AuthzPolicy.
 	PolicyRules []authz.Rule

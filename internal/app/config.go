@@ -50,7 +50,7 @@ type Config struct {
 	// watch such a device cuts counts as an interruption and costs a relist.
 	// Default: client-go's 5 to 10 minutes.
 	WatchTimeout metav1.Duration `json:"watchTimeout,omitzero"`
-	// Addr is the HTTP listen address. Default 127.0.0.1:8080.
+	// Addr is the HTTP listen address. Default DefaultAddr.
 	Addr string `json:"addr,omitempty"`
 	// Readyz configures /readyz.
 	Readyz ReadyzConfig `json:"readyz,omitzero"`
@@ -77,7 +77,8 @@ type AuthnConfig struct {
 	Kubeconfig string `json:"kubeconfig,omitempty"`
 	// Context is the context of Kubeconfig to use. Default: its current one.
 	Context string `json:"context,omitempty"`
-	// CacheTTL is how long an accepted token's review is reused. Default 10s.
+	// CacheTTL is how long an accepted token's review is reused. Default
+	// authn.DefaultTokenReviewOptions().TTL.
 	CacheTTL metav1.Duration `json:"cacheTTL,omitzero"`
 }
 
@@ -86,9 +87,11 @@ type AuthzConfig struct {
 	// Mode is "subjectaccessreview" (default): each member cluster decides
 	// whether the caller may list a type there; or "policy": Rules decide.
 	Mode string `json:"mode,omitempty"`
-	// CacheTTL is how long a decision is reused. Default 30s.
+	// CacheTTL is how long a decision is reused. Default
+	// authz.DefaultOptions().TTL.
 	CacheTTL metav1.Duration `json:"cacheTTL,omitzero"`
-	// CacheSize bounds the cached decisions. Default 100000.
+	// CacheSize bounds the cached decisions. Default
+	// authz.DefaultOptions().CacheSize.
 	CacheSize int `json:"cacheSize,omitempty"`
 	// Rules are the policy of mode "policy".
 	Rules []authz.Rule `json:"rules,omitempty"`
@@ -112,20 +115,21 @@ type ReadyzConfig struct {
 	Disabled bool `json:"disabled,omitempty"`
 }
 
-// LimitsConfig bounds requests and clients. Zero means the default, which
-// each comment states.
+// LimitsConfig bounds requests and clients. Each field sets the option that
+// its comment names, and zero means that option's default, which its
+// package documents and fills in (aggregator --help prints them).
 type LimitsConfig struct {
-	DefaultPageSize               int             `json:"defaultPageSize,omitempty"`               // 100
-	MaxPageSize                   int             `json:"maxPageSize,omitempty"`                   // 1000
-	MaxDepth                      int             `json:"maxDepth,omitempty"`                      // 12
-	MaxBodyBytes                  int64           `json:"maxBodyBytes,omitempty"`                  // 1 MiB
-	MaxCost                       int             `json:"maxCost,omitempty"`                       // 10000 objects
-	MaxResponseBytes              int64           `json:"maxResponseBytes,omitempty"`              // 64 MiB
-	RequestTimeout                metav1.Duration `json:"requestTimeout,omitzero"`                 // 10s
-	SubscriptionBuffer            int             `json:"subscriptionBuffer,omitempty"`            // 1024 events
-	MaxSubscriptionsPerConnection int             `json:"maxSubscriptionsPerConnection,omitempty"` // 100
-	MaxConnectionsPerAddress      int             `json:"maxConnectionsPerAddress,omitempty"`      // 64
-	EventRetention                int             `json:"eventRetention,omitempty"`                // 100000 changes
+	DefaultPageSize               int             `json:"defaultPageSize,omitempty"`               // graphql.Options.DefaultPageSize
+	MaxPageSize                   int             `json:"maxPageSize,omitempty"`                   // graphql.Options.MaxPageSize
+	MaxDepth                      int             `json:"maxDepth,omitempty"`                      // graphql.Options.MaxDepth
+	MaxBodyBytes                  int64           `json:"maxBodyBytes,omitempty"`                  // graphql.Options.MaxBodyBytes
+	MaxCost                       int             `json:"maxCost,omitempty"`                       // graphql.Options.MaxCost
+	MaxResponseBytes              int64           `json:"maxResponseBytes,omitempty"`              // graphql.Options.MaxResponseBytes
+	RequestTimeout                metav1.Duration `json:"requestTimeout,omitzero"`                 // graphql.Options.Timeout
+	SubscriptionBuffer            int             `json:"subscriptionBuffer,omitempty"`            // fanout.Options.Buffer
+	MaxSubscriptionsPerConnection int             `json:"maxSubscriptionsPerConnection,omitempty"` // graphql.Options.MaxSubscriptionsPerConnection
+	MaxConnectionsPerAddress      int             `json:"maxConnectionsPerAddress,omitempty"`      // graphql.Options.MaxConnectionsPerAddress
+	EventRetention                int             `json:"eventRetention,omitempty"`                // index.Options.Retention
 }
 
 // ServingConfig secures what the HTTP server serves, and to whom.
@@ -155,13 +159,14 @@ type ServingConfig struct {
 // RateLimitConfig bounds how fast one caller may send queries and open
 // subscriptions: each authenticated user (graphql.RateLimit), or, without
 // authentication, each client address (the connection's peer: behind a
-// proxy, the proxy). Zero means the default, which each comment states;
-// with authn.mode none the default is no limit (see RateLimitConfig.options).
+// proxy, the proxy). Zero means the command's default, which each comment
+// names (serving.go); with authn.mode none the default is no limit (see
+// RateLimitConfig.options), as it is for graphql.RateLimit.
 type RateLimitConfig struct {
-	QueriesPerSecond       float64 `json:"queriesPerSecond,omitempty"`       // 4000
-	QueryBurst             int     `json:"queryBurst,omitempty"`             // 8000
-	SubscriptionsPerSecond float64 `json:"subscriptionsPerSecond,omitempty"` // 50
-	SubscriptionBurst      int     `json:"subscriptionBurst,omitempty"`      // 100
+	QueriesPerSecond       float64 `json:"queriesPerSecond,omitempty"`       // defaultQueriesPerSecond
+	QueryBurst             int     `json:"queryBurst,omitempty"`             // defaultQueryBurst
+	SubscriptionsPerSecond float64 `json:"subscriptionsPerSecond,omitempty"` // defaultSubscriptionsPerSecond
+	SubscriptionBurst      int     `json:"subscriptionBurst,omitempty"`      // defaultSubscriptionBurst
 }
 
 // LogConfig configures logging.
@@ -292,8 +297,8 @@ func (c Config) Validate() error {
 			bad(f.name, "must not be negative (0 means the default)")
 		}
 	}
-	// graphql.Options' defaults: 100 and 1000.
-	if def, maxSize := cmp.Or(l.DefaultPageSize, 100), cmp.Or(l.MaxPageSize, 1000); l.DefaultPageSize >= 0 && l.MaxPageSize >= 0 && def > maxSize {
+	gqlDefaults := graphql.DefaultOptions()
+	if def, maxSize := cmp.Or(l.DefaultPageSize, gqlDefaults.DefaultPageSize), cmp.Or(l.MaxPageSize, gqlDefaults.MaxPageSize); l.DefaultPageSize >= 0 && l.MaxPageSize >= 0 && def > maxSize {
 		bad("limits.defaultPageSize", "%d is above limits.maxPageSize %d", def, maxSize)
 	}
 	switch c.Authn.Mode {

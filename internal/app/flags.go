@@ -8,7 +8,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetcache/fleetcache/pkg/authn"
+	"github.com/fleetcache/fleetcache/pkg/authz"
+	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
+	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/informers"
 )
 
 // flagDef is one command-line flag and the Config field it sets.
@@ -28,35 +33,35 @@ var flagDefs = []flagDef{
 		func(c *Config) flag.Value { return (*stringValue)(&c.ClusterSecrets.Namespace) }},
 	{"cluster-secrets-kubeconfig", "kubeconfig of the cluster holding the cluster Secrets (default in-cluster)",
 		func(c *Config) flag.Value { return (*stringValue)(&c.ClusterSecrets.Kubeconfig) }},
-	{"resources", "comma-separated resource types, kubectl names such as pods,deployments.apps (default: the built-in set)",
+	{"resources", withDefault("comma-separated resource types, kubectl names such as pods,deployments.apps", strings.Join(informers.DefaultResources, ",")),
 		func(c *Config) flag.Value { return &listValue{p: &c.Resources, split: true} }},
 	{"watch-timeout", "longest watch request to the member API servers; set it below the idle timeout of a proxy in between (default client-go's 5 to 10 minutes)",
 		func(c *Config) flag.Value { return (*durationValue)(&c.WatchTimeout.Duration) }},
-	{"addr", "HTTP listen address (default 127.0.0.1:8080)",
+	{"addr", withDefault("HTTP listen address", DefaultAddr),
 		func(c *Config) flag.Value { return (*stringValue)(&c.Addr) }},
 	{"readyz-exclude", "comma-separated clusters whose initial sync /readyz does not wait for",
 		func(c *Config) flag.Value { return &listValue{p: &c.Readyz.Exclude, split: true} }},
-	{"default-page-size", "default of resources(first:) (default 100)",
+	{"default-page-size", withDefault("default of resources(first:)", graphql.DefaultOptions().DefaultPageSize),
 		func(c *Config) flag.Value { return (*intValue)(&c.Limits.DefaultPageSize) }},
-	{"max-page-size", "largest resources(first:) (default 1000)",
+	{"max-page-size", withDefault("largest resources(first:)", graphql.DefaultOptions().MaxPageSize),
 		func(c *Config) flag.Value { return (*intValue)(&c.Limits.MaxPageSize) }},
-	{"max-depth", "deepest selection nesting of a GraphQL document (default 12)",
+	{"max-depth", withDefault("deepest selection nesting of a GraphQL document", graphql.DefaultOptions().MaxDepth),
 		func(c *Config) flag.Value { return (*intValue)(&c.Limits.MaxDepth) }},
-	{"max-body-bytes", "largest request body (default 1048576)",
+	{"max-body-bytes", withDefault("largest request body", graphql.DefaultOptions().MaxBodyBytes),
 		func(c *Config) flag.Value { return (*int64Value)(&c.Limits.MaxBodyBytes) }},
-	{"max-cost", fmt.Sprintf("most objects one GraphQL operation's answer (a subscription's: each event's) may hold, computed before it runs (default %d)", graphql.DefaultOptions().MaxCost),
+	{"max-cost", withDefault("most objects one GraphQL operation's answer (a subscription's: each event's) may hold, computed before it runs", graphql.DefaultOptions().MaxCost),
 		func(c *Config) flag.Value { return (*intValue)(&c.Limits.MaxCost) }},
-	{"max-response-bytes", fmt.Sprintf("largest encoded answer (or subscription event); larger ones are abandoned with RESPONSE_TOO_LARGE (default %d)", graphql.DefaultOptions().MaxResponseBytes),
+	{"max-response-bytes", withDefault("largest encoded answer (or subscription event); larger ones are abandoned with RESPONSE_TOO_LARGE", graphql.DefaultOptions().MaxResponseBytes),
 		func(c *Config) flag.Value { return (*int64Value)(&c.Limits.MaxResponseBytes) }},
-	{"request-timeout", "time limit of one GraphQL request (default 10s)",
+	{"request-timeout", withDefault("time limit of one GraphQL request", graphql.DefaultOptions().Timeout),
 		func(c *Config) flag.Value { return (*durationValue)(&c.Limits.RequestTimeout.Duration) }},
-	{"subscription-buffer", "events that may wait for one subscription before it is ended as a slow consumer (default 1024)",
+	{"subscription-buffer", withDefault("events that may wait for one subscription before it is ended as a slow consumer", fanout.DefaultOptions().Buffer),
 		func(c *Config) flag.Value { return (*intValue)(&c.Limits.SubscriptionBuffer) }},
-	{"max-subscriptions-per-connection", "operations one WebSocket may run at once (default 100)",
+	{"max-subscriptions-per-connection", withDefault("operations one WebSocket may run at once", graphql.DefaultOptions().MaxSubscriptionsPerConnection),
 		func(c *Config) flag.Value { return (*intValue)(&c.Limits.MaxSubscriptionsPerConnection) }},
-	{"max-connections-per-address", "WebSocket and SSE connections one client address may hold (default 64)",
+	{"max-connections-per-address", withDefault("WebSocket and SSE connections one client address may hold", graphql.DefaultOptions().MaxConnectionsPerAddress),
 		func(c *Config) flag.Value { return (*intValue)(&c.Limits.MaxConnectionsPerAddress) }},
-	{"event-retention", "changes the index keeps for subscriptions to resume from (default 100000)",
+	{"event-retention", withDefault("changes the index keeps for subscriptions to resume from", index.DefaultOptions().Retention),
 		func(c *Config) flag.Value { return (*intValue)(&c.Limits.EventRetention) }},
 	{"tls-cert-file", "PEM certificate (chain) to serve HTTPS with; needs --tls-private-key-file (default plain HTTP)",
 		func(c *Config) flag.Value { return (*stringValue)(&c.Serving.TLSCertFile) }},
@@ -76,24 +81,31 @@ var flagDefs = []flagDef{
 		func(c *Config) flag.Value { return optionalBool{&c.Serving.Profiling} }},
 	{"cache-secret-data", "keep the data of Secrets when secrets are cached (default: dropped)",
 		func(c *Config) flag.Value { return (*boolValue)(&c.Serving.CacheSecretData) }},
-	{"authn", "authentication: tokenreview (bearer tokens reviewed by the cluster fleetcache runs in) or none (default tokenreview)",
+	{"authn", withDefault("authentication: "+AuthnTokenReview+" (bearer tokens reviewed by the cluster fleetcache runs in) or "+AuthnNone, AuthnTokenReview),
 		func(c *Config) flag.Value { return (*stringValue)(&c.Authn.Mode) }},
 	{"authn-kubeconfig", "kubeconfig of the cluster that reviews tokens (default in-cluster)",
 		func(c *Config) flag.Value { return (*stringValue)(&c.Authn.Kubeconfig) }},
 	{"authn-context", "context of --authn-kubeconfig (default its current context)",
 		func(c *Config) flag.Value { return (*stringValue)(&c.Authn.Context) }},
-	{"authn-cache-ttl", "how long an accepted token's review is reused (default 10s)",
+	{"authn-cache-ttl", withDefault("how long an accepted token's review is reused", authn.DefaultTokenReviewOptions().TTL),
 		func(c *Config) flag.Value { return (*durationValue)(&c.Authn.CacheTTL.Duration) }},
-	{"authz", "authorization: subjectaccessreview (each member cluster decides) or policy (rules of the config file) (default subjectaccessreview)",
+	{"authz", withDefault("authorization: "+AuthzSubjectAccessReview+" (each member cluster decides) or "+AuthzPolicy+" (rules of the config file)", AuthzSubjectAccessReview),
 		func(c *Config) flag.Value { return (*stringValue)(&c.Authz.Mode) }},
-	{"authz-cache-ttl", "how long an access decision is reused (default 30s)",
+	{"authz-cache-ttl", withDefault("how long an access decision is reused", authz.DefaultOptions().TTL),
 		func(c *Config) flag.Value { return (*durationValue)(&c.Authz.CacheTTL.Duration) }},
-	{"authz-cache-size", "access decisions kept (default 100000)",
+	{"authz-cache-size", withDefault("access decisions kept", authz.DefaultOptions().CacheSize),
 		func(c *Config) flag.Value { return (*intValue)(&c.Authz.CacheSize) }},
 	{"v", "log verbosity (default 0)",
 		func(c *Config) flag.Value { return (*intValue)(&c.Log.Level) }},
 	{"log-format", "log format: text or json (default text)",
 		func(c *Config) flag.Value { return (*stringValue)(&c.Log.Format) }},
+}
+
+// withDefault appends a flag's default to its usage. Defaults come from the
+// package that fills them in (a DefaultOptions function or a constant), never
+// written here again.
+func withDefault(usage string, def any) string {
+	return fmt.Sprintf("%s (default %v)", usage, def)
 }
 
 // ParseArgs builds the Config of a command line: the file named by --config,
@@ -148,12 +160,10 @@ type recorder struct {
 	calls *[]setCall
 }
 
-func (r recorder) String() string {
-	if r.v == nil {
-		return ""
-	}
-	return r.v.String()
-}
+// String is empty, so that the flag package prints no default of its own:
+// the value a flag is bound to is the zero Config's, which means "the
+// default", and the usage names what that default is (withDefault).
+func (recorder) String() string { return "" }
 
 // IsBoolFlag lets a boolean flag be given without a value.
 func (r recorder) IsBoolFlag() bool {

@@ -92,7 +92,8 @@ func UserFrom(ctx context.Context) (*User, bool) {
 }
 
 // TokenReviewOptions configure a TokenReview authenticator. Each field's
-// comment states its default.
+// comment states its default, used when the field is zero;
+// DefaultTokenReviewOptions returns them all.
 type TokenReviewOptions struct {
 	// CacheSize bounds the cached reviews. Default 10000.
 	CacheSize int
@@ -118,20 +119,34 @@ type TokenReview struct {
 	cache *ttlcache.Cache[[sha256.Size]byte, *User]
 }
 
+// DefaultTokenReviewOptions returns the TokenReviewOptions with every
+// default filled in: what a zero TokenReviewOptions means. Configuration and
+// flags that expose a field read its default from here.
+func DefaultTokenReviewOptions() TokenReviewOptions { return TokenReviewOptions{}.withDefaults() }
+
+// withDefaults fills in the defaults of unset fields.
+func (o TokenReviewOptions) withDefaults() TokenReviewOptions {
+	if o.CacheSize <= 0 {
+		o.CacheSize = 10000
+	}
+	if o.TTL <= 0 {
+		o.TTL = 10 * time.Second
+	}
+	if o.FailureTTL <= 0 {
+		o.FailureTTL = time.Second
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 5 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
 // NewTokenReview returns an Authenticator that reviews tokens through client.
 func NewTokenReview(client kubernetes.Interface, opts TokenReviewOptions) *TokenReview {
-	if opts.CacheSize <= 0 {
-		opts.CacheSize = 10000
-	}
-	if opts.TTL <= 0 {
-		opts.TTL = 10 * time.Second
-	}
-	if opts.FailureTTL <= 0 {
-		opts.FailureTTL = time.Second
-	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = 5 * time.Second
-	}
+	opts = opts.withDefaults()
 	return &TokenReview{client: client, opts: opts, cache: ttlcache.New[[sha256.Size]byte, *User](opts.CacheSize, opts.TTL, opts.Now)}
 }
 

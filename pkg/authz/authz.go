@@ -14,7 +14,8 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
 
-// Options configure an Authorizer. Each field's comment states its default.
+// Options configure an Authorizer. Each field's comment states its default,
+// used when the field is zero; DefaultOptions returns them all.
 type Options struct {
 	// TTL is how long a decision is reused: a revoked right stops showing
 	// objects and events within it. Default 30s.
@@ -35,17 +36,31 @@ type Authorizer struct {
 	cache *ttlcache.Cache[string, bool]
 }
 
+// DefaultOptions returns the Options with every default filled in: what a
+// zero Options means. Configuration and flags that expose a field read its
+// default from here.
+func DefaultOptions() Options { return Options{}.withDefaults() }
+
+// withDefaults fills in the defaults of unset fields.
+func (o Options) withDefaults() Options {
+	if o.TTL <= 0 {
+		o.TTL = 30 * time.Second
+	}
+	if o.CacheSize <= 0 {
+		o.CacheSize = 100000
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 16
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
 // New returns an Authorizer over d.
 func New(d Decider, opts Options) *Authorizer {
-	if opts.TTL <= 0 {
-		opts.TTL = 30 * time.Second
-	}
-	if opts.CacheSize <= 0 {
-		opts.CacheSize = 100000
-	}
-	if opts.Concurrency <= 0 {
-		opts.Concurrency = 16
-	}
+	opts = opts.withDefaults()
 	return &Authorizer{d: d, opts: opts, cache: ttlcache.New[string, bool](opts.CacheSize, opts.TTL, opts.Now)}
 }
 

@@ -10,4 +10,9 @@
 // select exactly the visible objects, so counts and facets reveal nothing
 // hidden. A cluster whose decisions fail is denied as a whole and named in
 // the Scope, never allowed by default.
+//
+// Nothing is authorized by default in the Go API: a GraphQL server built
+// without an Authorizer shows every object to every caller. The aggregator
+// command, by contrast, authorizes with SubjectAccessReviews whenever it
+// authenticates (docs/configuration.md).
 package authz

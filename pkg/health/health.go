@@ -116,7 +116,8 @@ type Counter interface {
 // ErrExpired means the changes after the requested version are no longer retained.
 var ErrExpired = changelog.ErrExpired
 
-// Options configure a Tracker.
+// Options configure a Tracker. Each field's comment states its default,
+// used when the field is zero; DefaultOptions returns them all.
 type Options struct {
 	// Retention is how many status changes are kept for followers. Default 1024.
 	Retention int
@@ -162,14 +163,24 @@ type resourceState struct {
 	eventsAt time.Time // kept apart from ResourceStatus to keep event recording cheap
 }
 
+// DefaultOptions returns the Options with every default filled in: what a
+// zero Options means.
+func DefaultOptions() Options { return Options{}.withDefaults() }
+
+// withDefaults fills in the defaults of unset fields.
+func (o Options) withDefaults() Options {
+	if o.Retention <= 0 {
+		o.Retention = 1024
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
 // NewTracker returns a Tracker that reads object counts from counts (may be nil).
 func NewTracker(counts Counter, opts Options) *Tracker {
-	if opts.Retention <= 0 {
-		opts.Retention = 1024
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
+	opts = opts.withDefaults()
 	return &Tracker{counts: counts, opts: opts, clusters: map[string]*clusterState{}, changes: changelog.New[Change](opts.Retention)}
 }
 

@@ -16,11 +16,17 @@ import (
 // defaultRetention is Options.Retention when unset.
 const defaultRetention = 100000
 
-// Options configure an Index. Each field's comment states its default.
+// Options configure an Index. Each field's comment states its default, used
+// when the field is zero; DefaultOptions returns them all.
 type Options struct {
 	// Retention is how many change events are kept for followers. Default 100000.
 	Retention int
 }
+
+// DefaultOptions returns the Options with every default filled in: what a
+// zero Options means. Configuration and flags that expose a field read its
+// default from here.
+func DefaultOptions() Options { return Options{}.withDefaults() }
 
 // withDefaults fills in the defaults of unset fields.
 func (o Options) withDefaults() Options {
