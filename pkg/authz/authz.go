@@ -132,45 +132,79 @@ type NamespaceLister interface {
 // contents, or all of the cluster's from namespaces when contents names
 // none). Decisions run concurrently, bounded by Options.Concurrency.
 func (az *Authorizer) Scope(ctx context.Context, u *authn.User, contents []index.Contents, namespaces NamespaceLister) Scope {
-	type pair struct{ cluster, resource string }
-	var (
-		mu      sync.Mutex
-		denied  = map[string]error{}
-		allowed = map[pair]bool{}
-		nsOK    = map[pair][]string{}
-	)
-	fail := func(cluster string, err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if _, ok := denied[cluster]; !ok {
-			denied[cluster] = err
-		}
-	}
-	// Cluster-wide first.
+	d := newDecisions()
+	az.each(ctx, u, clusterWide(contents), d.recordClusterWide)
+	az.each(ctx, u, d.perNamespace(contents, namespaces), d.recordNamespace)
+	return d.scope(contents)
+}
+
+// clusterResource is a resource type in a cluster.
+type clusterResource struct{ cluster, resource string }
+
+// decisions collects the answers a Scope is built from. The record methods
+// run concurrently, as Authorizer.each calls them.
+type decisions struct {
+	mu sync.Mutex
+	// denied holds the first error of each cluster whose decisions failed.
+	denied map[string]error
+	// allowed holds the cluster-wide answers.
+	allowed map[clusterResource]bool
+	// nsOK holds, where the cluster-wide answer is no, the namespaces
+	// whose answer is yes.
+	nsOK map[clusterResource][]string
+}
+
+func newDecisions() *decisions {
+	return &decisions{denied: map[string]error{}, allowed: map[clusterResource]bool{}, nsOK: map[clusterResource][]string{}}
+}
+
+// clusterWide is the first question: may the caller list each type of
+// contents in its whole cluster?
+func clusterWide(contents []index.Contents) []Attributes {
 	var wide []Attributes
 	for _, c := range contents {
 		for _, r := range c.Resources {
 			wide = append(wide, Attributes{Cluster: c.Cluster, Resource: r.Resource})
 		}
 	}
-	az.each(ctx, u, wide, func(a Attributes, ok bool, err error) {
-		if err != nil {
-			fail(a.Cluster, err)
-			return
-		}
-		mu.Lock()
-		allowed[pair{a.Cluster, a.Resource}] = ok
-		mu.Unlock()
-	})
-	// Then namespace by namespace where that is denied.
+	return wide
+}
+
+// fail records that a decision in cluster failed: the whole cluster is
+// denied, with its first error.
+func (d *decisions) fail(cluster string, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.denied[cluster]; !ok {
+		d.denied[cluster] = err
+	}
+}
+
+// recordClusterWide records the answer to a question of clusterWide.
+func (d *decisions) recordClusterWide(a Attributes, ok bool, err error) {
+	if err != nil {
+		d.fail(a.Cluster, err)
+		return
+	}
+	d.mu.Lock()
+	d.allowed[clusterResource{a.Cluster, a.Resource}] = ok
+	d.mu.Unlock()
+}
+
+// perNamespace is the second question, once the cluster-wide answers are
+// in: for each namespaced type denied cluster-wide in a cluster whose
+// decisions did not fail, may the caller list it in each namespace (those
+// of contents, else the cluster's from namespaces)? No record method runs
+// then, so it reads the answers without the lock.
+func (d *decisions) perNamespace(contents []index.Contents, namespaces NamespaceLister) []Attributes {
 	var narrow []Attributes
 	for _, c := range contents {
-		if denied[c.Cluster] != nil {
+		if d.denied[c.Cluster] != nil {
 			continue
 		}
 		nss := c.Namespaces
 		for _, r := range c.Resources {
-			if !r.Namespaced || allowed[pair{c.Cluster, r.Resource}] {
+			if !r.Namespaced || d.allowed[clusterResource{c.Cluster, r.Resource}] {
 				continue
 			}
 			if nss == nil {
@@ -181,39 +215,47 @@ func (az *Authorizer) Scope(ctx context.Context, u *authn.User, contents []index
 			}
 		}
 	}
-	az.each(ctx, u, narrow, func(a Attributes, ok bool, err error) {
-		switch {
-		case err != nil:
-			fail(a.Cluster, err)
-		case ok:
-			mu.Lock()
-			p := pair{a.Cluster, a.Resource}
-			nsOK[p] = append(nsOK[p], a.Namespace)
-			mu.Unlock()
-		}
-	})
+	return narrow
+}
 
-	s := Scope{Full: len(denied) == 0}
+// recordNamespace records the answer to a question of perNamespace.
+func (d *decisions) recordNamespace(a Attributes, ok bool, err error) {
+	switch {
+	case err != nil:
+		d.fail(a.Cluster, err)
+	case ok:
+		d.mu.Lock()
+		p := clusterResource{a.Cluster, a.Resource}
+		d.nsOK[p] = append(d.nsOK[p], a.Namespace)
+		d.mu.Unlock()
+	}
+}
+
+// scope turns the answers into the Scope of contents: a grant per type
+// allowed cluster-wide or in some namespaces, none in clusters whose
+// decisions failed, and Full only when nothing at all was denied.
+func (d *decisions) scope(contents []index.Contents) Scope {
+	s := Scope{Full: len(d.denied) == 0}
 	for _, c := range contents {
-		if denied[c.Cluster] != nil {
+		if d.denied[c.Cluster] != nil {
 			continue
 		}
 		for _, r := range c.Resources {
-			p := pair{c.Cluster, r.Resource}
+			p := clusterResource{c.Cluster, r.Resource}
 			switch {
-			case allowed[p]:
+			case d.allowed[p]:
 				s.Grants = append(s.Grants, Grant{Cluster: c.Cluster, Resource: r.Resource})
-			case len(nsOK[p]) > 0:
-				slices.Sort(nsOK[p])
-				s.Grants = append(s.Grants, Grant{Cluster: c.Cluster, Resource: r.Resource, Namespaces: nsOK[p]})
+			case len(d.nsOK[p]) > 0:
+				slices.Sort(d.nsOK[p])
+				s.Grants = append(s.Grants, Grant{Cluster: c.Cluster, Resource: r.Resource, Namespaces: d.nsOK[p]})
 				s.Full = false
 			default:
 				s.Full = false
 			}
 		}
 	}
-	if len(denied) > 0 {
-		s.Denied = denied
+	if len(d.denied) > 0 {
+		s.Denied = d.denied
 	}
 	return s
 }
