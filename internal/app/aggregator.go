@@ -216,6 +216,29 @@ func Run(ctx context.Context, opts Options) error {
 	logger := klog.FromContext(ctx)
 	// Before the caches fill: the collector then keeps the heap, and so the
 	// RSS, under the container's limit rather than at twice the live heap.
+	applyMemoryLimit(logger)
+	agg, err := New(opts)
+	if err != nil {
+		return err
+	}
+	live, err := registerClusters(logger, agg, opts)
+	if err != nil {
+		return err
+	}
+	srv, err := listen(agg.Handler, opts, logger)
+	if err != nil {
+		return err
+	}
+	logger.Info("Serving", "addr", srv.ln.Addr().String(), "tls", srv.http.TLSConfig != nil, "clusters", agg.Registry.Names())
+	if opts.Auth.Authn == "" || opts.Auth.Authn == AuthnNone {
+		logger.Info("WARNING: AUTHENTICATION IS OFF (--authn=none): every caller sees every object of every cluster; use it only on loopback")
+	}
+	return runUntilDone(ctx, logger, agg, srv, live, opts.ShutdownTimeout)
+}
+
+// applyMemoryLimit sets Go's memory limit from the container's, and logs
+// what it found.
+func applyMemoryLimit(logger klog.Logger) {
 	if d, err := memlimit.Apply(); err != nil {
 		logger.Error(err, "Go memory limit not set from the container's")
 	} else if d.Source == "" {
@@ -223,14 +246,16 @@ func Run(ctx context.Context, opts Options) error {
 	} else {
 		logger.Info("Go memory limit", "bytes", d.Limit, "source", d.Source, "containerLimit", d.ContainerLimit)
 	}
-	agg, err := New(opts)
-	if err != nil {
-		return err
-	}
+}
+
+// registerClusters registers the clusters of the kubeconfig files in
+// agg.Registry and returns the Start functions of the live sources (the
+// kubeconfig directory, the cluster Secrets) that opts configure.
+func registerClusters(logger klog.Logger, agg *Aggregator, opts Options) ([]func(context.Context) error, error) {
 	sources := clusters.NewSources(agg.Registry, agg.Health)
 	static, err := kubeconfigClusters(logger, opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := sources.Set("kubeconfig files", static, nil); err != nil {
 		logger.Error(err, "Some clusters were not registered")
@@ -242,30 +267,45 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.ClusterSecretsNamespace != "" {
 		src, err := secretSource(opts, sources)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		live = append(live, src.Start)
 	}
+	return live, nil
+}
 
-	var tlsConfig *tls.Config
-	var certs *servingcert.Reloader
+// server is the HTTP server of Run, its listener and, with TLS, the
+// reloader of its certificate.
+type server struct {
+	http  *http.Server
+	ln    net.Listener
+	certs *servingcert.Reloader // nil without TLS
+}
+
+// listen loads the TLS certificate, if opts name one, and listens on
+// opts.Addr for handler.
+func listen(handler http.Handler, opts Options, logger klog.Logger) (*server, error) {
+	s := &server{http: &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}}
 	if opts.TLSCertFile != "" || opts.TLSPrivateKeyFile != "" {
-		certs, err = servingcert.New(opts.TLSCertFile, opts.TLSPrivateKeyFile, opts.TLSReloadInterval, logger)
+		var err error
+		s.certs, err = servingcert.New(opts.TLSCertFile, opts.TLSPrivateKeyFile, opts.TLSReloadInterval, logger)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.GetCertificate}
+		s.http.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: s.certs.GetCertificate}
 	}
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", opts.Addr, err)
+		return nil, fmt.Errorf("listen on %s: %w", opts.Addr, err)
 	}
-	srv := &http.Server{Handler: agg.Handler, ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsConfig}
-	logger.Info("Serving", "addr", ln.Addr().String(), "tls", tlsConfig != nil, "clusters", agg.Registry.Names())
-	if opts.Auth.Authn == "" || opts.Auth.Authn == AuthnNone {
-		logger.Info("WARNING: AUTHENTICATION IS OFF (--authn=none): every caller sees every object of every cluster; use it only on loopback")
-	}
+	s.ln = ln
+	return s, nil
+}
 
+// runUntilDone runs the clusters and the API, the live cluster sources, the
+// certificate reloader and the HTTP server until ctx ends or the server
+// fails, then stops the server within timeout and waits for all of them.
+func runUntilDone(ctx context.Context, logger klog.Logger, agg *Aggregator, srv *server, live []func(context.Context) error, timeout time.Duration) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -278,27 +318,33 @@ func Run(ctx context.Context, opts Options) error {
 			}
 		})
 	}
-	if certs != nil {
-		wg.Go(func() { _ = certs.Start(ctx) }) // ends with ctx, without error
+	if srv.certs != nil {
+		wg.Go(func() { _ = srv.certs.Start(ctx) }) // ends with ctx, without error
 	}
 	wg.Go(func() {
-		if err := serve(srv, ln); !errors.Is(err, http.ErrServerClosed) {
+		if err := serve(srv.http, srv.ln); !errors.Is(err, http.ErrServerClosed) {
 			srvErr = fmt.Errorf("serve http: %w", err)
 			cancel()
 		}
 	})
 	<-ctx.Done()
-	logger.Info("Shutting down", "timeout", opts.ShutdownTimeout)
-	shutdownCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), opts.ShutdownTimeout)
-	defer stop()
-	// Shutdown stops accepting at once and waits for plain requests; the
-	// hijacked WebSockets and the event streams end as agg.Start stops the API.
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		logger.Error(err, "HTTP server shutdown")
-		_ = srv.Close()
-	}
+	srv.shutdown(ctx, logger, timeout)
 	wg.Wait()
 	return errors.Join(srvErr, regErr)
+}
+
+// shutdown stops the server accepting at once and waits, within timeout,
+// for plain requests to end; the hijacked WebSockets and the event streams
+// end as Aggregator.Start stops the API. ctx has ended: only its values
+// are used.
+func (s *server) shutdown(ctx context.Context, logger klog.Logger, timeout time.Duration) {
+	logger.Info("Shutting down", "timeout", timeout)
+	shutdownCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer stop()
+	if err := s.http.Shutdown(shutdownCtx); err != nil {
+		logger.Error(err, "HTTP server shutdown")
+		_ = s.http.Close()
+	}
 }
 
 // kubeconfigClusters loads the clusters of opts.Kubeconfigs.
