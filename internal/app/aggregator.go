@@ -20,12 +20,14 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/fleetcache/fleetcache/internal/memlimit"
+	"github.com/fleetcache/fleetcache/internal/playground"
 	"github.com/fleetcache/fleetcache/internal/servingcert"
 	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/informers"
+	"github.com/fleetcache/fleetcache/pkg/transport"
 )
 
 // Defaults of Options, filled in by Run.
@@ -83,7 +85,7 @@ type Options struct {
 	TLSReloadInterval time.Duration
 	// CORSAllowedOrigins are the exact origins of browser pages allowed to
 	// call /graphql cross-origin: CORS for HTTP and SSE, and the WebSocket
-	// Origin check (it replaces GraphQL.AllowedOrigins). Default none.
+	// Origin check (it replaces Transport.AllowedOrigins). Default none.
 	CORSAllowedOrigins []string
 	// Readyz configures /readyz.
 	Readyz health.ReadyzOptions
@@ -97,8 +99,10 @@ type Options struct {
 	Auth AuthOptions
 	// Informers configures the per-cluster caches (resource types included).
 	Informers informers.Options
-	// GraphQL configures the GraphQL API.
+	// GraphQL configures the GraphQL engine.
 	GraphQL graphql.Options
+	// Transport configures how the engine is served: HTTP, WebSocket, SSE.
+	Transport transport.Options
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -139,6 +143,8 @@ type Aggregator struct {
 	Health   *health.Tracker
 	Registry *clusters.Registry
 	API      *graphql.Server
+	// Transport serves API over HTTP, WebSocket and SSE at /graphql.
+	Transport *transport.Server
 	// Metrics holds every metric of this aggregator, served at /metrics.
 	Metrics *prometheus.Registry
 	// Handler serves the HTTP API (see routes).
@@ -159,26 +165,32 @@ func New(opts Options) (*Aggregator, error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		health.NewCollector(tr))
 	registry := clusters.NewRegistry(fleet, clusters.Options{})
-	gqlOpts := opts.GraphQL
-	gqlOpts.Registerer = reg
-	gqlOpts.AllowedOrigins = opts.CORSAllowedOrigins
+	gqlOpts, trOpts := opts.GraphQL, opts.Transport
+	gqlOpts.Registerer, trOpts.Registerer = reg, reg
+	trOpts.AllowedOrigins = opts.CORSAllowedOrigins
+	trOpts.BrowserPage, trOpts.IsBrowserAsset = playground.Handler("/graphql"), playground.IsAssetRequest
 	auth, err := opts.Auth.build(registry)
 	if err != nil {
 		return nil, err
 	}
 	if auth.authn != nil {
-		gqlOpts.Authenticator, gqlOpts.Authorizer = auth.authn, auth.authz
+		trOpts.Authenticator, gqlOpts.Authorizer = auth.authn, auth.authz
 	}
 	api, err := graphql.New(ix, tr, gqlOpts)
 	if err != nil {
 		return nil, fmt.Errorf("graphql: %w", err)
 	}
+	tp, err := transport.New(api, trOpts)
+	if err != nil {
+		return nil, fmt.Errorf("graphql transports: %w", err)
+	}
 	a := &Aggregator{
-		Index:    ix,
-		Health:   tr,
-		Registry: registry,
-		API:      api,
-		Metrics:  reg,
+		Index:     ix,
+		Health:    tr,
+		Registry:  registry,
+		API:       api,
+		Transport: tp,
+		Metrics:   reg,
 	}
 	var operators func(http.Handler) http.Handler
 	if auth.authn != nil {
@@ -192,11 +204,12 @@ func New(opts Options) (*Aggregator, error) {
 // API's subscriptions until ctx ends, then waits for all of them to stop.
 func (a *Aggregator) Start(ctx context.Context) error {
 	var wg sync.WaitGroup
-	var apiErr error
+	var apiErr, transportErr error
 	wg.Go(func() { apiErr = a.API.Start(ctx) })
+	wg.Go(func() { transportErr = a.Transport.Start(ctx) })
 	regErr := a.Registry.Start(ctx)
 	wg.Wait()
-	return errors.Join(regErr, apiErr)
+	return errors.Join(regErr, apiErr, transportErr)
 }
 
 // Run registers the clusters of every configured source, serves HTTP on

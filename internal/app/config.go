@@ -26,6 +26,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/informers"
+	"github.com/fleetcache/fleetcache/pkg/transport"
 )
 
 // Config is the aggregator's configuration file (--config), in YAML. Every
@@ -157,7 +158,7 @@ type ServingConfig struct {
 }
 
 // RateLimitConfig bounds how fast one caller may send queries and open
-// subscriptions: each authenticated user (graphql.RateLimit), or, without
+// subscriptions: each authenticated user (transport.RateLimit), or, without
 // authentication, each client address (the connection's peer: behind a
 // proxy, the proxy). Zero means the command's default, which each comment
 // names (serving.go); with authn.mode none the default is no limit (see
@@ -383,14 +384,16 @@ func (c Config) Options() Options {
 		Profiling:          c.Serving.Profiling,
 		Informers:          informers.Options{Resources: c.Resources, WatchTimeout: c.WatchTimeout.Duration, CacheSecretData: c.Serving.CacheSecretData},
 		GraphQL: graphql.Options{
-			DefaultPageSize:               l.DefaultPageSize,
-			MaxPageSize:                   l.MaxPageSize,
-			MaxDepth:                      l.MaxDepth,
+			DefaultPageSize:  l.DefaultPageSize,
+			MaxPageSize:      l.MaxPageSize,
+			MaxDepth:         l.MaxDepth,
+			MaxCost:          l.MaxCost,
+			MaxResponseBytes: l.MaxResponseBytes,
+			Timeout:          l.RequestTimeout.Duration,
+			Fanout:           fanout.Options{Buffer: l.SubscriptionBuffer},
+		},
+		Transport: transport.Options{
 			MaxBodyBytes:                  l.MaxBodyBytes,
-			MaxCost:                       l.MaxCost,
-			MaxResponseBytes:              l.MaxResponseBytes,
-			Timeout:                       l.RequestTimeout.Duration,
-			Fanout:                        fanout.Options{Buffer: l.SubscriptionBuffer},
 			MaxSubscriptionsPerConnection: l.MaxSubscriptionsPerConnection,
 			MaxConnectionsPerAddress:      l.MaxConnectionsPerAddress,
 			RateLimit:                     c.Serving.RateLimit.options(authnMode),

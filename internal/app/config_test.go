@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fleetcache/fleetcache/internal/app"
-	"github.com/fleetcache/fleetcache/pkg/graphql"
+	"github.com/fleetcache/fleetcache/pkg/transport"
 )
 
 func writeConfig(t *testing.T, content string) string {
@@ -195,15 +195,15 @@ func TestConfigRateLimits(t *testing.T) {
 	tests := []struct {
 		name string
 		args []string
-		want graphql.RateLimit
+		want transport.RateLimit
 	}{
 		{name: "authenticated: the defaults", args: nil,
-			want: graphql.RateLimit{QueriesPerSecond: 4000, QueryBurst: 8000, SubscriptionsPerSecond: 50, SubscriptionBurst: 100}},
+			want: transport.RateLimit{QueriesPerSecond: 4000, QueryBurst: 8000, SubscriptionsPerSecond: 50, SubscriptionBurst: 100}},
 		{name: "authenticated: one set, the others default", args: []string{"--rate-limit-queries-per-second", "10"},
-			want: graphql.RateLimit{QueriesPerSecond: 10, QueryBurst: 8000, SubscriptionsPerSecond: 50, SubscriptionBurst: 100}},
-		{name: "unauthenticated: no limit", args: []string{"--authn=none"}, want: graphql.RateLimit{}},
+			want: transport.RateLimit{QueriesPerSecond: 10, QueryBurst: 8000, SubscriptionsPerSecond: 50, SubscriptionBurst: 100}},
+		{name: "unauthenticated: no limit", args: []string{"--authn=none"}, want: transport.RateLimit{}},
 		{name: "unauthenticated: only what is set", args: []string{"--authn=none", "--rate-limit-subscriptions-per-second", "2"},
-			want: graphql.RateLimit{SubscriptionsPerSecond: 2}},
+			want: transport.RateLimit{SubscriptionsPerSecond: 2}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -211,7 +211,7 @@ func TestConfigRateLimits(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := c.Options().GraphQL.RateLimit
+			got := c.Options().Transport.RateLimit
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("rate limits (-want +got):\n%s", diff)
 			}
@@ -219,7 +219,7 @@ func TestConfigRateLimits(t *testing.T) {
 	}
 	// The main user: one identity at 2,000 queries a second, which may
 	// also send a second's worth at once.
-	if l := (app.Config{}).Options().GraphQL.RateLimit; l.QueriesPerSecond < 2000 || l.QueryBurst < 2000 {
+	if l := (app.Config{}).Options().Transport.RateLimit; l.QueriesPerSecond < 2000 || l.QueryBurst < 2000 {
 		t.Errorf("default query limit %v/s in bursts of %d throttles a user at 2,000 queries/s", l.QueriesPerSecond, l.QueryBurst)
 	}
 }

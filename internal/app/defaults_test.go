@@ -13,6 +13,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/graphql"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/informers"
+	"github.com/fleetcache/fleetcache/pkg/transport"
 )
 
 // flagDefaults is the default of every flag, read from where it is filled
@@ -37,13 +38,13 @@ var flagDefaults = []struct {
 	{flag: "default-page-size", def: graphql.DefaultOptions().DefaultPageSize},
 	{flag: "max-page-size", def: graphql.DefaultOptions().MaxPageSize},
 	{flag: "max-depth", def: graphql.DefaultOptions().MaxDepth},
-	{flag: "max-body-bytes", def: graphql.DefaultOptions().MaxBodyBytes},
+	{flag: "max-body-bytes", def: transport.DefaultOptions().MaxBodyBytes},
 	{flag: "max-cost", def: graphql.DefaultOptions().MaxCost},
 	{flag: "max-response-bytes", def: graphql.DefaultOptions().MaxResponseBytes},
 	{flag: "request-timeout", def: graphql.DefaultOptions().Timeout},
 	{flag: "subscription-buffer", def: fanout.DefaultOptions().Buffer},
-	{flag: "max-subscriptions-per-connection", def: graphql.DefaultOptions().MaxSubscriptionsPerConnection},
-	{flag: "max-connections-per-address", def: graphql.DefaultOptions().MaxConnectionsPerAddress},
+	{flag: "max-subscriptions-per-connection", def: transport.DefaultOptions().MaxSubscriptionsPerConnection},
+	{flag: "max-connections-per-address", def: transport.DefaultOptions().MaxConnectionsPerAddress},
 	{flag: "event-retention", def: index.DefaultOptions().Retention},
 	{flag: "tls-cert-file"},
 	{flag: "tls-private-key-file"},

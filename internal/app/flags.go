@@ -14,6 +14,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/graphql"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/informers"
+	"github.com/fleetcache/fleetcache/pkg/transport"
 )
 
 // flagDef is one command-line flag and the Config field it sets.
@@ -47,7 +48,7 @@ var flagDefs = []flagDef{
 		func(c *Config) flag.Value { return (*intValue)(&c.Limits.MaxPageSize) }},
 	{"max-depth", withDefault("deepest selection nesting of a GraphQL document", graphql.DefaultOptions().MaxDepth),
 		func(c *Config) flag.Value { return (*intValue)(&c.Limits.MaxDepth) }},
-	{"max-body-bytes", withDefault("largest request body", graphql.DefaultOptions().MaxBodyBytes),
+	{"max-body-bytes", withDefault("largest request body", transport.DefaultOptions().MaxBodyBytes),
 		func(c *Config) flag.Value { return (*int64Value)(&c.Limits.MaxBodyBytes) }},
 	{"max-cost", withDefault("most objects one GraphQL operation's answer (a subscription's: each event's) may hold, computed before it runs", graphql.DefaultOptions().MaxCost),
 		func(c *Config) flag.Value { return (*intValue)(&c.Limits.MaxCost) }},
@@ -57,9 +58,9 @@ var flagDefs = []flagDef{
 		func(c *Config) flag.Value { return (*durationValue)(&c.Limits.RequestTimeout.Duration) }},
 	{"subscription-buffer", withDefault("events that may wait for one subscription before it is ended as a slow consumer", fanout.DefaultOptions().Buffer),
 		func(c *Config) flag.Value { return (*intValue)(&c.Limits.SubscriptionBuffer) }},
-	{"max-subscriptions-per-connection", withDefault("operations one WebSocket may run at once", graphql.DefaultOptions().MaxSubscriptionsPerConnection),
+	{"max-subscriptions-per-connection", withDefault("operations one WebSocket may run at once", transport.DefaultOptions().MaxSubscriptionsPerConnection),
 		func(c *Config) flag.Value { return (*intValue)(&c.Limits.MaxSubscriptionsPerConnection) }},
-	{"max-connections-per-address", withDefault("WebSocket and SSE connections one client address may hold", graphql.DefaultOptions().MaxConnectionsPerAddress),
+	{"max-connections-per-address", withDefault("WebSocket and SSE connections one client address may hold", transport.DefaultOptions().MaxConnectionsPerAddress),
 		func(c *Config) flag.Value { return (*intValue)(&c.Limits.MaxConnectionsPerAddress) }},
 	{"event-retention", withDefault("changes the index keeps for subscriptions to resume from", index.DefaultOptions().Retention),
 		func(c *Config) flag.Value { return (*intValue)(&c.Limits.EventRetention) }},

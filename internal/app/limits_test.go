@@ -17,6 +17,7 @@ import (
 
 	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
+	"github.com/fleetcache/fleetcache/pkg/transport"
 )
 
 // limitsResponse is what the tests of this file read of an answer.
@@ -163,11 +164,11 @@ func TestRateLimitPerUserThroughAggregator(t *testing.T) {
 				}
 			}
 			r := postQuery(t, addr, userToken(user), query)
-			if r.status != http.StatusTooManyRequests || !cmp.Equal(r.codes, []string{graphql.CodeRateLimited}) || !strings.Contains(r.message, "this user may send") {
-				t.Errorf("%s's fourth query: %+v, want 429 %s for the user", user, r, graphql.CodeRateLimited)
+			if r.status != http.StatusTooManyRequests || !cmp.Equal(r.codes, []string{transport.CodeRateLimited}) || !strings.Contains(r.message, "this user may send") {
+				t.Errorf("%s's fourth query: %+v, want 429 %s for the user", user, r, transport.CodeRateLimited)
 			}
 			// The budget is the user's over a WebSocket too.
-			if diff := cmp.Diff([]string{graphql.CodeRateLimited}, wsOperation(t, addr, userToken(user), query)); diff != "" {
+			if diff := cmp.Diff([]string{transport.CodeRateLimited}, wsOperation(t, addr, userToken(user), query)); diff != "" {
 				t.Errorf("%s's query over a WebSocket (-want +got):\n%s", user, diff)
 			}
 		}
@@ -181,7 +182,7 @@ func TestRateLimitPerUserThroughAggregator(t *testing.T) {
 		addr, opts := startAuthenticated(t)
 		// The configuration: at least 2,000 a second, and a second's worth
 		// at once.
-		if l := opts.GraphQL.RateLimit; l.QueriesPerSecond < 2000 || l.QueryBurst < 2000 {
+		if l := opts.Transport.RateLimit; l.QueriesPerSecond < 2000 || l.QueryBurst < 2000 {
 			t.Fatalf("the command's rate limit %+v throttles a user at 2,000 queries/s", l)
 		}
 		// The running server: 2,000 queries of one user as fast as they
@@ -217,7 +218,7 @@ func TestRateLimitPerUserThroughAggregator(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if l := agg.API.Options().RateLimit; l != (graphql.RateLimit{}) {
+		if l := agg.Transport.Options().RateLimit; l != (transport.RateLimit{}) {
 			t.Errorf("the unauthenticated server's rate limit: %+v, want none", l)
 		}
 		// Configured, it applies per client address.

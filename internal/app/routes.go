@@ -15,7 +15,7 @@ import (
 // guards the operator endpoints (profiling).
 func (a *Aggregator) routes(opts Options, operators func(http.Handler) http.Handler) http.Handler {
 	r := chi.NewRouter()
-	r.With(cors(opts.CORSAllowedOrigins)).Handle("/graphql", a.API)
+	r.With(cors(opts.CORSAllowedOrigins)).Handle("/graphql", a.Transport)
 	r.Handle("/metrics", promhttp.HandlerFor(a.Metrics, promhttp.HandlerOpts{Registry: a.Metrics}))
 
 	// Kubernetes-style probes; /readyz/NAME runs one check, e.g.

@@ -9,7 +9,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/fleetcache/fleetcache/pkg/graphql"
+	"github.com/fleetcache/fleetcache/pkg/transport"
 )
 
 // The rate limits of the command when it authenticates and the
@@ -31,11 +31,11 @@ const (
 // options returns the rate limits for the authentication mode authn:
 // without authentication (loopback use) only what is configured, so
 // nothing by default; with it, the defaults fill what is not configured.
-func (r RateLimitConfig) options(authn string) graphql.RateLimit {
+func (r RateLimitConfig) options(authn string) transport.RateLimit {
 	if authn == AuthnNone {
-		return graphql.RateLimit(r)
+		return transport.RateLimit(r)
 	}
-	return graphql.RateLimit{
+	return transport.RateLimit{
 		QueriesPerSecond:       cmp.Or(r.QueriesPerSecond, defaultQueriesPerSecond),
 		QueryBurst:             cmp.Or(r.QueryBurst, defaultQueryBurst),
 		SubscriptionsPerSecond: cmp.Or(r.SubscriptionsPerSecond, defaultSubscriptionsPerSecond),

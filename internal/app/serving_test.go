@@ -19,8 +19,8 @@ import (
 	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/testcert"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
-	"github.com/fleetcache/fleetcache/pkg/graphql"
 	"github.com/fleetcache/fleetcache/pkg/informers"
+	"github.com/fleetcache/fleetcache/pkg/transport"
 )
 
 // selfSigned writes a self-signed certificate for 127.0.0.1 and its key to
@@ -100,15 +100,15 @@ serving:
 			t.Fatal(err)
 		}
 		o := c.Options()
-		got := []any{o.TLSCertFile, o.TLSPrivateKeyFile, o.CORSAllowedOrigins, o.GraphQL.RateLimit, o.Informers.CacheSecretData}
+		got := []any{o.TLSCertFile, o.TLSPrivateKeyFile, o.CORSAllowedOrigins, o.Transport.RateLimit, o.Informers.CacheSecretData}
 		want := []any{certFile, keyFile, []string{"https://portal.example.com"},
 			// Zero fields get the command's defaults.
-			graphql.RateLimit{QueriesPerSecond: 2.5, QueryBurst: 8000, SubscriptionsPerSecond: 50, SubscriptionBurst: 3}, true}
+			transport.RateLimit{QueriesPerSecond: 2.5, QueryBurst: 8000, SubscriptionsPerSecond: 50, SubscriptionBurst: 3}, true}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("options (-want +got):\n%s", diff)
 		}
-		if diff := cmp.Diff(graphql.RateLimit{QueriesPerSecond: 4000, QueryBurst: 8000, SubscriptionsPerSecond: 50, SubscriptionBurst: 100},
-			app.Config{}.Options().GraphQL.RateLimit); diff != "" {
+		if diff := cmp.Diff(transport.RateLimit{QueriesPerSecond: 4000, QueryBurst: 8000, SubscriptionsPerSecond: 50, SubscriptionBurst: 100},
+			app.Config{}.Options().Transport.RateLimit); diff != "" {
 			t.Errorf("default rate limits (-want +got):\n%s", diff)
 		}
 	})

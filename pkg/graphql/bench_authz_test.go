@@ -25,7 +25,7 @@ func (allowAll) Decide(context.Context, *authn.User, authz.Attributes) (bool, er
 func BenchmarkEventVisibility(b *testing.B) {
 	ix := index.New(index.Options{})
 	az := authz.New(allowAll{}, authz.Options{})
-	s := newServer(b, ix, health.NewTracker(ix, health.Options{}), Options{Authenticator: noAuthenticator{}, Authorizer: az})
+	s := newServer(b, ix, health.NewTracker(ix, health.Options{}), Options{Authorizer: az})
 	u := &authn.User{Name: "alice", UID: "4f1c", Groups: []string{"system:authenticated", "team-a"}, Extra: map[string][]string{"scopes": {"read"}}}
 	c := &fanout.Change{Type: index.Added, Object: version(b, "c1", "ns", "cm", "1", nil)}
 	ctx := context.Background()

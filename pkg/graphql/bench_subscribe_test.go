@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"runtime"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/fleetcache/fleetcache/internal/graphqltest"
 	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
@@ -25,98 +24,20 @@ import (
 //
 //	go test -run '^$' -bench 'Subscri|Fanout' -benchtime 1x ./pkg/graphql/
 
-// latencies is a histogram of durations with buckets 5% apart, cheap
-// enough for one per subscriber.
-type latencies struct {
-	buckets [420]uint32 // bucket i holds [1.05^i, 1.05^(i+1)) µs
-	n       uint64
-}
-
-func (l *latencies) add(d time.Duration) {
-	us := float64(d) / float64(time.Microsecond)
-	i := 0
-	if us > 1 {
-		i = min(int(math.Log(us)/math.Log(1.05)), len(l.buckets)-1)
-	}
-	l.buckets[i]++
-	l.n++
-}
-
-func (l *latencies) merge(o *latencies) {
-	for i, c := range o.buckets {
-		l.buckets[i] += c
-	}
-	l.n += o.n
-}
-
-// quantile returns the upper bound of the bucket holding quantile q.
-func (l *latencies) quantile(q float64) time.Duration {
-	want := uint64(math.Ceil(q * float64(l.n)))
-	var seen uint64
-	for i, c := range l.buckets {
-		if seen += uint64(c); seen >= want && c > 0 {
-			return time.Duration(math.Pow(1.05, float64(i+1)) * float64(time.Microsecond))
-		}
-	}
-	return 0
-}
+// latencies is graphqltest.Latencies.
+type latencies = graphqltest.Latencies
 
 // benchFleet is an index with a started Server over it and a writer that
 // upserts synthetic ConfigMaps, recording when each revision was applied.
 type benchFleet struct {
-	ix *index.Index
-	s  *Server
-	// applied[r-base] is when revision r started to be applied, in
-	// nanoseconds since start.
-	applied []atomic.Int64
-	base    uint64
-	start   time.Time
-	seq     int
+	*graphqltest.Writer
+	s *Server
 }
 
 func newBenchFleet(b *testing.B, opts Options, changes int) *benchFleet {
 	ix := index.New(index.Options{})
 	s := startServer(b, ix, health.NewTracker(ix, health.Options{}), opts)
-	return &benchFleet{ix: ix, s: s, applied: make([]atomic.Int64, changes+1), base: ix.Revision(), start: time.Now()}
-}
-
-// benchObjects are the synthetic ConfigMaps the writer cycles through, ten
-// in each namespace ns-0 … ns-99.
-func benchObjects(b *testing.B) []*index.Object {
-	out := make([]*index.Object, 1000)
-	for i := range out {
-		out[i] = version(b, "c1", fmt.Sprintf("ns-%d", i%100), fmt.Sprintf("cm-%d", i/100), "0", map[string]string{"app": "web"})
-	}
-	return out
-}
-
-// write applies count changes at rate changes per second, in steps of 1
-// ms, and stops early when stop is closed. Each change is a new version of
-// one of objs, which it cycles through. It returns how many it applied.
-func (f *benchFleet) write(objs []*index.Object, count, rate int, stop <-chan struct{}) int {
-	begin := time.Now()
-	n := 0
-	for n < count {
-		due := int(time.Since(begin).Seconds()*float64(rate)) + 1
-		for ; n < min(due, count); n++ {
-			f.seq++
-			o := *objs[f.seq%len(objs)]
-			o.ResourceVersion = strconv.Itoa(f.seq)
-			f.applied[f.ix.Revision()+1-f.base].Store(int64(time.Since(f.start)))
-			f.ix.Upsert(&o)
-		}
-		select {
-		case <-stop:
-			return n
-		case <-time.After(time.Millisecond):
-		}
-	}
-	return n
-}
-
-// latency returns how long ago revision r was applied.
-func (f *benchFleet) latency(r uint64) time.Duration {
-	return time.Since(f.start) - time.Duration(f.applied[r-f.base].Load())
+	return &benchFleet{Writer: graphqltest.NewWriter(ix, changes), s: s}
 }
 
 // follow runs one reader per subscription until each has read want
@@ -145,16 +66,16 @@ func (f *benchFleet) follow(b *testing.B, subs []*Subscription, want func(i int)
 				if res.Extensions["heartbeat"] == true {
 					continue
 				}
-				_, r, err := CursorRevision(res.Extensions["cursor"].(string))
+				_, r, err := ParseRevisionCursor(res.Extensions["cursor"].(string))
 				if err != nil {
 					b.Error(err)
 					break
 				}
-				l.add(f.latency(r))
+				l.Add(f.Latency(r))
 				got++
 			}
 			mu.Lock()
-			all.merge(l)
+			all.Merge(l)
 			mu.Unlock()
 		})
 	}
@@ -162,7 +83,7 @@ func (f *benchFleet) follow(b *testing.B, subs []*Subscription, want func(i int)
 	return &all, int(overflows.Load())
 }
 
-const benchQuery = `subscription($f: ResourceFilter) { resourceEvents(filter: $f) { type cursor resource { name namespace resourceVersion } } }`
+const benchQuery = graphqltest.BenchQuery
 
 // BenchmarkFanoutLatency measures the time from the start of an index
 // apply to Next returning the change, at 1,000 changes/s, for 1 to 10,000
@@ -177,7 +98,7 @@ func BenchmarkFanoutLatency(b *testing.B) {
 				continue
 			}
 			b.Run(fmt.Sprintf("match=%s/subscribers=%d", match, n), func(b *testing.B) {
-				objs := benchObjects(b)
+				objs := graphqltest.BenchObjects(b)
 				var total latencies
 				overflows := 0
 				for b.Loop() {
@@ -200,18 +121,18 @@ func BenchmarkFanoutLatency(b *testing.B) {
 					base := runtime.NumGoroutine()
 					go func() { l, o = f.follow(b, subs, want); close(done) }()
 					waitForGoroutines(base, n) // every reader waits in Next
-					f.write(objs, changes, rate, nil)
+					f.Write(objs, changes, rate, nil)
 					<-done
-					total.merge(l)
+					total.Merge(l)
 					overflows += o
 					for _, sub := range subs {
 						sub.Close()
 					}
 				}
-				b.ReportMetric(float64(total.quantile(0.5))/1e6, "p50-ms")
-				b.ReportMetric(float64(total.quantile(0.99))/1e6, "p99-ms")
-				b.ReportMetric(float64(total.quantile(1))/1e6, "max-ms")
-				b.ReportMetric(float64(total.n)/float64(b.N), "deliveries/op")
+				b.ReportMetric(float64(total.Quantile(0.5))/1e6, "p50-ms")
+				b.ReportMetric(float64(total.Quantile(0.99))/1e6, "p99-ms")
+				b.ReportMetric(float64(total.Quantile(1))/1e6, "max-ms")
+				b.ReportMetric(float64(total.Count())/float64(b.N), "deliveries/op")
 				b.ReportMetric(float64(overflows), "overflows")
 			})
 		}
@@ -234,7 +155,7 @@ func BenchmarkIdleSubscriptionMemory(b *testing.B) {
 				ctx, cancel := context.WithCancel(b.Context())
 				// Warm the document cache and the schema.
 				subscribe(b, s, benchQuery, nil).Close()
-				before := memory()
+				before := graphqltest.Memory()
 				subs := make([]*Subscription, n)
 				for i := range subs {
 					f := map[string]any{"namespaces": []any{"ns"}}
@@ -247,16 +168,16 @@ func BenchmarkIdleSubscriptionMemory(b *testing.B) {
 					}
 					subs[i] = sub
 				}
-				heap := memory()
+				heap := graphqltest.Memory()
 				base := runtime.NumGoroutine()
 				var wg sync.WaitGroup
 				for _, sub := range subs {
 					wg.Go(func() { _, _ = sub.Next(ctx) })
 				}
 				waitForGoroutines(base, n)
-				after := memory()
-				perSub = float64(after.total()-before.total()) / n
-				heapPerSub = float64(heap.heap-before.heap) / n
+				after := graphqltest.Memory()
+				perSub = float64(after.Total()-before.Total()) / n
+				heapPerSub = float64(heap.Heap-before.Heap) / n
 				cancel()
 				wg.Wait()
 				for _, sub := range subs {
@@ -267,18 +188,6 @@ func BenchmarkIdleSubscriptionMemory(b *testing.B) {
 			b.ReportMetric(heapPerSub, "heap-B/subscription")
 		})
 	}
-}
-
-type memStats struct{ heap, stack uint64 }
-
-func (m memStats) total() uint64 { return m.heap + m.stack }
-
-func memory() memStats {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return memStats{heap: ms.HeapAlloc, stack: ms.StackInuse}
 }
 
 // waitForGoroutines waits until n more goroutines run than base, and lets
@@ -317,7 +226,7 @@ func sustainedRate(b *testing.B, encode bool) {
 		for _, r := range rates {
 			total += r
 		}
-		objs := benchObjects(b)
+		objs := graphqltest.BenchObjects(b)
 		f := newBenchFleet(b, Options{}, total)
 		subs := make([]*Subscription, n)
 		for i := range subs {
@@ -352,7 +261,7 @@ func sustainedRate(b *testing.B, encode bool) {
 		sustained = 0
 		for _, rate := range rates {
 			// One second at this rate.
-			f.write(objs, rate, rate, stop)
+			f.Write(objs, rate, rate, stop)
 			if overflowed.Load() {
 				break
 			}

@@ -3,7 +3,6 @@ package graphql
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -157,42 +156,6 @@ func TestFormatCount(t *testing.T) {
 	}
 }
 
-// TestQueryTooComplexOverHTTP sends the issue's hundred pages: refused
-// before anything runs, with the cost and the limit in the message.
-func TestQueryTooComplexOverHTTP(t *testing.T) {
-	f := newFixture(t)
-	ix := &countingIndex{Index: f.ix, calls: map[string]int{}}
-	endpoint := serve(t, newServer(t, ix, f.tracker, Options{}))
-	body := string(mustJSON(t, map[string]any{"query": hundredPages}))
-	for _, tc := range []struct {
-		name   string
-		accept string
-		status int
-	}{
-		{name: "application/json", accept: "application/json", status: http.StatusOK},
-		{name: "application/graphql-response+json", accept: "application/graphql-response+json", status: http.StatusBadRequest},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r, b := do(t, http.MethodPost, endpoint, map[string]string{"Content-Type": "application/json", "Accept": tc.accept}, body)
-			if r.Status != tc.status || r.HasData || !cmp.Equal(r.Codes, []string{CodeQueryTooComplex}) {
-				t.Fatalf("got %+v %s; want %d, no data, %s", r, b, tc.status, CodeQueryTooComplex)
-			}
-			if msg := string(b); !strings.Contains(msg, "100,000 objects") || !strings.Contains(msg, "limit of 10,000") {
-				t.Errorf("message does not give the cost and the limit: %s", b)
-			}
-		})
-	}
-	if len(ix.calls) > 0 {
-		t.Errorf("the index was read for a refused query: %v", ix.calls)
-	}
-	// Within the limit, the same page runs.
-	r, b := do(t, http.MethodPost, endpoint, map[string]string{"Content-Type": "application/json"},
-		string(mustJSON(t, map[string]any{"query": `{ a: resources(first: 1000) { edges { node { object } } } }`})))
-	if r.Status != http.StatusOK || len(r.Codes) > 0 || ix.calls["List"] != 1 {
-		t.Errorf("one page: %+v %s, index calls %v", r, b, ix.calls)
-	}
-}
-
 // TestResponseTooLarge checks the bound on an answer's encoding, when the
 // operation runs directly and when graphql-go runs it (introspection
 // alongside), for queries and subscription events.
@@ -281,5 +244,30 @@ func BenchmarkCost(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestQueryTooComplexBeforeRunning sends the issue's hundred pages: refused
+// before anything runs, as an error before execution (HTTP 400 with
+// application/graphql-response+json), with the cost and the limit in the
+// message.
+func TestQueryTooComplexBeforeRunning(t *testing.T) {
+	f := newFixture(t)
+	ix := &countingIndex{Index: f.ix, calls: map[string]int{}}
+	s := newServer(t, ix, f.tracker, Options{})
+	res := run(t, s, hundredPages, nil)
+	if res.Executed || res.Data != nil || !cmp.Equal(codes(res), []string{CodeQueryTooComplex}) {
+		t.Fatalf("got %+v; want no execution, %s", res, CodeQueryTooComplex)
+	}
+	if msg := res.Errors[0].Message; !strings.Contains(msg, "100,000 objects") || !strings.Contains(msg, "limit of 10,000") {
+		t.Errorf("message does not give the cost and the limit: %s", msg)
+	}
+	if len(ix.calls) > 0 {
+		t.Errorf("the index was read for a refused query: %v", ix.calls)
+	}
+	// Within the limit, the same page runs.
+	res = run(t, s, `{ a: resources(first: 1000) { edges { node { object } } } }`, nil)
+	if len(res.Errors) > 0 || ix.calls["List"] != 1 {
+		t.Errorf("one page: %+v, index calls %v", res.Errors, ix.calls)
 	}
 }

@@ -197,3 +197,17 @@ func (c revisionCursor) check(epoch string) error {
 	}
 	return nil
 }
+
+// RevisionCursor returns the cursor of revision of the index of epoch, as
+// ResourceConnection.revision and ResourceEvent.cursor carry it: a client
+// passes it as a subscription's since.
+func RevisionCursor(epoch string, revision uint64) string {
+	return encodeRevisionCursor(epoch, revision)
+}
+
+// ParseRevisionCursor returns the index epoch and revision a revision
+// cursor holds.
+func ParseRevisionCursor(cursor string) (epoch string, revision uint64, err error) {
+	c, err := decodeRevisionCursor(cursor)
+	return c.Epoch, c.Revision, err
+}

@@ -107,7 +107,7 @@ func executeWithGraphQLGo(t testing.TB, s *Server, query string, vars map[string
 	if errs != nil {
 		return &Result{Errors: errs}
 	}
-	op, err := s.operation(doc.ast, opName)
+	op, err := selectOperation(doc.ast, opName)
 	if err != nil {
 		return errorResult(codeOf(err), err)
 	}

@@ -6,46 +6,41 @@
 // facets, Subscription.resourceEvents and clusterHealth; see schema.go for
 // the SDL), an LRU cache of parsed and validated documents keyed by query
 // text, and the Options that bound each request (page sizes, document
-// depth, body size, cost, response size, timeout, subscription buffers).
+// depth, cost, response size, timeout, subscription buffers).
 // An operation's cost (cost.go) is the most objects its answer can hold,
 // computed before it runs; one over Options.MaxCost is refused with
 // QUERY_TOO_COMPLEX. It reads through two
 // small interfaces declared here, Index and Health, which *index.Index and
 // *health.Tracker implement.
 //
-// Execute is the transport-independent entry point: it takes a Request
-// (query, operation name, variables) and returns a Result whose errors each
-// carry extensions.code (the Code constants). ServeHTTP serves it as
-// GraphQL over HTTP at /graphql: POST with application/json, GET for queries,
-// application/json or application/graphql-response+json answers by the
-// Accept header, and an offline playground for browsers.
+// The engine knows nothing of sockets. A transport (pkg/transport: HTTP,
+// graphql-transport-ws, GraphQL over Server-Sent Events) calls two entries:
+// Prepare takes a Request (query, operation name, variables) and returns
+// an Operation (parsed, validated, selected; documents come from the
+// cache) whose Type the transport checks; then ExecuteOperation runs a
+// query or mutation and returns a Result whose errors each carry
+// extensions.code (the Code constants), and SubscribeOperation starts a
+// subscription. Execute and Subscribe do both steps, for callers that need
+// no check in between. The caller, when a transport authenticated one, is
+// in the context (authn.WithUser); the Authorizer filters every answer and
+// event for it (authorization.go).
 //
-// Subscriptions (Subscription.resourceEvents and clusterHealth) are served
-// by Subscribe, which parses and validates a request once and returns a
-// Subscription; its Next returns one payload at a time, each the execution
-// of the operation with one event as root value (graphql-go's own
-// Subscribe is not used: it leaks abandoned subscribers). The transports
-// (WebSocket, Server-Sent Events) call Subscribe and Next.
-//
-// A hub (hub.go), run by Server.Start, follows the index's change feed and
-// hands each change to the resourceEvents subscriptions whose filter it
-// concerns: filters are grouped so that each distinct filter is evaluated
-// once per change, and subscriptions whose payloads are equal (same query
-// and variables) share one execution and one encoding per change. Each
-// subscription has a bounded queue, grown as changes arrive; one that
-// overflows is ended (ErrSlowConsumer) and the client resumes from its
-// last cursor, so a slow client never holds up the hub, the index or
-// other subscribers. An idle subscription costs no goroutine of its own: a
-// few hundred bytes plus its caller's goroutine waiting in Next. A since
-// cursor is replayed from the feed by Next itself up to the hub's position
-// at registration, after which the hub takes over: no gap, no duplicate.
-// Idle subscriptions send heartbeats carrying the revision they have
-// caught up with (Options.Fanout.HeartbeatInterval). clusterHealth subscriptions
-// read the health tracker's status changes in Next.
+// Subscriptions (Subscription.resourceEvents and clusterHealth) return a
+// Subscription whose Next returns one payload at a time, each the
+// execution of the operation with one event as root value (graphql-go's
+// own Subscribe is not used: it leaks abandoned subscribers).
+// resourceEvents subscriptions are subscribers of a fanout.Hub, run by
+// Server.Start, that follows the index's change feed (pkg/fanout: grouped
+// by filter and by execution, bounded queues, slow consumers ended with
+// ErrSlowConsumer, since cursors replayed without gap or duplicate,
+// heartbeats every Options.Fanout.HeartbeatInterval). Subscriptions whose
+// payloads are equal (same query and variables, same caller) share one
+// execution and one encoding per change. clusterHealth subscriptions read
+// the health tracker's status changes in Next.
 //
 // With Options.Registerer set, the server registers its metrics
-// (metrics.go, docs/metrics.md): request durations by operation type, open
-// subscriptions by transport, slow consumers ended, document cache hits.
+// (metrics.go, docs/metrics.md): request durations by operation type, slow
+// consumers ended, document cache hits.
 //
 // Paging uses opaque cursors (cursor.go): a page cursor holds an
 // index.Position and continues strictly after it (keyset paging, so objects

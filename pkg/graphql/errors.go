@@ -28,12 +28,9 @@ const (
 	CodeCursorExpired = "CURSOR_EXPIRED"
 	// CodeTimeout: the request ran past Options.Timeout.
 	CodeTimeout = "TIMEOUT"
-	// CodePayloadTooLarge: the request body is over Options.MaxBodyBytes
-	// (HTTP 413).
-	CodePayloadTooLarge = "PAYLOAD_TOO_LARGE"
-	// CodeBadRequest: the HTTP request is malformed (not JSON, no query,
-	// wrong method or content type), names an operation the document does
-	// not have, or was canceled by the client.
+	// CodeBadRequest: the request is malformed (over HTTP: not JSON, no
+	// query, wrong method or content type), names an operation the
+	// document does not have, or was canceled by the client.
 	CodeBadRequest = "BAD_REQUEST"
 	// CodeQueryTooComplex: the operation's cost (the most objects its
 	// answer, or a subscription event's, can hold; see cost.go) is over
@@ -47,23 +44,6 @@ const (
 	CodeResponseTooLarge = "RESPONSE_TOO_LARGE"
 	// CodeInternal: a bug; the server logs the details.
 	CodeInternal = "INTERNAL_SERVER_ERROR"
-	// CodeTooManySubscriptions: a WebSocket connection already runs
-	// Options.MaxSubscriptionsPerConnection operations; the subscribe
-	// message gets an error message, and the connection stays open.
-	CodeTooManySubscriptions = "TOO_MANY_SUBSCRIPTIONS"
-	// CodeTooManyConnections: the client's address already holds
-	// Options.MaxConnectionsPerAddress WebSocket and SSE connections
-	// (HTTP 429, before the upgrade or the stream).
-	CodeTooManyConnections = "TOO_MANY_CONNECTIONS"
-	// CodeSlowConsumer: an SSE subscription ended because the client did
-	// not read its events as fast as they came (its buffer of
-	// Options.Fanout.Buffer events overflowed). Resubscribe with since
-	// set to the last cursor received. Over WebSocket, the socket is closed
-	// with 1013 instead.
-	CodeSlowConsumer = "SLOW_CONSUMER"
-	// CodeShuttingDown: the server is stopping and takes no new
-	// connections (HTTP 503).
-	CodeShuttingDown = "SHUTTING_DOWN"
 )
 
 // codedError is an error with an extensions.code. graphql-go copies the

@@ -8,12 +8,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Transports of subscriptions, the values of the transport label.
-const (
-	transportWebSocket = "websocket"
-	transportSSE       = "sse"
-)
-
 // requestBuckets span the index's sub-millisecond answers up to
 // Options.Timeout's default of 10s.
 var requestBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
@@ -22,10 +16,8 @@ var requestBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25
 // exist whether or not Options.Registerer is set, so the hooks need no
 // checks; unregistered, nobody reads them.
 type metrics struct {
-	requests      *prometheus.HistogramVec
-	subscriptions *prometheus.GaugeVec
-	overflowed    prometheus.Counter
-	rateLimited   *prometheus.CounterVec
+	requests   *prometheus.HistogramVec
+	overflowed prometheus.Counter
 	// since returns the time elapsed since start; tests replace it.
 	since func(start time.Time) time.Duration
 }
@@ -39,30 +31,16 @@ func newMetrics() *metrics {
 				"Requests that fail before an operation is selected are not observed.",
 			Buckets: requestBuckets,
 		}, []string{"operation"}),
-		subscriptions: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "fleetcache_graphql_subscriptions_open",
-			Help: "Subscriptions running, by transport (websocket: graphql-transport-ws; sse: GraphQL over Server-Sent Events).",
-		}, []string{"transport"}),
 		overflowed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "fleetcache_graphql_subscriptions_overflowed_total",
 			Help: "Subscriptions ended as slow consumers: more events waited for them than Options.Fanout.Buffer.",
 		}),
-		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "fleetcache_graphql_rate_limited_total",
-			Help: "Operations refused because their caller (the authenticated user, else the client address) was over a rate limit (Options.RateLimit), by limit (query, subscription).",
-		}, []string{"limit"}),
 		since: time.Since,
 	}
 	// Every series exists from the start, so that rates and alerts see
 	// zeros instead of nothing.
 	for _, op := range []string{ast.OperationTypeQuery, ast.OperationTypeMutation, ast.OperationTypeSubscription} {
 		m.requests.WithLabelValues(op)
-	}
-	for _, tr := range []string{transportWebSocket, transportSSE} {
-		m.subscriptions.WithLabelValues(tr)
-	}
-	for _, k := range operationKinds {
-		m.rateLimited.WithLabelValues(k.String())
 	}
 	return m
 }
@@ -78,7 +56,7 @@ func (m *metrics) register(reg prometheus.Registerer, s *Server) error {
 		}
 	}
 	for _, c := range []prometheus.Collector{
-		m.requests, m.subscriptions, m.overflowed, m.rateLimited,
+		m.requests, m.overflowed,
 		prometheus.NewCounterFunc(cacheOpts("hit"), func() float64 { return float64(s.hits.Load()) }),
 		prometheus.NewCounterFunc(cacheOpts("miss"), func() float64 { return float64(s.misses.Load()) }),
 	} {
@@ -92,12 +70,4 @@ func (m *metrics) register(reg prometheus.Registerer, s *Server) error {
 // observe records a request of operation type op that started at start.
 func (m *metrics) observe(op string, start time.Time) {
 	m.requests.WithLabelValues(op).Observe(m.since(start).Seconds())
-}
-
-// subscriptionOpened counts a subscription of a transport as open; the
-// function it returns counts it closed.
-func (m *metrics) subscriptionOpened(transport string) (closed func()) {
-	g := m.subscriptions.WithLabelValues(transport)
-	g.Inc()
-	return g.Dec
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/fleetcache/fleetcache/internal/graphqltest"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
 
@@ -47,13 +48,7 @@ func (p page) names() []string {
 	return out
 }
 
-const pageQuery = `query($filter: ResourceFilter, $first: Int, $after: String) {
-  resources(filter: $filter, first: $first, after: $after) {
-    edges { cursor node { cluster kind namespace name } }
-    pageInfo { hasNextPage endCursor }
-    totalCount revision staleClusters
-  }
-}`
+const pageQuery = graphqltest.PageQuery
 
 func TestResourcesFilters(t *testing.T) {
 	f := newFixture(t)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -20,7 +19,6 @@ import (
 	"github.com/graphql-go/graphql/language/source"
 	lru "github.com/hashicorp/golang-lru/v2"
 
-	"github.com/fleetcache/fleetcache/internal/playground"
 	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
@@ -69,8 +67,6 @@ type Server struct {
 	opts   Options
 	depth  depthLimits
 	schema graphql.Schema
-	// playground is the page served to browsers; it posts to /graphql.
-	playground http.Handler
 
 	docs *lru.Cache[string, *document]
 	// hits and misses count document cache lookups.
@@ -79,22 +75,13 @@ type Server struct {
 	direct  atomic.Int64
 	metrics *metrics
 
-	// conns counts the WebSocket and SSE connections by client address.
-	conns *connections
-	// limits applies Options.RateLimit; nil when it limits nothing.
-	limits *rateLimiter
-
 	// hub hands the index's changes to the resourceEvents subscriptions;
 	// Start runs it.
 	hub *fanout.Hub[*operation, *Result]
-	// stopped is canceled when Start's context ends: subscriptions end,
-	// WebSockets close with 1001.
+	// stopped is canceled when Start's context ends: subscriptions end
+	// with ErrServerStopped.
 	stopped context.Context
 	stop    context.CancelFunc
-	// dropped is canceled when connections outlive Options.ShutdownGrace
-	// after the stop: they are closed without a handshake.
-	dropped context.Context
-	drop    context.CancelFunc
 	started atomic.Bool
 }
 
@@ -116,18 +103,13 @@ func New(ix Index, h Health, opts Options) (*Server, error) {
 	if opts.DefaultPageSize > opts.MaxPageSize {
 		return nil, fmt.Errorf("default page size %d is over the maximum page size %d", opts.DefaultPageSize, opts.MaxPageSize)
 	}
-	if opts.Authorizer != nil && opts.Authenticator == nil {
-		return nil, errors.New("an authorizer needs an authenticator: it decides for authenticated callers")
-	}
-	s := &Server{ix: ix, health: h, opts: opts, depth: newDepthLimits(opts.MaxDepth), playground: playground.Handler("/graphql"), conns: newConnections(),
-		metrics: newMetrics()}
+	s := &Server{ix: ix, health: h, opts: opts, depth: newDepthLimits(opts.MaxDepth), metrics: newMetrics()}
 	if opts.Registerer != nil {
 		if err := s.metrics.register(opts.Registerer, s); err != nil {
 			return nil, err
 		}
 	}
 	s.stopped, s.stop = context.WithCancel(context.Background())
-	s.dropped, s.drop = context.WithCancel(context.Background())
 	fo := opts.Fanout
 	fo.Overflows = s.metrics.overflowed
 	s.hub = fanout.New[*operation, *Result](ix, fo)
@@ -139,26 +121,21 @@ func New(ix Index, h Health, opts Options) (*Server, error) {
 	if s.docs, err = lru.New[string, *document](opts.DocumentCacheSize); err != nil {
 		return nil, fmt.Errorf("document cache: %w", err)
 	}
-	if s.limits, err = newRateLimiter(opts.RateLimit); err != nil {
-		return nil, err
-	}
 	return s, nil
 }
 
 // Start hands the index's changes to the resourceEvents subscriptions
 // until ctx ends; then it ends every subscription (Next returns
-// ErrServerStopped), closes every WebSocket (1001) and event stream, and
-// returns once their goroutines have ended (see drainConnections): nil, or
-// an error if some connection did not end. Subscribe works before Start
-// (changes wait in the index's feed), but live changes flow only while
-// Start runs. Start may be called once.
+// ErrServerStopped) and returns. Subscribe works before Start (changes wait
+// in the index's feed), but live changes flow only while Start runs. Start
+// may be called once.
 func (s *Server) Start(ctx context.Context) error {
 	if !s.started.CompareAndSwap(false, true) {
 		return errors.New("graphql server started twice")
 	}
 	s.hub.Run(ctx)
 	s.stop()
-	return s.drainConnections()
+	return nil
 }
 
 // Request is one GraphQL request, as the body of a GraphQL-over-HTTP POST
@@ -196,9 +173,9 @@ type Result struct {
 	encoded []byte
 }
 
-// jsonError is a GraphQL error as a response carries it: no "locations"
-// entry when there are none.
-type jsonError struct {
+// ResponseError is a GraphQL error as a response carries it: no
+// "locations" entry when there are none.
+type ResponseError struct {
 	Message    string                    `json:"message"`
 	Locations  []location.SourceLocation `json:"locations,omitempty"`
 	Path       []any                     `json:"path,omitempty"`
@@ -231,11 +208,7 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		b = append(append(b, `"data":`...), data...)
 	}
 	if len(r.Errors) > 0 {
-		errs := make([]jsonError, 0, len(r.Errors))
-		for _, e := range r.Errors {
-			errs = append(errs, jsonError{Message: e.Message, Locations: e.Locations, Path: e.Path, Extensions: e.Extensions})
-		}
-		if err := appendMember(&b, "errors", errs); err != nil {
+		if err := appendMember(&b, "errors", ResponseErrors(r.Errors)); err != nil {
 			return nil, err
 		}
 	}
@@ -245,6 +218,15 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return append(b, '}'), nil
+}
+
+// ResponseErrors returns errs as a response carries them.
+func ResponseErrors(errs []gqlerrors.FormattedError) []ResponseError {
+	out := make([]ResponseError, 0, len(errs))
+	for _, e := range errs {
+		out = append(out, ResponseError{Message: e.Message, Locations: e.Locations, Path: e.Path, Extensions: e.Extensions})
+	}
+	return out
 }
 
 // appendMember appends "name":v to the JSON object *b is writing.
@@ -265,26 +247,73 @@ func errorResult(code string, err error) *Result {
 	return &Result{Errors: []gqlerrors.FormattedError{formatted(code, err)}}
 }
 
-// Execute runs a request: it takes the query's document from the cache or
-// parses and validates it, selects the operation and executes it within
-// Options.Timeout.
-func (s *Server) Execute(ctx context.Context, req Request) *Result {
+// Operation is a request ready to run: its document parsed and validated
+// (or taken from the cache), its operation selected. A transport prepares
+// a request to learn what it is (Type) before it runs it with
+// ExecuteOperation or SubscribeOperation.
+type Operation struct {
+	req   Request
+	doc   *document
+	op    *ast.OperationDefinition
+	start time.Time
+}
+
+// The types of operations, as Operation.Type returns them.
+const (
+	OperationQuery        = ast.OperationTypeQuery
+	OperationMutation     = ast.OperationTypeMutation
+	OperationSubscription = ast.OperationTypeSubscription
+)
+
+// Type returns the operation's type: OperationQuery, OperationMutation or
+// OperationSubscription.
+func (o *Operation) Type() string { return o.op.Operation }
+
+// Prepare takes the request's document from the cache or parses and
+// validates it, and selects the operation to run. A request that fails
+// there gets a nil Operation and a Result with the errors, whose Executed
+// is false.
+func (s *Server) Prepare(req Request) (*Operation, *Result) {
 	start := time.Now()
 	doc, errs := s.prepare(req.Query)
 	if errs != nil {
-		return &Result{Errors: errs}
+		return nil, &Result{Errors: errs}
 	}
-	op, err := s.operation(doc.ast, req.OperationName)
+	op, err := selectOperation(doc.ast, req.OperationName)
 	if err != nil {
+		return nil, errorResult(codeOf(err), err)
+	}
+	return &Operation{req: req, doc: doc, op: op, start: start}, nil
+}
+
+// Execute prepares and runs a request that is a query or a mutation; see
+// ExecuteOperation.
+func (s *Server) Execute(ctx context.Context, req Request) *Result {
+	o, res := s.Prepare(req)
+	if res != nil {
+		return res
+	}
+	return s.ExecuteOperation(ctx, o)
+}
+
+// ExecuteOperation runs a query or a mutation within Options.Timeout. A
+// subscription gets a BAD_REQUEST error: SubscribeOperation runs it, over
+// a streaming transport.
+func (s *Server) ExecuteOperation(ctx context.Context, o *Operation) *Result {
+	if err := s.checkRoot(o.op); err != nil {
 		return errorResult(codeOf(err), err)
 	}
-	if op.Operation == ast.OperationTypeSubscription {
+	if o.op.Operation == ast.OperationTypeSubscription {
 		return errorResult(CodeBadRequest, errNotStreaming)
 	}
-	res := s.execute(ctx, doc, op, req.Variables)
-	s.metrics.observe(op.Operation, start)
+	res := s.execute(ctx, o.doc, o.op, o.req.Variables)
+	s.metrics.observe(o.op.Operation, o.start)
 	return res
 }
+
+// ErrorResult returns a result that failed before execution, with one
+// error carrying code.
+func ErrorResult(code string, err error) *Result { return errorResult(code, err) }
 
 // prepare returns the parsed and validated document of a query, or the
 // errors that make it unusable, each with its code: GRAPHQL_PARSE_FAILED, or
@@ -355,30 +384,15 @@ func (s *Server) parseAndValidate(query string) (d *document) {
 	return &document{ast: doc}
 }
 
-// Options returns the options the server runs with, defaults filled in:
-// RateLimit as given (zero: no limit), its bursts' defaults filled in.
-func (s *Server) Options() Options {
-	o := s.opts
-	o.RateLimit = o.RateLimit.withDefaults()
-	o.AllowedOrigins = slices.Clone(o.AllowedOrigins)
-	return o
-}
+// Subscriptions returns how many resourceEvents subscriptions run, and how
+// many of their events wait to be read.
+func (s *Server) Subscriptions() (running, queued int) { return s.hub.Subscribers(), s.hub.Queued() }
+
+// Options returns the options the server runs with, defaults filled in.
+func (s *Server) Options() Options { return s.opts }
 
 // cacheStats returns how many document lookups hit and missed the cache.
 func (s *Server) cacheStats() (hits, misses int64) { return s.hits.Load(), s.misses.Load() }
-
-// operation returns the operation of doc to execute, the one named name or
-// the only one, if the schema has its root type.
-func (s *Server) operation(doc *ast.Document, name string) (*ast.OperationDefinition, error) {
-	op, err := selectOperation(doc, name)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.checkRoot(op); err != nil {
-		return nil, err
-	}
-	return op, nil
-}
 
 // selectOperation returns the operation of doc named name, or the only one.
 func selectOperation(doc *ast.Document, name string) (*ast.OperationDefinition, error) {

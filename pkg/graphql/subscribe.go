@@ -194,23 +194,28 @@ type payloads interface {
 // CURSOR_EXPIRED. resourceEvents subscriptions receive live changes while
 // Start runs.
 func (s *Server) Subscribe(ctx context.Context, req Request) (*Subscription, *Result) {
-	start := time.Now()
-	doc, errs := s.prepare(req.Query)
-	if errs != nil {
-		return nil, &Result{Errors: errs}
-	}
-	op, err := s.operation(doc.ast, req.OperationName)
-	if err != nil {
-		return nil, errorResult(codeOf(err), err)
-	}
-	if op.Operation != ast.OperationTypeSubscription {
-		res := s.execute(ctx, doc, op, req.Variables)
-		s.metrics.observe(op.Operation, start)
+	o, res := s.Prepare(req)
+	if res != nil {
 		return nil, res
 	}
-	sub, res := s.subscribe(ctx, req, doc, op)
+	return s.SubscribeOperation(ctx, o)
+}
+
+// SubscribeOperation runs a prepared operation for a streaming transport:
+// a subscription starts (see Subscribe), any other operation is executed
+// and its result returned.
+func (s *Server) SubscribeOperation(ctx context.Context, o *Operation) (*Subscription, *Result) {
+	if err := s.checkRoot(o.op); err != nil {
+		return nil, errorResult(codeOf(err), err)
+	}
+	if o.op.Operation != ast.OperationTypeSubscription {
+		res := s.execute(ctx, o.doc, o.op, o.req.Variables)
+		s.metrics.observe(o.op.Operation, o.start)
+		return nil, res
+	}
+	sub, res := s.subscribe(ctx, o.req, o.doc, o.op)
 	if sub != nil {
-		s.metrics.observe(op.Operation, start)
+		s.metrics.observe(o.op.Operation, o.start)
 	}
 	return sub, res
 }
@@ -441,6 +446,8 @@ func (r *resourceSub) next(ctx context.Context) (*Result, error) {
 	switch {
 	case errors.As(err, &expired):
 		return cursorExpired(expired.Err), ErrEnded
+	case errors.Is(err, ErrSlowConsumer):
+		return nil, fmt.Errorf("%w: more than %d events waited", err, r.s.opts.Fanout.Buffer)
 	case err != nil:
 		return nil, err
 	case d.Heartbeat:

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/fleetcache/fleetcache/internal/graphqltest"
 	"github.com/fleetcache/fleetcache/pkg/authn"
 	"github.com/fleetcache/fleetcache/pkg/authz"
 	"github.com/fleetcache/fleetcache/pkg/fanout"
@@ -54,27 +54,6 @@ func runServer(t testing.TB, s *Server) (stop func() error) {
 	return stop
 }
 
-// version returns a synthetic object: a ConfigMap with labels and a
-// resourceVersion.
-func version(t testing.TB, cluster, ns, name, rv string, labels map[string]string) *index.Object {
-	t.Helper()
-	meta := map[string]any{"namespace": ns, "name": name, "uid": uidOf(cluster, cmType, ns, name), "resourceVersion": rv}
-	if labels != nil {
-		m := map[string]any{}
-		for k, v := range labels {
-			m[k] = v
-		}
-		meta["labels"] = m
-	}
-	o, err := index.NewObject(cluster, cmType, &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta,
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return o
-}
-
 // subscribe starts a subscription that must start; it is closed when the
 // test ends.
 func subscribe(t testing.TB, s *Server, query string, vars map[string]any) *Subscription {
@@ -97,9 +76,7 @@ type got struct {
 
 func (g got) String() string { return g.Type + " " + g.Name }
 
-const eventsQuery = `subscription($filter: ResourceFilter, $since: String) {
-  resourceEvents(filter: $filter, since: $since) { type cursor resource { name labels } }
-}`
+const eventsQuery = graphqltest.EventsQuery
 
 // next returns the next payload, failing after 10 s.
 func next(t testing.TB, sub *Subscription) got {
@@ -447,17 +424,6 @@ func TestReplayExpires(t *testing.T) {
 	waitFor(t, "the member to leave the hub", func() bool { return s.hub.Subscribers() == 0 })
 }
 
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // TestSlowConsumer: a subscription that does not read is ended once its
 // buffer overflows, while the index and another subscription go on.
 func TestSlowConsumer(t *testing.T) {
@@ -596,13 +562,6 @@ func (a *countingAuthorizer) count() int {
 	return a.calls
 }
 
-// noAuthenticator accepts no token: the test puts the user in the context.
-type noAuthenticator struct{}
-
-func (noAuthenticator) Authenticate(context.Context, string) (*authn.User, error) {
-	return nil, authn.ErrUnauthenticated
-}
-
 // TestEventDecisionsReused: a subscriber's events are checked against its
 // rights, a decision per place (cluster, namespace, type) reused for the
 // next events there as long as the Authorizer says it holds, rather than
@@ -611,7 +570,7 @@ func (noAuthenticator) Authenticate(context.Context, string) (*authn.User, error
 func TestEventDecisionsReused(t *testing.T) {
 	ix := index.New(index.Options{})
 	az := &countingAuthorizer{allowed: map[string]bool{"shown": true}, ttl: time.Minute}
-	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{Authenticator: noAuthenticator{}, Authorizer: az})
+	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{Authorizer: az})
 	sub, res := s.Subscribe(authn.WithUser(t.Context(), &authn.User{Name: "alice"}), Request{Query: eventsQuery})
 	if sub == nil {
 		t.Fatalf("Subscribe: %+v", res)
@@ -851,7 +810,7 @@ func TestSubscribeRequests(t *testing.T) {
 	if errs != nil {
 		t.Fatal(errs)
 	}
-	op, err := s.operation(doc.ast, "")
+	op, err := selectOperation(doc.ast, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -952,3 +911,6 @@ func FuzzSubscribe(f *testing.F) {
 		_, _ = sub.Next(ctx)
 	})
 }
+
+// epochCursor returns the revision cursor of rev in s's index.
+func epochCursor(s *Server, rev uint64) string { return encodeRevisionCursor(s.ix.Epoch(), rev) }

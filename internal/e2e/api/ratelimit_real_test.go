@@ -10,7 +10,7 @@ import (
 
 	"github.com/fleetcache/fleetcache/internal/nodetest"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
-	"github.com/fleetcache/fleetcache/pkg/graphql"
+	"github.com/fleetcache/fleetcache/pkg/transport"
 )
 
 // TestRateLimitWithRealClients opens subscriptions faster than the limit
@@ -27,7 +27,7 @@ func TestRateLimitWithRealClients(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// A fleet each: the clients of both subtests share 127.0.0.1.
-			f := startLiveFleet(t, graphql.Options{RateLimit: graphql.RateLimit{SubscriptionsPerSecond: 0.5, SubscriptionBurst: 2}},
+			f := startLiveFleet(t, transport.Options{RateLimit: transport.RateLimit{SubscriptionsPerSecond: 0.5, SubscriptionBurst: 2}},
 				"namespaces", "configmaps")
 			f.waitSynced(t)
 			ns := fmt.Sprintf("limited-%s-%d", strings.TrimPrefix(tc.name, "graphql-"), rand.IntN(1e6))
@@ -57,7 +57,7 @@ func TestRateLimitWithRealClients(t *testing.T) {
 			switch tc.name {
 			case "graphql-ws":
 				var e struct{ Errors []gqlError }
-				if err := json.Unmarshal(r.Error, &e); err != nil || len(e.Errors) != 1 || e.Errors[0].Extensions.Code != graphql.CodeRateLimited ||
+				if err := json.Unmarshal(r.Error, &e); err != nil || len(e.Errors) != 1 || e.Errors[0].Extensions.Code != transport.CodeRateLimited ||
 					!strings.Contains(e.Errors[0].Message, "retry in") {
 					t.Fatalf("refused subscription: error %s, want one RATE_LIMITED error saying when to retry", r.Error)
 				}

@@ -178,7 +178,7 @@ func (f *subFleet) drain(t *testing.T, sub *graphql.Subscription) []realEvent {
 			out = append(out, e)
 			continue
 		}
-		if r, err := cursorRevision(e.HeartbeatCursor); err != nil {
+		if _, r, err := graphql.ParseRevisionCursor(e.HeartbeatCursor); err != nil {
 			t.Fatal(err)
 		} else if r >= target {
 			return out

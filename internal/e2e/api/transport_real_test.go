@@ -24,17 +24,17 @@ import (
 	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/nodetest"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
-	"github.com/fleetcache/fleetcache/pkg/graphql"
+	"github.com/fleetcache/fleetcache/pkg/transport"
 )
 
 // streamingPackages are the npm packages of the real-client subscription
 // tests, pinned: graphql-ws needs ws on Node 20, both need graphql.
 var streamingPackages = []string{"graphql-ws@6.4.2", "ws@8.23.0", "graphql-sse@2.6.1", "graphql@16.15.0"}
 
-// startLiveFleet is startFleet with GraphQL options of its own.
-func startLiveFleet(t *testing.T, opts graphql.Options, resources ...string) *fleet {
+// startLiveFleet is startFleet with transport options of its own.
+func startLiveFleet(t *testing.T, opts transport.Options, resources ...string) *fleet {
 	t.Helper()
-	return newFleet(t, app.Options{Informers: testInformers(resources...), GraphQL: opts})
+	return newFleet(t, app.Options{Informers: testInformers(resources...), Transport: opts})
 }
 
 // nodeClient is a node process running testdata/ws_client.js or
@@ -282,7 +282,7 @@ func inEveryCluster(t *testing.T, ns string, fn func(cmClient)) {
 // client that stayed got meanwhile, in order.
 func TestSubscriptionsWithRealClients(t *testing.T) {
 	dir := nodetest.Install(t, streamingPackages...)
-	f := startLiveFleet(t, graphql.Options{}, "namespaces", "configmaps")
+	f := startLiveFleet(t, transport.Options{}, "namespaces", "configmaps")
 	f.waitSynced(t)
 	for _, tc := range []struct{ name, script string }{
 		{name: "graphql-ws", script: "ws_client.js"},

@@ -1,4 +1,4 @@
-package graphql
+package transport
 
 import (
 	"bytes"
@@ -10,11 +10,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/graphql-go/graphql/language/ast"
-
-	"github.com/fleetcache/fleetcache/internal/playground"
+	"github.com/fleetcache/fleetcache/pkg/graphql"
 )
 
 // Media types of GraphQL over HTTP.
@@ -57,7 +54,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case isWebSocketUpgrade(r):
 		s.serveWebSocket(w, r)
 		return
-	case s.opts.Authenticator != nil && !isPlaygroundRequest(r):
+	case s.opts.Authenticator != nil && !s.isPageRequest(r):
 		ctx, herr := s.authenticate(r)
 		if herr != nil {
 			if herr.status == http.StatusUnauthorized {
@@ -74,8 +71,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
-		if isPlaygroundRequest(r) {
-			s.playground.ServeHTTP(w, r)
+		if s.isPageRequest(r) {
+			s.opts.BrowserPage.ServeHTTP(w, r)
 			return
 		}
 		if r.Method == http.MethodHead {
@@ -90,16 +87,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// isPlaygroundRequest reports whether r asks for the playground page or its
+// isPageRequest reports whether r asks for Options.BrowserPage or its
 // assets, which need no authentication: the page sends the token itself.
-func isPlaygroundRequest(r *http.Request) bool {
-	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && !acceptsEventStream(r.Header.Values("Accept")) &&
-		(playground.IsAssetRequest(r) || acceptsHTML(r.Header.Values("Accept")))
+func (s *Server) isPageRequest(r *http.Request) bool {
+	if s.opts.BrowserPage == nil || (r.Method != http.MethodGet && r.Method != http.MethodHead) || acceptsEventStream(r.Header.Values("Accept")) {
+		return false
+	}
+	return acceptsHTML(r.Header.Values("Accept")) || (s.opts.IsBrowserAsset != nil && s.opts.IsBrowserAsset(r))
 }
 
 func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
 	w.Header().Set("Allow", allow)
-	s.writeError(w, r, http.StatusMethodNotAllowed, CodeBadRequest, fmt.Errorf("method %s is not allowed, use %s", r.Method, allow))
+	s.writeError(w, r, http.StatusMethodNotAllowed, graphql.CodeBadRequest, fmt.Errorf("method %s is not allowed, use %s", r.Method, allow))
 }
 
 func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
@@ -147,23 +146,23 @@ func (s *Server) writeHTTPError(w http.ResponseWriter, r *http.Request, e *httpE
 // getRequest decodes the request parameters of a GET from the URL query,
 // which may be at most limit bytes long (Options.MaxBodyBytes, as for a
 // POST's body; else 414).
-func getRequest(r *http.Request, limit int64) (Request, *httpError) {
+func getRequest(r *http.Request, limit int64) (graphql.Request, *httpError) {
 	if n := int64(len(r.URL.RawQuery)); n > limit {
-		return Request{}, &httpError{http.StatusRequestURITooLong, CodePayloadTooLarge, fmt.Errorf("URL query is longer than %d bytes: send a POST", limit)}
+		return graphql.Request{}, &httpError{http.StatusRequestURITooLong, CodePayloadTooLarge, fmt.Errorf("URL query is longer than %d bytes: send a POST", limit)}
 	}
 	q := r.URL.Query()
-	req := Request{Query: q.Get("query"), OperationName: q.Get("operationName")}
+	req := graphql.Request{Query: q.Get("query"), OperationName: q.Get("operationName")}
 	if !q.Has("query") || req.Query == "" {
-		return req, &httpError{http.StatusBadRequest, CodeBadRequest, errors.New("no query parameter")}
+		return req, &httpError{http.StatusBadRequest, graphql.CodeBadRequest, errors.New("no query parameter")}
 	}
 	if v := q.Get("variables"); v != "" {
 		if err := json.Unmarshal([]byte(v), &req.Variables); err != nil || (req.Variables == nil && v != "null") {
-			return req, &httpError{http.StatusBadRequest, CodeBadUserInput, errors.New("variables must be a JSON object")}
+			return req, &httpError{http.StatusBadRequest, graphql.CodeBadUserInput, errors.New("variables must be a JSON object")}
 		}
 	}
 	if v := q.Get("extensions"); v != "" {
 		if err := json.Unmarshal([]byte(v), &req.Extensions); err != nil || (req.Extensions == nil && v != "null") {
-			return req, &httpError{http.StatusBadRequest, CodeBadRequest, errors.New("extensions must be a JSON object")}
+			return req, &httpError{http.StatusBadRequest, graphql.CodeBadRequest, errors.New("extensions must be a JSON object")}
 		}
 	}
 	return req, nil
@@ -171,27 +170,23 @@ func getRequest(r *http.Request, limit int64) (Request, *httpError) {
 
 // postRequest reads and decodes the JSON body of a POST, at most
 // Options.MaxBodyBytes of it.
-func (s *Server) postRequest(w http.ResponseWriter, r *http.Request) (Request, *httpError) {
+func (s *Server) postRequest(w http.ResponseWriter, r *http.Request) (graphql.Request, *httpError) {
 	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
-		return Request{}, &httpError{http.StatusUnsupportedMediaType, CodeBadRequest, err}
+		return graphql.Request{}, &httpError{http.StatusUnsupportedMediaType, graphql.CodeBadRequest, err}
 	}
 	tooLarge := &httpError{http.StatusRequestEntityTooLarge, CodePayloadTooLarge, fmt.Errorf("request body is larger than %d bytes", s.opts.MaxBodyBytes)}
 	if r.ContentLength > s.opts.MaxBodyBytes {
-		return Request{}, tooLarge
+		return graphql.Request{}, tooLarge
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
 	if err != nil {
 		var maxBytes *http.MaxBytesError
 		if errors.As(err, &maxBytes) {
-			return Request{}, tooLarge
+			return graphql.Request{}, tooLarge
 		}
-		return Request{}, &httpError{http.StatusBadRequest, CodeBadRequest, fmt.Errorf("read request body: %w", err)}
+		return graphql.Request{}, &httpError{http.StatusBadRequest, graphql.CodeBadRequest, fmt.Errorf("read request body: %w", err)}
 	}
-	req, err := decodeRequest(body)
-	if err != nil {
-		return req, &httpError{http.StatusBadRequest, codeOf(err), err}
-	}
-	return req, nil
+	return decodeRequest(body)
 }
 
 // checkContentType accepts application/json, in UTF-8 if a charset is given.
@@ -213,76 +208,66 @@ func checkContentType(ct string) error {
 }
 
 // decodeRequest decodes a POST body, checking the type of each parameter.
-func decodeRequest(body []byte) (Request, error) {
-	var req Request
+func decodeRequest(body []byte) (graphql.Request, *httpError) {
+	var req graphql.Request
 	if len(bytes.TrimSpace(body)) == 0 {
-		return req, newCodedError(CodeBadRequest, errors.New("empty request body"))
+		return req, badRequest(graphql.CodeBadRequest, errors.New("empty request body"))
 	}
 	var params map[string]json.RawMessage
 	if err := json.Unmarshal(body, &params); err != nil || params == nil {
-		return req, newCodedError(CodeBadRequest, errors.New("request body is not a JSON object"))
+		return req, badRequest(graphql.CodeBadRequest, errors.New("request body is not a JSON object"))
 	}
 	raw, ok := params["query"]
 	if !ok || isNull(raw) {
-		return req, newCodedError(CodeBadRequest, errors.New("no query in the request"))
+		return req, badRequest(graphql.CodeBadRequest, errors.New("no query in the request"))
 	}
 	if err := json.Unmarshal(raw, &req.Query); err != nil {
-		return req, newCodedError(CodeBadRequest, errors.New("query must be a string"))
+		return req, badRequest(graphql.CodeBadRequest, errors.New("query must be a string"))
 	}
 	if raw, ok := params["operationName"]; ok && !isNull(raw) {
 		if err := json.Unmarshal(raw, &req.OperationName); err != nil {
-			return req, newCodedError(CodeBadRequest, errors.New("operationName must be a string"))
+			return req, badRequest(graphql.CodeBadRequest, errors.New("operationName must be a string"))
 		}
 	}
 	if raw, ok := params["variables"]; ok && !isNull(raw) {
 		if err := json.Unmarshal(raw, &req.Variables); err != nil {
-			return req, newCodedError(CodeBadUserInput, errors.New("variables must be a JSON object"))
+			return req, badRequest(graphql.CodeBadUserInput, errors.New("variables must be a JSON object"))
 		}
 	}
 	if raw, ok := params["extensions"]; ok && !isNull(raw) {
 		if err := json.Unmarshal(raw, &req.Extensions); err != nil {
-			return req, newCodedError(CodeBadRequest, errors.New("extensions must be a JSON object"))
+			return req, badRequest(graphql.CodeBadRequest, errors.New("extensions must be a JSON object"))
 		}
 	}
 	return req, nil
 }
 
+// badRequest is a 400 error with code.
+func badRequest(code string, err error) *httpError {
+	return &httpError{http.StatusBadRequest, code, err}
+}
+
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
 
-// serveRequest executes a decoded request and writes the result.
-func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, req Request) {
-	start := time.Now()
-	doc, errs := s.prepare(req.Query)
-	if errs != nil {
-		s.writeResult(w, r, &Result{Errors: errs})
+// serveRequest executes a decoded request and writes the result. A GET
+// runs queries only.
+func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, req graphql.Request) {
+	o, res := s.engine.Prepare(req)
+	if res != nil {
+		s.writeResult(w, r, res)
 		return
 	}
-	op, err := selectOperation(doc.ast, req.OperationName)
-	if err != nil {
-		s.writeResult(w, r, errorResult(codeOf(err), err))
-		return
-	}
-	if op.Operation == ast.OperationTypeSubscription {
-		s.writeResult(w, r, errorResult(CodeBadRequest, errNotStreaming))
-		return
-	}
-	if r.Method == http.MethodGet && op.Operation != ast.OperationTypeQuery {
+	if r.Method == http.MethodGet && o.Type() == graphql.OperationMutation {
 		s.methodNotAllowed(w, r, "POST")
 		return
 	}
-	if err := s.checkRoot(op); err != nil {
-		s.writeResult(w, r, errorResult(codeOf(err), err))
-		return
-	}
-	res := s.execute(r.Context(), doc, op, req.Variables)
-	s.metrics.observe(op.Operation, start)
-	s.writeResult(w, r, res)
+	s.writeResult(w, r, s.engine.ExecuteOperation(r.Context(), o))
 }
 
 // writeResult writes a GraphQL result: 200, or 400 for a request that
 // failed before execution when the client accepts
 // application/graphql-response+json.
-func (s *Server) writeResult(w http.ResponseWriter, r *http.Request, res *Result) {
+func (s *Server) writeResult(w http.ResponseWriter, r *http.Request, res *graphql.Result) {
 	media := responseMedia(r.Header.Values("Accept"))
 	status := http.StatusOK
 	if media == mediaGraphQLResponse && !res.Executed {
@@ -293,15 +278,15 @@ func (s *Server) writeResult(w http.ResponseWriter, r *http.Request, res *Result
 
 // writeError writes an HTTP-level error as a GraphQL response.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, status int, code string, err error) {
-	s.write(w, responseMedia(r.Header.Values("Accept")), status, errorResult(code, err))
+	s.write(w, responseMedia(r.Header.Values("Accept")), status, graphql.ErrorResult(code, err))
 }
 
-func (s *Server) write(w http.ResponseWriter, media string, status int, res *Result) {
+func (s *Server) write(w http.ResponseWriter, media string, status int, res *graphql.Result) {
 	body, err := res.MarshalJSON()
 	if err != nil {
 		s.opts.Logger.Error(err, "Encode GraphQL response")
 		status = http.StatusInternalServerError
-		body, _ = json.Marshal(errorResult(CodeInternal, errors.New("cannot encode the response")))
+		body, _ = json.Marshal(graphql.ErrorResult(graphql.CodeInternal, errors.New("cannot encode the response")))
 	}
 	h := w.Header()
 	h.Set("Content-Type", media+"; charset=utf-8")

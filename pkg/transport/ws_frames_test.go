@@ -1,4 +1,4 @@
-package graphql
+package transport
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fleetcache/fleetcache/pkg/fanout"
+	"github.com/fleetcache/fleetcache/pkg/graphql"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -136,7 +137,7 @@ func TestAppendTextFrame(t *testing.T) {
 // frame, after which no frame comes.
 func TestWebSocketFramesDuringStream(t *testing.T) {
 	ix := index.New(index.Options{})
-	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{Fanout: fanout.Options{Buffer: 100000}})
+	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{}, graphql.Options{Fanout: fanout.Options{Buffer: 100000}})
 	c := dialLean(t, serve(t, s))
 	c.subscribe("1", eventsQuery, nil)
 	waitFor(t, "the subscription", func() bool { return s.hub.Subscribers() == 1 })

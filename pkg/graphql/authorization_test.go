@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"testing"
 	"time"
@@ -44,16 +43,6 @@ func (a scopesAuthorizer) Visible(_ context.Context, u *authn.User, _, _, resour
 	return a.allowed(u, resource), time.Minute, nil
 }
 
-// tokenUsers authenticates each of its tokens as its user.
-type tokenUsers map[string]*authn.User
-
-func (a tokenUsers) Authenticate(_ context.Context, token string) (*authn.User, error) {
-	if u, ok := a[token]; ok {
-		return u, nil
-	}
-	return nil, authn.ErrUnauthenticated
-}
-
 // TestSubscriptionsApartByExtra: two callers who differ only in Extra (the
 // same name, UID and groups) may have different rights. Subscribed with the
 // same document, they share no execution, and each receives what its own
@@ -70,14 +59,17 @@ func TestSubscriptionsApartByExtra(t *testing.T) {
 	user := func(scopes ...string) *authn.User {
 		return &authn.User{Name: "alice", UID: "4f1c", Groups: []string{"system:authenticated"}, Extra: map[string][]string{"scopes": scopes}}
 	}
-	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{
-		Authenticator: tokenUsers{"wide": user("configmaps", "pods"), "narrow": user("configmaps")},
-		Authorizer:    scopesAuthorizer{},
-	})
-	endpoint := serve(t, s)
+	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{Authorizer: scopesAuthorizer{}})
 	const query = `subscription { resourceEvents { type resource { kind name children { kind name } } } }`
-	wide := openSSE(t, &http.Client{Transport: bearer("wide")}, endpoint, map[string]any{"query": query})
-	narrow := openSSE(t, &http.Client{Transport: bearer("narrow")}, endpoint, map[string]any{"query": query})
+	as := func(u *authn.User) *Subscription {
+		sub, res := s.Subscribe(authn.WithUser(t.Context(), u), Request{Query: query})
+		if sub == nil {
+			t.Fatalf("Subscribe: %+v", res)
+		}
+		t.Cleanup(sub.Close)
+		return sub
+	}
+	wide, narrow := as(user("configmaps", "pods")), as(user("configmaps"))
 	waitFor(t, "both subscriptions in the hub", func() bool { return s.hub.Subscribers() == 2 })
 	if fg, eg := s.hub.Groups(); fg != 1 || eg != 2 {
 		t.Errorf("%d filter groups and %d execution groups, want 1 and 2: one execution per caller", fg, eg)
@@ -89,9 +81,9 @@ func TestSubscriptionsApartByExtra(t *testing.T) {
 	ix.Upsert(newObject(t, spec{cluster: "c1", typ: podType, namespace: "web", name: "pod"}))
 	ix.Upsert(newObject(t, spec{cluster: "c1", typ: cmType, namespace: "web", name: "marker"}))
 	for _, tt := range []struct {
-		name   string
-		stream *sseStreamReader
-		want   []string
+		name string
+		sub  *Subscription
+		want []string
 	}{
 		{"wide", wide, []string{
 			"ADDED ConfigMap/parent children [ConfigMap/child-cm Pod/child-pod]",
@@ -103,7 +95,7 @@ func TestSubscriptionsApartByExtra(t *testing.T) {
 			"ADDED ConfigMap/marker children []",
 		}},
 	} {
-		if diff := cmp.Diff(tt.want, eventsUpTo(t, tt.stream, "ADDED ConfigMap/marker children []")); diff != "" {
+		if diff := cmp.Diff(tt.want, eventsUpTo(t, tt.sub, "ADDED ConfigMap/marker children []")); diff != "" {
 			t.Errorf("%s's events (-want +got):\n%s", tt.name, diff)
 		}
 	}
@@ -111,13 +103,27 @@ func TestSubscriptionsApartByExtra(t *testing.T) {
 
 // eventsUpTo reads resourceEvents payloads, as "TYPE Kind/name children
 // [Kind/name …]", up to marker.
-func eventsUpTo(t *testing.T, st *sseStreamReader, marker string) []string {
+func eventsUpTo(t *testing.T, sub *Subscription, marker string) []string {
 	t.Helper()
 	type ref struct{ Kind, Name string }
 	var out []string
 	for {
-		p := st.nextPayload()
-		if p.Extensions.Heartbeat {
+		res, err := sub.Next(t.Context())
+		if err != nil {
+			t.Fatalf("Next: %v", err)
+		}
+		b, err := res.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p struct {
+			Data   json.RawMessage
+			Errors []any
+		}
+		if err := json.Unmarshal(b, &p); err != nil {
+			t.Fatal(err)
+		}
+		if res.Extensions["heartbeat"] == true {
 			continue
 		}
 		if len(p.Errors) > 0 {

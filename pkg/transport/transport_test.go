@@ -1,4 +1,4 @@
-package graphql
+package transport
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fleetcache/fleetcache/pkg/fanout"
+	"github.com/fleetcache/fleetcache/pkg/graphql"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -119,7 +120,7 @@ func (l smallBufferListener) Accept() (net.Conn, error) {
 	return c, err
 }
 
-func router(s *Server) http.Handler {
+func router(s *testServer) http.Handler {
 	r := chi.NewRouter()
 	r.Handle("/graphql", s)
 	return r
@@ -151,7 +152,7 @@ func produceUntil(t *testing.T, ix *index.Index, fast *wsClient, max int, done f
 // 1013 once its subscription's buffer overflows, after the events that
 // were on their way, in order; another subscriber goes on.
 func TestWebSocketSlowConsumer(t *testing.T) {
-	r := runSlowConsumer(t, Options{Fanout: fanout.Options{Buffer: 8}})
+	r := runSlowConsumer(t, Options{}, graphql.Options{Fanout: fanout.Options{Buffer: 8}})
 	if st := websocket.CloseStatus(r.end); st != websocket.StatusTryAgainLater {
 		t.Fatalf("slow client: %v, want close 1013", r.end)
 	}
@@ -175,10 +176,10 @@ type slowConsumer struct {
 // fast one, and makes changes until the slow one's subscription is gone
 // (produceUntil). Then the slow client reads: it must get a prefix of the
 // changes, in order, before its connection ends.
-func runSlowConsumer(t *testing.T, opts Options) slowConsumer {
+func runSlowConsumer(t *testing.T, opts Options, engine graphql.Options) slowConsumer {
 	t.Helper()
 	ix := index.New(index.Options{})
-	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), opts)
+	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), opts, engine)
 	endpoint, client := smallBuffers(t, router(s))
 	since := map[string]any{"since": epochCursor(s, ix.Revision())}
 	slow := dialWSWith(t, endpoint, &websocket.DialOptions{Subprotocols: []string{subprotocolTransportWS}, HTTPClient: client})
@@ -228,7 +229,7 @@ func (c *wsClient) payloadOf(m wsIn) payload {
 // retries; another subscriber goes on.
 func TestSSESlowConsumer(t *testing.T) {
 	ix := index.New(index.Options{})
-	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{Fanout: fanout.Options{Buffer: 8}})
+	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{}, graphql.Options{Fanout: fanout.Options{Buffer: 8}})
 	endpoint, client := smallBuffers(t, router(s))
 	since := map[string]any{"since": epochCursor(s, ix.Revision())}
 	slow := openSSE(t, client, endpoint, map[string]any{"query": eventsQuery, "variables": since})
@@ -352,7 +353,7 @@ func TestServerStopCutsBlockedStreams(t *testing.T) {
 // expectDropped stops s, whose ShutdownGrace is 200ms, with a connection
 // that cannot end by itself, and checks that Start returns soon after the
 // grace, with no connection left.
-func expectDropped(t *testing.T, s *Server, stop func() error) {
+func expectDropped(t *testing.T, s *testServer, stop func() error) {
 	t.Helper()
 	start := time.Now()
 	if err := stop(); err != nil {
@@ -543,7 +544,7 @@ func FuzzDecodeMessage(f *testing.F) {
 // next payloads without data, carrying a cursor to resume from.
 func TestHeartbeats(t *testing.T) {
 	ix := index.New(index.Options{})
-	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{Fanout: fanout.Options{HeartbeatInterval: 20 * time.Millisecond}})
+	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{}, graphql.Options{Fanout: fanout.Options{HeartbeatInterval: 20 * time.Millisecond}})
 	endpoint := serve(t, s)
 	ix.Upsert(version(t, "c1", "ns", "a", "1", nil))
 	c := dialWS(t, endpoint)
@@ -554,8 +555,8 @@ func TestHeartbeats(t *testing.T) {
 		if !p.Extensions.Heartbeat || p.Data != nil || p.Errors != nil {
 			t.Errorf("%s: payload %+v, want a heartbeat", name, p)
 		}
-		if c, err := decodeRevisionCursor(p.Extensions.Cursor); err != nil || c.Revision != ix.Revision() {
-			t.Errorf("%s: heartbeat cursor %q: %+v, %v; want revision %d", name, p.Extensions.Cursor, c, err, ix.Revision())
+		if _, rev, err := graphql.ParseRevisionCursor(p.Extensions.Cursor); err != nil || rev != ix.Revision() {
+			t.Errorf("%s: heartbeat cursor %q: %d, %v; want revision %d", name, p.Extensions.Cursor, rev, err, ix.Revision())
 		}
 	}
 }

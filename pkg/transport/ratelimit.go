@@ -1,4 +1,4 @@
-package graphql
+package transport
 
 import (
 	"context"
@@ -8,11 +8,11 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/graphql-go/graphql/language/ast"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/time/rate"
 
 	"github.com/fleetcache/fleetcache/pkg/authn"
+	"github.com/fleetcache/fleetcache/pkg/graphql"
 )
 
 // CodeRateLimited: the caller (an authenticated user, else a client
@@ -180,7 +180,7 @@ func (rl *rateLimiter) allow(c callerKey, kind operationKind) (retryAfter time.D
 	}
 	b := rl.limits[kind]
 	wait := time.Duration((1 - lim.TokensAt(now)) / float64(b.perSecond) * float64(time.Second))
-	return wait, newCodedError(CodeRateLimited, fmt.Errorf("rate limited: %s may send %s %s per second, in bursts of at most %d; retry in %s",
+	return wait, (fmt.Errorf("rate limited: %s may send %s %s per second, in bursts of at most %d; retry in %s",
 		c.what, strconv.FormatFloat(float64(b.perSecond), 'f', -1, 64), b.what, b.burst, retrySeconds(wait)+"s"))
 }
 
@@ -190,15 +190,11 @@ func retrySeconds(wait time.Duration) string {
 	return strconv.Itoa(max(1, int(math.Ceil(wait.Seconds()))))
 }
 
-// kindOf returns what the rate limits count req as: a subscription if it is
-// one, else a query (also when it does not parse: it costs a parse).
-func (s *Server) kindOf(req Request) operationKind {
-	doc, errs := s.prepare(req.Query)
-	if errs != nil {
-		return kindQuery
-	}
-	op, err := selectOperation(doc.ast, req.OperationName)
-	if err == nil && op.Operation == ast.OperationTypeSubscription {
+// kindOf returns what the rate limits count an operation as: a
+// subscription if it is one, else a query (also when it did not prepare: it
+// cost a parse).
+func kindOf(o *graphql.Operation) operationKind {
+	if o != nil && o.Type() == graphql.OperationSubscription {
 		return kindSubscription
 	}
 	return kindQuery

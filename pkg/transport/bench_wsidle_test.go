@@ -1,4 +1,4 @@
-package graphql
+package transport
 
 import (
 	"bufio"
@@ -20,6 +20,7 @@ import (
 	"github.com/gobwas/ws/wsutil"
 
 	"github.com/fleetcache/fleetcache/internal/procmem"
+	"github.com/fleetcache/fleetcache/pkg/graphql"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -166,7 +167,11 @@ func BenchmarkIdleSubscriptionMemoryWebSocket(b *testing.B) {
 				s := startServer(b, ix, health.NewTracker(ix, health.Options{}), Options{MaxConnectionsPerAddress: conns + 1})
 				srv := httptest.NewServer(s)
 				// Warm the document cache and the schema.
-				subscribe(b, s, benchQuery, nil).Close()
+				if sub, res := s.engine.Subscribe(b.Context(), graphql.Request{Query: benchQuery}); sub != nil {
+					sub.Close()
+				} else {
+					b.Fatalf("Subscribe: %+v", res)
+				}
 				before := memory()
 				// Return what earlier runs freed, so that the RSS
 				// counts from what is live.
@@ -187,11 +192,11 @@ func BenchmarkIdleSubscriptionMemoryWebSocket(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				perSub = float64(after.total()-before.total()) / n
-				perConnBytes = float64(after.total()-before.total()) / float64(conns)
+				perSub = float64(after.Total()-before.Total()) / n
+				perConnBytes = float64(after.Total()-before.Total()) / float64(conns)
 				rssPerSub = (float64(rssAfter.RSS) - float64(rssBefore.RSS)) / n
 				b.Logf("heap %+d B, stacks %+d B, RSS %+d B over %d connections of %d subscriptions",
-					int64(after.heap)-int64(before.heap), int64(after.stack)-int64(before.stack), int64(rssAfter.RSS)-int64(rssBefore.RSS), conns, perConn)
+					int64(after.Heap)-int64(before.Heap), int64(after.Stack)-int64(before.Stack), int64(rssAfter.RSS)-int64(rssBefore.RSS), conns, perConn)
 				stop()
 				srv.Close()
 			}

@@ -1,4 +1,4 @@
-package graphql
+package transport
 
 import (
 	"bufio"
@@ -17,7 +17,9 @@ import (
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"
 
+	"github.com/fleetcache/fleetcache/internal/graphqltest"
 	"github.com/fleetcache/fleetcache/pkg/fanout"
+	"github.com/fleetcache/fleetcache/pkg/graphql"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -59,10 +61,10 @@ func BenchmarkFanoutLatencyWebSocket(b *testing.B) {
 				}
 				// How the event of each revision ends, to compare each
 				// message with, bytes to bytes.
-				epoch := f.ix.Epoch()
+				epoch := f.Index.Epoch()
 				ends := make([][]byte, changes+101)
 				for k := range ends {
-					ends[k] = eventEnd(encodeRevisionCursor(epoch, f.base+uint64(k)))
+					ends[k] = eventEnd(graphql.RevisionCursor(epoch, f.Base+uint64(k)))
 				}
 				for f.s.hub.Subscribers() < tc.n {
 					time.Sleep(time.Millisecond)
@@ -70,17 +72,17 @@ func BenchmarkFanoutLatencyWebSocket(b *testing.B) {
 				// Change k (from 1) is revision base+k, of an object in
 				// namespace ns-(k%100).
 				want, step := changes, uint64(1)
-				first := func(int) uint64 { return f.base + 1 }
+				first := func(int) uint64 { return f.Base + 1 }
 				if tc.match != "all" {
 					want, step = changes/100, 100
-					first = func(i int) uint64 { return f.base + uint64((i+99)%100+1) }
+					first = func(i int) uint64 { return f.Base + uint64((i+99)%100+1) }
 				}
 				var mu sync.Mutex
 				var wg sync.WaitGroup
 				for ci, c := range clients {
 					wg.Go(func() {
 						l := new(latencies)
-						defer func() { mu.Lock(); total.merge(l); mu.Unlock() }()
+						defer func() { mu.Lock(); total.Merge(l); mu.Unlock() }()
 						next := make([]uint64, tc.perConn) // by subscription
 						for k := range next {
 							next[k] = first(ci*tc.perConn + k)
@@ -97,8 +99,8 @@ func BenchmarkFanoutLatencyWebSocket(b *testing.B) {
 							case isHeartbeat(msg):
 							case bytes.Equal(msg, []byte(`{"type":"ping"}`)):
 								c.send(`{"type":"pong"}`)
-							case ok && k < tc.perConn && bytes.HasSuffix(msg, ends[next[k]-f.base]):
-								l.add(f.latency(next[k]))
+							case ok && k < tc.perConn && bytes.HasSuffix(msg, ends[next[k]-f.Base]):
+								l.Add(f.Latency(next[k]))
 								next[k] += step
 								got++
 							default:
@@ -108,7 +110,7 @@ func BenchmarkFanoutLatencyWebSocket(b *testing.B) {
 						}
 					})
 				}
-				f.write(objs, changes, rate, nil)
+				f.Write(objs, changes, rate, nil)
 				// The clients read without a deadline, which costs them
 				// a timer per message: a stuck one is cut here instead.
 				done := make(chan struct{})
@@ -126,9 +128,9 @@ func BenchmarkFanoutLatencyWebSocket(b *testing.B) {
 				}
 				srv.Close()
 			}
-			b.ReportMetric(float64(total.quantile(0.5))/1e6, "p50-ms")
-			b.ReportMetric(float64(total.quantile(0.99))/1e6, "p99-ms")
-			b.ReportMetric(float64(total.quantile(1))/1e6, "max-ms")
+			b.ReportMetric(float64(total.Quantile(0.5))/1e6, "p50-ms")
+			b.ReportMetric(float64(total.Quantile(0.99))/1e6, "p99-ms")
+			b.ReportMetric(float64(total.Quantile(1))/1e6, "max-ms")
 			b.ReportMetric(float64(closed), "closed-1013")
 		})
 	}
@@ -165,7 +167,7 @@ func isHeartbeat(msg []byte) bool {
 // heartbeats (isHeartbeat) as a full decoding does.
 func TestEventEnd(t *testing.T) {
 	ix := index.New(index.Options{})
-	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{Fanout: fanout.Options{HeartbeatInterval: 50 * time.Millisecond}})
+	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{}, graphql.Options{Fanout: fanout.Options{HeartbeatInterval: 50 * time.Millisecond}})
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	c := dialLean(t, srv.URL)
@@ -299,4 +301,17 @@ func (c *leanClient) readFrame() (ws.OpCode, []byte, error) {
 		return 0, nil, fmt.Errorf("unexpected frame %+v", h)
 	}
 	return h.OpCode, p, nil
+}
+
+// benchFleet is an index with a started engine and transport over it and
+// a writer that upserts synthetic ConfigMaps.
+type benchFleet struct {
+	*graphqltest.Writer
+	s *testServer
+}
+
+func newBenchFleet(b *testing.B, opts Options, changes int) *benchFleet {
+	ix := index.New(index.Options{})
+	s := startServer(b, ix, health.NewTracker(ix, health.Options{}), opts)
+	return &benchFleet{Writer: graphqltest.NewWriter(ix, changes), s: s}
 }

@@ -1,4 +1,4 @@
-package graphql
+package transport
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/graphql-go/graphql/language/ast"
+	"github.com/fleetcache/fleetcache/pkg/graphql"
 )
 
 // serveSSE serves one operation as GraphQL over Server-Sent Events, in the
@@ -33,7 +33,7 @@ import (
 // client then retries, re-sending its request (keep its since variable at
 // the last cursor received).
 func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
-	var req Request
+	var req graphql.Request
 	var herr *httpError
 	switch r.Method {
 	case http.MethodGet:
@@ -48,11 +48,12 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 		s.writeHTTPError(w, r, herr)
 		return
 	}
-	if r.Method == http.MethodGet && s.isMutation(req) {
+	o, res := s.engine.Prepare(req)
+	if r.Method == http.MethodGet && o != nil && o.Type() == graphql.OperationMutation {
 		s.methodNotAllowed(w, r, "POST")
 		return
 	}
-	if s.limits != nil && !s.allowHTTP(w, r, s.kindOf(req)) {
+	if !s.allowHTTP(w, r, kindOf(o)) {
 		return
 	}
 	release, ok := s.acquireConnection(w, r)
@@ -66,7 +67,10 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	defer context.AfterFunc(s.stopped, cancel)()
 	log := s.opts.Logger.WithValues("remote", r.RemoteAddr, "transport", "sse")
 
-	sub, res := s.Subscribe(ctx, req)
+	var sub *graphql.Subscription
+	if o != nil {
+		sub, res = s.engine.SubscribeOperation(ctx, o)
+	}
 	if sub != nil {
 		defer sub.Close()
 		defer s.metrics.subscriptionOpened(transportSSE)()
@@ -86,7 +90,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	}
 	if sub == nil {
 		if res == nil {
-			res = errorResult(CodeInternal, errors.New("the operation did not start"))
+			res = graphql.ErrorResult(graphql.CodeInternal, errors.New("the operation did not start"))
 		}
 		if st.next(res, true) == nil {
 			_ = st.complete()
@@ -99,7 +103,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	// says another result is ready: the events of a burst are flushed
 	// together, after the last.
 	type nextResult struct {
-		res  *Result
+		res  *graphql.Result
 		err  error
 		more bool
 	}
@@ -141,24 +145,23 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 		case errors.Is(n.err, io.EOF):
 			_ = st.complete()
 			return
-		case errors.Is(n.err, ErrEnded):
+		case errors.Is(n.err, graphql.ErrEnded):
 			if n.res == nil || len(n.res.Errors) == 0 {
-				n.res = errorResult(CodeInternal, errors.New("the subscription ended"))
+				n.res = graphql.ErrorResult(graphql.CodeInternal, errors.New("the subscription ended"))
 			}
 			if st.next(n.res, true) == nil {
 				_ = st.complete()
 			}
 			return
-		case errors.Is(n.err, ErrSlowConsumer):
+		case errors.Is(n.err, graphql.ErrSlowConsumer):
 			log.V(2).Info("Ending a slow consumer's event stream")
-			_ = st.next(errorResult(CodeSlowConsumer, fmt.Errorf("%w: more than %d events waited; resubscribe with since = the last cursor received",
-				n.err, s.opts.Fanout.Buffer)), true)
+			_ = st.next(graphql.ErrorResult(CodeSlowConsumer, fmt.Errorf("%w; resubscribe with since = the last cursor received", n.err)), true)
 			return
-		case errors.Is(n.err, ErrServerStopped), ctx.Err() != nil:
+		case errors.Is(n.err, graphql.ErrServerStopped), ctx.Err() != nil:
 			return
 		default:
 			log.Error(n.err, "Subscription failed")
-			_ = st.next(errorResult(CodeInternal, errors.New("the subscription failed")), true)
+			_ = st.next(graphql.ErrorResult(graphql.CodeInternal, errors.New("the subscription failed")), true)
 			return
 		}
 		if err != nil {
@@ -166,16 +169,6 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-}
-
-// isMutation reports whether req is a valid mutation.
-func (s *Server) isMutation(req Request) bool {
-	doc, errs := s.prepare(req.Query)
-	if errs != nil {
-		return false
-	}
-	op, err := selectOperation(doc.ast, req.OperationName)
-	return err == nil && op.Operation == ast.OperationTypeMutation
 }
 
 // sseStream writes the events of one response, each write within the
@@ -201,10 +194,10 @@ var errWritesCut = errors.New("the server dropped the stream")
 // next writes a "next" event carrying res, flushed if flush is set: the
 // bytes of res.MarshalJSON as they are (shared results hold them encoded
 // already; json.Marshal would copy and re-validate them).
-func (st *sseStream) next(res *Result, flush bool) error {
+func (st *sseStream) next(res *graphql.Result, flush bool) error {
 	data, err := res.MarshalJSON()
 	if err != nil {
-		data, _ = errorResult(CodeInternal, errors.New("cannot encode the result")).MarshalJSON()
+		data, _ = graphql.ErrorResult(graphql.CodeInternal, errors.New("cannot encode the result")).MarshalJSON()
 	}
 	st.buf.Reset()
 	st.buf.WriteString("event: next\n")

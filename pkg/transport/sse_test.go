@@ -1,4 +1,4 @@
-package graphql
+package transport
 
 import (
 	"bufio"
@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fleetcache/fleetcache/pkg/fanout"
+	"github.com/fleetcache/fleetcache/pkg/graphql"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -170,7 +171,7 @@ func (st *sseStreamReader) expectEnd() {
 
 func TestSSE(t *testing.T) {
 	f := newFixture(t)
-	s := newServer(t, f.ix, f.tracker, Options{MaxDepth: 5, DefaultPageSize: 5, MaxPageSize: 10})
+	s := newServer(t, f.ix, f.tracker, Options{}, graphql.Options{MaxDepth: 5, DefaultPageSize: 5, MaxPageSize: 10})
 	endpoint := serve(t, s)
 
 	t.Run("query by POST", func(t *testing.T) {
@@ -204,11 +205,11 @@ func TestSSE(t *testing.T) {
 		want  []string
 		data  bool // whether the payload has data
 	}{
-		{name: "parse error", query: `{ clusters`, want: []string{CodeParseFailed}},
-		{name: "depth limit", query: `subscription { resourceEvents { resource { owners { owners { owners { name } } } } } }`, want: []string{CodeValidationFailed}},
-		{name: "page size limit", query: `{ resources(first: 11) { totalCount } }`, want: []string{CodeBadUserInput}, data: true},
-		{name: "bad since", query: eventsQuery, vars: map[string]any{"since": "nope"}, want: []string{CodeBadUserInput}},
-		{name: "since of another epoch", query: eventsQuery, vars: map[string]any{"since": encodeRevisionCursor("other", 3)}, want: []string{CodeCursorExpired}},
+		{name: "parse error", query: `{ clusters`, want: []string{graphql.CodeParseFailed}},
+		{name: "depth limit", query: `subscription { resourceEvents { resource { owners { owners { owners { name } } } } } }`, want: []string{graphql.CodeValidationFailed}},
+		{name: "page size limit", query: `{ resources(first: 11) { totalCount } }`, want: []string{graphql.CodeBadUserInput}, data: true},
+		{name: "bad since", query: eventsQuery, vars: map[string]any{"since": "nope"}, want: []string{graphql.CodeBadUserInput}},
+		{name: "since of another epoch", query: eventsQuery, vars: map[string]any{"since": graphql.RevisionCursor("other", 3)}, want: []string{graphql.CodeCursorExpired}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Errors before and during execution come as a next event,
@@ -234,10 +235,10 @@ func TestSSE(t *testing.T) {
 		status                          int
 		code                            string
 	}{
-		{name: "not JSON", method: http.MethodPost, contentType: "application/json", body: `{`, status: http.StatusBadRequest, code: CodeBadRequest},
-		{name: "content type", method: http.MethodPost, contentType: "text/plain", body: `{}`, status: http.StatusUnsupportedMediaType, code: CodeBadRequest},
-		{name: "no query", method: http.MethodGet, status: http.StatusBadRequest, code: CodeBadRequest},
-		{name: "method", method: http.MethodPut, contentType: "application/json", body: `{"query":"{ clusters { name } }"}`, status: http.StatusMethodNotAllowed, code: CodeBadRequest},
+		{name: "not JSON", method: http.MethodPost, contentType: "application/json", body: `{`, status: http.StatusBadRequest, code: graphql.CodeBadRequest},
+		{name: "content type", method: http.MethodPost, contentType: "text/plain", body: `{}`, status: http.StatusUnsupportedMediaType, code: graphql.CodeBadRequest},
+		{name: "no query", method: http.MethodGet, status: http.StatusBadRequest, code: graphql.CodeBadRequest},
+		{name: "method", method: http.MethodPut, contentType: "application/json", body: `{"query":"{ clusters { name } }"}`, status: http.StatusMethodNotAllowed, code: graphql.CodeBadRequest},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Requests that are not GraphQL requests get HTTP errors.
@@ -329,8 +330,7 @@ func (l countingListener) Accept() (net.Conn, error) {
 func TestSSEBursts(t *testing.T) {
 	ix := index.New(index.Options{})
 	// A long linger after each dispatch: what comes meanwhile is one burst.
-	s := newServer(t, ix, health.NewTracker(ix, health.Options{}), Options{
-		Fanout: fanout.Options{LingerPerDelivery: 300 * time.Millisecond, MaxLinger: 300 * time.Millisecond}})
+	s := newServer(t, ix, health.NewTracker(ix, health.Options{}), Options{}, graphql.Options{Fanout: fanout.Options{LingerPerDelivery: 300 * time.Millisecond, MaxLinger: 300 * time.Millisecond}})
 	runServer(t, s)
 	srv := httptest.NewUnstartedServer(s)
 	conns := make(chan *countConn, 1)

@@ -2,10 +2,7 @@ package graphql
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
-	"strings"
 	"time"
 
 	"github.com/fleetcache/fleetcache/pkg/authn"
@@ -13,12 +10,6 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
-
-// Authenticator checks a caller's bearer token; authn.TokenReview
-// implements it.
-type Authenticator interface {
-	Authenticate(ctx context.Context, token string) (*authn.User, error)
-}
 
 // Authorizer decides what a caller may see; authz.Authorizer implements it.
 type Authorizer interface {
@@ -30,63 +21,9 @@ type Authorizer interface {
 	Visible(ctx context.Context, u *authn.User, cluster, namespace, resource string) (bool, time.Duration, error)
 }
 
-// Error codes of authentication and authorization.
-const (
-	// CodeUnauthenticated: no bearer token, or one the reviewing cluster
-	// rejects (HTTP 401; WebSocket close 4403 at connection_init).
-	CodeUnauthenticated = "UNAUTHENTICATED"
-	// CodeAuthUnavailable: the token could not be reviewed (HTTP 503).
-	CodeAuthUnavailable = "AUTHENTICATION_UNAVAILABLE"
-	// CodeAccessReviewFailed: a member cluster could not answer whether the
-	// caller may see its objects; they are hidden.
-	CodeAccessReviewFailed = "ACCESS_REVIEW_FAILED"
-)
-
-// closeForbidden is graphql-transport-ws's close code for a connection_init
-// the server refuses.
-const closeForbidden = 4403
-
-// authenticate returns the context of an HTTP request with its caller,
-// authenticated from the Authorization header. Without an Authenticator
-// every request is served as is.
-func (s *Server) authenticate(r *http.Request) (context.Context, *httpError) {
-	if s.opts.Authenticator == nil {
-		return r.Context(), nil
-	}
-	token, ok := authn.BearerToken(r.Header.Get("Authorization"))
-	if !ok {
-		return nil, &httpError{http.StatusUnauthorized, CodeUnauthenticated, errors.New("unauthenticated: send Authorization: Bearer <token>")}
-	}
-	u, herr := s.authenticateToken(r.Context(), token)
-	if herr != nil {
-		return nil, herr
-	}
-	return authn.WithUser(r.Context(), u), nil
-}
-
-func (s *Server) authenticateToken(ctx context.Context, token string) (*authn.User, *httpError) {
-	u, err := s.opts.Authenticator.Authenticate(ctx, token)
-	switch {
-	case errors.Is(err, authn.ErrUnauthenticated):
-		return nil, &httpError{http.StatusUnauthorized, CodeUnauthenticated, err}
-	case err != nil:
-		s.opts.Logger.Error(err, "Token review failed")
-		return nil, &httpError{http.StatusServiceUnavailable, CodeAuthUnavailable, errors.New("authentication is unavailable, try again later")}
-	}
-	return u, nil
-}
-
-// initToken returns the bearer token of a connection_init payload:
-// {"authorization": "Bearer <token>"}, as browsers cannot set headers on a
-// WebSocket.
-func initToken(payload map[string]any) (string, bool) {
-	for k, v := range payload {
-		if s, ok := v.(string); ok && strings.EqualFold(k, "authorization") {
-			return authn.BearerToken(s)
-		}
-	}
-	return "", false
-}
+// CodeAccessReviewFailed: a member cluster could not answer whether the
+// caller may see its objects; they are hidden.
+const CodeAccessReviewFailed = "ACCESS_REVIEW_FAILED"
 
 // restricted returns the caller of ctx when what it sees must be
 // authorized.
@@ -96,8 +33,7 @@ func (s *Server) restricted(ctx context.Context) (*authn.User, bool) {
 	}
 	u, ok := authn.UserFrom(ctx)
 	if !ok {
-		// Cannot happen: New requires an Authenticator with an
-		// Authorizer, and every transport authenticates. Show nothing.
+		// No transport authenticated the caller: show nothing.
 		u = &authn.User{Name: "system:anonymous"}
 	}
 	return u, true

@@ -1,4 +1,4 @@
-package graphql
+package transport
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/fleetcache/fleetcache/pkg/authn"
+	"github.com/fleetcache/fleetcache/pkg/graphql"
 )
 
 // subprotocolTransportWS is the WebSocket subprotocol of the
@@ -72,7 +73,7 @@ type wsMessage struct {
 	// Payload is the payload of connection_init, ping and pong, if any.
 	Payload json.RawMessage
 	// Request is the payload of subscribe.
-	Request Request
+	Request graphql.Request
 }
 
 // decodeMessage decodes a graphql-transport-ws message from a client and
@@ -123,9 +124,9 @@ func decodeMessage(data []byte) (wsMessage, error) {
 		if !ok || !isObject(raw) {
 			return m, errors.New("subscribe payload is not an object")
 		}
-		req, err := decodeRequest(raw)
-		if err != nil {
-			return m, fmt.Errorf("subscribe payload: %w", err)
+		req, herr := decodeRequest(raw)
+		if herr != nil {
+			return m, fmt.Errorf("subscribe payload: %w", herr.err)
 		}
 		m.Request = req
 	case msgComplete:
@@ -403,11 +404,8 @@ func (wc *wsConn) caller() callerKey {
 
 // subscribe starts operation id; it returns false when it requested a
 // close.
-func (wc *wsConn) subscribe(id string, req Request) bool {
-	kind := kindQuery
-	if wc.s.limits != nil {
-		kind = wc.s.kindOf(req) // parsed outside the lock; Subscribe finds it cached
-	}
+func (wc *wsConn) subscribe(id string, req graphql.Request) bool {
+	o, res := wc.s.engine.Prepare(req) // outside the lock
 	wc.mu.Lock()
 	if _, dup := wc.ops[id]; dup {
 		wc.mu.Unlock()
@@ -424,7 +422,7 @@ func (wc *wsConn) subscribe(id string, req Request) bool {
 	// 4429, which graphql-transport-ws reserves for a repeated
 	// connection_init and which the graphql-ws client takes as fatal,
 	// dropping every other subscription of the connection.
-	if _, err := wc.s.allowRate(wc.caller(), kind); err != nil {
+	if _, err := wc.s.allowRate(wc.caller(), kindOf(o)); err != nil {
 		wc.mu.Unlock()
 		wc.send(wc.opsCtx, wsOut{ID: id, Type: msgError, Payload: errorList([]gqlerrors.FormattedError{formatted(CodeRateLimited, err)})})
 		return true
@@ -436,7 +434,7 @@ func (wc *wsConn) subscribe(id string, req Request) bool {
 	op := &wsOperation{cancel: cancel}
 	wc.ops[id] = op
 	wc.mu.Unlock()
-	wc.wg.Go(func() { wc.runOperation(ctx, id, op, req) })
+	wc.wg.Go(func() { wc.runOperation(ctx, id, op, o, res) })
 	return true
 }
 
@@ -452,18 +450,21 @@ func (wc *wsConn) forget(id string, op *wsOperation) bool {
 	return true
 }
 
-// runOperation runs a subscribe message's operation: a subscription's
-// results as next messages until it ends, or a query's result as one next;
-// then complete, or error when it fails before execution or ends with
-// errors.
-func (wc *wsConn) runOperation(ctx context.Context, id string, op *wsOperation, req Request) {
+// runOperation runs a subscribe message's operation o (nil when it did not
+// prepare, with res its errors): a subscription's results as next messages
+// until it ends, or a query's result as one next; then complete, or error
+// when it fails before execution or ends with errors.
+func (wc *wsConn) runOperation(ctx context.Context, id string, op *wsOperation, o *graphql.Operation, res *graphql.Result) {
 	defer op.cancel()
 	defer wc.forget(id, op)
 	next := nextPrefix(id)
-	sub, res := wc.s.Subscribe(ctx, req)
+	var sub *graphql.Subscription
+	if o != nil {
+		sub, res = wc.s.engine.SubscribeOperation(ctx, o)
+	}
 	if sub == nil {
 		if res == nil {
-			res = errorResult(CodeInternal, errors.New("the operation did not start"))
+			res = graphql.ErrorResult(graphql.CodeInternal, errors.New("the operation did not start"))
 		}
 		if !res.Executed {
 			wc.finish(ctx, id, op, wsOut{ID: id, Type: msgError, Payload: errorList(res.Errors)})
@@ -486,17 +487,17 @@ func (wc *wsConn) runOperation(ctx context.Context, id string, op *wsOperation, 
 		case errors.Is(err, io.EOF):
 			wc.finish(ctx, id, op, wsOut{ID: id, Type: msgComplete})
 			return
-		case errors.Is(err, ErrEnded):
+		case errors.Is(err, graphql.ErrEnded):
 			var errs []gqlerrors.FormattedError
 			if res != nil {
 				errs = res.Errors
 			}
 			wc.finish(ctx, id, op, wsOut{ID: id, Type: msgError, Payload: errorList(errs)})
 			return
-		case errors.Is(err, ErrServerStopped):
+		case errors.Is(err, graphql.ErrServerStopped):
 			wc.requestClose(closeGoingAway, "server shutting down")
 			return
-		case errors.Is(err, ErrSlowConsumer):
+		case errors.Is(err, graphql.ErrSlowConsumer):
 			wc.log.V(2).Info("Closing a slow consumer's WebSocket", "id", id)
 			wc.requestClose(closeSlowConsumer, "slow consumer: subscription "+id+" fell too far behind; resubscribe with since = the last cursor")
 			return
@@ -533,7 +534,7 @@ func (wc *wsConn) send(ctx context.Context, m wsOut) bool {
 // sendNext queues a next message carrying res: next (see nextPrefix), then
 // the bytes of res.MarshalJSON as they are (shared results hold them
 // encoded already; json.Marshal would copy and re-validate them).
-func (wc *wsConn) sendNext(ctx context.Context, id string, next []byte, res *Result) bool {
+func (wc *wsConn) sendNext(ctx context.Context, id string, next []byte, res *graphql.Result) bool {
 	payload, err := res.MarshalJSON()
 	if err != nil {
 		wc.encodingFailed(err, msgNext, id)
@@ -673,13 +674,14 @@ type wsOut struct {
 
 // errorList is the payload of an error message: the errors as a response
 // carries them, at least one.
-func errorList(errs []gqlerrors.FormattedError) []jsonError {
+func errorList(errs []gqlerrors.FormattedError) []graphql.ResponseError {
 	if len(errs) == 0 {
-		errs = []gqlerrors.FormattedError{formatted(CodeInternal, errors.New("the operation failed"))}
+		errs = []gqlerrors.FormattedError{formatted(graphql.CodeInternal, errors.New("the operation failed"))}
 	}
-	out := make([]jsonError, 0, len(errs))
-	for _, e := range errs {
-		out = append(out, jsonError{Message: e.Message, Locations: e.Locations, Path: e.Path, Extensions: e.Extensions})
-	}
-	return out
+	return graphql.ResponseErrors(errs)
+}
+
+// formatted is an error with code, as a result carries it.
+func formatted(code string, err error) gqlerrors.FormattedError {
+	return graphql.ErrorResult(code, err).Errors[0]
 }

@@ -1,4 +1,4 @@
-package graphql
+package transport
 
 import (
 	"bufio"
@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fleetcache/fleetcache/pkg/fanout"
+	"github.com/fleetcache/fleetcache/pkg/graphql"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -272,18 +273,13 @@ func (c *wsClient) errorPayload(id string) []string {
 	return errCodes(errs)
 }
 
-// epochCursor returns the revision cursor of rev in s's index.
-func epochCursor(s *Server, rev uint64) string { return encodeRevisionCursor(s.ix.Epoch(), rev) }
-
-const clustersQuery = `{ clusters { name } }`
-
 func TestWebSocketCloseCodes(t *testing.T) {
 	f := newFixture(t)
 	// A subscription that replays the fixture's first change, then waits.
 	sub := func(id string) string {
 		return string(mustJSON(t, map[string]any{"id": id, "type": "subscribe", "payload": map[string]any{
 			"query":     `subscription($since: String) { resourceEvents(since: $since, filter: {kinds: ["Deployment"]}) { type } }`,
-			"variables": map[string]any{"since": encodeRevisionCursor(f.ix.Epoch(), 0)},
+			"variables": map[string]any{"since": graphql.RevisionCursor(f.ix.Epoch(), 0)},
 		}}))
 	}
 	for _, tc := range []struct {
@@ -399,7 +395,7 @@ func TestWebSocketPingPong(t *testing.T) {
 
 func TestWebSocketOperations(t *testing.T) {
 	f := newFixture(t)
-	s := newServer(t, f.ix, f.tracker, Options{MaxDepth: 5, DefaultPageSize: 5, MaxPageSize: 10})
+	s := newServer(t, f.ix, f.tracker, Options{}, graphql.Options{MaxDepth: 5, DefaultPageSize: 5, MaxPageSize: 10})
 	c := dialWS(t, serve(t, s))
 	c.init()
 
@@ -424,16 +420,16 @@ func TestWebSocketOperations(t *testing.T) {
 		vars        map[string]any
 		want        []string // the error message's codes
 	}{
-		{name: "parse error", query: `{ clusters { name }`, want: []string{CodeParseFailed}},
-		{name: "unknown field", query: `{ clusters { nope } }`, want: []string{CodeValidationFailed}},
-		{name: "depth limit", query: `{ resources { edges { node { owners { owners { name } } } } } }`, want: []string{CodeValidationFailed}},
+		{name: "parse error", query: `{ clusters { name }`, want: []string{graphql.CodeParseFailed}},
+		{name: "unknown field", query: `{ clusters { nope } }`, want: []string{graphql.CodeValidationFailed}},
+		{name: "depth limit", query: `{ resources { edges { node { owners { owners { name } } } } } }`, want: []string{graphql.CodeValidationFailed}},
 		{name: "depth limit in a subscription", query: `subscription { resourceEvents { resource { owners { owners { owners { name } } } } } }`,
-			want: []string{CodeValidationFailed}},
-		{name: "variables", query: `query($n: String!) { cluster(name: $n) { name } }`, vars: map[string]any{}, want: []string{CodeBadUserInput}},
-		{name: "two root fields", query: `subscription { resourceEvents { type } clusterHealth { name } }`, want: []string{CodeValidationFailed}},
-		{name: "bad since", query: eventsQuery, vars: map[string]any{"since": "nope"}, want: []string{CodeBadUserInput}},
-		{name: "bad filter", query: eventsQuery, vars: map[string]any{"filter": map[string]any{"labelSelector": "a in (("}}, want: []string{CodeBadUserInput}},
-		{name: "since of another epoch", query: eventsQuery, vars: map[string]any{"since": encodeRevisionCursor("other", 1)}, want: []string{CodeCursorExpired}},
+			want: []string{graphql.CodeValidationFailed}},
+		{name: "variables", query: `query($n: String!) { cluster(name: $n) { name } }`, vars: map[string]any{}, want: []string{graphql.CodeBadUserInput}},
+		{name: "two root fields", query: `subscription { resourceEvents { type } clusterHealth { name } }`, want: []string{graphql.CodeValidationFailed}},
+		{name: "bad since", query: eventsQuery, vars: map[string]any{"since": "nope"}, want: []string{graphql.CodeBadUserInput}},
+		{name: "bad filter", query: eventsQuery, vars: map[string]any{"filter": map[string]any{"labelSelector": "a in (("}}, want: []string{graphql.CodeBadUserInput}},
+		{name: "since of another epoch", query: eventsQuery, vars: map[string]any{"since": graphql.RevisionCursor("other", 1)}, want: []string{graphql.CodeCursorExpired}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := c.with(t)
@@ -450,7 +446,7 @@ func TestWebSocketOperations(t *testing.T) {
 		c := c.with(t)
 		c.subscribe("p", `{ resources(first: 11) { totalCount } }`, nil)
 		p := c.nextPayload("p")
-		if diff := cmp.Diff([]string{CodeBadUserInput}, errCodes(p.Errors)); diff != "" {
+		if diff := cmp.Diff([]string{graphql.CodeBadUserInput}, errCodes(p.Errors)); diff != "" {
 			t.Errorf("codes (-want +got):\n%s", diff)
 		}
 		c.expect(msgComplete, "p")
@@ -482,7 +478,7 @@ func TestWebSocketOperations(t *testing.T) {
 	t.Run("subscription over plain HTTP", func(t *testing.T) {
 		r, _ := do(t, http.MethodPost, serve(t, s), map[string]string{"Content-Type": "application/json", "Accept": mediaGraphQLResponse},
 			`{"query":"subscription { resourceEvents { type } }"}`)
-		if r.Status != http.StatusBadRequest || len(r.Codes) != 1 || r.Codes[0] != CodeBadRequest {
+		if r.Status != http.StatusBadRequest || len(r.Codes) != 1 || r.Codes[0] != graphql.CodeBadRequest {
 			t.Errorf("response %+v, want 400 BAD_REQUEST", r)
 		}
 	})
@@ -562,7 +558,7 @@ func TestWebSocketInternalError(t *testing.T) {
 			return
 		}
 		defer c.CloseNow()
-		wc := newWSConn(s, c, hj.conn, r.Context(), s.opts.Logger)
+		wc := newWSConn(s.Server, c, hj.conn, r.Context(), s.opts.Logger)
 		var writer sync.WaitGroup
 		writer.Go(wc.writeLoop)
 		if wc.send(wc.opsCtx, wsOut{ID: "1", Type: msgNext, Payload: func() {}}) {
@@ -611,12 +607,13 @@ func TestWebSocketCoalescing(t *testing.T) {
 	f := newFixture(t)
 	s := newServer(t, f.ix, f.tracker, Options{})
 	const id = `op "1"` // escaped in the messages
-	var results []*Result
+	var results []*graphql.Result
 	// Sizes to 80 KB: every frame length encoding.
 	for i, size := range []int{10, 5000, 0, 100, 10000, 1} {
-		results = append(results, &Result{Executed: true, Data: map[string]any{"i": i, "s": strings.Repeat("x\"\n€", size)}})
+		results = append(results, &graphql.Result{Executed: true, Data: map[string]any{"i": i, "s": strings.Repeat("x\"\n€", size)}})
 	}
-	results = append(results, &Result{encoded: []byte(`{"data":{"shared":true},"extensions":{"cursor":"c"}}`)})
+	// As a shared payload, encoded already.
+	results = append(results, &graphql.Result{Executed: true, Data: json.RawMessage(`{"shared":true}`), Extensions: map[string]any{"cursor": "c"}})
 	conns := make(chan *countConn, 1)
 	done := make(chan struct{})
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -629,7 +626,7 @@ func TestWebSocketCoalescing(t *testing.T) {
 			return
 		}
 		defer c.CloseNow()
-		wc := newWSConn(s, c, hj.conn, r.Context(), s.opts.Logger)
+		wc := newWSConn(s.Server, c, hj.conn, r.Context(), s.opts.Logger)
 		// Queued before the writer starts: it takes them as one batch.
 		for _, res := range results {
 			if !wc.sendNext(wc.opsCtx, id, nextPrefix(id), res) {
@@ -667,7 +664,7 @@ func TestWebSocketCoalescing(t *testing.T) {
 // Options.WriteTimeout, without a close frame; the events go on to another
 // subscriber meanwhile (runSlowConsumer).
 func TestWebSocketWriteTimeout(t *testing.T) {
-	r := runSlowConsumer(t, Options{Fanout: fanout.Options{Buffer: 100000}, WriteTimeout: 300 * time.Millisecond})
+	r := runSlowConsumer(t, Options{WriteTimeout: 300 * time.Millisecond}, graphql.Options{Fanout: fanout.Options{Buffer: 100000}})
 	if st := websocket.CloseStatus(r.end); st != -1 {
 		t.Errorf("slow client: %v, want the connection cut", r.end)
 	}

@@ -1,0 +1,130 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+
+	"github.com/fleetcache/fleetcache/internal/graphqltest"
+	"github.com/fleetcache/fleetcache/internal/playground"
+	"github.com/fleetcache/fleetcache/pkg/graphql"
+	"github.com/fleetcache/fleetcache/pkg/health"
+	"github.com/fleetcache/fleetcache/pkg/index"
+)
+
+// The fixtures of internal/graphqltest, by the names these tests use.
+var (
+	version      = graphqltest.Version
+	waitFor      = graphqltest.WaitFor
+	benchObjects = graphqltest.BenchObjects
+	memory       = graphqltest.Memory
+)
+
+const (
+	eventsQuery   = graphqltest.EventsQuery
+	benchQuery    = graphqltest.BenchQuery
+	pageQuery     = graphqltest.PageQuery
+	clustersQuery = `{ clusters { name } }`
+)
+
+type latencies = graphqltest.Latencies
+
+// fixture is graphqltest.Fixture.
+type fixture struct {
+	ix      *index.Index
+	tracker *health.Tracker
+}
+
+func newFixture(t testing.TB) *fixture {
+	t.Helper()
+	f := graphqltest.NewFixture(t)
+	return &fixture{ix: f.Index, tracker: f.Tracker}
+}
+
+// testServer is a transport Server and the engine it serves.
+type testServer struct {
+	*Server
+	engine *graphql.Server
+	ix     graphql.Index
+	// hub reads the engine's subscriptions.
+	hub engineStats
+}
+
+// engineStats reads the engine's resourceEvents subscriptions.
+type engineStats struct{ e *graphql.Server }
+
+func (h engineStats) Subscribers() int { n, _ := h.e.Subscriptions(); return n }
+func (h engineStats) Queued() int      { _, q := h.e.Subscriptions(); return q }
+
+// newServer returns a transport with opts over an engine with the engine
+// options, if any, reading ix and h.
+func newServer(t testing.TB, ix graphql.Index, h graphql.Health, opts Options, engine ...graphql.Options) *testServer {
+	t.Helper()
+	var eo graphql.Options
+	if len(engine) > 0 {
+		eo = engine[0]
+	}
+	if opts.BrowserPage == nil {
+		// The application's page, as internal/app serves it.
+		opts.BrowserPage, opts.IsBrowserAsset = playground.Handler("/graphql"), playground.IsAssetRequest
+	}
+	e, err := graphql.New(ix, h, eo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(e, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testServer{Server: s, engine: e, ix: ix, hub: engineStats{e}}
+}
+
+// startServer is newServer, running until the test ends.
+func startServer(t testing.TB, ix graphql.Index, h graphql.Health, opts Options, engine ...graphql.Options) *testServer {
+	t.Helper()
+	s := newServer(t, ix, h, opts, engine...)
+	runServer(t, s)
+	return s
+}
+
+// runServer runs the engine's and the transport's Start until stop,
+// which returns the transport's error; the test's cleanup stops them
+// too, and reports the error.
+func runServer(t testing.TB, s *testServer) (stop func() error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 2)
+	go func() { done <- s.engine.Start(ctx) }()
+	go func() { done <- s.Server.Start(ctx) }()
+	var once sync.Once
+	var err error
+	stop = func() error {
+		once.Do(func() {
+			cancel()
+			err = <-done
+			if e := <-done; err == nil {
+				err = e
+			}
+		})
+		return err
+	}
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Errorf("Start: %v", err)
+		}
+	})
+	return stop
+}
+
+// epochCursor is the since cursor of revision rev of s's index.
+func epochCursor(s *testServer, rev uint64) string { return graphql.RevisionCursor(s.ix.Epoch(), rev) }
+
+// mustJSON encodes v.
+func mustJSON(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
