@@ -123,13 +123,13 @@ type LimitsConfig struct {
 	DefaultPageSize               int             `json:"defaultPageSize,omitempty"`               // graphql.Options.DefaultPageSize
 	MaxPageSize                   int             `json:"maxPageSize,omitempty"`                   // graphql.Options.MaxPageSize
 	MaxDepth                      int             `json:"maxDepth,omitempty"`                      // graphql.Options.MaxDepth
-	MaxBodyBytes                  int64           `json:"maxBodyBytes,omitempty"`                  // graphql.Options.MaxBodyBytes
+	MaxBodyBytes                  int64           `json:"maxBodyBytes,omitempty"`                  // transport.Options.MaxBodyBytes
 	MaxCost                       int             `json:"maxCost,omitempty"`                       // graphql.Options.MaxCost
 	MaxResponseBytes              int64           `json:"maxResponseBytes,omitempty"`              // graphql.Options.MaxResponseBytes
 	RequestTimeout                metav1.Duration `json:"requestTimeout,omitzero"`                 // graphql.Options.Timeout
 	SubscriptionBuffer            int             `json:"subscriptionBuffer,omitempty"`            // fanout.Options.Buffer
-	MaxSubscriptionsPerConnection int             `json:"maxSubscriptionsPerConnection,omitempty"` // graphql.Options.MaxSubscriptionsPerConnection
-	MaxConnectionsPerAddress      int             `json:"maxConnectionsPerAddress,omitempty"`      // graphql.Options.MaxConnectionsPerAddress
+	MaxSubscriptionsPerConnection int             `json:"maxSubscriptionsPerConnection,omitempty"` // transport.Options.MaxSubscriptionsPerConnection
+	MaxConnectionsPerAddress      int             `json:"maxConnectionsPerAddress,omitempty"`      // transport.Options.MaxConnectionsPerAddress
 	EventRetention                int             `json:"eventRetention,omitempty"`                // index.Options.Retention
 }
 
@@ -162,7 +162,7 @@ type ServingConfig struct {
 // authentication, each client address (the connection's peer: behind a
 // proxy, the proxy). Zero means the command's default, which each comment
 // names (serving.go); with authn.mode none the default is no limit (see
-// RateLimitConfig.options), as it is for graphql.RateLimit.
+// RateLimitConfig.options), as it is for transport.RateLimit.
 type RateLimitConfig struct {
 	QueriesPerSecond       float64 `json:"queriesPerSecond,omitempty"`       // defaultQueriesPerSecond
 	QueryBurst             int     `json:"queryBurst,omitempty"`             // defaultQueryBurst
