@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/fleetcache/fleetcache/pkg/graphql"
+	"k8s.io/klog/v2"
 )
 
 // serveSSE serves one operation as GraphQL over Server-Sent Events, in the
@@ -33,27 +32,8 @@ import (
 // client then retries, re-sending its request (keep its since variable at
 // the last cursor received).
 func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
-	var req graphql.Request
-	var herr *httpError
-	switch r.Method {
-	case http.MethodGet:
-		req, herr = getRequest(r, s.opts.MaxBodyBytes)
-	case http.MethodPost:
-		req, herr = s.postRequest(w, r)
-	default:
-		s.methodNotAllowed(w, r, "GET, POST")
-		return
-	}
-	if herr != nil {
-		s.writeHTTPError(w, r, herr)
-		return
-	}
-	o, res := s.engine.Prepare(req)
-	if r.Method == http.MethodGet && o != nil && o.Type() == graphql.OperationMutation {
-		s.methodNotAllowed(w, r, "POST")
-		return
-	}
-	if !s.allowHTTP(w, r, kindOf(o)) {
+	o, res, ok := s.sseOperation(w, r)
+	if !ok {
 		return
 	}
 	release, ok := s.acquireConnection(w, r)
@@ -65,8 +45,6 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	defer context.AfterFunc(s.stopped, cancel)()
-	log := s.opts.Logger.WithValues("remote", r.RemoteAddr, "transport", "sse")
-
 	var sub *graphql.Subscription
 	if o != nil {
 		sub, res = s.engine.SubscribeOperation(ctx, o)
@@ -75,10 +53,57 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 		defer sub.Close()
 		defer s.metrics.subscriptionOpened(transportSSE)()
 	}
-	st := &sseStream{w: w, rc: http.NewResponseController(w), timeout: s.opts.WriteTimeout}
+	st, err := s.openStream(w)
+	if err != nil {
+		return
+	}
 	defer st.clearDeadline()
 	// A write in progress when the server drops connections fails at once.
 	defer context.AfterFunc(s.dropped, st.cutWrites)()
+	if sub == nil {
+		if res == nil {
+			res = graphql.ErrorResult(graphql.CodeInternal, errors.New("the operation did not start"))
+		}
+		st.endWith(res)
+		return
+	}
+	s.stream(ctx, s.opts.Logger.WithValues("remote", r.RemoteAddr, "transport", "sse"), sub, st)
+}
+
+// sseOperation decodes and prepares the operation of an event-stream
+// request, GET or POST, within the caller's rate limit; o is nil, and res
+// its errors, when it did not prepare. When ok is false it wrote the
+// refusal (HTTP errors, as over HTTP).
+func (s *Server) sseOperation(w http.ResponseWriter, r *http.Request) (o *graphql.Operation, res *graphql.Result, ok bool) {
+	var req graphql.Request
+	var herr *httpError
+	switch r.Method {
+	case http.MethodGet:
+		req, herr = getRequest(r, s.opts.MaxBodyBytes)
+	case http.MethodPost:
+		req, herr = s.postRequest(w, r)
+	default:
+		s.methodNotAllowed(w, r, "GET, POST")
+		return nil, nil, false
+	}
+	if herr != nil {
+		s.writeHTTPError(w, r, herr)
+		return nil, nil, false
+	}
+	o, res = s.engine.Prepare(req)
+	if r.Method == http.MethodGet && o != nil && o.Type() == graphql.OperationMutation {
+		s.methodNotAllowed(w, r, "POST")
+		return nil, nil, false
+	}
+	if !s.allowHTTP(w, r, kindOf(o)) {
+		return nil, nil, false
+	}
+	return o, res, true
+}
+
+// openStream starts the event stream of a response.
+func (s *Server) openStream(w http.ResponseWriter) (*sseStream, error) {
+	st := &sseStream{w: w, rc: http.NewResponseController(w), timeout: s.opts.WriteTimeout}
 	h := w.Header()
 	h.Set("Content-Type", mediaEventStream+"; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
@@ -86,40 +111,31 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
 	w.WriteHeader(http.StatusOK)
 	if err := st.flush(); err != nil {
-		return
+		st.clearDeadline()
+		return nil, err
 	}
-	if sub == nil {
-		if res == nil {
-			res = graphql.ErrorResult(graphql.CodeInternal, errors.New("the operation did not start"))
-		}
-		if st.next(res, true) == nil {
-			_ = st.complete()
-		}
-		return
-	}
+	return st, nil
+}
 
-	// The pump calls Next, which blocks, so that this goroutine can write
-	// keep-alive comments meanwhile; it is the only one that writes. more
-	// says another result is ready: the events of a burst are flushed
-	// together, after the last.
-	type nextResult struct {
-		res  *graphql.Result
-		err  error
-		more bool
-	}
-	results := make(chan nextResult)
+// stream writes sub's payloads to st until it ends or ctx ends. A pump
+// calls Next, which blocks, so that this goroutine can write keep-alive
+// comments meanwhile; it is the only one that writes. The events of a
+// burst are flushed together, after the last.
+func (s *Server) stream(ctx context.Context, log klog.Logger, sub *graphql.Subscription, st *sseStream) {
+	ctx, cancel := context.WithCancel(ctx)
+	results := make(chan streamEvent)
 	var pump sync.WaitGroup
 	defer pump.Wait()
 	defer cancel()
 	pump.Go(func() {
 		for {
-			res, err := sub.Next(ctx)
+			ev := nextEvent(ctx, sub)
 			select {
-			case results <- nextResult{res, err, err == nil && sub.Ready()}:
+			case results <- ev:
 			case <-ctx.Done():
 				return
 			}
-			if err != nil {
+			if ev.err != nil {
 				return
 			}
 		}
@@ -127,7 +143,6 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	keepAlive := time.NewTicker(s.opts.KeepAliveInterval)
 	defer keepAlive.Stop()
 	for {
-		var n nextResult
 		select {
 		case <-ctx.Done():
 			return
@@ -135,38 +150,10 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 			if st.comment() != nil {
 				return
 			}
-			continue
-		case n = <-results:
-		}
-		var err error
-		switch {
-		case n.err == nil:
-			err = st.next(n.res, !n.more)
-		case errors.Is(n.err, io.EOF):
-			_ = st.complete()
-			return
-		case errors.Is(n.err, graphql.ErrEnded):
-			if n.res == nil || len(n.res.Errors) == 0 {
-				n.res = graphql.ErrorResult(graphql.CodeInternal, errors.New("the subscription ended"))
+		case ev := <-results:
+			if !deliver(ctx, log, ev, st) {
+				return
 			}
-			if st.next(n.res, true) == nil {
-				_ = st.complete()
-			}
-			return
-		case errors.Is(n.err, graphql.ErrSlowConsumer):
-			log.V(2).Info("Ending a slow consumer's event stream")
-			_ = st.next(graphql.ErrorResult(CodeSlowConsumer, fmt.Errorf("%w; resubscribe with since = the last cursor received", n.err)), true)
-			return
-		case errors.Is(n.err, graphql.ErrServerStopped), ctx.Err() != nil:
-			return
-		default:
-			log.Error(n.err, "Subscription failed")
-			_ = st.next(graphql.ErrorResult(graphql.CodeInternal, errors.New("the subscription failed")), true)
-			return
-		}
-		if err != nil {
-			log.V(4).Info("Event stream write failed", "err", err)
-			return
 		}
 	}
 }
@@ -191,10 +178,10 @@ type sseStream struct {
 // errWritesCut is the error of writes after cutWrites.
 var errWritesCut = errors.New("the server dropped the stream")
 
-// next writes a "next" event carrying res, flushed if flush is set: the
-// bytes of res.MarshalJSON as they are (shared results hold them encoded
-// already; json.Marshal would copy and re-validate them).
-func (st *sseStream) next(res *graphql.Result, flush bool) error {
+// next writes a "next" event carrying res, flushed unless more are ready:
+// the bytes of res.MarshalJSON as they are (shared results hold them
+// encoded already; json.Marshal would copy and re-validate them).
+func (st *sseStream) next(res *graphql.Result, more bool) error {
 	data, err := res.MarshalJSON()
 	if err != nil {
 		data, _ = graphql.ErrorResult(graphql.CodeInternal, errors.New("cannot encode the result")).MarshalJSON()
@@ -208,12 +195,32 @@ func (st *sseStream) next(res *graphql.Result, flush bool) error {
 		st.buf.WriteByte('\n')
 	}
 	st.buf.WriteByte('\n')
-	return st.write(st.buf.Bytes(), flush)
+	return st.write(st.buf.Bytes(), !more)
 }
 
 // complete writes the "complete" event. Its empty data field makes
 // EventSource dispatch it.
-func (st *sseStream) complete() error { return st.write([]byte("event: complete\ndata:\n\n"), true) }
+func (st *sseStream) complete() { _ = st.write([]byte("event: complete\ndata:\n\n"), true) }
+
+// The ends of a subscription's stream (streamSink): a subscription that
+// ends with an error, or as a slow consumer, or fails, sends a next event
+// with the error; only a completed one, or one that ended with a GraphQL
+// error, sends complete. Without complete the graphql-sse client retries.
+func (st *sseStream) endWith(res *graphql.Result) {
+	if st.next(res, false) == nil {
+		st.complete()
+	}
+}
+
+func (st *sseStream) slowConsumer(err error) {
+	_ = st.next(graphql.ErrorResult(CodeSlowConsumer, err), false)
+}
+
+func (st *sseStream) stopped() {}
+
+func (st *sseStream) failed() {
+	_ = st.next(graphql.ErrorResult(graphql.CodeInternal, errors.New("the subscription failed")), false)
+}
 
 // comment writes a keep-alive comment, which clients ignore.
 func (st *sseStream) comment() error { return st.write([]byte(":\n\n"), true) }

@@ -477,39 +477,43 @@ func (wc *wsConn) runOperation(ctx context.Context, id string, op *wsOperation, 
 	}
 	defer sub.Close()
 	defer wc.s.metrics.subscriptionOpened(transportWebSocket)()
-	for {
-		res, err := sub.Next(ctx)
-		switch {
-		case err == nil:
-			if !wc.sendNext(ctx, id, next, res) {
-				return
-			}
-		case errors.Is(err, io.EOF):
-			wc.finish(ctx, id, op, wsOut{ID: id, Type: msgComplete})
-			return
-		case errors.Is(err, graphql.ErrEnded):
-			var errs []gqlerrors.FormattedError
-			if res != nil {
-				errs = res.Errors
-			}
-			wc.finish(ctx, id, op, wsOut{ID: id, Type: msgError, Payload: errorList(errs)})
-			return
-		case errors.Is(err, graphql.ErrServerStopped):
-			wc.requestClose(closeGoingAway, "server shutting down")
-			return
-		case errors.Is(err, graphql.ErrSlowConsumer):
-			wc.log.V(2).Info("Closing a slow consumer's WebSocket", "id", id)
-			wc.requestClose(closeSlowConsumer, "slow consumer: subscription "+id+" fell too far behind; resubscribe with since = the last cursor")
-			return
-		case ctx.Err() != nil:
-			return
-		default:
-			wc.log.Error(err, "Subscription failed", "id", id)
-			wc.requestClose(closeInternal, "Internal server error")
-			return
-		}
+	sink := &wsSink{wc: wc, ctx: ctx, id: id, op: op, prefix: next}
+	for deliver(ctx, wc.log.WithValues("id", id), nextEvent(ctx, sub), sink) {
 	}
 }
+
+// wsSink writes one operation's subscription to its connection
+// (streamSink): payloads as next messages; the end as complete or error
+// for this operation alone, or, for a slow consumer, a stop or a failure,
+// as the close of the whole connection.
+type wsSink struct {
+	wc     *wsConn
+	ctx    context.Context
+	id     string
+	op     *wsOperation
+	prefix []byte
+}
+
+func (k *wsSink) next(res *graphql.Result, _ bool) error {
+	if !k.wc.sendNext(k.ctx, k.id, k.prefix, res) {
+		return errors.New("the connection is closing")
+	}
+	return nil
+}
+
+func (k *wsSink) complete() { k.wc.finish(k.ctx, k.id, k.op, wsOut{ID: k.id, Type: msgComplete}) }
+
+func (k *wsSink) endWith(res *graphql.Result) {
+	k.wc.finish(k.ctx, k.id, k.op, wsOut{ID: k.id, Type: msgError, Payload: errorList(res.Errors)})
+}
+
+func (k *wsSink) slowConsumer(error) {
+	k.wc.requestClose(closeSlowConsumer, "slow consumer: subscription "+k.id+" fell too far behind; resubscribe with since = the last cursor")
+}
+
+func (k *wsSink) stopped() { k.wc.requestClose(closeGoingAway, "server shutting down") }
+
+func (k *wsSink) failed() { k.wc.requestClose(closeInternal, "Internal server error") }
 
 // finish ends operation id with its last message, unless the client
 // completed it. The operation is forgotten first, so that the client may
