@@ -19,6 +19,9 @@ run() {
 run go test -run '^$' -bench 'HeapPerPod' -benchtime 1x -count 3 -timeout 30m ./pkg/informers/
 run env GOMEMLIMIT=64MiB go test -run '^$' -bench 'HeapPerPod/pods=10000' -benchtime 1x -count 1 -timeout 30m ./pkg/informers/
 run go test -run '^$' -bench 'InitialSync' -benchtime 5x -count 2 -timeout 30m ./pkg/informers/
+# Recovery after a partition and an API server restart: p50/p99/max of 20
+# rounds each (about 3 minutes); -v prints every round.
+run go test -run '^$' -bench 'BenchmarkRecovery' -benchtime 20x -v -timeout 30m ./pkg/informers/
 
 # Index.
 run go test -run '^$' -bench . -benchtime 2000x -timeout 30m ./pkg/index/

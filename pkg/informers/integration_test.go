@@ -55,7 +55,7 @@ func testOptions(resources ...string) informers.Options {
 	}
 }
 
-func startFleet(t *testing.T, ixOpts index.Options, opts informers.Options, cs ...clusters.Cluster) *fleet {
+func startFleet(t testing.TB, ixOpts index.Options, opts informers.Options, cs ...clusters.Cluster) *fleet {
 	t.Helper()
 	agg, err := app.New(app.Options{Index: ixOpts, Informers: opts})
 	if err != nil {
@@ -91,7 +91,7 @@ func all() []clusters.Cluster {
 	return out
 }
 
-func waitStatus(t *testing.T, f *fleet, cluster string, want health.Status) health.ClusterStatus {
+func waitStatus(t testing.TB, f *fleet, cluster string, want health.Status) health.ClusterStatus {
 	t.Helper()
 	var got health.ClusterStatus
 	testcluster.Eventually(t, 90*time.Second, fmt.Sprintf("cluster %s %s", cluster, want), func() (bool, string) {
@@ -109,7 +109,7 @@ func configMap(ns, name string, data map[string]any) *unstructured.Unstructured 
 	}}
 }
 
-func create(t *testing.T, c dynamic.Interface, u *unstructured.Unstructured) *unstructured.Unstructured {
+func create(t testing.TB, c dynamic.Interface, u *unstructured.Unstructured) *unstructured.Unstructured {
 	t.Helper()
 	out, err := c.Resource(configMaps).Namespace(u.GetNamespace()).Create(t.Context(), u, metav1.CreateOptions{})
 	if err != nil {
@@ -118,7 +118,7 @@ func create(t *testing.T, c dynamic.Interface, u *unstructured.Unstructured) *un
 	return out
 }
 
-func update(t *testing.T, c dynamic.Interface, ns, name string, data map[string]any) *unstructured.Unstructured {
+func update(t testing.TB, c dynamic.Interface, ns, name string, data map[string]any) *unstructured.Unstructured {
 	t.Helper()
 	u, err := c.Resource(configMaps).Namespace(ns).Get(t.Context(), name, metav1.GetOptions{})
 	if err != nil {
@@ -132,7 +132,7 @@ func update(t *testing.T, c dynamic.Interface, ns, name string, data map[string]
 	return out
 }
 
-func remove(t *testing.T, c dynamic.Interface, ns, name string) {
+func remove(t testing.TB, c dynamic.Interface, ns, name string) {
 	t.Helper()
 	if err := c.Resource(configMaps).Namespace(ns).Delete(t.Context(), name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
@@ -146,7 +146,7 @@ type version struct {
 }
 
 // serverState lists a type from the API server: key "namespace/name" → version.
-func serverState(t *testing.T, c dynamic.Interface, gvr schema.GroupVersionResource) map[string]version {
+func serverState(t testing.TB, c dynamic.Interface, gvr schema.GroupVersionResource) map[string]version {
 	t.Helper()
 	list, err := c.Resource(gvr).List(t.Context(), metav1.ListOptions{})
 	if err != nil {
@@ -168,7 +168,7 @@ func indexState(ix *index.Index, cluster, resource string) map[string]version {
 }
 
 // waitConverged waits until the index holds exactly what the server lists.
-func waitConverged(t *testing.T, f *fleet, cluster string, c dynamic.Interface, gvr schema.GroupVersionResource, resource string) {
+func waitConverged(t testing.TB, f *fleet, cluster string, c dynamic.Interface, gvr schema.GroupVersionResource, resource string) {
 	t.Helper()
 	testcluster.Eventually(t, 90*time.Second, "index equal to the server's list of "+resource+" in "+cluster, func() (bool, string) {
 		diff := cmp.Diff(serverState(t, c, gvr), indexState(f.index, cluster, resource))
@@ -177,7 +177,7 @@ func waitConverged(t *testing.T, f *fleet, cluster string, c dynamic.Interface, 
 }
 
 // feed returns every event after rev, up to the current revision.
-func feed(t *testing.T, ix *index.Index, after uint64) []index.Event {
+func feed(t testing.TB, ix *index.Index, after uint64) []index.Event {
 	t.Helper()
 	events, err := ix.Events(after, 0)
 	if err != nil {
@@ -286,10 +286,7 @@ func outage(t *testing.T, cluster string, compact bool) {
 	if compact {
 		ns = "compacted"
 	}
-	testcluster.CreateNamespace(t, dc, ns)
-	for _, name := range []string{"keep", "change", "gone", "recreate"} {
-		create(t, dc, configMap(ns, name, map[string]any{"v": "1"}))
-	}
+	seedOutage(t, dc, ns)
 	f := startFleet(t, index.Options{}, testOptions("configmaps"), all()...)
 	for _, c := range env.Clusters() {
 		waitStatus(t, f, c.Name(), health.Synced)
@@ -299,53 +296,15 @@ func outage(t *testing.T, cluster string, compact bool) {
 	rev := f.index.Revision()
 	oldRecreate := f.index.Get(index.Key{Cluster: cluster, Resource: "configmaps", Namespace: ns, Name: "recreate"}).UID
 	relists := resourceStatus(t, f, cluster, "configmaps").Relists
-
-	stopped := time.Now()
-	if err := c.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	waitDisconnectedStale(t, f, cluster, stopped)
-	if took := time.Since(stopped); took > 30*time.Second {
-		t.Errorf("disconnection noticed after %s, want within 30s", took)
-	}
-	synced := syncedMoment(t, f, cluster, healthVersion(f))
-	if diff := cmp.Diff(before, indexState(f.index, cluster, "configmaps")); diff != "" {
-		t.Errorf("last known objects changed while disconnected (-before +now):\n%s", diff)
-	}
-	for _, other := range env.Clusters() {
-		if other.Name() == cluster {
-			continue
-		}
-		if s, _ := f.health.Cluster(other.Name()); s.Status != health.Synced {
-			t.Errorf("cluster %s is %s during %s's outage, want SYNCED: %s", other.Name(), s.Status, cluster, s.Message)
-		}
-	}
-
 	second, err := c.StartSecondary(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := testcluster.Dynamic(t, second.AdminConfig())
-	create(t, sc, configMap(ns, "new", map[string]any{"v": "1"}))
-	update(t, sc, ns, "change", map[string]any{"v": "2"})
-	remove(t, sc, ns, "gone")
-	remove(t, sc, ns, "recreate")
-	create(t, sc, configMap(ns, "recreate", map[string]any{"v": "again"}))
-	if compact {
-		if _, err := env.Compact(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-	}
+
+	outageRound(t, f, env, c, second, ns, compact)
 	if err := second.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Restart(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	// Restart returns once the server is ready; the fleet may see it answer
-	// before that.
-	m := awaitRecovery(t, synced, cluster, time.Now(), "its API server was ready")
-	checkMoment(t, f, m, cluster, dc)
 	waitConverged(t, f, cluster, dc, configMaps, "configmaps")
 	after := indexState(f.index, cluster, "configmaps")
 	if diff := cmp.Diff(after, replay(before, feed(t, f.index, rev), cluster, "configmaps")); diff != "" {
@@ -370,7 +329,7 @@ func outage(t *testing.T, cluster string, compact bool) {
 	}
 }
 
-func resourceStatus(t *testing.T, f *fleet, cluster, resource string) health.ResourceStatus {
+func resourceStatus(t testing.TB, f *fleet, cluster, resource string) health.ResourceStatus {
 	t.Helper()
 	s, ok := f.health.Cluster(cluster)
 	if !ok {
