@@ -137,6 +137,12 @@ func (r *typeRun) synced() bool {
 	return r.isSynced
 }
 
+func (r *typeRun) isInterrupted() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.interrupted
+}
+
 // markSynced runs report and records the run synced, unless it was
 // interrupted.
 func (r *typeRun) markSynced(report func()) bool {

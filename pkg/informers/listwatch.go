@@ -1,6 +1,7 @@
 package informers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -38,13 +39,22 @@ type listWatch struct {
 var _ cache.ListerWatcherWithContext = (*listWatch)(nil)
 
 func (lw *listWatch) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	if err := lw.parked(ctx); err != nil {
+		return nil, err
+	}
 	lw.listing()
 	list, err := lw.resource.List(ctx, opts)
 	lw.report(ctx, err)
-	return list, err
+	if err != nil {
+		return nil, cmp.Or(lw.parked(ctx), err)
+	}
+	return list, nil
 }
 
 func (lw *listWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	if err := lw.parked(ctx); err != nil {
+		return nil, err
+	}
 	c := lw.cache
 	if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
 		lw.listing() // a streaming list
@@ -58,13 +68,29 @@ func (lw *listWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptio
 	w, err := lw.resource.Watch(ctx, opts)
 	lw.report(ctx, err)
 	if err != nil {
-		return nil, err
+		return nil, cmp.Or(lw.parked(ctx), err)
 	}
 	var timeout time.Duration
 	if opts.TimeoutSeconds != nil {
 		timeout = time.Duration(*opts.TimeoutSeconds) * time.Second
 	}
 	return newObservedWatch(w, lw, start, timeout), nil
+}
+
+// parked holds a request of an interrupted run until the run is stopped and
+// returns the run's context's error, which the reflector does not retry;
+// for a run not interrupted it returns nil at once. An interrupted run is
+// replaced as soon as the server answers (Cache.replaceStale), which stops
+// it first. Its reflector must not retry meanwhile: client-go sleeps
+// between failed WatchList requests without watching the context, growing
+// the sleep up to 30 s during an outage, and the replacement would wait for
+// the sleep to end before listing.
+func (lw *listWatch) parked(ctx context.Context) error {
+	if !lw.run.isInterrupted() {
+		return nil
+	}
+	<-ctx.Done()
+	return ctx.Err()
 }
 
 // listing counts a list, plain or streaming. One after the run synced is the
@@ -195,6 +221,9 @@ func (o *observedWatch) ended() {
 // found, not served) to health before client-go's own handling.
 func (c *Cache) watchErrorHandler(t *index.Type) cache.WatchErrorHandlerWithContext {
 	return func(ctx context.Context, r *cache.Reflector, err error) {
+		if ctx.Err() != nil {
+			return // the run is stopping: not the server's doing
+		}
 		var status apierrors.APIStatus
 		if errors.As(err, &status) && !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
 			c.health.ResourceError(c.name, t.Resource, t.KindName(), err)
