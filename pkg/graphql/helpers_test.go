@@ -23,8 +23,6 @@ var (
 	nsType     = graphqltest.NamespaceType
 	deployType = graphqltest.DeploymentType
 	rsType     = graphqltest.ReplicaSetType
-	eventType  = graphqltest.EventType
-	event2Type = graphqltest.Event2Type
 	created    = graphqltest.Created
 	uidOf      = graphqltest.UIDOf
 	version    = graphqltest.Version
