@@ -1,6 +1,7 @@
 package informers
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -120,7 +121,10 @@ type Cache struct {
 // typeRun is one run of one type's informer: its own reflector, store and
 // handler, stopped and waited for as a whole.
 type typeRun struct {
-	t      *index.Type
+	t   *index.Type
+	inf cache.SharedIndexInformer
+	// ctx ends when the run is stopped (cancel).
+	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
@@ -129,12 +133,34 @@ type typeRun struct {
 	mu          sync.Mutex
 	isSynced    bool
 	interrupted bool
+	// expired is set when the run's own watch was refused with 410 Gone:
+	// its replacement need not ask again.
+	expired bool
+
+	// resumeFrom is the resourceVersion an interrupted run before this one
+	// stopped at, while the server has not answered whether a watch could
+	// resume from it (checkResume): a replacement that never synced passes
+	// it on. Written before the run's goroutines start, or by the check's;
+	// read after wg.Wait.
+	resumeFrom string
 }
 
 func (r *typeRun) synced() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.isSynced
+}
+
+// lastResourceVersion returns the last resourceVersion the run saw, to
+// resume from, or "" when it has none or its own watch expired.
+func (r *typeRun) lastResourceVersion() string {
+	r.mu.Lock()
+	expired := r.expired
+	r.mu.Unlock()
+	if expired || r.inf == nil {
+		return ""
+	}
+	return r.inf.LastSyncResourceVersion()
 }
 
 func (r *typeRun) isInterrupted() bool {
@@ -293,6 +319,14 @@ func (c *Cache) replaceStale(ctx context.Context) {
 		old.cancel()
 		old.wg.Wait()
 		run, err := c.startRun(ctx, old.t)
+		if rv := cmp.Or(old.lastResourceVersion(), old.resumeFrom); err == nil && rv != "" {
+			run.resumeFrom = rv
+			run.wg.Go(func() {
+				if c.checkResume(run.ctx, old.t, rv) {
+					run.resumeFrom = ""
+				}
+			})
+		}
 		if err != nil {
 			// Not expected: the same type started before. The old run
 			// stays, stopped, and is retried at the next wake.
@@ -348,7 +382,7 @@ func (c *Cache) startServed(ctx context.Context, names []resourceName) []resourc
 // startRun starts a fresh informer for t: it lists, then watches.
 func (c *Cache) startRun(ctx context.Context, t *index.Type) (*typeRun, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	run := &typeRun{t: t, cancel: cancel}
+	run := &typeRun{t: t, ctx: ctx, cancel: cancel}
 	lw := &listWatch{cache: c, t: t, run: run, resource: c.dynamic.Resource(t.GVR)}
 	// As dynamicinformer builds it, so that WatchList works as it does there.
 	lws := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
@@ -371,6 +405,7 @@ func (c *Cache) startRun(ctx context.Context, t *index.Type) (*typeRun, error) {
 		return nil, fmt.Errorf("add event handler of %s: %w", t.Resource, err)
 	}
 	c.health.ResourceStarting(c.name, t.Resource, t.KindName())
+	run.inf = inf
 	run.wg.Go(func() { inf.RunWithContext(ctx) })
 	run.wg.Go(func() { c.awaitSync(ctx, run, inf.GetStore(), reg) })
 	return run, nil

@@ -195,6 +195,7 @@ func partition(t *testing.T, e *testcluster.Env, c *testcluster.Cluster, compact
 	before := indexState(f.index, cluster, "configmaps")
 	rev := f.index.Revision()
 	relists := resourceStatus(t, f, cluster, "configmaps").Relists
+	expired := resourceStatus(t, f, cluster, "configmaps").WatchExpired
 
 	partitionRound(t, f, e, proxy, cluster, dc, ns, compact)
 	if diff := cmp.Diff(indexState(f.index, cluster, "configmaps"), replay(before, feed(t, f.index, rev), cluster, "configmaps")); diff != "" {
@@ -202,6 +203,15 @@ func partition(t *testing.T, e *testcluster.Env, c *testcluster.Cluster, compact
 	}
 	if n := resourceStatus(t, f, cluster, "configmaps").Relists; n <= relists {
 		t.Errorf("relists = %d after the cut, want more than %d: the cut's changes came from somewhere else", n, relists)
+	}
+	if compact {
+		// The fleet asks the server to resume the cut watch, as client-go
+		// would: etcd compacted its history, so the server answers 410
+		// Gone, and the fleet counts it.
+		testcluster.Eventually(t, 10*time.Second, "the resumed watch refused with 410 Gone, counted", func() (bool, string) {
+			n := resourceStatus(t, f, cluster, "configmaps").WatchExpired
+			return n > expired, fmt.Sprintf("watch expired %d times, %d before the cut", n, expired)
+		})
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -124,6 +125,9 @@ func (lw *listWatch) report(ctx context.Context, err error) {
 }
 
 func (lw *listWatch) expired() {
+	lw.run.mu.Lock()
+	lw.run.expired = true
+	lw.run.mu.Unlock()
 	lw.cache.health.ResourceExpired(lw.cache.name, lw.t.Resource)
 	lw.interrupted("watch expired (410 Gone): its resourceVersion was compacted")
 }
@@ -229,5 +233,48 @@ func (c *Cache) watchErrorHandler(t *index.Type) cache.WatchErrorHandlerWithCont
 			c.health.ResourceError(c.name, t.Resource, t.KindName(), err)
 		}
 		cache.DefaultWatchErrorHandler(ctx, r, err)
+	}
+}
+
+// resumeCheckTimeout bounds checkResume: the server ends its watch after a
+// second (TimeoutSeconds), which this leaves room for.
+const resumeCheckTimeout = 5 * time.Second
+
+// checkResume asks the server to resume the interrupted watch of t from
+// rv, the last resourceVersion the interrupted run saw, as client-go's
+// reflector would, and counts a refusal with 410 Gone
+// (fleetcache_watch_expired_total): the server no longer holds the history
+// since rv, compacted or never in a restarted server's watch cache, while
+// the type was cut off. It runs beside the replacement's list and makes
+// nothing current: a resumed watch proves nothing until its first event or
+// bookmark (docs/design.md, "Why relist rather than resume"). It returns
+// whether the server answered.
+func (c *Cache) checkResume(ctx context.Context, t *index.Type, rv string) bool {
+	ctx, cancel := context.WithTimeout(ctx, resumeCheckTimeout)
+	defer cancel()
+	timeout := int64(1)
+	w, err := c.dynamic.Resource(t.GVR).Watch(ctx, metav1.ListOptions{ResourceVersion: rv, TimeoutSeconds: &timeout})
+	answered := err == nil
+	if err == nil {
+		defer w.Stop()
+		select {
+		case ev, ok := <-w.ResultChan():
+			if ok && ev.Type == watch.Error {
+				err = apierrors.FromObject(ev.Object)
+			}
+		case <-ctx.Done():
+			answered = false
+		}
+	}
+	var status apierrors.APIStatus
+	switch {
+	case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
+		c.health.ResourceExpired(c.name, t.Resource)
+		klog.FromContext(ctx).V(2).Info("The interrupted watch could not resume: its history is gone", "resource", t.Resource, "resourceVersion", rv)
+		return true
+	case err == nil:
+		return answered
+	default:
+		return errors.As(err, &status)
 	}
 }
