@@ -25,7 +25,7 @@ var (
 	ErrStopped = errors.New("registry stopped")
 )
 
-// Runner runs the cache of one cluster. It is declared here, where it is
+// Runner runs the ingestion of one cluster. It is declared here, where it is
 // consumed; the Registry calls it from one goroutine per cluster and never
 // while holding its own lock.
 //

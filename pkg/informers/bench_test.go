@@ -95,7 +95,7 @@ func heap() uint64 {
 
 // The sides of BenchmarkHeapPerPod: ways of holding one cluster's Pods.
 const (
-	sideFleetcache = "fleetcache"          // an informers.Cache and the index it feeds
+	sideFleetcache = "fleetcache"          // an informers.Ingester and the index it feeds
 	sideClientGo   = "client-go"           // a bare dynamic informer
 	sideTransform  = "client-go-transform" // a dynamic informer whose transform drops managedFields
 )
@@ -210,7 +210,7 @@ func startSide(ctx context.Context, side, cluster string, cfg *rest.Config) (syn
 	case sideFleetcache:
 		ix := index.New(index.Options{})
 		tr := health.NewTracker(ix, health.Options{})
-		c, err := informers.NewCache(cluster, cfg, ix, tr, informers.Options{Resources: []string{"pods"}})
+		c, err := informers.NewIngester(cluster, cfg, ix, tr, informers.Options{Resources: []string{"pods"}})
 		if err != nil {
 			cancel()
 			return nil, nil, nil, err
@@ -413,7 +413,7 @@ func syncFleetcache(b *testing.B) time.Duration {
 	defer func() { cancel(); run.Wait() }()
 	begin := time.Now()
 	for _, c := range env.Clusters() {
-		cache, err := informers.NewCache(c.Name(), c.AdminConfig(), ix, tr, informers.Options{Resources: []string{"configmaps"}})
+		cache, err := informers.NewIngester(c.Name(), c.AdminConfig(), ix, tr, informers.Options{Resources: []string{"configmaps"}})
 		if err != nil {
 			b.Fatal(err)
 		}

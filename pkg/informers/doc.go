@@ -1,6 +1,6 @@
 // Package informers keeps fleetcache's copy of each cluster.
 //
-// A Cache runs one client-go dynamic shared informer factory for one cluster,
+// An Ingester runs one client-go dynamic shared informer factory for one cluster,
 // over the configured resource types (kubectl names such as "pods",
 // "deployments.apps" or "widgets.example.com", resolved through discovery).
 // A transform turns every object into an index.Object (its JSON without
@@ -10,6 +10,6 @@
 // index; what the informers observe (syncs, API errors, unreachable servers,
 // relists) is reported to a health.Tracker.
 //
-// A Fleet runs a Cache per registered cluster; it is the clusters.Runner that
+// A Fleet runs an Ingester per registered cluster; it is the clusters.Runner that
 // a clusters.Registry drives.
 package informers

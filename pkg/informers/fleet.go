@@ -8,7 +8,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
 
-// Fleet runs one Cache per cluster, all feeding one index and one health
+// Fleet runs one Ingester per cluster, all feeding one index and one health
 // tracker. It implements clusters.Runner.
 type Fleet struct {
 	index  *index.Index
@@ -25,13 +25,13 @@ func NewFleet(ix *index.Index, h *health.Tracker, opts Options) (*Fleet, error) 
 	return &Fleet{index: ix, health: h, opts: opts}, nil
 }
 
-// RunCluster runs the cache of c until ctx ends.
+// RunCluster runs the ingestion of c until ctx ends.
 func (f *Fleet) RunCluster(ctx context.Context, c clusters.Cluster) error {
-	cache, err := NewCache(c.Name, c.Config, f.index, f.health, f.opts)
+	ing, err := NewIngester(c.Name, c.Config, f.index, f.health, f.opts)
 	if err != nil {
 		return err
 	}
-	return cache.Start(ctx)
+	return ing.Start(ctx)
 }
 
 // ForgetCluster removes a removed cluster's objects from the index (the feed

@@ -37,7 +37,7 @@ var (
 )
 
 // fleet is fleetcache's core as the aggregator wires it: a registry running
-// one informers.Cache per cluster into one index and one health tracker.
+// one informers.Ingester per cluster into one index and one health tracker.
 type fleet struct {
 	index    *index.Index
 	health   *health.Tracker

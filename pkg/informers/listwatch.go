@@ -27,11 +27,11 @@ const earlyEnd = 0.9
 // every list and watch the reflector makes and reports what they tell about
 // freshness: requests that could not reach the server, watches refused with
 // 410 Gone, watches that ended before their timeout, relists. A run whose
-// data stops being current is replaced by the Cache (see Cache.Start); the
+// data stops being current is replaced by the Ingester (see Ingester.Start); the
 // reflector's own retries, with their backoff, are never what recovery
 // waits on.
 type listWatch struct {
-	cache    *Cache
+	cache    *Ingester
 	t        *index.Type
 	run      *typeRun
 	resource dynamic.NamespaceableResourceInterface
@@ -81,7 +81,7 @@ func (lw *listWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptio
 // parked holds a request of an interrupted run until the run is stopped and
 // returns the run's context's error, which the reflector does not retry;
 // for a run not interrupted it returns nil at once. An interrupted run is
-// replaced as soon as the server answers (Cache.replaceStale), which stops
+// replaced as soon as the server answers (Ingester.replaceStale), which stops
 // it first. Its reflector must not retry meanwhile: client-go sleeps
 // between failed WatchList requests without watching the context, growing
 // the sleep up to 30 s during an outage, and the replacement would wait for
@@ -133,7 +133,7 @@ func (lw *listWatch) expired() {
 }
 
 // interrupted reports that this run's data is not known current any more
-// and asks the Cache to replace the run.
+// and asks the Ingester to replace the run.
 func (lw *listWatch) interrupted(why string) {
 	c := lw.cache
 	if lw.run.interrupt(func() { c.health.ResourceInterrupted(c.name, lw.t.Resource, why, time.Now()) }) {
@@ -223,7 +223,7 @@ func (o *observedWatch) ended() {
 
 // watchErrorHandler reports API errors of lists and watches (forbidden, not
 // found, not served) to health before client-go's own handling.
-func (c *Cache) watchErrorHandler(t *index.Type) cache.WatchErrorHandlerWithContext {
+func (c *Ingester) watchErrorHandler(t *index.Type) cache.WatchErrorHandlerWithContext {
 	return func(ctx context.Context, r *cache.Reflector, err error) {
 		if ctx.Err() != nil {
 			return // the run is stopping: not the server's doing
@@ -249,7 +249,7 @@ const resumeCheckTimeout = 5 * time.Second
 // nothing current: a resumed watch proves nothing until its first event or
 // bookmark (docs/design.md, "Why relist rather than resume"). It returns
 // whether the server answered.
-func (c *Cache) checkResume(ctx context.Context, t *index.Type, rv string) bool {
+func (c *Ingester) checkResume(ctx context.Context, t *index.Type, rv string) bool {
 	ctx, cancel := context.WithTimeout(ctx, resumeCheckTimeout)
 	defer cancel()
 	timeout := int64(1)

@@ -16,11 +16,11 @@ import (
 // refuses connections: its first request interrupts it, and stopping it
 // then must not wait for client-go's backoff, which after a failed
 // WatchList request sleeps 0.8 s or more without watching the context.
-// Replacing a run stops it first (Cache.replaceStale), so such a sleep
+// Replacing a run stops it first (Ingester.replaceStale), so such a sleep
 // would delay every recovery.
 func TestInterruptedRunStopsAtOnce(t *testing.T) {
 	ix := index.New(index.Options{})
-	c, err := NewCache("refused", &rest.Config{Host: "https://" + testcluster.FreeAddr(t)}, ix, health.NewTracker(ix, health.Options{}), Options{Resources: []string{"configmaps"}})
+	c, err := NewIngester("refused", &rest.Config{Host: "https://" + testcluster.FreeAddr(t)}, ix, health.NewTracker(ix, health.Options{}), Options{Resources: []string{"configmaps"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func TestTransformDropsSecretData(t *testing.T) {
 			`{"apiVersion":"v1","data":{"k":"dg=="},"kind":"ConfigMap","metadata":{"name":"x","namespace":"ns","resourceVersion":"1","uid":"u1"},"stringData":{"s":"v"}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &Cache{name: "c1", opts: Options{CacheSecretData: tc.cacheData}}
+			c := &Ingester{name: "c1", opts: Options{CacheSecretData: tc.cacheData}}
 			out, err := c.transform(tc.typ)(object(tc.kind))
 			if err != nil {
 				t.Fatal(err)

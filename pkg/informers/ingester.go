@@ -24,7 +24,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
 
-// Options configure the cache of every cluster.
+// Options configure the ingestion of every cluster.
 type Options struct {
 	// Resources are the types to cache, by kubectl name. Default DefaultResources.
 	Resources []string
@@ -87,11 +87,11 @@ type Sink interface {
 	Objects(cluster, resource string) []*index.Object
 }
 
-// Cache keeps the copy of one cluster: one dynamic shared informer per
+// Ingester runs the ingestion of one cluster: one dynamic shared informer per
 // configured type, feeding a Sink and reporting to a health.Tracker. An
 // informer whose data stops being current is replaced by a fresh one as
 // soon as the API server answers (see Start).
-type Cache struct {
+type Ingester struct {
 	name      string
 	sink      Sink
 	health    *health.Tracker
@@ -193,14 +193,14 @@ func (r *typeRun) interrupt(report func()) bool {
 	return first
 }
 
-// NewCache returns the cache of cluster name, reached with cfg. Start runs it.
-func NewCache(name string, cfg *rest.Config, sink Sink, h *health.Tracker, opts Options) (*Cache, error) {
+// NewIngester returns the ingestion of cluster name, reached with cfg. Start runs it.
+func NewIngester(name string, cfg *rest.Config, sink Sink, h *health.Tracker, opts Options) (*Ingester, error) {
 	opts = opts.withDefaults()
 	names, err := parseResourceNames(opts.Resources)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %q: %w", name, err)
 	}
-	c := &Cache{name: name, sink: sink, health: h, opts: opts, names: names, reachable: true,
+	c := &Ingester{name: name, sink: sink, health: h, opts: opts, names: names, reachable: true,
 		runs: map[string]*typeRun{}, stale: map[string]*typeRun{}, wake: make(chan struct{}, 1), probeNow: make(chan struct{}, 1)}
 	cfg = rest.CopyConfig(cfg)
 	if cfg.Proxy == nil {
@@ -238,7 +238,7 @@ func NewCache(name string, cfg *rest.Config, sink Sink, h *health.Tracker, opts 
 // probe). Its informer is then replaced by a fresh one, which lists at once,
 // as soon as the API server answers again: recovery waits on the probe
 // (ProbeRetryInterval), never on client-go's backoff.
-func (c *Cache) Start(ctx context.Context) error {
+func (c *Ingester) Start(ctx context.Context) error {
 	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithValues("cluster", c.name))
 	// Last, once nothing uses them: close the cluster's connections. Closing
 	// only idle ones would leave a connection whose last stream is still
@@ -282,7 +282,7 @@ func (c *Cache) Start(ctx context.Context) error {
 }
 
 // replace asks Start to replace run with a fresh one once the server answers.
-func (c *Cache) replace(run *typeRun) {
+func (c *Ingester) replace(run *typeRun) {
 	c.mu.Lock()
 	c.stale[run.t.Resource] = run
 	c.mu.Unlock()
@@ -291,7 +291,7 @@ func (c *Cache) replace(run *typeRun) {
 
 // unreachable records that a request could not reach the server: no run is
 // replaced until a probe succeeds, and the probe runs now.
-func (c *Cache) unreachable() {
+func (c *Ingester) unreachable() {
 	c.mu.Lock()
 	c.reachable = false
 	c.mu.Unlock()
@@ -300,7 +300,7 @@ func (c *Cache) unreachable() {
 
 // replaceStale stops each stale run and starts its replacement, if the
 // server answers.
-func (c *Cache) replaceStale(ctx context.Context) {
+func (c *Ingester) replaceStale(ctx context.Context) {
 	c.mu.Lock()
 	if !c.reachable {
 		c.mu.Unlock()
@@ -349,7 +349,7 @@ func signal(ch chan struct{}) {
 
 // startServed starts an informer for every name the cluster serves and
 // returns the names still to look up.
-func (c *Cache) startServed(ctx context.Context, names []resourceName) []resourceName {
+func (c *Ingester) startServed(ctx context.Context, names []resourceName) []resourceName {
 	logger := klog.FromContext(ctx)
 	types, missing, err := resolve(c.discovery, names)
 	if err != nil {
@@ -380,7 +380,7 @@ func (c *Cache) startServed(ctx context.Context, names []resourceName) []resourc
 }
 
 // startRun starts a fresh informer for t: it lists, then watches.
-func (c *Cache) startRun(ctx context.Context, t *index.Type) (*typeRun, error) {
+func (c *Ingester) startRun(ctx context.Context, t *index.Type) (*typeRun, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	run := &typeRun{t: t, ctx: ctx, cancel: cancel}
 	lw := &listWatch{cache: c, t: t, run: run, resource: c.dynamic.Resource(t.GVR)}
@@ -414,7 +414,7 @@ func (c *Cache) startRun(ctx context.Context, t *index.Type) (*typeRun, error) {
 // awaitSync waits until every object of the initial list reached the
 // handler, reports the type synced and prunes objects the sink still holds
 // from an earlier run of this cluster that the cluster no longer has.
-func (c *Cache) awaitSync(ctx context.Context, run *typeRun, store cache.Store, reg cache.ResourceEventHandlerRegistration) {
+func (c *Ingester) awaitSync(ctx context.Context, run *typeRun, store cache.Store, reg cache.ResourceEventHandlerRegistration) {
 	t := run.t
 	deadline := time.NewTimer(c.opts.SyncTimeout)
 	defer deadline.Stop()
@@ -455,7 +455,7 @@ const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
 // transform turns what the reflector decoded into the compact index.Object
 // before client-go stores it. It is idempotent, as client-go requires.
-func (c *Cache) transform(t *index.Type) cache.TransformFunc {
+func (c *Ingester) transform(t *index.Type) cache.TransformFunc {
 	return func(obj any) (any, error) {
 		switch o := obj.(type) {
 		case *unstructured.Unstructured:
@@ -494,7 +494,7 @@ func (c *Cache) transform(t *index.Type) cache.TransformFunc {
 // connections, so that a watch on a silently dead one fails instead of
 // hanging, and marks every run stale; a successful one lets Start replace
 // the stale runs.
-func (c *Cache) probe(ctx context.Context) {
+func (c *Ingester) probe(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -520,7 +520,7 @@ func (c *Cache) probe(ctx context.Context) {
 	}
 }
 
-func (c *Cache) probed(err error) {
+func (c *Ingester) probed(err error) {
 	c.mu.Lock()
 	failedNow := err != nil && !c.probeFailed
 	c.probeFailed = err != nil
@@ -537,7 +537,7 @@ func (c *Cache) probed(err error) {
 
 // staleAll marks every run stale, as health.Tracker.Probe marks every type
 // not current after a failed probe.
-func (c *Cache) staleAll() {
+func (c *Ingester) staleAll() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for resource, r := range c.runs {
@@ -549,7 +549,7 @@ func (c *Cache) staleAll() {
 
 // handler applies informer events to the sink.
 type handler struct {
-	cache    *Cache
+	cache    *Ingester
 	resource string
 }
 
