@@ -13,6 +13,7 @@ import (
 
 	"github.com/fleetcache/fleetcache/internal/graphqltest"
 	"github.com/fleetcache/fleetcache/pkg/fanout"
+	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -66,12 +67,12 @@ func (f *benchFleet) follow(b *testing.B, subs []*Subscription, want func(i int)
 				if res.Extensions["heartbeat"] == true {
 					continue
 				}
-				_, r, err := ParseRevisionCursor(res.Extensions["cursor"].(string))
+				c, err := cursor.DecodeRevision(res.Extensions["cursor"].(string))
 				if err != nil {
 					b.Error(err)
 					break
 				}
-				l.Add(f.Latency(r))
+				l.Add(f.Latency(c.Revision))
 				got++
 			}
 			mu.Lock()

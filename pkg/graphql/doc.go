@@ -42,12 +42,12 @@
 // (metrics.go, docs/metrics.md): request durations by operation type, slow
 // consumers ended, document cache hits.
 //
-// Paging uses opaque cursors (cursor.go): a page cursor holds an
-// index.Position and continues strictly after it (keyset paging, so objects
-// that exist throughout are returned exactly once while others come and go);
-// a revision cursor holds the index epoch and the revision a page was read
-// at, which is also what subscriptions take as since and give as each
-// event's cursor. Both are checksummed, so garbage and cursors of the other
-// kind are rejected as BAD_USER_INPUT; a revision cursor of another epoch
-// (before a restart, another replica) is CURSOR_EXPIRED.
+// Paging uses the opaque cursors of package cursor (pkg/graphql/cursor): a
+// page cursor holds an index.Position and continues strictly after it
+// (keyset paging, so objects that exist throughout are returned exactly
+// once while others come and go); a revision cursor holds the index epoch
+// and the revision a page was read at, which is also what subscriptions
+// take as since and give as each event's cursor. Garbage and cursors of
+// the other kind are rejected as BAD_USER_INPUT; a revision cursor of
+// another epoch (before a restart, another replica) is CURSOR_EXPIRED.
 package graphql

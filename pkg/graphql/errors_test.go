@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
 
@@ -24,8 +25,8 @@ func nested(depth int) string {
 func TestErrorCodes(t *testing.T) {
 	f := newFixture(t)
 	s := newServer(t, f.ix, f.tracker, Options{})
-	pageCursor := encodePageCursor(index.Position{Cluster: "c1", Namespace: "web", Name: "web-1", Kind: "Pod", Resource: "pods"})
-	revCursor := encodeRevisionCursor(f.ix.Epoch(), 7)
+	pageCursor := cursor.EncodePage(index.Position{Cluster: "c1", Namespace: "web", Name: "web-1", Kind: "Pod", Resource: "pods"})
+	revCursor := cursor.EncodeRevision(f.ix.Epoch(), 7)
 	for _, tc := range []struct {
 		name     string
 		query    string

@@ -149,3 +149,33 @@ func FuzzExecuteLimits(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPrepare checks that any document text is parsed, validated and
+// depth-checked without a panic, and that each error it reports has a code.
+func FuzzPrepare(f *testing.F) {
+	for _, q := range []string{
+		`{ clusters { name } }`,
+		pageQuery,
+		`query($c: String!) { cluster(name: $c) { name } }`,
+		`{ resources { edges { node { ...A } } } } fragment A on Resource { owners { ...A } }`,
+		`{ __schema { types { name } } }`,
+		`"""block""" { a(b: "\"") }`,
+		`{`,
+		`# comment` + "\n" + `{ facets(by: LABEL, labelKey: "app") { value } }`,
+	} {
+		f.Add(q)
+	}
+	fx := newFixture(f)
+	s := newServer(f, fx.ix, fx.tracker, Options{DocumentCacheSize: 16})
+	f.Fuzz(func(t *testing.T, q string) {
+		doc, errs := s.prepare(q)
+		if (doc.ast == nil) == (errs == nil) {
+			t.Fatalf("prepare(%q) = %v, %v: want a document or errors", q, doc, errs)
+		}
+		for _, e := range errs {
+			if code(e) == "" {
+				t.Fatalf("prepare(%q): error without code: %v", q, e)
+			}
+		}
+	})
+}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fleetcache/fleetcache/internal/graphqltest"
+	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
 
@@ -209,7 +210,7 @@ func TestResourcesPaging(t *testing.T) {
 	t.Run("revision", func(t *testing.T) {
 		var p page
 		data(t, s, pageQuery, nil, &p)
-		rc, err := decodeRevisionCursor(p.Resources.Revision)
+		rc, err := cursor.DecodeRevision(p.Resources.Revision)
 		if err != nil {
 			t.Fatal(err)
 		}

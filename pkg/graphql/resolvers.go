@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -158,7 +159,7 @@ func (s *Server) resolveResources(p graphql.ResolveParams) (any, error) {
 		c.first = v
 	}
 	if v, ok := p.Args["after"].(string); ok {
-		pos, err := decodePageCursor(v)
+		pos, err := cursor.DecodePage(v)
 		if err != nil {
 			return nil, badInput("invalid after cursor: %w", err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/graphql-go/graphql/language/ast"
 
 	"github.com/fleetcache/fleetcache/pkg/fanout"
+	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -249,7 +250,7 @@ func (s *Server) newSchema() (graphql.Schema, error) {
 					if len(objs) == 0 {
 						return nil, nil
 					}
-					return encodePageCursor(objs[len(objs)-1].Position()), nil
+					return cursor.EncodePage(objs[len(objs)-1].Position()), nil
 				}},
 		},
 	})
@@ -258,7 +259,7 @@ func (s *Server) newSchema() (graphql.Schema, error) {
 		Description: "An object of a page, with its cursor.",
 		Fields: graphql.Fields{
 			"cursor": {Type: graphql.NewNonNull(graphql.String), Description: "Pass it as after to continue after this object.",
-				Resolve: objectField(func(o *index.Object) any { return encodePageCursor(o.Position()) })},
+				Resolve: objectField(func(o *index.Object) any { return cursor.EncodePage(o.Position()) })},
 			"node": {Type: graphql.NewNonNull(resource), Description: "The object.", Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source, nil }},
 		},
 	})
@@ -285,7 +286,7 @@ func (s *Server) newSchema() (graphql.Schema, error) {
 				Resolve: s.resolveTotalCount},
 			"revision": {Type: graphql.NewNonNull(graphql.String), Description: "The index revision this page was read at (subscribe from it).",
 				Resolve: func(p graphql.ResolveParams) (any, error) {
-					return encodeRevisionCursor(s.ix.Epoch(), p.Source.(*connection).page().Revision), nil
+					return cursor.EncodeRevision(s.ix.Epoch(), p.Source.(*connection).page().Revision), nil
 				}},
 			"staleClusters": {Type: nonNullList(graphql.String), Description: "Selected clusters that are not SYNCED: the answer may be incomplete.",
 				Resolve: s.resolveStaleClusters},
@@ -363,7 +364,7 @@ func (s *Server) newSchema() (graphql.Schema, error) {
 				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*fanout.Change).Object, nil }},
 			"cursor": {Type: graphql.NewNonNull(graphql.String), Description: "The revision of the change: pass it as since to resume after it.",
 				Resolve: func(p graphql.ResolveParams) (any, error) {
-					return encodeRevisionCursor(s.ix.Epoch(), p.Source.(*fanout.Change).Revision), nil
+					return cursor.EncodeRevision(s.ix.Epoch(), p.Source.(*fanout.Change).Revision), nil
 				}},
 		},
 	})

@@ -17,6 +17,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/authn"
 	"github.com/fleetcache/fleetcache/pkg/authz"
 	"github.com/fleetcache/fleetcache/pkg/fanout"
+	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/health"
 )
 
@@ -283,11 +284,11 @@ func (s *Server) subscribeResources(ctx context.Context, o *operation, root *ast
 	epoch, current := s.ix.Epoch(), s.ix.Revision()
 	start := current
 	if v, ok := args["since"].(string); ok {
-		c, err := decodeRevisionCursor(v)
+		c, err := cursor.DecodeRevision(v)
 		if err != nil {
 			return nil, errorResult(CodeBadUserInput, fmt.Errorf("invalid since cursor: %w", err))
 		}
-		if err := c.check(epoch); err != nil {
+		if err := c.Check(epoch); err != nil {
 			res := cursorExpired(fmt.Errorf("since: %w", err))
 			return &Subscription{src: endedSource{}, res: res, err: ErrEnded}, nil
 		}
@@ -452,7 +453,7 @@ func (r *resourceSub) next(ctx context.Context) (*Result, error) {
 		return nil, err
 	case d.Heartbeat:
 		return &Result{Extensions: map[string]any{
-			"cursor":    encodeRevisionCursor(r.s.ix.Epoch(), d.Revision),
+			"cursor":    cursor.EncodeRevision(r.s.ix.Epoch(), d.Revision),
 			"heartbeat": true,
 		}}, nil
 	}
@@ -492,7 +493,7 @@ func (r *resourceSub) payload(c *fanout.Change) *Result {
 		ctx = authn.WithUser(ctx, r.user)
 	}
 	res := r.s.payload(ctx, r.op, c)
-	res.Extensions = map[string]any{"cursor": encodeRevisionCursor(r.s.ix.Epoch(), c.Revision)}
+	res.Extensions = map[string]any{"cursor": cursor.EncodeRevision(r.s.ix.Epoch(), c.Revision)}
 	if b, err := res.MarshalJSON(); err == nil {
 		res.encoded = b
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/authn"
 	"github.com/fleetcache/fleetcache/pkg/authz"
 	"github.com/fleetcache/fleetcache/pkg/fanout"
+	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -145,13 +146,13 @@ func quiet(t testing.TB, sub *Subscription) {
 	}
 }
 
-func rev(t testing.TB, s *Server, cursor string) uint64 {
+func rev(t testing.TB, s *Server, text string) uint64 {
 	t.Helper()
-	c, err := decodeRevisionCursor(cursor)
+	c, err := cursor.DecodeRevision(text)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.check(s.ix.Epoch()); err != nil {
+	if err := c.Check(s.ix.Epoch()); err != nil {
 		t.Fatal(err)
 	}
 	return c.Revision
@@ -303,7 +304,7 @@ func TestHandoffUnderLoad(t *testing.T) {
 		start := uint64(0)
 		if cur := ix.Revision(); i%2 == 1 && cur > 0 {
 			start = uint64(rand.IntN(int(cur)))
-			vars["since"] = encodeRevisionCursor(ix.Epoch(), start)
+			vars["since"] = cursor.EncodeRevision(ix.Epoch(), start)
 		}
 		sub := subscribe(t, s, eventsQuery, vars)
 		fs = append(fs, follower{sub, start})
@@ -359,11 +360,11 @@ func TestSinceErrors(t *testing.T) {
 		code    string
 		started bool // Subscribe returns a subscription that ends with the error
 	}{
-		{name: "older than retained", vars: map[string]any{"since": encodeRevisionCursor(ix.Epoch(), 3)}, code: CodeCursorExpired, started: true},
-		{name: "other epoch", vars: map[string]any{"since": encodeRevisionCursor(other.Epoch(), 18)}, code: CodeCursorExpired, started: true},
-		{name: "page cursor", vars: map[string]any{"since": encodePageCursor(index.Position{Cluster: "c1"})}, code: CodeBadUserInput},
+		{name: "older than retained", vars: map[string]any{"since": cursor.EncodeRevision(ix.Epoch(), 3)}, code: CodeCursorExpired, started: true},
+		{name: "other epoch", vars: map[string]any{"since": cursor.EncodeRevision(other.Epoch(), 18)}, code: CodeCursorExpired, started: true},
+		{name: "page cursor", vars: map[string]any{"since": cursor.EncodePage(index.Position{Cluster: "c1"})}, code: CodeBadUserInput},
 		{name: "garbage", vars: map[string]any{"since": "not-a-cursor"}, code: CodeBadUserInput},
-		{name: "ahead of the index", vars: map[string]any{"since": encodeRevisionCursor(ix.Epoch(), 1000)}, code: CodeBadUserInput},
+		{name: "ahead of the index", vars: map[string]any{"since": cursor.EncodeRevision(ix.Epoch(), 1000)}, code: CodeBadUserInput},
 		{name: "bad label selector", vars: map[string]any{"filter": map[string]any{"labelSelector": "a in (b"}}, code: CodeBadUserInput},
 		{name: "since of the wrong type", vars: map[string]any{"since": 12}, code: CodeBadUserInput},
 	} {
@@ -399,7 +400,7 @@ func TestSinceErrors(t *testing.T) {
 		})
 	}
 	// Within retention, it works.
-	sub := subscribe(t, s, eventsQuery, map[string]any{"since": encodeRevisionCursor(ix.Epoch(), 17)})
+	sub := subscribe(t, s, eventsQuery, map[string]any{"since": cursor.EncodeRevision(ix.Epoch(), 17)})
 	if diff := cmp.Diff([]string{"ADDED 17", "ADDED 18", "ADDED 19"}, nextN(t, sub, 3)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -413,7 +414,7 @@ func TestReplayExpires(t *testing.T) {
 	for i := range 5 {
 		ix.Upsert(version(t, "c1", "ns", fmt.Sprint(i), "1", nil))
 	}
-	sub := subscribe(t, s, eventsQuery, map[string]any{"since": encodeRevisionCursor(ix.Epoch(), 1)})
+	sub := subscribe(t, s, eventsQuery, map[string]any{"since": cursor.EncodeRevision(ix.Epoch(), 1)})
 	for i := range 20 {
 		ix.Upsert(version(t, "c1", "ns", fmt.Sprint(i), "2", nil))
 	}
@@ -826,7 +827,7 @@ func TestSharedExecution(t *testing.T) {
 	ix := index.New(index.Options{})
 	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{})
 	ix.Upsert(version(t, "c1", "ns", "a", "1", nil))
-	since := encodeRevisionCursor(ix.Epoch(), ix.Revision())
+	since := cursor.EncodeRevision(ix.Epoch(), ix.Revision())
 	filter := map[string]any{"namespaces": []any{"ns"}}
 	a := subscribe(t, s, eventsQuery, map[string]any{"filter": filter})
 	b := subscribe(t, s, eventsQuery, map[string]any{"filter": filter, "since": since})
@@ -875,9 +876,9 @@ func FuzzSubscribe(f *testing.F) {
 	}
 	for _, seed := range []struct{ q, since string }{
 		{eventsQuery, ""},
-		{eventsQuery, encodeRevisionCursor(ix.Epoch(), 2)},
-		{eventsQuery, encodeRevisionCursor("other", 2)},
-		{eventsQuery, encodePageCursor(index.Position{Cluster: "c1"})},
+		{eventsQuery, cursor.EncodeRevision(ix.Epoch(), 2)},
+		{eventsQuery, cursor.EncodeRevision("other", 2)},
+		{eventsQuery, cursor.EncodePage(index.Position{Cluster: "c1"})},
 		{`subscription { clusterHealth { name status } }`, ""},
 		{`subscription S { ...F } fragment F on Subscription { resourceEvents { cursor } }`, ""},
 		{`subscription { resourceEvents @include(if: false) { type } }`, "x"},
@@ -913,4 +914,4 @@ func FuzzSubscribe(f *testing.F) {
 }
 
 // epochCursor returns the revision cursor of rev in s's index.
-func epochCursor(s *Server, rev uint64) string { return encodeRevisionCursor(s.ix.Epoch(), rev) }
+func epochCursor(s *Server, rev uint64) string { return cursor.EncodeRevision(s.ix.Epoch(), rev) }

@@ -20,6 +20,7 @@ import (
 	"github.com/fleetcache/fleetcache/internal/graphqltest"
 	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
+	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -64,7 +65,7 @@ func BenchmarkFanoutLatencyWebSocket(b *testing.B) {
 				epoch := f.Index.Epoch()
 				ends := make([][]byte, changes+101)
 				for k := range ends {
-					ends[k] = eventEnd(graphql.RevisionCursor(epoch, f.Base+uint64(k)))
+					ends[k] = eventEnd(cursor.EncodeRevision(epoch, f.Base+uint64(k)))
 				}
 				for f.s.hub.Subscribers() < tc.n {
 					time.Sleep(time.Millisecond)

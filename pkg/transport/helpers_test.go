@@ -9,6 +9,7 @@ import (
 	"github.com/fleetcache/fleetcache/internal/graphqltest"
 	"github.com/fleetcache/fleetcache/internal/playground"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
+	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -117,7 +118,7 @@ func runServer(t testing.TB, s *testServer) (stop func() error) {
 }
 
 // epochCursor is the since cursor of revision rev of s's index.
-func epochCursor(s *testServer, rev uint64) string { return graphql.RevisionCursor(s.ix.Epoch(), rev) }
+func epochCursor(s *testServer, rev uint64) string { return cursor.EncodeRevision(s.ix.Epoch(), rev) }
 
 // mustJSON encodes v.
 func mustJSON(t testing.TB, v any) []byte {

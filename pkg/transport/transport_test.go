@@ -19,6 +19,7 @@ import (
 
 	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
+	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -555,8 +556,8 @@ func TestHeartbeats(t *testing.T) {
 		if !p.Extensions.Heartbeat || p.Data != nil || p.Errors != nil {
 			t.Errorf("%s: payload %+v, want a heartbeat", name, p)
 		}
-		if _, rev, err := graphql.ParseRevisionCursor(p.Extensions.Cursor); err != nil || rev != ix.Revision() {
-			t.Errorf("%s: heartbeat cursor %q: %d, %v; want revision %d", name, p.Extensions.Cursor, rev, err, ix.Revision())
+		if c, err := cursor.DecodeRevision(p.Extensions.Cursor); err != nil || c.Revision != ix.Revision() {
+			t.Errorf("%s: heartbeat cursor %q: %d, %v; want revision %d", name, p.Extensions.Cursor, c.Revision, err, ix.Revision())
 		}
 	}
 }

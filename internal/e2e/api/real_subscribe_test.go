@@ -21,6 +21,7 @@ import (
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
+	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -178,9 +179,9 @@ func (f *subFleet) drain(t *testing.T, sub *graphql.Subscription) []realEvent {
 			out = append(out, e)
 			continue
 		}
-		if _, r, err := graphql.ParseRevisionCursor(e.HeartbeatCursor); err != nil {
+		if c, err := cursor.DecodeRevision(e.HeartbeatCursor); err != nil {
 			t.Fatal(err)
-		} else if r >= target {
+		} else if c.Revision >= target {
 			return out
 		}
 	}

@@ -1,4 +1,4 @@
-package graphql
+package cursor
 
 import (
 	"encoding/base64"
@@ -28,22 +28,22 @@ import (
 const (
 	tagPage     byte = 'P'
 	tagRevision byte = 'R'
-	// maxCursorLen bounds the encoded length of a cursor a client may send.
-	maxCursorLen = 4096
+	// maxLen bounds the encoded length of a cursor a client may send.
+	maxLen = 4096
 )
 
-// The errors cursor decoding returns, wrapped with details; check them with
+// The errors decoding returns, wrapped with details; check them with
 // errors.Is.
 var (
-	// ErrCursorMalformed means the string is not a cursor this server made.
-	ErrCursorMalformed = errors.New("malformed cursor")
-	// ErrCursorKind means the string is a cursor of the other kind: a page
+	// ErrMalformed means the string is not a cursor that this package made.
+	ErrMalformed = errors.New("malformed cursor")
+	// ErrKind means the string is a cursor of the other kind: a page
 	// cursor where a revision is expected, or the reverse.
-	ErrCursorKind = errors.New("cursor of the wrong kind")
-	// ErrCursorExpired means a revision cursor comes from another index
-	// epoch (another fleetcache process, or one that restarted): its
-	// revision means nothing to the current index.
-	ErrCursorExpired = errors.New("cursor from another index epoch")
+	ErrKind = errors.New("cursor of the wrong kind")
+	// ErrExpired means a revision cursor comes from another index epoch
+	// (another fleetcache process, or one that restarted): its revision
+	// means nothing to the current index.
+	ErrExpired = errors.New("cursor from another index epoch")
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -56,29 +56,29 @@ func seal(b []byte) string {
 
 // open decodes s, checks its checksum and tag, and returns the payload.
 func open(s string, want byte) ([]byte, error) {
-	if len(s) > maxCursorLen {
-		return nil, fmt.Errorf("%w: longer than %d characters", ErrCursorMalformed, maxCursorLen)
+	if len(s) > maxLen {
+		return nil, fmt.Errorf("%w: longer than %d characters", ErrMalformed, maxLen)
 	}
 	// Strict: the unused low bits of the last character must be zero, or
 	// each cursor would have aliases that decode to the same bytes.
 	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
 	if err != nil {
-		return nil, fmt.Errorf("%w: not base64url", ErrCursorMalformed)
+		return nil, fmt.Errorf("%w: not base64url", ErrMalformed)
 	}
 	if len(b) < 5 {
-		return nil, fmt.Errorf("%w: too short", ErrCursorMalformed)
+		return nil, fmt.Errorf("%w: too short", ErrMalformed)
 	}
 	body, sum := b[:len(b)-4], binary.BigEndian.Uint32(b[len(b)-4:])
 	if crc32.Checksum(body, castagnoli) != sum {
-		return nil, fmt.Errorf("%w: checksum mismatch", ErrCursorMalformed)
+		return nil, fmt.Errorf("%w: checksum mismatch", ErrMalformed)
 	}
 	switch tag := body[0]; {
 	case tag == want:
 		return body[1:], nil
 	case tag == tagPage || tag == tagRevision:
-		return nil, fmt.Errorf("%w: a %s cursor, not a %s cursor", ErrCursorKind, kindName(tag), kindName(want))
+		return nil, fmt.Errorf("%w: a %s cursor, not a %s cursor", ErrKind, kindName(tag), kindName(want))
 	default:
-		return nil, fmt.Errorf("%w: unknown cursor version", ErrCursorMalformed)
+		return nil, fmt.Errorf("%w: unknown cursor version", ErrMalformed)
 	}
 }
 
@@ -124,8 +124,8 @@ func readString(b []byte) (string, []byte, bool) {
 	return string(b[:n]), b[n:], true
 }
 
-// encodePageCursor returns the page cursor of a position.
-func encodePageCursor(p index.Position) string {
+// EncodePage returns the page cursor of a position.
+func EncodePage(p index.Position) string {
 	b := make([]byte, 0, 1+len(p.Cluster)+len(p.Namespace)+len(p.Name)+len(p.Kind)+len(p.Resource)+5+4)
 	b = append(b, tagPage)
 	for _, s := range []string{p.Cluster, p.Namespace, p.Name, p.Kind, p.Resource} {
@@ -134,9 +134,9 @@ func encodePageCursor(p index.Position) string {
 	return seal(b)
 }
 
-// decodePageCursor returns the position a page cursor holds. Its errors wrap
-// ErrCursorMalformed or ErrCursorKind.
-func decodePageCursor(s string) (index.Position, error) {
+// DecodePage returns the position a page cursor holds. Its errors wrap
+// ErrMalformed or ErrKind.
+func DecodePage(s string) (index.Position, error) {
 	b, err := open(s, tagPage)
 	if err != nil {
 		return index.Position{}, err
@@ -145,25 +145,27 @@ func decodePageCursor(s string) (index.Position, error) {
 	for i := range fields {
 		var ok bool
 		if fields[i], b, ok = readString(b); !ok {
-			return index.Position{}, fmt.Errorf("%w: truncated position", ErrCursorMalformed)
+			return index.Position{}, fmt.Errorf("%w: truncated position", ErrMalformed)
 		}
 	}
 	if len(b) != 0 {
-		return index.Position{}, fmt.Errorf("%w: trailing bytes", ErrCursorMalformed)
+		return index.Position{}, fmt.Errorf("%w: trailing bytes", ErrMalformed)
 	}
 	return index.Position{Cluster: fields[0], Namespace: fields[1], Name: fields[2], Kind: fields[3], Resource: fields[4]}, nil
 }
 
-// revisionCursor is what a revision cursor holds: a revision of the index
-// of one epoch.
-type revisionCursor struct {
-	Epoch    string
+// Revision is what a revision cursor holds: a revision of the index of one
+// epoch.
+type Revision struct {
+	// Epoch is the index's epoch (index.Index.Epoch).
+	Epoch string
+	// Revision is a revision of that index.
 	Revision uint64
 }
 
-// encodeRevisionCursor returns the revision cursor of a revision of the
-// index of the given epoch.
-func encodeRevisionCursor(epoch string, revision uint64) string {
+// EncodeRevision returns the revision cursor of a revision of the index of
+// the given epoch.
+func EncodeRevision(epoch string, revision uint64) string {
 	b := make([]byte, 0, 1+len(epoch)+2*binary.MaxVarintLen64+4)
 	b = append(b, tagRevision)
 	b = appendString(b, epoch)
@@ -171,43 +173,29 @@ func encodeRevisionCursor(epoch string, revision uint64) string {
 	return seal(b)
 }
 
-// decodeRevisionCursor returns what a revision cursor holds. Its errors wrap
-// ErrCursorMalformed or ErrCursorKind; check the epoch with check.
-func decodeRevisionCursor(s string) (revisionCursor, error) {
+// DecodeRevision returns what a revision cursor holds. Its errors wrap
+// ErrMalformed or ErrKind; check the epoch with Revision.Check.
+func DecodeRevision(s string) (Revision, error) {
 	b, err := open(s, tagRevision)
 	if err != nil {
-		return revisionCursor{}, err
+		return Revision{}, err
 	}
 	epoch, b, ok := readString(b)
 	if !ok {
-		return revisionCursor{}, fmt.Errorf("%w: truncated epoch", ErrCursorMalformed)
+		return Revision{}, fmt.Errorf("%w: truncated epoch", ErrMalformed)
 	}
 	rev, k := readUvarint(b)
 	if k <= 0 || k != len(b) {
-		return revisionCursor{}, fmt.Errorf("%w: bad revision", ErrCursorMalformed)
+		return Revision{}, fmt.Errorf("%w: bad revision", ErrMalformed)
 	}
-	return revisionCursor{Epoch: epoch, Revision: rev}, nil
+	return Revision{Epoch: epoch, Revision: rev}, nil
 }
 
-// check returns an error wrapping ErrCursorExpired unless the cursor is of
-// the index of the given epoch.
-func (c revisionCursor) check(epoch string) error {
-	if c.Epoch != epoch {
-		return fmt.Errorf("%w: revision %d of index %q, the current index is %q", ErrCursorExpired, c.Revision, c.Epoch, epoch)
+// Check returns an error wrapping ErrExpired unless r is a revision of the
+// index of the given epoch.
+func (r Revision) Check(epoch string) error {
+	if r.Epoch != epoch {
+		return fmt.Errorf("%w: revision %d of index %q, the current index is %q", ErrExpired, r.Revision, r.Epoch, epoch)
 	}
 	return nil
-}
-
-// RevisionCursor returns the cursor of revision of the index of epoch, as
-// ResourceConnection.revision and ResourceEvent.cursor carry it: a client
-// passes it as a subscription's since.
-func RevisionCursor(epoch string, revision uint64) string {
-	return encodeRevisionCursor(epoch, revision)
-}
-
-// ParseRevisionCursor returns the index epoch and revision a revision
-// cursor holds.
-func ParseRevisionCursor(cursor string) (epoch string, revision uint64, err error) {
-	c, err := decodeRevisionCursor(cursor)
-	return c.Epoch, c.Revision, err
 }

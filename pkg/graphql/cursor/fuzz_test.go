@@ -1,4 +1,4 @@
-package graphql
+package cursor
 
 import (
 	"errors"
@@ -7,13 +7,13 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
 
-// FuzzCursorPayload fuzzes what lies behind a cursor's checksum, which
-// FuzzDecodePageCursor's random strings almost never get past: any tag and
-// payload, sealed as the server seals them. A cursor that decodes must be
+// FuzzPayload fuzzes what lies behind a cursor's checksum, which
+// FuzzDecodePage's random strings almost never get past: any tag and
+// payload, sealed as the encoders seal them. A cursor that decodes must be
 // the only encoding of what it holds, so that a client cannot make two
 // cursors of one position (or revision) by writing its own; one of the
 // other kind must be told apart by its tag.
-func FuzzCursorPayload(f *testing.F) {
+func FuzzPayload(f *testing.F) {
 	for _, seed := range []struct {
 		tag     byte
 		payload []byte
@@ -28,41 +28,41 @@ func FuzzCursorPayload(f *testing.F) {
 		{tagRevision, []byte("\x00\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01")},
 		{tagRevision, []byte("\x00\xff\xff\xff\xff\xff\xff\xff\xff\xff\x02")},
 		{'X', nil},
-		{tagPage, make([]byte, maxCursorLen)}, // too long to be a cursor
+		{tagPage, make([]byte, maxLen)}, // too long to be a cursor
 	} {
 		f.Add(seed.tag, seed.payload)
 	}
 	f.Fuzz(func(t *testing.T, tag byte, payload []byte) {
 		s := seal(append([]byte{tag}, payload...))
-		p, pageErr := decodePageCursor(s)
-		r, revErr := decodeRevisionCursor(s)
+		p, pageErr := DecodePage(s)
+		r, revErr := DecodeRevision(s)
 		if pageErr == nil {
-			if again := encodePageCursor(p); again != s {
+			if again := EncodePage(p); again != s {
 				t.Fatalf("%q decodes to %+v, which encodes to %q", s, p, again)
 			}
 		}
 		if revErr == nil {
-			if again := encodeRevisionCursor(r.Epoch, r.Revision); again != s {
+			if again := EncodeRevision(r.Epoch, r.Revision); again != s {
 				t.Fatalf("%q decodes to %+v, which encodes to %q", s, r, again)
 			}
 		}
 		for _, err := range []error{pageErr, revErr} {
-			if err != nil && !errors.Is(err, ErrCursorMalformed) && !errors.Is(err, ErrCursorKind) {
+			if err != nil && !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrKind) {
 				t.Fatalf("untyped error %v", err)
 			}
 		}
 		switch {
-		case len(s) > maxCursorLen:
-			if !errors.Is(pageErr, ErrCursorMalformed) || !errors.Is(revErr, ErrCursorMalformed) {
-				t.Fatalf("cursor of %d characters: %v; %v, want ErrCursorMalformed", len(s), pageErr, revErr)
+		case len(s) > maxLen:
+			if !errors.Is(pageErr, ErrMalformed) || !errors.Is(revErr, ErrMalformed) {
+				t.Fatalf("cursor of %d characters: %v; %v, want ErrMalformed", len(s), pageErr, revErr)
 			}
 		case tag == tagPage:
-			if !errors.Is(revErr, ErrCursorKind) {
-				t.Fatalf("page cursor %q as a revision cursor: %v, want ErrCursorKind", s, revErr)
+			if !errors.Is(revErr, ErrKind) {
+				t.Fatalf("page cursor %q as a revision cursor: %v, want ErrKind", s, revErr)
 			}
 		case tag == tagRevision:
-			if !errors.Is(pageErr, ErrCursorKind) {
-				t.Fatalf("revision cursor %q as a page cursor: %v, want ErrCursorKind", s, pageErr)
+			if !errors.Is(pageErr, ErrKind) {
+				t.Fatalf("revision cursor %q as a page cursor: %v, want ErrKind", s, pageErr)
 			}
 		default:
 			if pageErr == nil || revErr == nil {
@@ -75,27 +75,27 @@ func FuzzCursorPayload(f *testing.F) {
 // base64URL is the alphabet of cursors.
 const base64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
-// FuzzCursorMutation changes one character of a valid cursor, as a client
+// FuzzMutation changes one character of a valid cursor, as a client
 // editing a cursor by hand would. The checksum must catch it: the result
 // is rejected, unless it is the very same cursor, and never passes as a
 // cursor of the other kind.
-func FuzzCursorMutation(f *testing.F) {
+func FuzzMutation(f *testing.F) {
 	f.Add("c1", "web", "web-1", "0123456789abcdef", uint64(12345), uint16(3), byte('A'))
 	f.Add("", "", "", "", uint64(0), uint16(0), byte(0))
 	f.Add("c1", "", "kube-system", "e", uint64(1<<64-1), uint16(1000), byte(63))
 	f.Add("ü/é", "ns", "a\x00b", "epoch", uint64(7), uint16(11), byte('_'))
 	f.Fuzz(func(t *testing.T, cluster, namespace, name, epoch string, revision uint64, at uint16, to byte) {
 		pos := index.Position{Cluster: cluster, Namespace: namespace, Name: name, Kind: "Pod", Resource: "pods"}
-		for _, valid := range []string{encodePageCursor(pos), encodeRevisionCursor(epoch, revision)} {
-			if len(valid) > maxCursorLen {
+		for _, valid := range []string{EncodePage(pos), EncodeRevision(epoch, revision)} {
+			if len(valid) > maxLen {
 				continue
 			}
 			b := []byte(valid)
 			i := int(at) % len(b)
 			b[i] = base64URL[int(to)%len(base64URL)]
 			mutated := string(b)
-			p, pageErr := decodePageCursor(mutated)
-			r, revErr := decodeRevisionCursor(mutated)
+			p, pageErr := DecodePage(mutated)
+			r, revErr := DecodeRevision(mutated)
 			switch {
 			case mutated == valid:
 				if pageErr != nil && revErr != nil {
