@@ -8,6 +8,8 @@ import (
 
 	"github.com/graphql-go/graphql"
 	"github.com/graphql-go/graphql/language/ast"
+
+	"github.com/fleetcache/fleetcache/pkg/graphql/document"
 )
 
 // An operation's cost is the most objects its answer can hold, computed
@@ -43,9 +45,9 @@ const (
 
 // maxExpandedFields bounds how many fields an operation may select with
 // its fragments expanded and its merged fields counted once: a document
-// within maxSelections can spread fragments into an exponential number of
+// within document.MaxSelections can spread fragments into an exponential number of
 // fields, which neither the cost nor a plan should be computed for.
-const maxExpandedFields = 10 * maxSelections
+const maxExpandedFields = 10 * document.MaxSelections
 
 // errTooManyFields reports an operation over maxExpandedFields.
 var errTooManyFields = fmt.Errorf("the operation selects more than %d fields with its fragments expanded", maxExpandedFields)
@@ -75,7 +77,7 @@ type costed struct {
 // costOf returns the cost of op (of one event's payload for a
 // subscription) with the variables vars, or errTooManyFields. Costs that
 // hold for any variables are kept with the document.
-func (s *Server) costOf(d *document, op *ast.OperationDefinition, vars map[string]any) (int, error) {
+func (s *Server) costOf(d *parsedDocument, op *ast.OperationDefinition, vars map[string]any) (int, error) {
 	if c, ok := d.costs.Load(op); ok {
 		return c.(costed).cost, c.(costed).err
 	}
@@ -101,7 +103,7 @@ func (s *Server) computeCost(doc *ast.Document, op *ast.OperationDefinition, var
 	if root == nil {
 		return 0, true, nil // checkRoot reports it
 	}
-	w := &costWalker{fragments: fragmentsOf(doc), varDefs: map[string]*ast.VariableDefinition{}, vars: vars,
+	w := &costWalker{fragments: document.Fragments(doc), varDefs: map[string]*ast.VariableDefinition{}, vars: vars,
 		defaultPage: s.opts.DefaultPageSize, maxPage: s.opts.MaxPageSize}
 	for _, d := range op.VariableDefinitions {
 		if d != nil && d.Variable != nil && d.Variable.Name != nil {
@@ -117,7 +119,7 @@ func (s *Server) computeCost(doc *ast.Document, op *ast.OperationDefinition, var
 // walk adds the cost of the fields that sets select of n values of type t.
 // page is the length of edges when t is a ResourceConnection.
 func (w *costWalker) walk(t *graphql.Object, sets []*ast.SelectionSet, n, page int) error {
-	keys, fields := collectFields(sets, w.fragments)
+	keys, fields := document.CollectFields(sets, w.fragments)
 	for _, k := range keys {
 		if w.fields++; w.fields > maxExpandedFields {
 			return errTooManyFields
@@ -281,7 +283,7 @@ func saturatingAdd(a, b int) int {
 
 // checkCost returns the error result of an operation over
 // Options.MaxCost, or over maxExpandedFields, or nil.
-func (s *Server) checkCost(doc *document, op *ast.OperationDefinition, vars map[string]any) *Result {
+func (s *Server) checkCost(doc *parsedDocument, op *ast.OperationDefinition, vars map[string]any) *Result {
 	cost, err := s.costOf(doc, op, vars)
 	if err != nil {
 		return errorResult(CodeQueryTooComplex, fmt.Errorf("query too complex: %w", err))

@@ -11,6 +11,7 @@ import (
 	"github.com/graphql-go/graphql"
 	"github.com/graphql-go/graphql/language/ast"
 
+	"github.com/fleetcache/fleetcache/pkg/graphql/document"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
 
@@ -74,7 +75,7 @@ func compile(schema *graphql.Schema, doc *ast.Document, op *ast.OperationDefinit
 	if root == nil {
 		return nil, false, errNotDirect
 	}
-	c := &compiler{schema: schema, fragments: fragmentsOf(doc), varDefs: map[string]*ast.VariableDefinition{}, vars: vars}
+	c := &compiler{schema: schema, fragments: document.Fragments(doc), varDefs: map[string]*ast.VariableDefinition{}, vars: vars}
 	for _, d := range op.VariableDefinitions {
 		c.varDefs[d.Variable.Name.Value] = d
 	}
@@ -147,7 +148,7 @@ func (c *compiler) collect(t *graphql.Object, set *ast.SelectionSet, visited map
 			if !ok {
 				continue
 			}
-			k := responseKey(sel)
+			k := document.ResponseKey(sel)
 			if _, seen := occurrences[k]; !seen {
 				*keys = append(*keys, k)
 			}
@@ -502,7 +503,7 @@ type directOp struct {
 
 // planFor returns op's plan for vars, or nil when graphql-go executes op.
 // Plans that hold for any variables are kept with the document.
-func (s *Server) planFor(d *document, op *ast.OperationDefinition, vars map[string]any) *plan {
+func (s *Server) planFor(d *parsedDocument, op *ast.OperationDefinition, vars map[string]any) *plan {
 	if v, ok := d.plans.Load(op); ok {
 		return v.(*directOp).plan
 	}

@@ -6,12 +6,16 @@
 // facets, Subscription.resourceEvents and clusterHealth; see schema.go for
 // the SDL), an LRU cache of parsed and validated documents keyed by query
 // text, and the Options that bound each request (page sizes, document
-// depth, cost, response size, timeout, subscription buffers).
-// An operation's cost (cost.go) is the most objects its answer can hold,
-// computed before it runs; one over Options.MaxCost is refused with
-// QUERY_TOO_COMPLEX. It reads through two
-// small interfaces declared here, Index and Health, which *index.Index and
-// *health.Tracker implement.
+// depth, cost, response size, timeout, subscription buffers). It reads
+// through two small interfaces declared here, Index and Health, which
+// *index.Index and *health.Tracker implement.
+//
+// Before graphql-go validates a document, the limits of package document
+// (pkg/graphql/document) refuse what would crash it or take it too long:
+// brackets nested too deep to parse, more than 2,000 selections, fragment
+// cycles, operations deeper than Options.MaxDepth. An operation's cost
+// (cost.go) is the most objects its answer can hold, computed before it
+// runs; one over Options.MaxCost is refused with QUERY_TOO_COMPLEX.
 //
 // The engine knows nothing of sockets. A transport (pkg/transport: HTTP,
 // graphql-transport-ws, GraphQL over Server-Sent Events) calls two entries:

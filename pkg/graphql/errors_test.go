@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
+	"github.com/fleetcache/fleetcache/pkg/graphql/document"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
 
@@ -74,7 +75,7 @@ func TestErrorCodes(t *testing.T) {
 			fragment R on Resource { name ...R }`, code: CodeValidationFailed, message: `cannot spread fragment "R" within itself`},
 		{name: "bracket bomb", query: strings.Repeat("{", 1<<20), code: CodeValidationFailed, message: "the query depth limit is 12"},
 		{name: "list bomb", query: `{ resources(filter: {clusters: ` + strings.Repeat("[", 5000) + `}) { totalCount } }`, code: CodeValidationFailed},
-		{name: "too many selections", query: "{ clusters { " + strings.Repeat("name ", maxSelections) + "} }", code: CodeValidationFailed,
+		{name: "too many selections", query: "{ clusters { " + strings.Repeat("name ", document.MaxSelections) + "} }", code: CodeValidationFailed,
 			message: "more than 2000 selections"},
 		{name: "unknown operation", query: `query A { clusters { name } }`, op: "B", code: CodeBadRequest, message: `no operation named "B"`},
 		{name: "several operations, no name", query: `query A { clusters { name } } query B { clusters { name } }`, code: CodeBadRequest},
@@ -100,40 +101,6 @@ func TestErrorCodes(t *testing.T) {
 			// Nothing else breaks: the server still answers.
 			if res := run(t, s, `{ clusters { name } }`, nil); len(res.Errors) > 0 {
 				t.Errorf("next query failed: %v", res.Errors)
-			}
-		})
-	}
-}
-
-func TestDepth(t *testing.T) {
-	f := newFixture(t)
-	s := newServer(t, f.ix, f.tracker, Options{MaxDepth: 5})
-	for _, tc := range []struct {
-		name                   string
-		query                  string
-		regular, introspection int
-	}{
-		{name: "leaf", query: `{ clusters { name } }`, regular: 2},
-		{name: "typename", query: `{ __typename }`, regular: 1},
-		{name: "nested", query: nested(7), regular: 7},
-		{name: "widest branch counts", query: `{ a: clusters { name } b: resources { edges { node { name } } } }`, regular: 4},
-		{name: "inline fragment adds nothing", query: `{ resources { edges { node { ... on Resource { name } } } } }`, regular: 4},
-		{name: "fragments expanded", query: `{ resources { ...E } } fragment E on ResourceConnection { edges { node { ...N } } } fragment N on Resource { owners { name } }`, regular: 5},
-		{name: "fragment used twice", query: `{ a: resources { ...E } b: resources { edges { ...F } } } fragment E on ResourceConnection { edges { ...F } } fragment F on ResourceEdge { node { name } }`, regular: 4},
-		{name: "cycle is cut", query: `{ resources { edges { node { ...A } } } } fragment A on Resource { owners { ...A } }`, regular: 4},
-		{name: "introspection apart", query: `{ __schema { types { fields { type { ofType { ofType { name } } } } } } clusters { name } }`, regular: 2, introspection: 7},
-		{name: "root fragment with introspection", query: `{ ...Q } fragment Q on Query { __type(name: "Pod") { name } }`, introspection: 2},
-		{name: "several operations", query: `query A { clusters { name } } query B { resources { totalCount } }`, regular: 2},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			doc, errs := s.prepare(tc.query)
-			if doc == nil {
-				// Some are invalid (cycles); parse again to measure them.
-				t.Logf("invalid: %v", errs)
-			}
-			regular, introspection := depthOfQuery(t, tc.query)
-			if regular != tc.regular || introspection != tc.introspection {
-				t.Errorf("depth = %d, introspection %d; want %d, %d", regular, introspection, tc.regular, tc.introspection)
 			}
 		})
 	}

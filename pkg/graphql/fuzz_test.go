@@ -6,11 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetcache/fleetcache/internal/graphqltest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/graphql-go/graphql/language/parser"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/fleetcache/fleetcache/internal/graphqltest"
+	"github.com/fleetcache/fleetcache/pkg/graphql/document"
 )
 
 // FuzzLabelSelector sends selector text as a client does, in the
@@ -85,15 +87,16 @@ func FuzzLabelSelector(f *testing.F) {
 // brackets nest deeply are not parsed here: the server refuses those
 // before parsing, and the parser recurses once per level.
 func tooDeep(query string) bool {
-	if bracketDepth(query, 64) > 64 {
+	limits := document.NewLimits(fuzzMaxDepth)
+	if limits.CheckText(query) != nil {
 		return false
 	}
 	doc, err := parser.Parse(parser.ParseParams{Source: query})
 	if err != nil {
 		return false
 	}
-	regular, introspection := depthOf(doc)
-	return regular > fuzzMaxDepth || introspection > max(fuzzMaxDepth, introspectionDepth)
+	regular, introspection := document.Depth(doc)
+	return regular > limits.Depth || introspection > limits.IntrospectionDepth
 }
 
 // Limits of the server that FuzzExecuteLimits fuzzes: small, so that

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/graphql-go/graphql/language/parser"
 
 	"github.com/fleetcache/fleetcache/internal/graphqltest"
 	"github.com/fleetcache/fleetcache/pkg/health"
@@ -177,14 +176,4 @@ func mustJSON(t testing.TB, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// depthOfQuery parses a query and measures it with depthOf.
-func depthOfQuery(t testing.TB, q string) (int, int) {
-	t.Helper()
-	doc, err := parser.Parse(parser.ParseParams{Source: q})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return depthOf(doc)
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"github.com/graphql-go/graphql/language/ast"
+
+	"github.com/fleetcache/fleetcache/pkg/graphql/document"
 )
 
 // graphql-go returns objects as Go maps, which encoding/json writes in key
@@ -20,13 +22,7 @@ type selections struct {
 }
 
 func newSelections(doc *ast.Document, op *ast.OperationDefinition) *selections {
-	s := &selections{set: op.SelectionSet, fragments: map[string]*ast.FragmentDefinition{}}
-	for _, d := range doc.Definitions {
-		if f, ok := d.(*ast.FragmentDefinition); ok && f.Name != nil {
-			s.fragments[f.Name.Value] = f
-		}
-	}
-	return s
+	return &selections{set: op.SelectionSet, fragments: document.Fragments(doc)}
 }
 
 // orderedData encodes data with the fields of each object in selection
@@ -106,7 +102,7 @@ func (s *selections) write(buf *bytes.Buffer, v any, sets []*ast.SelectionSet, l
 // keys returns the response keys the selection sets select, in order, and
 // the selection sets of each key's fields.
 func (s *selections) keys(sets []*ast.SelectionSet) ([]string, map[string][]*ast.SelectionSet) {
-	keys, fields := collectFields(sets, s.fragments)
+	keys, fields := document.CollectFields(sets, s.fragments)
 	sub := make(map[string][]*ast.SelectionSet, len(keys))
 	for _, k := range keys {
 		sub[k] = nil
@@ -117,55 +113,4 @@ func (s *selections) keys(sets []*ast.SelectionSet) ([]string, map[string][]*ast
 		}
 	}
 	return keys, sub
-}
-
-// collectFields returns the response keys that sets select, in order, and
-// the fields of each key, with inline fragments and fragment spreads (each
-// fragment once) expanded. Type conditions and directives are not read:
-// every type a fragment can be spread in is an object type, so validation
-// leaves only conditions that hold.
-func collectFields(sets []*ast.SelectionSet, fragments map[string]*ast.FragmentDefinition) ([]string, map[string][]*ast.Field) {
-	var keys []string
-	fields := map[string][]*ast.Field{}
-	visited := map[string]bool{}
-	var collect func(set *ast.SelectionSet)
-	collect = func(set *ast.SelectionSet) {
-		if set == nil {
-			return
-		}
-		for _, sel := range set.Selections {
-			switch sel := sel.(type) {
-			case *ast.Field:
-				k := responseKey(sel)
-				if _, ok := fields[k]; !ok {
-					keys = append(keys, k)
-				}
-				fields[k] = append(fields[k], sel)
-			case *ast.InlineFragment:
-				collect(sel.SelectionSet)
-			case *ast.FragmentSpread:
-				if sel.Name == nil || visited[sel.Name.Value] {
-					continue
-				}
-				visited[sel.Name.Value] = true
-				if f := fragments[sel.Name.Value]; f != nil {
-					collect(f.SelectionSet)
-				}
-			}
-		}
-	}
-	for _, set := range sets {
-		collect(set)
-	}
-	return keys, fields
-}
-
-func responseKey(f *ast.Field) string {
-	if f.Alias != nil && f.Alias.Value != "" {
-		return f.Alias.Value
-	}
-	if f.Name != nil {
-		return f.Name.Value
-	}
-	return ""
 }

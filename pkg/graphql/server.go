@@ -20,6 +20,7 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/fleetcache/fleetcache/pkg/fanout"
+	"github.com/fleetcache/fleetcache/pkg/graphql/document"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -65,10 +66,10 @@ type Server struct {
 	ix     Index
 	health Health
 	opts   Options
-	depth  depthLimits
+	limits document.Limits
 	schema graphql.Schema
 
-	docs *lru.Cache[string, *document]
+	docs *lru.Cache[string, *parsedDocument]
 	// hits and misses count document cache lookups.
 	hits, misses atomic.Int64
 	// direct counts the operations executed directly (see direct.go).
@@ -85,9 +86,9 @@ type Server struct {
 	started atomic.Bool
 }
 
-// document is a query text parsed and validated: either a document ready to
+// parsedDocument is a query text parsed and validated: either a document ready to
 // execute, or the errors that make it unusable.
-type document struct {
+type parsedDocument struct {
 	ast  *ast.Document
 	errs []gqlerrors.FormattedError
 	// plans holds a *directOp per operation of ast that was executed.
@@ -103,7 +104,7 @@ func New(ix Index, h Health, opts Options) (*Server, error) {
 	if opts.DefaultPageSize > opts.MaxPageSize {
 		return nil, fmt.Errorf("default page size %d is over the maximum page size %d", opts.DefaultPageSize, opts.MaxPageSize)
 	}
-	s := &Server{ix: ix, health: h, opts: opts, depth: newDepthLimits(opts.MaxDepth), metrics: newMetrics()}
+	s := &Server{ix: ix, health: h, opts: opts, limits: document.NewLimits(opts.MaxDepth), metrics: newMetrics()}
 	if opts.Registerer != nil {
 		if err := s.metrics.register(opts.Registerer, s); err != nil {
 			return nil, err
@@ -118,7 +119,7 @@ func New(ix Index, h Health, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("build schema: %w", err)
 	}
 	s.schema = schema
-	if s.docs, err = lru.New[string, *document](opts.DocumentCacheSize); err != nil {
+	if s.docs, err = lru.New[string, *parsedDocument](opts.DocumentCacheSize); err != nil {
 		return nil, fmt.Errorf("document cache: %w", err)
 	}
 	return s, nil
@@ -253,7 +254,7 @@ func errorResult(code string, err error) *Result {
 // ExecuteOperation or SubscribeOperation.
 type Operation struct {
 	req   Request
-	doc   *document
+	doc   *parsedDocument
 	op    *ast.OperationDefinition
 	start time.Time
 }
@@ -320,7 +321,7 @@ func ErrorResult(code string, err error) *Result { return errorResult(code, err)
 // GRAPHQL_VALIDATION_FAILED for documents that do not fit the schema or nest
 // deeper than the limits. Documents come from the cache when they can; the
 // document and the errors are shared, and must not be modified.
-func (s *Server) prepare(query string) (*document, []gqlerrors.FormattedError) {
+func (s *Server) prepare(query string) (*parsedDocument, []gqlerrors.FormattedError) {
 	if d, ok := s.docs.Get(query); ok {
 		s.hits.Add(1)
 		return d, d.errs
@@ -333,55 +334,45 @@ func (s *Server) prepare(query string) (*document, []gqlerrors.FormattedError) {
 	return d, d.errs
 }
 
-func (s *Server) parseAndValidate(query string) (d *document) {
+func (s *Server) parseAndValidate(query string) (d *parsedDocument) {
 	defer func() {
 		// graphql-go's validation panicked on a document its parser
-		// accepts (fuzzing found one, checkVariableTypes catches it now).
-		// Such a document is invalid, and must not take the server down.
+		// accepts (fuzzing found one, document.Limits.Check catches it
+		// now). Such a document is invalid, and must not take the server
+		// down.
 		if r := recover(); r != nil {
 			s.opts.Logger.V(2).Info("GraphQL parsing or validation panicked", "panic", r, "queryBytes", len(query))
-			d = &document{errs: []gqlerrors.FormattedError{formatted(CodeValidationFailed, errors.New("invalid document"))}}
+			d = &parsedDocument{errs: []gqlerrors.FormattedError{formatted(CodeValidationFailed, errors.New("invalid document"))}}
 		}
 	}()
 	if query == "" {
-		return &document{errs: []gqlerrors.FormattedError{formatted(CodeBadRequest, errors.New("no query in the request"))}}
+		return &parsedDocument{errs: []gqlerrors.FormattedError{formatted(CodeBadRequest, errors.New("no query in the request"))}}
 	}
-	if n, limit := bracketDepth(query, s.depth.nesting()), s.depth.nesting(); n > limit {
-		return &document{errs: []gqlerrors.FormattedError{formatted(CodeValidationFailed,
-			fmt.Errorf("document nests brackets more than %d levels deep; the query depth limit is %d", limit, s.depth.max))}}
+	if err := s.limits.CheckText(query); err != nil {
+		return &parsedDocument{errs: []gqlerrors.FormattedError{formatted(CodeValidationFailed, err)}}
 	}
 	doc, err := parser.Parse(parser.ParseParams{Source: source.NewSource(&source.Source{Body: []byte(query), Name: "GraphQL request"})})
 	if err != nil {
-		return &document{errs: []gqlerrors.FormattedError{withCode(gqlerrors.FormatError(err), CodeParseFailed)}}
+		return &parsedDocument{errs: []gqlerrors.FormattedError{withCode(gqlerrors.FormatError(err), CodeParseFailed)}}
 	}
-	if err := checkVariableTypes(doc); err != nil {
-		return &document{errs: []gqlerrors.FormattedError{formatted(CodeParseFailed, err)}}
-	}
-	if n := countSelections(doc, maxSelections); n > maxSelections {
-		return &document{errs: []gqlerrors.FormattedError{formatted(CodeValidationFailed,
-			fmt.Errorf("document has more than %d selections", maxSelections))}}
-	}
-	if err := checkFragmentCycles(doc); err != nil {
-		return &document{errs: []gqlerrors.FormattedError{formatted(CodeValidationFailed, err)}}
-	}
-	regular, introspection := depthOf(doc)
 	var errs []gqlerrors.FormattedError
-	if regular > s.depth.max {
-		errs = append(errs, formatted(CodeValidationFailed, fmt.Errorf("query depth %d exceeds the limit of %d", regular, s.depth.max)))
-	}
-	if introspection > s.depth.introspection {
-		errs = append(errs, formatted(CodeValidationFailed, fmt.Errorf("introspection depth %d exceeds the limit of %d", introspection, s.depth.introspection)))
+	for _, err := range s.limits.Check(doc) {
+		code := CodeValidationFailed
+		if errors.Is(err, document.ErrSyntax) {
+			code = CodeParseFailed
+		}
+		errs = append(errs, formatted(code, err))
 	}
 	if errs != nil {
-		return &document{errs: errs}
+		return &parsedDocument{errs: errs}
 	}
 	if v := graphql.ValidateDocument(&s.schema, doc, nil); !v.IsValid {
 		for _, e := range v.Errors {
 			errs = append(errs, withCode(e, CodeValidationFailed))
 		}
-		return &document{errs: errs}
+		return &parsedDocument{errs: errs}
 	}
-	return &document{ast: doc}
+	return &parsedDocument{ast: doc}
 }
 
 // Subscriptions returns how many resourceEvents subscriptions run, and how
@@ -450,7 +441,7 @@ func codeOf(err error) string {
 //
 // An operation over Options.MaxCost is refused before it runs, and an
 // answer over Options.MaxResponseBytes is abandoned.
-func (s *Server) execute(ctx context.Context, doc *document, op *ast.OperationDefinition, vars map[string]any) *Result {
+func (s *Server) execute(ctx context.Context, doc *parsedDocument, op *ast.OperationDefinition, vars map[string]any) *Result {
 	if res := s.checkCost(doc, op, vars); res != nil {
 		return res
 	}
@@ -557,84 +548,4 @@ func (s *Server) executeRoot(ctx context.Context, doc *ast.Document, op *ast.Ope
 
 func isContextError(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
-}
-
-// checkVariableTypes reports variable definitions without a type, which
-// graphql-go's parser accepts ("query($a:) {…}") and its validation
-// crashes on.
-func checkVariableTypes(doc *ast.Document) error {
-	for _, d := range doc.Definitions {
-		op, ok := d.(*ast.OperationDefinition)
-		if !ok {
-			continue
-		}
-		for _, v := range op.VariableDefinitions {
-			if v == nil || v.Type == nil || v.Variable == nil || v.Variable.Name == nil {
-				return errors.New("syntax error: a variable definition lacks its type")
-			}
-		}
-	}
-	return nil
-}
-
-// checkFragmentCycles reports a fragment that spreads itself, directly or
-// through others. Validation rejects such documents too, but graphql-go's
-// OverlappingFieldsCanBeMerged rule runs first and recurses without end on
-// some of them: a stack overflow, which no recover catches.
-func checkFragmentCycles(doc *ast.Document) error {
-	spreads := map[string][]string{} // by fragment name; duplicates merged
-	for _, d := range doc.Definitions {
-		if f, ok := d.(*ast.FragmentDefinition); ok && f.Name != nil {
-			spreads[f.Name.Value] = appendSpreads(spreads[f.Name.Value], f.SelectionSet)
-		}
-	}
-	const (
-		visiting = 1
-		done     = 2
-	)
-	state := map[string]int{}
-	var visit func(name string) error
-	visit = func(name string) error {
-		switch state[name] {
-		case visiting:
-			return fmt.Errorf("cannot spread fragment %q within itself", name)
-		case done:
-			return nil
-		}
-		state[name] = visiting
-		for _, next := range spreads[name] {
-			if err := visit(next); err != nil {
-				return err
-			}
-		}
-		state[name] = done
-		return nil
-	}
-	for name := range spreads {
-		if err := visit(name); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// appendSpreads appends the names of the fragments set spreads, at any
-// depth, to names.
-func appendSpreads(names []string, set *ast.SelectionSet) []string {
-	if set == nil {
-		return names
-	}
-	for _, sel := range set.Selections {
-		switch s := sel.(type) {
-		case *ast.Field:
-			names = appendSpreads(names, s.SelectionSet)
-		case *ast.InlineFragment:
-			names = appendSpreads(names, s.SelectionSet)
-		case *ast.FragmentSpread:
-			if s.Name != nil {
-				names = append(names, s.Name.Value)
-			}
-		}
-	}
-	return names
 }

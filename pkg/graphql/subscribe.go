@@ -18,6 +18,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/authz"
 	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
+	"github.com/fleetcache/fleetcache/pkg/graphql/document"
 	"github.com/fleetcache/fleetcache/pkg/health"
 )
 
@@ -222,10 +223,9 @@ func (s *Server) SubscribeOperation(ctx context.Context, o *Operation) (*Subscri
 }
 
 // subscribe starts the subscription operation op of doc.
-func (s *Server) subscribe(ctx context.Context, req Request, d *document, op *ast.OperationDefinition) (*Subscription, *Result) {
+func (s *Server) subscribe(ctx context.Context, req Request, d *parsedDocument, op *ast.OperationDefinition) (*Subscription, *Result) {
 	doc := d.ast
-	w := depthWalker{fragments: fragmentsOf(doc)}
-	roots := w.rootFields(op.SelectionSet, map[string]bool{})
+	roots := document.RootFields(document.Fragments(doc), op)
 	if len(roots) != 1 || roots[0].Name == nil || strings.HasPrefix(roots[0].Name.Value, "__") {
 		return nil, errorResult(CodeValidationFailed, errors.New("a subscription must select exactly one field of Subscription"))
 	}
@@ -263,16 +263,6 @@ func (s *Server) subscribe(ctx context.Context, req Request, d *document, op *as
 		return nil, res
 	}
 	return nil, errorResult(CodeInternal, fmt.Errorf("no subscription resolves %q", field))
-}
-
-func fragmentsOf(doc *ast.Document) map[string]*ast.FragmentDefinition {
-	out := map[string]*ast.FragmentDefinition{}
-	for _, d := range doc.Definitions {
-		if f, ok := d.(*ast.FragmentDefinition); ok && f.Name != nil {
-			out[f.Name.Value] = f
-		}
-	}
-	return out
 }
 
 // subscribeResources starts a resourceEvents subscription.
