@@ -207,8 +207,20 @@ func nonNullList(t graphql.Type) *graphql.NonNull {
 	return graphql.NewNonNull(graphql.NewList(graphql.NewNonNull(t)))
 }
 
-// newSchema builds the schema; its resolvers read s.
+// newSchema builds the schema; its resolvers read s. Each object type is
+// built by a function of its own, from the types its fields return.
 func (s *Server) newSchema() (graphql.Schema, error) {
+	resource := s.resourceType()
+	conn := s.connectionType(resource)
+	cluster := clusterType()
+	query := s.queryType(resource, conn, cluster)
+	subscription := s.subscriptionType(resource, cluster)
+	return graphql.NewSchema(graphql.SchemaConfig{Query: query, Subscription: subscription})
+}
+
+// resourceType returns Resource: one object, whose owners and children are
+// Resources too.
+func (s *Server) resourceType() *graphql.Object {
 	resource := graphql.NewObject(graphql.ObjectConfig{
 		Name:        "Resource",
 		Description: "One cached Kubernetes object of one cluster.",
@@ -236,44 +248,14 @@ func (s *Server) newSchema() (graphql.Schema, error) {
 	for name, f := range fields {
 		resource.AddFieldConfig(name, f)
 	}
+	return resource
+}
 
-	pageInfo := graphql.NewObject(graphql.ObjectConfig{
-		Name:        "PageInfo",
-		Description: "Where a page of objects ends.",
-		Fields: graphql.Fields{
-			"hasNextPage": {Type: graphql.NewNonNull(graphql.Boolean), Description: "Whether objects follow this page.", Resolve: func(p graphql.ResolveParams) (any, error) {
-				return p.Source.(*connection).page().More, nil
-			}},
-			"endCursor": {Type: graphql.String, Description: "The cursor of the last edge; null when there is none.",
-				Resolve: func(p graphql.ResolveParams) (any, error) {
-					objs := p.Source.(*connection).page().Objects
-					if len(objs) == 0 {
-						return nil, nil
-					}
-					return cursor.EncodePage(objs[len(objs)-1].Position()), nil
-				}},
-		},
-	})
-	edge := graphql.NewObject(graphql.ObjectConfig{
-		Name:        "ResourceEdge",
-		Description: "An object of a page, with its cursor.",
-		Fields: graphql.Fields{
-			"cursor": {Type: graphql.NewNonNull(graphql.String), Description: "Pass it as after to continue after this object.",
-				Resolve: objectField(func(o *index.Object) any { return cursor.EncodePage(o.Position()) })},
-			"node": {Type: graphql.NewNonNull(resource), Description: "The object.", Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source, nil }},
-		},
-	})
-	staleCluster := graphql.NewObject(graphql.ObjectConfig{
-		Name:        "StaleCluster",
-		Description: "A selected cluster whose data is not known current: the objects of the answer are its last known state.",
-		Fields: graphql.Fields{
-			"cluster": {Type: graphql.NewNonNull(graphql.String), Description: "The cluster name.", Resolve: clusterField(func(c *health.ClusterStatus) any { return c.Name })},
-			"status":  {Type: graphql.NewNonNull(syncStatusEnum), Description: "The sync status of the cluster.", Resolve: clusterField(func(c *health.ClusterStatus) any { return c.Status })},
-			"currentAsOf": {Type: timeScalar, Description: "The last moment all its data was known current: the answer is stale since then. Null if it never was (still in its initial sync).",
-				Resolve: clusterField(func(c *health.ClusterStatus) any { return c.CurrentAsOf })},
-		},
-	})
-	conn := graphql.NewObject(graphql.ObjectConfig{
+// connectionType returns ResourceConnection, a page of resources, with the
+// types of its fields: ResourceEdge, PageInfo and StaleCluster.
+func (s *Server) connectionType(resource *graphql.Object) *graphql.Object {
+	edge, pageInfo, staleCluster := edgeType(resource), pageInfoType(), staleClusterType()
+	return graphql.NewObject(graphql.ObjectConfig{
 		Name:        "ResourceConnection",
 		Description: "One page of objects, in order of cluster, namespace, name, then kind.",
 		Fields: graphql.Fields{
@@ -301,7 +283,60 @@ func (s *Server) newSchema() (graphql.Schema, error) {
 				}},
 		},
 	})
-	facet := graphql.NewObject(graphql.ObjectConfig{
+}
+
+// edgeType returns ResourceEdge: a resource of a page and its cursor.
+func edgeType(resource *graphql.Object) *graphql.Object {
+	return graphql.NewObject(graphql.ObjectConfig{
+		Name:        "ResourceEdge",
+		Description: "An object of a page, with its cursor.",
+		Fields: graphql.Fields{
+			"cursor": {Type: graphql.NewNonNull(graphql.String), Description: "Pass it as after to continue after this object.",
+				Resolve: objectField(func(o *index.Object) any { return cursor.EncodePage(o.Position()) })},
+			"node": {Type: graphql.NewNonNull(resource), Description: "The object.", Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source, nil }},
+		},
+	})
+}
+
+// pageInfoType returns PageInfo: where a page ends.
+func pageInfoType() *graphql.Object {
+	return graphql.NewObject(graphql.ObjectConfig{
+		Name:        "PageInfo",
+		Description: "Where a page of objects ends.",
+		Fields: graphql.Fields{
+			"hasNextPage": {Type: graphql.NewNonNull(graphql.Boolean), Description: "Whether objects follow this page.", Resolve: func(p graphql.ResolveParams) (any, error) {
+				return p.Source.(*connection).page().More, nil
+			}},
+			"endCursor": {Type: graphql.String, Description: "The cursor of the last edge; null when there is none.",
+				Resolve: func(p graphql.ResolveParams) (any, error) {
+					objs := p.Source.(*connection).page().Objects
+					if len(objs) == 0 {
+						return nil, nil
+					}
+					return cursor.EncodePage(objs[len(objs)-1].Position()), nil
+				}},
+		},
+	})
+}
+
+// staleClusterType returns StaleCluster: since when a selected cluster's
+// data is not known current.
+func staleClusterType() *graphql.Object {
+	return graphql.NewObject(graphql.ObjectConfig{
+		Name:        "StaleCluster",
+		Description: "A selected cluster whose data is not known current: the objects of the answer are its last known state.",
+		Fields: graphql.Fields{
+			"cluster": {Type: graphql.NewNonNull(graphql.String), Description: "The cluster name.", Resolve: clusterField(func(c *health.ClusterStatus) any { return c.Name })},
+			"status":  {Type: graphql.NewNonNull(syncStatusEnum), Description: "The sync status of the cluster.", Resolve: clusterField(func(c *health.ClusterStatus) any { return c.Status })},
+			"currentAsOf": {Type: timeScalar, Description: "The last moment all its data was known current: the answer is stale since then. Null if it never was (still in its initial sync).",
+				Resolve: clusterField(func(c *health.ClusterStatus) any { return c.CurrentAsOf })},
+		},
+	})
+}
+
+// facetType returns Facet: a value and how many objects have it.
+func facetType() *graphql.Object {
+	return graphql.NewObject(graphql.ObjectConfig{
 		Name:        "Facet",
 		Description: "A value of a facet key and how many matching objects have it.",
 		Fields: graphql.Fields{
@@ -309,22 +344,13 @@ func (s *Server) newSchema() (graphql.Schema, error) {
 			"count": {Type: graphql.NewNonNull(graphql.Int), Description: "How many matching objects have it.", Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(index.Facet).Count, nil }},
 		},
 	})
-	resourceSync := graphql.NewObject(graphql.ObjectConfig{
-		Name:        "ResourceSync",
-		Description: "The sync state of one resource type of a cluster.",
-		Fields: graphql.Fields{
-			"resource":     {Type: graphql.NewNonNull(graphql.String), Description: `The kubectl resource name: "pods", "deployments.apps".`, Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.Resource })},
-			"kind":         {Type: graphql.NewNonNull(graphql.String), Description: "The kind of its objects.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.Kind })},
-			"status":       {Type: graphql.NewNonNull(syncStatusEnum), Description: "The sync status of this type.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.Status })},
-			"objectCount":  {Type: graphql.NewNonNull(graphql.Int), Description: "How many objects of this type are cached.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.ObjectCount })},
-			"lastError":    {Type: graphql.String, Description: "The last error listing or watching this type; null if none.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return nonEmpty(r.LastError) })},
-			"lastSyncTime": {Type: timeScalar, Description: "When the last list of this type was applied to the index.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.LastSyncTime })},
-			"currentAsOf": {Type: timeScalar, Description: "The last moment this type's data was known current: now while SYNCED, frozen when its watch broke. Null if it never was.",
-				Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.CurrentAsOf })},
-			"lastEventTime": {Type: timeScalar, Description: "When the last object change arrived.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.LastEventTime })},
-		},
-	})
-	cluster := graphql.NewObject(graphql.ObjectConfig{
+}
+
+// clusterType returns Cluster, a cluster's sync health, with the
+// ResourceSync of each of its types.
+func clusterType() *graphql.Object {
+	resourceSync := resourceSyncType()
+	return graphql.NewObject(graphql.ObjectConfig{
 		Name:        "Cluster",
 		Description: "A registered cluster and how fresh its cached objects are.",
 		Fields: graphql.Fields{
@@ -353,22 +379,33 @@ func (s *Server) newSchema() (graphql.Schema, error) {
 				}},
 		},
 	})
+}
 
-	resourceEvent := graphql.NewObject(graphql.ObjectConfig{
-		Name:        "ResourceEvent",
-		Description: "A change of an object that matches a resourceEvents subscription's filter.",
+// resourceSyncType returns ResourceSync: the sync health of one resource
+// type of a cluster.
+func resourceSyncType() *graphql.Object {
+	return graphql.NewObject(graphql.ObjectConfig{
+		Name:        "ResourceSync",
+		Description: "The sync state of one resource type of a cluster.",
 		Fields: graphql.Fields{
-			"type": {Type: graphql.NewNonNull(eventTypeEnum), Description: "What happened, as the filter sees it.",
-				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*fanout.Change).Type, nil }},
-			"resource": {Type: graphql.NewNonNull(resource), Description: "The object; for DELETED, its last known state (for an object that stopped matching, the state that no longer matches).",
-				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*fanout.Change).Object, nil }},
-			"cursor": {Type: graphql.NewNonNull(graphql.String), Description: "The revision of the change: pass it as since to resume after it.",
-				Resolve: func(p graphql.ResolveParams) (any, error) {
-					return cursor.EncodeRevision(s.ix.Epoch(), p.Source.(*fanout.Change).Revision), nil
-				}},
+			"resource":     {Type: graphql.NewNonNull(graphql.String), Description: `The kubectl resource name: "pods", "deployments.apps".`, Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.Resource })},
+			"kind":         {Type: graphql.NewNonNull(graphql.String), Description: "The kind of its objects.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.Kind })},
+			"status":       {Type: graphql.NewNonNull(syncStatusEnum), Description: "The sync status of this type.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.Status })},
+			"objectCount":  {Type: graphql.NewNonNull(graphql.Int), Description: "How many objects of this type are cached.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.ObjectCount })},
+			"lastError":    {Type: graphql.String, Description: "The last error listing or watching this type; null if none.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return nonEmpty(r.LastError) })},
+			"lastSyncTime": {Type: timeScalar, Description: "When the last list of this type was applied to the index.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.LastSyncTime })},
+			"currentAsOf": {Type: timeScalar, Description: "The last moment this type's data was known current: now while SYNCED, frozen when its watch broke. Null if it never was.",
+				Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.CurrentAsOf })},
+			"lastEventTime": {Type: timeScalar, Description: "When the last object change arrived.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.LastEventTime })},
 		},
 	})
-	subscription := graphql.NewObject(graphql.ObjectConfig{
+}
+
+// subscriptionType returns Subscription, whose fields are resolved by the
+// subscriptions themselves (resolveSubscriptionRoot), with ResourceEvent.
+func (s *Server) subscriptionType(resource, cluster *graphql.Object) *graphql.Object {
+	resourceEvent := s.resourceEventType(resource)
+	return graphql.NewObject(graphql.ObjectConfig{
 		Name:        "Subscription",
 		Description: "Live views, over WebSocket (graphql-transport-ws) or Server-Sent Events.",
 		Fields: graphql.Fields{
@@ -388,7 +425,30 @@ func (s *Server) newSchema() (graphql.Schema, error) {
 				Resolve:     resolveSubscriptionRoot},
 		},
 	})
+}
 
+// resourceEventType returns ResourceEvent: a change of a resource.
+func (s *Server) resourceEventType(resource *graphql.Object) *graphql.Object {
+	return graphql.NewObject(graphql.ObjectConfig{
+		Name:        "ResourceEvent",
+		Description: "A change of an object that matches a resourceEvents subscription's filter.",
+		Fields: graphql.Fields{
+			"type": {Type: graphql.NewNonNull(eventTypeEnum), Description: "What happened, as the filter sees it.",
+				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*fanout.Change).Type, nil }},
+			"resource": {Type: graphql.NewNonNull(resource), Description: "The object; for DELETED, its last known state (for an object that stopped matching, the state that no longer matches).",
+				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*fanout.Change).Object, nil }},
+			"cursor": {Type: graphql.NewNonNull(graphql.String), Description: "The revision of the change: pass it as since to resume after it.",
+				Resolve: func(p graphql.ResolveParams) (any, error) {
+					return cursor.EncodeRevision(s.ix.Epoch(), p.Source.(*fanout.Change).Revision), nil
+				}},
+		},
+	})
+}
+
+// queryType returns Query, whose fields probe for their arguments (direct
+// execution, see direct.go) before they resolve.
+func (s *Server) queryType(resource, conn, cluster *graphql.Object) *graphql.Object {
+	facet := facetType()
 	queryFields := graphql.Fields{
 		"clusters": {Type: nonNullList(cluster), Description: "Every registered cluster, by name.", Resolve: s.resolveClusters},
 		"cluster": {Type: cluster, Description: "One cluster, or null if it is not registered.",
@@ -422,12 +482,11 @@ func (s *Server) newSchema() (graphql.Schema, error) {
 	for _, f := range queryFields {
 		f.Resolve = probing(f.Resolve)
 	}
-	query := graphql.NewObject(graphql.ObjectConfig{
+	return graphql.NewObject(graphql.ObjectConfig{
 		Name:        "Query",
 		Description: "What runs where in every cluster, answered from fleetcache's index.",
 		Fields:      queryFields,
 	})
-	return graphql.NewSchema(graphql.SchemaConfig{Query: query, Subscription: subscription})
 }
 
 func nonEmpty(s string) any {
