@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/fleetcache/fleetcache/pkg/graphql/ordered"
 )
 
 // directCases are operations over the fixture, each with whether direct
@@ -111,7 +113,7 @@ func executeWithGraphQLGo(t testing.TB, s *Server, query string, vars map[string
 	if err != nil {
 		return errorResult(codeOf(err), err)
 	}
-	return s.executeRoot(t.Context(), doc.ast, op, vars, nil, newSelections(doc.ast, op))
+	return s.executeRoot(t.Context(), doc.ast, op, vars, nil, ordered.New(doc.ast, op))
 }
 
 // jsonTokens returns the tokens of a JSON text, in order: two texts with

@@ -23,7 +23,8 @@
 // an Operation (parsed, validated, selected; documents come from the
 // cache) whose Type the transport checks; then ExecuteOperation runs a
 // query or mutation and returns a Result whose errors each carry
-// extensions.code (the Code constants), and SubscribeOperation starts a
+// extensions.code (the Code constants) and whose data encodes in the order
+// the query selects (package ordered), and SubscribeOperation starts a
 // subscription. Execute and Subscribe do both steps, for callers that need
 // no check in between. The caller, when a transport authenticated one, is
 // in the context (authn.WithUser); the Authorizer filters every answer and

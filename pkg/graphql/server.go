@@ -21,6 +21,7 @@ import (
 
 	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/graphql/document"
+	"github.com/fleetcache/fleetcache/pkg/graphql/ordered"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -166,7 +167,7 @@ type Result struct {
 	Extensions map[string]any
 
 	// selections order the fields of Data as the query does.
-	selections *selections
+	selections *ordered.Selections
 	// data, when not nil, is Data encoded: direct execution writes it.
 	data []byte
 	// encoded, when not nil, is the result encoded: results shared by
@@ -198,7 +199,7 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		if data == nil {
 			var err error
 			if r.selections != nil && r.Data != nil {
-				data, err = r.selections.orderedData(r.Data, math.MaxInt)
+				data, err = r.selections.Encode(r.Data, math.MaxInt)
 			} else {
 				data, err = json.Marshal(r.Data)
 			}
@@ -459,7 +460,7 @@ func (s *Server) execute(ctx context.Context, doc *parsedDocument, op *ast.Opera
 			}
 		}
 	}
-	return s.bounded(s.executeRoot(ctx, doc.ast, op, vars, nil, newSelections(doc.ast, op)))
+	return s.bounded(s.executeRoot(ctx, doc.ast, op, vars, nil, ordered.New(doc.ast, op)))
 }
 
 // runPlanWithin runs p until ctx ends; see runPlan. A resolver may be slow
@@ -492,9 +493,9 @@ func (s *Server) bounded(res *Result) *Result {
 	if !res.Executed || res.Data == nil || res.data != nil || res.selections == nil {
 		return res
 	}
-	data, err := res.selections.orderedData(res.Data, int(min(s.opts.MaxResponseBytes, math.MaxInt)))
+	data, err := res.selections.Encode(res.Data, int(min(s.opts.MaxResponseBytes, math.MaxInt)))
 	switch {
-	case errors.Is(err, errResponseTooLarge):
+	case errors.Is(err, ordered.ErrTooLarge):
 		return s.responseTooLarge(res.Errors)
 	case err != nil:
 		return res // MarshalJSON reports it
@@ -513,7 +514,7 @@ func (s *Server) responseTooLarge(errs []gqlerrors.FormattedError) *Result {
 
 // executeRoot runs op of doc with the variables and the root value within
 // Options.Timeout; sel are op's selections.
-func (s *Server) executeRoot(ctx context.Context, doc *ast.Document, op *ast.OperationDefinition, vars map[string]any, root any, sel *selections) *Result {
+func (s *Server) executeRoot(ctx context.Context, doc *ast.Document, op *ast.OperationDefinition, vars map[string]any, root any, sel *ordered.Selections) *Result {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	name := ""

@@ -19,6 +19,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/graphql/document"
+	"github.com/fleetcache/fleetcache/pkg/graphql/ordered"
 	"github.com/fleetcache/fleetcache/pkg/health"
 )
 
@@ -51,7 +52,7 @@ type operation struct {
 	doc   *ast.Document
 	op    *ast.OperationDefinition
 	vars  map[string]any
-	sel   *selections
+	sel   *ordered.Selections
 	// plan executes the operation's payloads directly; nil when graphql-go
 	// does (see direct.go).
 	plan *plan
@@ -232,7 +233,7 @@ func (s *Server) subscribe(ctx context.Context, req Request, d *parsedDocument, 
 	if res := s.checkCost(d, op, req.Variables); res != nil {
 		return nil, res
 	}
-	o := &operation{query: req.Query, doc: doc, op: op, vars: req.Variables, sel: newSelections(doc, op)}
+	o := &operation{query: req.Query, doc: doc, op: op, vars: req.Variables, sel: ordered.New(doc, op)}
 	pr := &probe{}
 	res := s.executeRoot(ctx, doc, op, req.Variables, pr, o.sel)
 	if len(res.Errors) == 1 && code(res.Errors[0]) == codeProbed {

@@ -1,8 +1,9 @@
-package graphql
+package ordered
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"slices"
 
 	"github.com/graphql-go/graphql/language/ast"
@@ -10,25 +11,25 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/graphql/document"
 )
 
-// graphql-go returns objects as Go maps, which encoding/json writes in key
-// order; GraphQL responses should list fields in the order the query
-// selects them. orderedData writes the data that way, guided by the
-// operation's selection sets.
+// ErrTooLarge stops an encoding that passed its limit.
+var ErrTooLarge = errors.New("response too large")
 
-// selections is the operation a result answers, to order its data.
-type selections struct {
+// Selections are the selections of the operation a result answers, to
+// order its data.
+type Selections struct {
 	set       *ast.SelectionSet
 	fragments map[string]*ast.FragmentDefinition
 }
 
-func newSelections(doc *ast.Document, op *ast.OperationDefinition) *selections {
-	return &selections{set: op.SelectionSet, fragments: document.Fragments(doc)}
+// New returns the selections of op, an operation of doc.
+func New(doc *ast.Document, op *ast.OperationDefinition) *Selections {
+	return &Selections{set: op.SelectionSet, fragments: document.Fragments(doc)}
 }
 
-// orderedData encodes data with the fields of each object in selection
-// order. It stops with errResponseTooLarge once the encoding passes limit
-// bytes.
-func (s *selections) orderedData(data any, limit int) ([]byte, error) {
+// Encode encodes data, as graphql-go returns it, with the fields of each
+// object in selection order. It stops with ErrTooLarge once the encoding
+// passes limit bytes.
+func (s *Selections) Encode(data any, limit int) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := s.write(&buf, data, []*ast.SelectionSet{s.set}, limit); err != nil {
 		return nil, err
@@ -38,7 +39,7 @@ func (s *selections) orderedData(data any, limit int) ([]byte, error) {
 
 // write encodes v, an object or list of objects when sets select its
 // fields, a leaf value otherwise.
-func (s *selections) write(buf *bytes.Buffer, v any, sets []*ast.SelectionSet, limit int) error {
+func (s *Selections) write(buf *bytes.Buffer, v any, sets []*ast.SelectionSet, limit int) error {
 	switch v := v.(type) {
 	case map[string]any:
 		if len(sets) == 0 {
@@ -94,14 +95,14 @@ func (s *selections) write(buf *bytes.Buffer, v any, sets []*ast.SelectionSet, l
 	}
 	buf.Write(b)
 	if buf.Len() > limit {
-		return errResponseTooLarge
+		return ErrTooLarge
 	}
 	return nil
 }
 
 // keys returns the response keys the selection sets select, in order, and
 // the selection sets of each key's fields.
-func (s *selections) keys(sets []*ast.SelectionSet) ([]string, map[string][]*ast.SelectionSet) {
+func (s *Selections) keys(sets []*ast.SelectionSet) ([]string, map[string][]*ast.SelectionSet) {
 	keys, fields := document.CollectFields(sets, s.fragments)
 	sub := make(map[string][]*ast.SelectionSet, len(keys))
 	for _, k := range keys {
