@@ -25,7 +25,7 @@ import (
 // introspection, resolver errors, nulls in non-null fields, panics and
 // timeouts go back to graphql-go, which executes the operation again and
 // reports them as it always has. Root fields' arguments come from graphql-go
-// too, by a probe execution (see probe), so that they are coerced exactly
+// too, by an execution that records them (see argsRecorder), so that they are coerced exactly
 // as graphql-go does.
 
 // plan is an operation's selections, collected for direct execution.
@@ -518,16 +518,16 @@ func (s *Server) planFor(d *parsedDocument, op *ast.OperationDefinition, vars ma
 }
 
 // rootArgs returns the arguments of the plan's root fields, by response
-// key. Variables are coerced by graphql-go, in a probe execution; false
-// means they do not coerce (or the probe failed otherwise): graphql-go
+// key. Variables are coerced by graphql-go, in an execution that records them (argsRecorder); false
+// means they do not coerce (or that execution failed otherwise): graphql-go
 // reports why.
 func (s *Server) rootArgs(ctx context.Context, doc *ast.Document, op *ast.OperationDefinition, vars map[string]any, p *plan) (map[string]map[string]any, bool) {
 	var coerced map[string]any
 	if len(op.VariableDefinitions) > 0 {
-		pr := &probe{}
+		pr := &argsRecorder{}
 		res := s.executeRoot(ctx, doc, op, vars, pr, nil)
 		for _, e := range res.Errors {
-			if code(e) != codeProbed {
+			if code(e) != codeArgsRecorded {
 				return nil, false
 			}
 		}

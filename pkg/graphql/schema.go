@@ -445,7 +445,7 @@ func (s *Server) resourceEventType(resource *graphql.Object) *graphql.Object {
 	})
 }
 
-// queryType returns Query, whose fields probe for their arguments (direct
+// queryType returns Query, whose fields record their arguments (direct
 // execution, see direct.go) before they resolve.
 func (s *Server) queryType(resource, conn, cluster *graphql.Object) *graphql.Object {
 	facet := facetType()
@@ -478,9 +478,9 @@ func (s *Server) queryType(resource, conn, cluster *graphql.Object) *graphql.Obj
 			},
 			Resolve: s.resolveFacets},
 	}
-	// Direct execution probes the root fields for their arguments.
+	// Direct execution records the root fields' arguments first.
 	for _, f := range queryFields {
-		f.Resolve = probing(f.Resolve)
+		f.Resolve = recordingArgs(f.Resolve)
 	}
 	return graphql.NewObject(graphql.ObjectConfig{
 		Name:        "Query",

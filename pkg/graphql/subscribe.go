@@ -77,25 +77,25 @@ func (s *Server) payload(ctx context.Context, o *operation, root any) *Result {
 	return s.bounded(s.executeRoot(ctx, o.doc, o.op, o.vars, root, o.sel))
 }
 
-// probe is the root value of an execution that graphql-go runs only to
+// argsRecorder is the root value of an execution that graphql-go runs only to
 // coerce the root fields' arguments: each root field's resolver records
-// them, by response key, and stops there. Subscribe probes a
-// subscription's one field; direct execution probes a query's (see
+// them, by response key, and stops there. Subscribe records a
+// subscription's one field; direct execution records a query's (see
 // direct.go). The execution may outlive a timeout: mu guards the record.
-type probe struct {
+type argsRecorder struct {
 	mu     sync.Mutex
-	fields map[string]probed
+	fields map[string]recordedField
 	// vars are the operation's variables as graphql-go coerced them.
 	vars map[string]any
 }
 
-// probed is what a probe recorded of one root field.
-type probed struct {
+// recordedField is what an argsRecorder recorded of one root field.
+type recordedField struct {
 	field string
 	args  map[string]any
 }
 
-func (p *probe) record(info graphql.ResolveInfo, args map[string]any) {
+func (p *argsRecorder) record(info graphql.ResolveInfo, args map[string]any) {
 	key := info.FieldName
 	if info.Path != nil {
 		if k, ok := info.Path.Key.(string); ok {
@@ -104,47 +104,47 @@ func (p *probe) record(info graphql.ResolveInfo, args map[string]any) {
 	}
 	p.mu.Lock()
 	if p.fields == nil {
-		p.fields = map[string]probed{}
+		p.fields = map[string]recordedField{}
 	}
-	p.fields[key] = probed{field: info.FieldName, args: args}
+	p.fields[key] = recordedField{field: info.FieldName, args: args}
 	p.vars = info.VariableValues
 	p.mu.Unlock()
 }
 
 // recorded returns what was recorded: the root fields by response key,
 // and the coerced variables (nil if no root field was resolved).
-func (p *probe) recorded() (map[string]probed, map[string]any) {
+func (p *argsRecorder) recorded() (map[string]recordedField, map[string]any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.fields, p.vars
 }
 
-// probing lets a probe record a root field's arguments instead of
+// recordingArgs lets an argsRecorder record a root field's arguments instead of
 // resolving the field.
-func probing(fn graphql.FieldResolveFn) graphql.FieldResolveFn {
+func recordingArgs(fn graphql.FieldResolveFn) graphql.FieldResolveFn {
 	return func(p graphql.ResolveParams) (any, error) {
-		if pr, ok := p.Source.(*probe); ok {
+		if pr, ok := p.Source.(*argsRecorder); ok {
 			pr.record(p.Info, p.Args)
-			return nil, errProbed
+			return nil, errArgsRecorded
 		}
 		return fn(p)
 	}
 }
 
-// errProbed stops a probe execution; its code keeps it out of the logs.
-var errProbed = newCodedError(codeProbed, errors.New("probed"))
+// errArgsRecorded stops an execution that records arguments; its code keeps it out of the logs.
+var errArgsRecorded = newCodedError(codeArgsRecorded, errors.New("recordedField"))
 
-// codeProbed is the code of errProbed.
-const codeProbed = "PROBED"
+// codeArgsRecorded is the code of errArgsRecorded.
+const codeArgsRecorded = "ARGUMENTS_RECORDED"
 
 // resolveSubscriptionRoot resolves resourceEvents and clusterHealth to the
 // root value of their execution: the event. Outside a subscription, there
 // is none.
 func resolveSubscriptionRoot(p graphql.ResolveParams) (any, error) {
 	switch src := p.Source.(type) {
-	case *probe:
+	case *argsRecorder:
 		src.record(p.Info, p.Args)
-		return nil, errProbed
+		return nil, errArgsRecorded
 	case *fanout.Change:
 		if p.Info.FieldName == "resourceEvents" {
 			return src, nil
@@ -234,9 +234,9 @@ func (s *Server) subscribe(ctx context.Context, req Request, d *parsedDocument, 
 		return nil, res
 	}
 	o := &operation{query: req.Query, doc: doc, op: op, vars: req.Variables, sel: ordered.New(doc, op)}
-	pr := &probe{}
+	pr := &argsRecorder{}
 	res := s.executeRoot(ctx, doc, op, req.Variables, pr, o.sel)
-	if len(res.Errors) == 1 && code(res.Errors[0]) == codeProbed {
+	if len(res.Errors) == 1 && code(res.Errors[0]) == codeArgsRecorded {
 		// The variables coerce: plan with them.
 		o.plan = s.planFor(d, op, req.Variables)
 	}
