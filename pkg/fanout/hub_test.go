@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/fieldselector"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -240,5 +241,52 @@ func TestFilterKey(t *testing.T) {
 	c := index.Filter{Clusters: []string{"a"}, Selector: selector(t, "x=2,y=1")}
 	if filterKey(a) != filterKey(b) || filterKey(a) == filterKey(c) || filterKey(index.Filter{}) == filterKey(c) {
 		t.Errorf("keys: %s %s %s", filterKey(a), filterKey(b), filterKey(c))
+	}
+	// Field selectors too: by their canonical form.
+	d := index.Filter{Fields: fields(t, "status.phase==Running, spec.nodeName")}
+	e := index.Filter{Fields: fields(t, "spec.nodeName,status.phase=Running")}
+	if filterKey(d) != filterKey(e) || filterKey(d) == filterKey(index.Filter{}) {
+		t.Errorf("keys: %s %s", filterKey(d), filterKey(e))
+	}
+}
+
+func fields(t *testing.T, s string) fieldselector.Selector {
+	t.Helper()
+	sel, err := fieldselector.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sel
+}
+
+// TestFieldSelectorTransitions: a modified object whose field starts or
+// stops matching a field selector is ADDED or DELETED, as with labels.
+func TestFieldSelectorTransitions(t *testing.T) {
+	ix := index.New(index.Options{})
+	h := New[string, string](ix, Options{})
+	run(t, h)
+	putPhase := func(name, phase, rv string) {
+		t.Helper()
+		o, err := index.NewObject("c1", cmType, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]any{"phase": phase},
+			"metadata": map[string]any{"namespace": "ns", "name": name, "uid": "uid-" + name, "resourceVersion": rv},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix.Upsert(o)
+	}
+	s := h.Subscribe(Request[string]{Filter: index.Filter{Fields: fields(t, "data.phase=Running")}, Group: "g", Start: ix.Revision()})
+	defer s.Close()
+	putPhase("a", "Running", "1") // matches
+	putPhase("b", "Pending", "2") // does not
+	putPhase("a", "Running", "3") // still matches
+	putPhase("a", "Failed", "4")  // stops matching
+	putPhase("b", "Running", "5") // starts matching
+	putPhase("a", "Running", "6") // matches again
+	for _, w := range []string{"ADDED a", "MODIFIED a", "DELETED a", "ADDED b", "ADDED a"} {
+		if got := next(t, s); got != w {
+			t.Fatalf("got %q, want %q", got, w)
+		}
 	}
 }

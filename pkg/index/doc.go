@@ -16,7 +16,11 @@
 // Secondary indexes (kind, resource, label key=value, label key, owner UID)
 // and the Position order itself (which groups objects by cluster and then by
 // namespace) let a narrow filter visit only its smallest candidate set
-// instead of the whole index.
+// instead of the whole index. A Filter's field selector (Filter.Fields,
+// package fieldselector on the paths of package fieldpath) has no index of
+// its own: it is read from the stored JSON bytes of the candidates the
+// other constraints leave, last, without decoding them; its requirements
+// on the path cluster narrow to those clusters' ranges first.
 //
 // Events(after, limit) follows the feed from a revision, so a consumer that
 // lists at Page.Revision and then follows Events(Page.Revision, …) sees every

@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/fleetcache/fleetcache/pkg/index/fieldselector"
 )
 
 // Filter selects objects. Empty or zero fields select everything; the
@@ -29,6 +31,11 @@ type Filter struct {
 	NameContains string
 	// OwnerUID selects objects that have an owner reference with this UID.
 	OwnerUID types.UID
+	// Fields selects by the values at paths inside the objects; the empty
+	// Selector selects everything. No index holds these values: they are
+	// read from the stored bytes of the candidates the other fields leave
+	// (requirements on the path cluster narrow to those clusters first).
+	Fields fieldselector.Selector
 }
 
 // Page is one page of List results.
@@ -154,9 +161,12 @@ type query struct {
 	nothing   bool // the selector selects nothing
 	name      string
 	owner     types.UID
+	// fields is the field selector, evaluated last: it reads the object's
+	// bytes.
+	fields fieldselector.Selector
 	// dims is how many constraints the query has: one for the clusters and
 	// namespaces together (the scope), one each for kinds, resources, name,
-	// owner and each label requirement.
+	// owner, the field selector and each label requirement.
 	dims int
 }
 
@@ -167,7 +177,9 @@ func compile(f Filter) query {
 		resources:  sortedSet(f.Resources),
 		name:       f.NameContains,
 		owner:      f.OwnerUID,
+		fields:     f.Fields,
 	}
+	q.clusters, q.nothing = narrowClusters(q.clusters, f.Fields)
 	for _, k := range sortedSet(f.Kinds) {
 		if strings.Contains(k, ".") {
 			q.kinds = append(q.kinds, k)
@@ -177,7 +189,7 @@ func compile(f Filter) query {
 	}
 	if f.Selector != nil && !f.Selector.Empty() {
 		reqs, selectable := f.Selector.Requirements()
-		q.reqs, q.nothing = reqs, !selectable
+		q.reqs, q.nothing = reqs, q.nothing || !selectable
 		q.dims += len(reqs)
 		for i := range reqs {
 			switch r := &reqs[i]; r.Operator() {
@@ -189,12 +201,33 @@ func compile(f Filter) query {
 		}
 	}
 	for _, c := range []bool{q.clusters != nil || q.namespaces != nil, q.resources != nil,
-		q.kinds != nil || q.bareKinds != nil, q.name != "", q.owner != ""} {
+		q.kinds != nil || q.bareKinds != nil, q.name != "", q.owner != "", !q.fields.Empty()} {
 		if c {
 			q.dims++
 		}
 	}
 	return q
+}
+
+// narrowClusters returns the clusters of a filter (nil: any) intersected
+// with those that the field selector's requirements on the path cluster
+// (=, in) allow, so that the plan visits only their ranges; and whether
+// no cluster is left. The requirements stay in the selector.
+func narrowClusters(clusters []string, fields fieldselector.Selector) ([]string, bool) {
+	for _, r := range fields.Requirements() {
+		if !r.Path().IsCluster() || (r.Operator() != fieldselector.Equals && r.Operator() != fieldselector.In) {
+			continue
+		}
+		allowed := sortedSet(r.Values())
+		if clusters != nil {
+			allowed = slices.DeleteFunc(allowed, func(c string) bool { return !contains(clusters, c) })
+		}
+		if len(allowed) == 0 {
+			return nil, true
+		}
+		clusters = allowed
+	}
+	return clusters, false
 }
 
 // labelDim is a label requirement that narrows the candidates: the key
@@ -241,7 +274,7 @@ func (q *query) matches(o *Object) bool {
 			return false
 		}
 	}
-	return true
+	return q.fields.Empty() || q.fields.Matches(o.Cluster, o.Raw)
 }
 
 func (q *query) kindMatches(t *Type) bool {
@@ -551,7 +584,7 @@ func (ix *Index) eachLocked(q *query, p *plan, fn func(*Object)) {
 // constrain nothing but clusters, namespaces or resources, and not both
 // namespaces and resources.
 func (ix *Index) countFromStatsLocked(q *query) (int, bool) {
-	if q.nothing || q.reqs != nil || q.kinds != nil || q.bareKinds != nil || q.name != "" || q.owner != "" ||
+	if q.nothing || q.reqs != nil || q.kinds != nil || q.bareKinds != nil || q.name != "" || q.owner != "" || !q.fields.Empty() ||
 		(q.namespaces != nil && q.resources != nil) {
 		return 0, false
 	}

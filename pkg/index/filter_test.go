@@ -204,7 +204,8 @@ func refMatches(f Filter, o *Object) bool {
 	}
 	return in(f.Clusters, o.Cluster) && in(f.Namespaces, o.Namespace) && in(f.Resources, o.Type.Resource) &&
 		kindOK && ownerOK && (f.Selector == nil || f.Selector.Matches(labels.Set(o.Labels.Map()))) &&
-		(f.NameContains == "" || strings.Contains(o.Name, f.NameContains))
+		(f.NameContains == "" || strings.Contains(o.Name, f.NameContains)) &&
+		f.Fields.Matches(o.Cluster, o.Raw)
 }
 
 // randomFleet returns n objects with random placement, kinds, labels and
@@ -238,6 +239,10 @@ func randomFleet(r *rand.Rand, n int) []*Object {
 		if r.IntN(3) == 0 {
 			withOwner(fmt.Sprintf("owner-%d", r.IntN(20)))(o)
 		}
+		if r.IntN(4) > 0 {
+			withPodStatus([]string{"Running", "Pending", "Failed"}[r.IntN(3)], fmt.Sprintf("node-%d", r.IntN(5)), r.IntN(6),
+				[]string{"nginx", "redis", "envoy"}[:1+r.IntN(3)]...)(o)
+		}
 		out = append(out, o)
 	}
 	return out
@@ -254,7 +259,7 @@ func randomFilter(t testing.TB, r *rand.Rand) Filter {
 		return out
 	}
 	for range 1 + r.IntN(3) {
-		switch r.IntN(7) {
+		switch r.IntN(8) {
 		case 0:
 			f.Clusters = pick("c0", "c1", "c2", "c3", "c9")
 		case 1:
@@ -272,6 +277,12 @@ func randomFilter(t testing.TB, r *rand.Rand) Filter {
 			f.NameContains = fmt.Sprintf("o-%d", r.IntN(20))
 		case 6:
 			f.OwnerUID = types.UID(fmt.Sprintf("owner-%d", r.IntN(22)))
+		case 7:
+			f.Fields = mustFields(t, []string{
+				"status.phase=Running", "status.phase!=Running", "spec.nodeName in (node-1,node-2)", "!spec.nodeName",
+				"spec.containers[].image=redis", "spec.containers[].image notin (redis,envoy)", "status.restarts>3",
+				"cluster=c1", "cluster in (c2,c9),status.phase=Failed", "cluster notin (c1)", "cluster=c9", "status.restarts<1",
+			}[r.IntN(12)])
 		}
 	}
 	return f

@@ -1,11 +1,16 @@
 package index
 
 import (
+	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
+	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/fleetcache/fleetcache/pkg/index/fieldselector"
 )
 
 // Types used by the tests. fooPods is a second kind named Pod, in another
@@ -39,6 +44,31 @@ func withLabels(kv ...string) func(*Object) {
 		}
 		slices.SortFunc(o.Labels, func(a, b Label) int { return strings.Compare(a.Key, b.Key) })
 	}
+}
+
+// withPodStatus sets the object's stored JSON to a Pod's with this phase,
+// node, restart count and container images.
+func withPodStatus(phase, node string, restarts int, images ...string) func(*Object) {
+	return func(o *Object) {
+		containers := make([]map[string]any, len(images))
+		for i, im := range images {
+			containers[i] = map[string]any{"name": fmt.Sprintf("c%d", i), "image": im}
+		}
+		o.Raw, _ = json.Marshal(map[string]any{
+			"metadata": map[string]any{"name": o.Name, "namespace": o.Namespace},
+			"spec":     map[string]any{"nodeName": node, "containers": containers},
+			"status":   map[string]any{"phase": phase, "restarts": restarts},
+		})
+	}
+}
+
+func mustFields(t testing.TB, s string) fieldselector.Selector {
+	t.Helper()
+	sel, err := fieldselector.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sel
 }
 
 func withRV(rv string) func(*Object)   { return func(o *Object) { o.ResourceVersion = rv } }

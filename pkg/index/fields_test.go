@@ -1,0 +1,186 @@
+package index
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// fieldFleet is Pods of two clusters with phases, nodes and images; the
+// comment lists them in index order (the ConfigMap sorts before p3).
+func fieldFleet() []*Object {
+	return []*Object{
+		obj("c1", podType, "a", "p1", withLabels("app", "web"), withPodStatus("Running", "node-1", 0, "nginx")),         // c1/pods/a/p1
+		obj("c1", podType, "a", "p2", withLabels("app", "web"), withPodStatus("Failed", "node-2", 5, "nginx", "envoy")), // c1/pods/a/p2
+		obj("c1", podType, "b", "p3", withLabels("app", "db"), withPodStatus("Running", "node-1", 2, "redis")),          // c1/pods/b/p3
+		obj("c1", cmType, "b", "cm"), // c1/configmaps/b/cm: no JSON at all
+		obj("c2", podType, "a", "p4", withLabels("app", "web"), withPodStatus("Pending", "", 0, "nginx")),                // c2/pods/a/p4
+		obj("c2", podType, "a", "p5", withLabels("app", "web"), withPodStatus("Running", "node-9", 7, "envoy", "nginx")), // c2/pods/a/p5
+	}
+}
+
+func TestFieldSelector(t *testing.T) {
+	const (
+		p1 = "c1/pods/a/p1"
+		p2 = "c1/pods/a/p2"
+		p3 = "c1/pods/b/p3"
+		cm = "c1/configmaps/b/cm"
+		p4 = "c2/pods/a/p4"
+		p5 = "c2/pods/a/p5"
+	)
+	ix := New(Options{})
+	for _, o := range fieldFleet() {
+		ix.Upsert(o)
+	}
+	tests := []struct {
+		name string
+		f    Filter
+		want []string
+	}{
+		{"equals", Filter{Fields: mustFields(t, "status.phase=Running")}, []string{p1, p3, p5}},
+		{"not equals holds for the absent", Filter{Fields: mustFields(t, "status.phase!=Running")}, []string{p2, cm, p4}},
+		{"in", Filter{Fields: mustFields(t, "spec.nodeName in (node-1,node-9)")}, []string{p1, p3, p5}},
+		{"notin", Filter{Fields: mustFields(t, "spec.nodeName notin (node-1,node-9)")}, []string{p2, cm, p4}},
+		{"exists", Filter{Fields: mustFields(t, "status.phase")}, []string{p1, p2, p3, p4, p5}},
+		{"absent", Filter{Fields: mustFields(t, "!status.phase")}, []string{cm}},
+		{"greater", Filter{Fields: mustFields(t, "status.restarts>4")}, []string{p2, p5}},
+		{"less", Filter{Fields: mustFields(t, "status.restarts<1")}, []string{p1, p4}},
+		{"some element", Filter{Fields: mustFields(t, "spec.containers[].image=envoy")}, []string{p2, p5}},
+		{"no element", Filter{Fields: mustFields(t, "spec.containers[].image!=envoy")}, []string{p1, cm, p3, p4}},
+		{"cluster", Filter{Fields: mustFields(t, "cluster=c2")}, []string{p4, p5}},
+		{"cluster and clusters", Filter{Clusters: []string{"c1"}, Fields: mustFields(t, "cluster in (c2)")}, nil},
+		{"cluster notin", Filter{Fields: mustFields(t, "cluster notin (c1)")}, []string{p4, p5}},
+		{"with labels and namespaces", Filter{Namespaces: []string{"a"}, Selector: mustSelector(t, "app=web"),
+			Fields: mustFields(t, "status.phase=Running")}, []string{p1, p5}},
+		{"with kinds", Filter{Kinds: []string{"ConfigMap"}, Fields: mustFields(t, "status.phase=Running")}, nil},
+		{"all must hold", Filter{Fields: mustFields(t, "status.phase=Running,spec.containers[].image=nginx,cluster=c1")}, []string{p1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, keys(ix.List(tt.f, nil, 0).Objects), cmpSorted[1]); diff != "" {
+				t.Errorf("List (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.want, keys(listAll(t, ix, tt.f, 1, nil)), cmpSorted[1]); diff != "" {
+				t.Errorf("pages of 1 (-want +got):\n%s", diff)
+			}
+			if got := ix.Count(tt.f); got != len(tt.want) {
+				t.Errorf("Count = %d, want %d", got, len(tt.want))
+			}
+			// Split by cluster, as authorization does.
+			fs := []Filter{tt.f, tt.f}
+			fs[0].Clusters, fs[1].Clusters = []string{"c1"}, []string{"c2"}
+			if tt.f.Clusters != nil {
+				fs = fs[:1]
+			}
+			if got := keys(ix.ListUnion(fs, nil, 0).Objects); len(got) != len(tt.want) {
+				t.Errorf("ListUnion = %v, want %v", got, tt.want)
+			}
+			if got := ix.CountUnion(fs); got != len(tt.want) {
+				t.Errorf("CountUnion = %d, want %d", got, len(tt.want))
+			}
+			m := NewMatcher(tt.f)
+			var matched []string
+			for _, o := range fieldFleet() {
+				if m.Matches(o) {
+					matched = append(matched, o.Key().String())
+				}
+			}
+			if diff := cmp.Diff(tt.want, matched, cmpSorted); diff != "" {
+				t.Errorf("Matcher (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestFieldSelectorFacets(t *testing.T) {
+	ix := New(Options{})
+	for _, o := range fieldFleet() {
+		ix.Upsert(o)
+	}
+	f := Filter{Fields: mustFields(t, "status.phase=Running")}
+	if diff := cmp.Diff([]Facet{{"c1", 2}, {"c2", 1}}, ix.Facets(f, FacetCluster, "")); diff != "" {
+		t.Errorf("by cluster (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]Facet{{"a", 2}, {"b", 1}}, ix.Facets(f, FacetNamespace, "")); diff != "" {
+		t.Errorf("by namespace (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]Facet{{"web", 2}, {"db", 1}}, ix.Facets(f, FacetLabel, "app")); diff != "" {
+		t.Errorf("by label (-want +got):\n%s", diff)
+	}
+}
+
+// TestFieldSelectorVisitsCandidatesOnly checks with the visit counter that
+// a field selector reads only the objects the other constraints leave, and
+// that requirements on the path cluster narrow to the clusters' ranges.
+func TestFieldSelectorVisitsCandidatesOnly(t *testing.T) {
+	ix := New(Options{})
+	for c := range 4 {
+		for ns := range 4 {
+			for i := range 100 {
+				ix.Upsert(obj(fmt.Sprintf("c%d", c), podType, fmt.Sprintf("ns-%d", ns), fmt.Sprintf("p-%03d", i),
+					withLabels("app", fmt.Sprintf("app-%d", i%10)),
+					withPodStatus([]string{"Running", "Failed"}[i%2], "node-1", i%7, "nginx")))
+			}
+		}
+	}
+	tests := []struct {
+		name       string
+		f          Filter
+		want, seen int
+	}{
+		{"whole index", Filter{Fields: mustFields(t, "status.phase=Failed")}, 800, 1600},
+		{"cluster path", Filter{Fields: mustFields(t, "cluster=c2,status.phase=Failed")}, 200, 400},
+		{"cluster path in", Filter{Fields: mustFields(t, "cluster in (c0,c3,c9),status.phase=Failed")}, 400, 800},
+		{"namespace", Filter{Clusters: []string{"c1"}, Namespaces: []string{"ns-2"}, Fields: mustFields(t, "status.phase=Failed")}, 50, 100},
+		{"label", Filter{Selector: mustSelector(t, "app=app-3"), Fields: mustFields(t, "status.phase=Failed")}, 160, 160},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := ix.scanned.Load()
+			got := len(ix.List(tt.f, nil, 0).Objects)
+			if seen := int(ix.scanned.Load() - before); got != tt.want || seen != tt.seen {
+				t.Errorf("%d objects from %d visited, want %d from %d", got, seen, tt.want, tt.seen)
+			}
+		})
+	}
+}
+
+// TestFieldSelectorPaging: pages of a field selector, read while objects
+// start and stop matching, return every object that matches throughout
+// exactly once.
+func TestFieldSelectorPaging(t *testing.T) {
+	ix := New(Options{})
+	for i := range 200 {
+		ix.Upsert(obj("c1", podType, "ns", fmt.Sprintf("p-%03d", i), withPodStatus("Running", "n", 0, "nginx")))
+	}
+	f := Filter{Fields: mustFields(t, "status.phase=Running")}
+	seen := map[string]int{}
+	var after *Position
+	for page := 0; ; page++ {
+		p := ix.List(f, after, 10)
+		for _, o := range p.Objects {
+			seen[o.Name]++
+		}
+		// Objects with an odd number flip between Failed and Running.
+		for i := 1; i < 200; i += 2 {
+			phase := []string{"Failed", "Running"}[page%2]
+			ix.Upsert(obj("c1", podType, "ns", fmt.Sprintf("p-%03d", i), withRV(fmt.Sprint(page+2)), withPodStatus(phase, "n", 0, "nginx")))
+		}
+		if !p.More {
+			break
+		}
+		pos := p.Objects[len(p.Objects)-1].Position()
+		after = &pos
+	}
+	for i := 0; i < 200; i += 2 {
+		if n := seen[fmt.Sprintf("p-%03d", i)]; n != 1 {
+			t.Errorf("p-%03d returned %d times, want once", i, n)
+		}
+	}
+	for name, n := range seen {
+		if n > 1 {
+			t.Errorf("%s returned %d times", name, n)
+		}
+	}
+}
