@@ -40,6 +40,8 @@ func TestCost(t *testing.T) {
 		{name: "negative first", query: `{ ` + page(`(first: -3)`) + ` }`, want: 0},
 		{name: "aliases add up", query: `{ a: ` + page(`(first: 10)`) + ` b: ` + page(`(first: 20)`) + ` c: ` + page(``) + ` }`, want: 130},
 		{name: "the issue's hundred pages", query: hundredPages, want: 100000},
+		{name: "fields cost nothing more", query: `{ resources(first: 10) { edges { node { name a: field(path: "status.phase")
+			b: field(path: "spec.containers[].image") c: field(path: "spec.nodeName") } } } }`, want: 10},
 		{name: "one resource", query: `{ resource(cluster: "c1", kind: "Pod", namespace: "web", name: "web-1") { name } }`, want: 1},
 		{name: "nesting multiplies", query: `{ resources(first: 10) { edges { node { owners { name } children { name children { name } } } } } }`,
 			want: 10 + 10*ownersPerObject + 10*childrenPerObject + 10*childrenPerObject*childrenPerObject},

@@ -43,6 +43,9 @@ type planField struct {
 	node *ast.Field
 	// def is the field's definition; nil for __typename.
 	def *graphql.FieldDefinition
+	// args are the arguments of a field below the root (Resource.field's
+	// path); the root fields' come from rootArgs.
+	args map[string]any
 	// sub selects the fields of an object-typed field.
 	sub *plan
 }
@@ -106,10 +109,16 @@ func (c *compiler) plan(t *graphql.Object, sets []*ast.SelectionSet, root bool) 
 			continue
 		}
 		f.def = t.Fields()[name]
-		// Introspection, and arguments below the root (which no field of
-		// the schema has), are graphql-go's.
-		if f.def == nil || f.def.Resolve == nil || (!root && len(f.def.Args) > 0) {
+		// Introspection is graphql-go's.
+		if f.def == nil || f.def.Resolve == nil {
 			return nil, errNotDirect
+		}
+		if !root && len(f.def.Args) > 0 {
+			args, err := c.stringArgs(f.def.Args, f.node.Arguments)
+			if err != nil {
+				return nil, err
+			}
+			f.args = args
 		}
 		switch named := graphql.GetNamed(f.def.Type).(type) {
 		case *graphql.Object:
@@ -130,6 +139,27 @@ func (c *compiler) plan(t *graphql.Object, sets []*ast.SelectionSet, root bool) 
 		}
 	}
 	return p, nil
+}
+
+// stringArgs returns the arguments of a field below the root, all of
+// them Strings (Resource.field's path), as graphql-go would coerce them:
+// literals, or variables given as strings, which make the plan hold for
+// these variables only. Anything else is graphql-go's.
+func (c *compiler) stringArgs(defs []*graphql.Argument, nodes []*ast.Argument) (map[string]any, error) {
+	for _, d := range defs {
+		if graphql.GetNullable(d.Type) != graphql.String {
+			return nil, errNotDirect
+		}
+	}
+	for _, n := range nodes {
+		if v, ok := n.Value.(*ast.Variable); ok && v.Name != nil {
+			c.dynamic = true
+			if _, ok := c.vars[v.Name.Value].(string); !ok {
+				return nil, errNotDirect
+			}
+		}
+	}
+	return argumentValues(defs, nodes, c.vars), nil
 }
 
 // collect appends the response keys set selects of t to keys, in order,
@@ -296,7 +326,11 @@ func (w *directWriter) object(p *plan, src any, args map[string]map[string]any) 
 			w.buf = appendJSONString(w.buf, p.typ.Name())
 			continue
 		}
-		v, err := f.def.Resolve(graphql.ResolveParams{Source: src, Args: args[f.key], Context: w.ctx,
+		fargs := f.args
+		if fargs == nil {
+			fargs = args[f.key]
+		}
+		v, err := f.def.Resolve(graphql.ResolveParams{Source: src, Args: fargs, Context: w.ctx,
 			Info: graphql.ResolveInfo{FieldName: f.name, ParentType: p.typ}})
 		if err != nil {
 			return err

@@ -64,6 +64,16 @@ var directCases = []struct {
 	{name: "enum variable", direct: true, query: `query($by: FacetKey!) { facets(by: $by) { value count } }`, vars: map[string]any{"by": "NAMESPACE"}},
 	{name: "operation name", direct: true, opName: "Two", query: `query One { clusters { name } } query Two { cluster(name: "c3") { name status message } }`},
 	{name: "first zero", direct: true, query: `{ resources(first: 0) { totalCount pageInfo { hasNextPage endCursor } edges { cursor } } }`},
+	{name: "field selector and fields", direct: true, query: `{ resources(filter: {fieldSelector: "data.color=blue,cluster!=c3"}) {
+		totalCount edges { node { name c: field(path: "cluster") color: field(path: "data.color") none: field(path: "status.phase")
+		owner: field(path: "metadata.annotations[\"owner\"]") } } }
+		p: resources(filter: {fieldSelector: "metadata.ownerReferences[].kind in (ReplicaSet)"}) { edges { node { name
+		field(path: "metadata.ownerReferences[].name") } } } }`},
+	{name: "field with a variable", direct: true, query: `query($p: String!) { resources(first: 3) { edges { node { field(path: $p) } } } }`,
+		vars: map[string]any{"p": "metadata.name"}},
+	{name: "field with an absent variable", query: `query($p: String) { resources(first: 1) { edges { node { field(path: $p) } } } }`},
+	{name: "bad field path", query: `{ resources(first: 1) { edges { node { field(path: "a..b") } } } }`},
+	{name: "bad field selector", query: `{ resources(filter: {fieldSelector: "a>b"}) { totalCount } }`},
 
 	{name: "negative first", query: `{ resources(first: -1) { totalCount } }`},
 	{name: "bad selector", query: `{ resources(filter: {labelSelector: "app in (web"}) { totalCount } }`},

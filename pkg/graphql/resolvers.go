@@ -13,6 +13,8 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
+	"github.com/fleetcache/fleetcache/pkg/index/fieldselector"
 )
 
 func resolveNamespace(o *index.Object) any {
@@ -69,6 +71,22 @@ func resolveAnnotations(p graphql.ResolveParams) (any, error) {
 		return map[string]string{}, nil
 	}
 	return v.Metadata.Annotations, nil
+}
+
+// resolveField returns the value at the argument path, written from the
+// object's stored bytes; nil when absent.
+func resolveField(p graphql.ResolveParams) (any, error) {
+	text, _ := p.Args["path"].(string)
+	path, err := fieldpath.Parse(text)
+	if err != nil {
+		return nil, badInput("%w", err)
+	}
+	o := p.Source.(*index.Object)
+	v := path.AppendJSON(nil, o.Cluster, o.Raw)
+	if string(v) == "null" {
+		return nil, nil
+	}
+	return json.RawMessage(v), nil
 }
 
 // resolveOwners returns the cached objects named in the object's
@@ -326,6 +344,13 @@ func parseFilter(arg any) (index.Filter, []string, error) {
 	f.NameContains, _ = m["nameContains"].(string)
 	if uid, _ := m["ownerUid"].(string); uid != "" {
 		f.OwnerUID = types.UID(uid)
+	}
+	if s, ok := m["fieldSelector"].(string); ok {
+		sel, err := fieldselector.Parse(s)
+		if err != nil {
+			return f, nil, badInput("%w", err)
+		}
+		f.Fields = sel
 	}
 	if len(f.Clusters) == 0 {
 		return f, nil, nil

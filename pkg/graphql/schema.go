@@ -29,13 +29,14 @@ import (
 //
 //	input ResourceFilter {
 //	  clusters: [String!]  kinds: [String!]  namespaces: [String!]
-//	  labelSelector: String  nameContains: String  ownerUid: String
+//	  labelSelector: String  nameContains: String  ownerUid: String  fieldSelector: String
 //	}
 //
 //	type Resource {
 //	  cluster: String!  apiVersion: String!  kind: String!  resource: String!
 //	  namespace: String  name: String!  uid: String!  resourceVersion: String!
 //	  labels: JSON!  annotations: JSON!  creationTimestamp: Time  object: JSON!
+//	  field(path: String!): JSON
 //	  owners: [Resource!]!  children: [Resource!]!
 //	}
 //
@@ -198,6 +199,10 @@ var resourceFilterInput = graphql.NewInputObject(graphql.InputObjectConfig{
 		"labelSelector": {Type: graphql.String, Description: `A Kubernetes label selector: "app=web,tier in (fe,be),!canary".`},
 		"nameContains":  {Type: graphql.String, Description: "A substring of the object name."},
 		"ownerUid":      {Type: graphql.String, Description: "The UID of an owner named in the objects' ownerReferences."},
+		"fieldSelector": {Type: graphql.String, Description: `Requirements on the values at paths inside the objects, all of which must hold: ` +
+			`"status.phase!=Running,spec.nodeName in (node-1,node-2),status.containerStatuses[].restartCount>3". ` +
+			`Operators =, ==, !=, in, notin, >, < (numbers), path (present), !path (absent); across an array ([]) some ` +
+			`element must satisfy it, for != and notin no element may equal. See "Paths and field selectors" in docs/graphql.md.`},
 	},
 })
 
@@ -240,6 +245,11 @@ func (s *Server) resourceType() *graphql.Object {
 		"creationTimestamp": {Type: timeScalar, Description: "When the object was created.", Resolve: objectField(func(o *index.Object) any { return o.Created })},
 		"object": {Type: graphql.NewNonNull(jsonScalar), Description: "The whole cached object (without managedFields).",
 			Resolve: objectField(func(o *index.Object) any { return json.RawMessage(o.Raw) })},
+		"field": {Type: jsonScalar, Description: "The value at path in the object (status.phase, spec.containers[].image, " +
+			`metadata.annotations["example.com/owner"], cluster): a list of the values found where the path crosses an array ([]), ` +
+			"null when absent.",
+			Args:    graphql.FieldConfigArgument{"path": {Type: graphql.NewNonNull(graphql.String), Description: "The path."}},
+			Resolve: resolveField},
 		"owners": {Type: nonNullList(resource), Description: "The cached objects named in ownerReferences (same cluster).",
 			Resolve: s.resolveOwners},
 		"children": {Type: nonNullList(resource), Description: "The cached objects whose ownerReferences name this one (same cluster).",

@@ -1,0 +1,104 @@
+package graphql
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestFieldSelector: the filter's fieldSelector applies to resources,
+// totalCount and facets, with the other filters.
+func TestFieldSelector(t *testing.T) {
+	f := newFixture(t)
+	s := newServer(t, f.ix, f.tracker, Options{})
+	for _, tc := range []struct {
+		name   string
+		filter map[string]any
+		want   []string
+	}{
+		{name: "equals", filter: map[string]any{"fieldSelector": "data.color=blue"},
+			want: []string{"c1/web/settings ConfigMap", "c2/web/settings ConfigMap", "c3/web/settings ConfigMap"}},
+		{name: "cluster path", filter: map[string]any{"fieldSelector": "cluster in (c2,c3),metadata.name=web-1"},
+			want: []string{"c2/web/web-1 Pod", "c3/web/web-1 Pod"}},
+		{name: "across an array", filter: map[string]any{"fieldSelector": "metadata.ownerReferences[].kind=ReplicaSet"},
+			want: []string{"c1/web/web-abc-1 Pod", "c1/web/web-abc-2 Pod"}},
+		{name: "with labels, kinds and clusters", filter: map[string]any{"fieldSelector": "!metadata.ownerReferences", "labelSelector": "app=web",
+			"kinds": []any{"Pod"}, "clusters": []any{"c1"}},
+			want: []string{"c1/web/web-1 Pod", "c1/web/web-2 Pod", "c1/web/web-canary Pod"}},
+		{name: "quoted key", filter: map[string]any{"fieldSelector": `metadata.annotations["owner"]=team-web@example.com,cluster=c1`},
+			want: []string{"c1/web/settings ConfigMap"}},
+		{name: "empty selects all", filter: map[string]any{"fieldSelector": "", "clusters": []any{"c2"}, "kinds": []any{"Pod"}},
+			want: []string{"c2/web/web-1 Pod", "c2/web/web-2 Pod"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got page
+			data(t, s, pageQuery, map[string]any{"filter": tc.filter, "first": 100}, &got)
+			if diff := cmp.Diff(tc.want, got.names()); diff != "" {
+				t.Errorf("resources (-want +got):\n%s", diff)
+			}
+			if got.Resources.TotalCount != len(tc.want) {
+				t.Errorf("totalCount = %d, want %d", got.Resources.TotalCount, len(tc.want))
+			}
+			var facets struct{ Facets []struct{ Count int } }
+			data(t, s, `query($f: ResourceFilter) { facets(filter: $f, by: CLUSTER) { count } }`, map[string]any{"f": tc.filter}, &facets)
+			n := 0
+			for _, fc := range facets.Facets {
+				n += fc.Count
+			}
+			if n != len(tc.want) {
+				t.Errorf("facets count %d, want %d", n, len(tc.want))
+			}
+		})
+	}
+}
+
+// TestField: Resource.field is the value at the path, from the stored
+// bytes: a list across an array, null when absent.
+func TestField(t *testing.T) {
+	f := newFixture(t)
+	s := newServer(t, f.ix, f.tracker, Options{})
+	res := run(t, s, `{ resource(cluster: "c1", kind: "Pod", namespace: "web", name: "web-abc-1") {
+		cluster: field(path: "cluster") name: field(path: "metadata.name") owners: field(path: "metadata.ownerReferences[].kind")
+		labels: field(path: "metadata.labels") tier: field(path: "metadata.labels.tier") none: field(path: "status.phase")
+		noneAcross: field(path: "spec.containers[].image") } }`, nil)
+	if len(res.Errors) > 0 {
+		t.Fatal(res.Errors)
+	}
+	want := `{"resource":{"cluster":"c1","name":"web-abc-1","owners":["ReplicaSet"],` +
+		`"labels":{"app":"web","pod-template-hash":"abc","tier":"fe"},"tier":"fe","none":null,"noneAcross":null}}`
+	if diff := cmp.Diff(want, string(mustJSON(t, res.Data))); diff != "" {
+		t.Errorf("data (-want +got):\n%s", diff)
+	}
+}
+
+// TestFieldBadInput: malformed paths and field selectors are
+// BAD_USER_INPUT, quoting the reason.
+func TestFieldBadInput(t *testing.T) {
+	f := newFixture(t)
+	s := newServer(t, f.ix, f.tracker, Options{})
+	for _, tc := range []struct {
+		name, query, reason string
+	}{
+		{name: "path", query: `{ resources(first: 1) { edges { node { field(path: "metadata..name") } } } }`,
+			reason: `invalid path "metadata..name": expected a key, found '.'`},
+		{name: "unquoted key", query: `{ resources(first: 1) { edges { node { field(path: "metadata.annotations.example.com/owner") } } } }`,
+			reason: `unexpected '/'`},
+		{name: "selector operator", query: `{ resources(filter: {fieldSelector: "status.phase~Running"}) { totalCount } }`,
+			reason: `invalid field selector "status.phase~Running": expected an operator`},
+		{name: "selector number", query: `{ facets(by: CLUSTER, filter: {fieldSelector: "status.restartCount>many"}) { count } }`,
+			reason: `> needs a number, got "many"`},
+		{name: "selector list", query: `{ resources(filter: {fieldSelector: "spec.nodeName in (a,b"}) { totalCount } }`,
+			reason: `expected ) to close the list`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := run(t, s, tc.query, nil)
+			if diff := cmp.Diff([]string{CodeBadUserInput}, codes(res)); diff != "" {
+				t.Fatalf("codes (-want +got):\n%s\n%s", diff, mustJSON(t, res))
+			}
+			if msg := res.Errors[0].Message; !strings.Contains(msg, tc.reason) {
+				t.Errorf("message %q does not say %q", msg, tc.reason)
+			}
+		})
+	}
+}
