@@ -214,6 +214,7 @@ type filter struct {
 	LabelSelector string   `json:"labelSelector,omitempty"`
 	NameContains  string   `json:"nameContains,omitempty"`
 	OwnerUID      string   `json:"ownerUid,omitempty"`
+	FieldSelector string   `json:"fieldSelector,omitempty"`
 }
 
 func (f filter) vars() map[string]any {
