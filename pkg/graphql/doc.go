@@ -1,6 +1,9 @@
 // Package graphql serves fleetcache's GraphQL query API: what runs where in
 // every cluster, answered from the global index (pkg/index) and the sync
 // health tracker (pkg/health), never from the member clusters.
+// ResourceFilter.fieldSelector (package fieldselector) and Resource.field
+// (package fieldpath) read values inside the objects from their stored
+// bytes.
 //
 // A Server holds the schema (Query.clusters, cluster, resource, resources and
 // facets, Subscription.resourceEvents and clusterHealth; see schema.go for
