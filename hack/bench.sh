@@ -29,8 +29,8 @@ run go test -run '^$' -bench Apply -benchtime 300000x -timeout 30m ./pkg/index/
 
 # Subscriptions: the core, and over WebSocket.
 run go test -run '^$' -bench 'FanoutLatency$|IdleSubscriptionMemory$|SustainedRate$' -benchtime 1x -count 3 -timeout 30m ./pkg/graphql/
-run go test -run '^$' -bench 'IdleSubscriptionMemoryWebSocket' -benchtime 1x -count 3 -timeout 30m ./pkg/graphql/
-run go test -run '^$' -bench 'FanoutLatencyWebSocket' -benchtime 1x -count 4 -timeout 30m ./pkg/graphql/
+run go test -run '^$' -bench 'IdleSubscriptionMemoryWebSocket' -benchtime 1x -count 3 -timeout 30m ./pkg/transport/
+run go test -run '^$' -bench 'FanoutLatencyWebSocket' -benchtime 1x -count 4 -timeout 30m ./pkg/transport/
 run go test -run '^$' -bench 'EventVisibility' -benchmem -count 3 -timeout 10m ./pkg/graphql/
 
 # GraphQL queries end to end, and against the API servers.
