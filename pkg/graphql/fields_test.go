@@ -1,10 +1,15 @@
 package graphql
 
 import (
+	"context"
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/fleetcache/fleetcache/pkg/authn"
 )
 
 // TestFieldSelector: the filter's fieldSelector applies to resources,
@@ -93,6 +98,90 @@ func TestFieldBadInput(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := run(t, s, tc.query, nil)
+			if diff := cmp.Diff([]string{CodeBadUserInput}, codes(res)); diff != "" {
+				t.Fatalf("codes (-want +got):\n%s\n%s", diff, mustJSON(t, res))
+			}
+			if msg := res.Errors[0].Message; !strings.Contains(msg, tc.reason) {
+				t.Errorf("message %q does not say %q", msg, tc.reason)
+			}
+		})
+	}
+}
+
+// TestFacetsByField: facets by FIELD count objects per value at the path,
+// agree with the facets by label and cluster where the path names the
+// same values, apply every filter, and count only what the caller sees.
+func TestFacetsByField(t *testing.T) {
+	f := newFixture(t)
+	s := newServer(t, f.ix, f.tracker, Options{})
+	facets := func(t *testing.T, s *Server, ctx context.Context, args string) []facet {
+		t.Helper()
+		res := s.Execute(ctx, Request{Query: `{ facets(` + args + `) { value count } }`})
+		if len(res.Errors) > 0 {
+			t.Fatalf("facets(%s): %v", args, res.Errors)
+		}
+		var got struct{ Facets []facet }
+		if err := json.Unmarshal(mustJSON(t, res.Data), &got); err != nil {
+			t.Fatal(err)
+		}
+		return got.Facets
+	}
+	for _, tc := range []struct {
+		name        string
+		field, same string // facets by field, and the facets they equal
+	}{
+		{"label", `by: FIELD, field: "metadata.labels.app"`, `by: LABEL, labelKey: "app"`},
+		{"label with filters", `by: FIELD, field: "metadata.labels.tier", filter: {kinds: ["Pod"], clusters: ["c1", "c2"], labelSelector: "app=web"}`,
+			`by: LABEL, labelKey: "tier", filter: {kinds: ["Pod"], clusters: ["c1", "c2"], labelSelector: "app=web"}`},
+		{"cluster", `by: FIELD, field: "cluster", filter: {fieldSelector: "data.color=blue"}`, `by: CLUSTER, filter: {fieldSelector: "data.color=blue"}`},
+		{"quoted key", `by: FIELD, field: "metadata[\"labels\"][\"app\"]", filter: {namespaces: ["web"]}`, `by: LABEL, labelKey: "app", filter: {namespaces: ["web"]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := facets(t, s, t.Context(), tc.field)
+			if len(got) == 0 {
+				t.Fatal("no facets: the case tests nothing")
+			}
+			if diff := cmp.Diff(facets(t, s, t.Context(), tc.same), got); diff != "" {
+				t.Errorf("facets(%s) (-facets(%s) +got):\n%s", tc.field, tc.same, diff)
+			}
+		})
+	}
+	t.Run("across an array", func(t *testing.T) {
+		got := facets(t, s, t.Context(), `by: FIELD, field: "metadata.ownerReferences[].kind"`)
+		var n int
+		data(t, s, `{ resources(filter: {fieldSelector: "metadata.ownerReferences[].kind=ReplicaSet"}) { totalCount } }`, nil,
+			&struct{ Resources struct{ TotalCount *int } }{Resources: struct{ TotalCount *int }{&n}})
+		if i := slices.IndexFunc(got, func(f facet) bool { return f.Value == "ReplicaSet" }); i < 0 || got[i].Count != n || n == 0 {
+			t.Errorf("facets %v, want ReplicaSet counted %d times", got, n)
+		}
+	})
+	t.Run("a caller's own objects", func(t *testing.T) {
+		// A caller who may list ConfigMaps only counts theirs.
+		s := newServer(t, f.ix, f.tracker, Options{Authorizer: scopesAuthorizer{}})
+		ctx := authn.WithUser(t.Context(), &authn.User{Name: "alice", Extra: map[string][]string{"scopes": {"configmaps"}}})
+		got := facets(t, s, ctx, `by: FIELD, field: "cluster"`)
+		want := facets(t, newServer(t, f.ix, f.tracker, Options{}), t.Context(), `by: CLUSTER, filter: {kinds: ["ConfigMap"]}`)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("facets (-all ConfigMaps +the caller's):\n%s", diff)
+		}
+	})
+}
+
+// TestFacetsByFieldBadInput: FIELD needs a well-formed field, and field goes
+// with FIELD only.
+func TestFacetsByFieldBadInput(t *testing.T) {
+	f := newFixture(t)
+	s := newServer(t, f.ix, f.tracker, Options{})
+	for _, tc := range []struct{ args, reason string }{
+		{`by: FIELD`, "facets by FIELD need a field"},
+		{`by: FIELD, field: "status..phase"`, `invalid path "status..phase": expected a key, found '.'`},
+		{`by: FIELD, field: ""`, `invalid path "": expected a key`},
+		{`by: LABEL, labelKey: "app", field: "status.phase"`, "field is only used with by: FIELD"},
+		{`by: CLUSTER, field: "status.phase"`, "field is only used with by: FIELD"},
+		{`by: FIELD, field: "status.phase", labelKey: "app"`, "labelKey is only used with by: LABEL"},
+	} {
+		t.Run(tc.args, func(t *testing.T) {
+			res := run(t, s, `{ facets(`+tc.args+`) { value count } }`, nil)
 			if diff := cmp.Diff([]string{CodeBadUserInput}, codes(res)); diff != "" {
 				t.Fatalf("codes (-want +got):\n%s\n%s", diff, mustJSON(t, res))
 			}

@@ -270,13 +270,15 @@ func TestStaleClusters(t *testing.T) {
 	}
 }
 
+// facet is a Facet as a response holds it.
+type facet struct {
+	Value string
+	Count int
+}
+
 func TestFacets(t *testing.T) {
 	f := newFixture(t)
 	s := newServer(t, f.ix, f.tracker, Options{})
-	type facet struct {
-		Value string
-		Count int
-	}
 	for _, tc := range []struct {
 		name string
 		args string

@@ -242,20 +242,44 @@ func (s *Server) resolveFacets(p graphql.ResolveParams) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	by, _ := p.Args["by"].(index.FacetKey)
-	labelKey, hasKey := p.Args["labelKey"].(string)
-	switch {
-	case by == index.FacetLabel && labelKey == "":
-		return nil, badInput("facets by LABEL need a labelKey")
-	case by != index.FacetLabel && hasKey:
-		return nil, badInput("labelKey is only used with by: LABEL")
+	by, err := facetBy(p.Args)
+	if err != nil {
+		return nil, err
 	}
 	fs, _ := s.scopeFilters(p.Context, f)
-	out := s.ix.FacetsUnion(fs, by, labelKey)
+	out := s.ix.FacetsUnion(fs, by)
 	if out == nil {
 		out = []index.Facet{}
 	}
 	return out, nil
+}
+
+// facetBy reads facets' by, labelKey and field arguments: labelKey goes
+// with LABEL only and is required there, field likewise with FIELD.
+func facetBy(args map[string]any) (index.FacetBy, error) {
+	by := index.FacetBy{}
+	by.Key, _ = args["by"].(index.FacetKey)
+	labelKey, hasKey := args["labelKey"].(string)
+	field, hasField := args["field"].(string)
+	switch {
+	case by.Key == index.FacetLabel && labelKey == "":
+		return by, badInput("facets by LABEL need a labelKey")
+	case by.Key != index.FacetLabel && hasKey:
+		return by, badInput("labelKey is only used with by: LABEL")
+	case by.Key == index.FacetField && !hasField:
+		return by, badInput("facets by FIELD need a field")
+	case by.Key != index.FacetField && hasField:
+		return by, badInput("field is only used with by: FIELD")
+	}
+	by.Label = labelKey
+	if hasField {
+		path, err := fieldpath.Parse(field)
+		if err != nil {
+			return by, badInput("%w", err)
+		}
+		by.Field = path
+	}
+	return by, nil
 }
 
 func (s *Server) resolveClusters(p graphql.ResolveParams) (any, error) {

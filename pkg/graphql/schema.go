@@ -24,7 +24,7 @@ import (
 //	  cluster(name: String!): Cluster
 //	  resource(cluster: String!, kind: String!, namespace: String, name: String!): Resource
 //	  resources(filter: ResourceFilter, first: Int = 100, after: String): ResourceConnection!
-//	  facets(filter: ResourceFilter, by: FacetKey!, labelKey: String): [Facet!]!
+//	  facets(filter: ResourceFilter, by: FacetKey!, labelKey: String, field: String): [Facet!]!
 //	}
 //
 //	input ResourceFilter {
@@ -47,7 +47,7 @@ import (
 //	type ResourceEdge { cursor: String!  node: Resource! }
 //	type PageInfo { hasNextPage: Boolean!  endCursor: String }
 //
-//	enum FacetKey { CLUSTER NAMESPACE KIND LABEL }
+//	enum FacetKey { CLUSTER NAMESPACE KIND LABEL FIELD }
 //	type Facet { value: String!  count: Int! }
 //
 //	enum SyncStatus { PENDING SYNCING SYNCED DEGRADED DISCONNECTED }
@@ -176,6 +176,9 @@ var facetKeyEnum = graphql.NewEnum(graphql.EnumConfig{
 		"NAMESPACE": {Value: index.FacetNamespace, Description: `The namespace; "" for cluster-scoped objects.`},
 		"KIND":      {Value: index.FacetKind, Description: `The kind: "Pod", or "Deployment.apps" outside the core group.`},
 		"LABEL":     {Value: index.FacetLabel, Description: "The value of the label labelKey; objects without it are not counted."},
+		"FIELD": {Value: index.FacetField, Description: `The values at the path field ("status.phase", "spec.containers[].image"): ` +
+			`an object counts once under each distinct value (across an array, once per value), not at all without one. ` +
+			`Numbers in their shortest form, booleans as "true" and "false"; objects and arrays are not counted.`},
 	},
 })
 
@@ -485,6 +488,7 @@ func (s *Server) queryType(resource, conn, cluster *graphql.Object) *graphql.Obj
 				"filter":   {Type: resourceFilterInput, Description: "Which objects to count; null selects all."},
 				"by":       {Type: graphql.NewNonNull(facetKeyEnum), Description: "What to group them by."},
 				"labelKey": {Type: graphql.String, Description: "The label key, with by: LABEL."},
+				"field":    {Type: graphql.String, Description: `The path, with by: FIELD: "status.phase", "spec.containers[].image" (see "Paths and field selectors" in docs/graphql.md).`},
 			},
 			Resolve: s.resolveFacets},
 	}

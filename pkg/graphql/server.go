@@ -33,7 +33,7 @@ type Index interface {
 	// what a caller may see is a union of them (see authz.Scope.Filters).
 	ListUnion(fs []index.Filter, after *index.Position, limit int) index.Page
 	CountUnion(fs []index.Filter) int
-	FacetsUnion(fs []index.Filter, by index.FacetKey, labelKey string) []index.Facet
+	FacetsUnion(fs []index.Filter, by index.FacetBy) []index.Facet
 	// Contents says which types and namespaces of which clusters a
 	// filter's answer may involve, for authorization.
 	Contents(f index.Filter) []index.Contents

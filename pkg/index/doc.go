@@ -12,7 +12,9 @@
 //
 // Readers select objects with a Filter. List returns a Page of matching
 // objects in Position order, strictly after a Position cursor (keyset
-// paging), together with the revision it was read at; Count counts them.
+// paging), together with the revision it was read at; Count counts them,
+// and Facets counts them per value of a FacetBy: cluster, namespace, kind,
+// a label, or the values at a path (package fieldpath).
 // Secondary indexes (kind, resource, label key=value, label key, owner UID)
 // and the Position order itself (which groups objects by cluster and then by
 // namespace) let a narrow filter visit only its smallest candidate set

@@ -2,7 +2,12 @@ package index
 
 import (
 	"cmp"
+	"math"
 	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 )
 
 // FacetKey is what Facets groups matching objects by.
@@ -14,7 +19,18 @@ const (
 	FacetNamespace
 	FacetKind // Type.KindName(): "Pod", "Deployment.apps"
 	FacetLabel
+	FacetField // the values at a path inside the object
 )
+
+// FacetBy is what Facets groups matching objects by: a FacetKey, with the
+// label key of FacetLabel or the path of FacetField.
+type FacetBy struct {
+	Key FacetKey
+	// Label is the label key of FacetLabel.
+	Label string
+	// Field is the path of FacetField.
+	Field fieldpath.Path
+}
 
 // Facet is one value of a FacetKey and how many matching objects have it.
 type Facet struct {
@@ -22,33 +38,61 @@ type Facet struct {
 	Count int
 }
 
-// Facets counts the objects matching f by cluster, namespace, kind or the
-// value of the label labelKey (objects without that label are not counted).
-// Cluster-scoped objects count under namespace "". The result is sorted by
-// count, highest first, then by value. A facet by cluster or namespace of a
-// filter on clusters alone is answered from the index's counters, without
-// visiting objects.
-func (ix *Index) Facets(f Filter, by FacetKey, labelKey string) []Facet {
-	return ix.FacetsUnion([]Filter{f}, by, labelKey)
+// Facets counts the objects matching f by cluster, namespace, kind, the
+// value of a label (objects without that label are not counted) or the
+// values at a path (see FacetField). Cluster-scoped objects count under
+// namespace "". The result is sorted by count, highest first, then by
+// value. A facet by cluster or namespace of a filter on clusters alone is
+// answered from the index's counters, without visiting objects.
+//
+// By FacetField, an object counts once under each distinct value found at
+// the path, read from its stored bytes: once per value where the path
+// crosses an array, not at all where it has none. Strings count as they
+// are, numbers in their shortest decimal form (3 and 3.0 are "3"), booleans as
+// "true" and "false"; objects and arrays are not values to count by.
+func (ix *Index) Facets(f Filter, by FacetBy) []Facet {
+	return ix.FacetsUnion([]Filter{f}, by)
 }
 
 // FacetsUnion is Facets of the objects matching any of the disjoint
 // filters fs (see ListUnion).
-func (ix *Index) FacetsUnion(fs []Filter, by FacetKey, labelKey string) []Facet {
+func (ix *Index) FacetsUnion(fs []Filter, by FacetBy) []Facet {
 	qs := compileAll(fs)
 	counts := map[string]int{}
+	count := func(o *Object) {
+		if v, ok := facetValue(o, by); ok {
+			counts[v]++
+		}
+	}
+	if by.Key == FacetField {
+		var seen []string // the values of one object
+		count = func(o *Object) {
+			seen = seen[:0]
+			by.Field.Each(o.Cluster, o.Raw, func(v fieldpath.Value) bool {
+				s, ok := fieldFacetValue(v)
+				if !ok || slices.Contains(seen, s) {
+					return true
+				}
+				seen = append(seen, s)
+				if n, ok := counts[s]; ok {
+					counts[s] = n + 1
+				} else {
+					// s may point into the object's bytes: do not keep
+					// them alive through the result.
+					counts[strings.Clone(s)] = 1
+				}
+				return true
+			})
+		}
+	}
 	ix.mu.RLock()
 	for i := range qs {
 		q := &qs[i]
-		if ix.facetsFromStatsLocked(q, by, counts) {
+		if ix.facetsFromStatsLocked(q, by.Key, counts) {
 			continue
 		}
 		if p := ix.planLocked(q); !p.none {
-			ix.eachLocked(q, &p, func(o *Object) {
-				if v, ok := facetValue(o, by, labelKey); ok {
-					counts[v]++
-				}
-			})
+			ix.eachLocked(q, &p, count)
 		}
 	}
 	ix.mu.RUnlock()
@@ -65,8 +109,8 @@ func (ix *Index) FacetsUnion(fs []Filter, by FacetKey, labelKey string) []Facet 
 	return out
 }
 
-func facetValue(o *Object, by FacetKey, labelKey string) (string, bool) {
-	switch by {
+func facetValue(o *Object, by FacetBy) (string, bool) {
+	switch by.Key {
 	case FacetCluster:
 		return o.Cluster, true
 	case FacetNamespace:
@@ -74,7 +118,24 @@ func facetValue(o *Object, by FacetKey, labelKey string) (string, bool) {
 	case FacetKind:
 		return o.Type.KindName(), true
 	case FacetLabel:
-		return o.Labels.Lookup(labelKey)
+		return o.Labels.Lookup(by.Label)
+	}
+	return "", false
+}
+
+// fieldFacetValue returns the facet value of a value found at a path:
+// false for objects and arrays.
+func fieldFacetValue(v fieldpath.Value) (string, bool) {
+	switch v.Kind {
+	case fieldpath.String:
+		return v.Str, true
+	case fieldpath.Number:
+		if math.Abs(v.Num) < 1e21 {
+			return strconv.FormatFloat(v.Num, 'f', -1, 64), true // 123456789, not 1.23456789e+08
+		}
+		return strconv.FormatFloat(v.Num, 'g', -1, 64), true
+	case fieldpath.Bool:
+		return strconv.FormatBool(v.Bool), true
 	}
 	return "", false
 }

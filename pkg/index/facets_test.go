@@ -46,7 +46,7 @@ func TestFacets(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, ix.Facets(tt.filter, tt.by, tt.labelKey)); diff != "" {
+			if diff := cmp.Diff(tt.want, ix.Facets(tt.filter, FacetBy{Key: tt.by, Label: tt.labelKey})); diff != "" {
 				t.Errorf("Facets (-want +got):\n%s", diff)
 			}
 		})
@@ -56,8 +56,8 @@ func TestFacets(t *testing.T) {
 func TestFacetsFromCounters(t *testing.T) {
 	ix := facetFixture()
 	before := ix.scanned.Load()
-	ix.Facets(Filter{}, FacetCluster, "")
-	ix.Facets(Filter{Clusters: []string{"c1"}}, FacetNamespace, "")
+	ix.Facets(Filter{}, FacetBy{Key: FacetCluster})
+	ix.Facets(Filter{Clusters: []string{"c1"}}, FacetBy{Key: FacetNamespace})
 	if n := ix.scanned.Load() - before; n != 0 {
 		t.Errorf("facets by cluster and namespace visited %d objects, want 0", n)
 	}

@@ -62,6 +62,9 @@ func withPodStatus(phase, node string, restarts int, images ...string) func(*Obj
 	}
 }
 
+// withRaw sets the object's stored JSON.
+func withRaw(raw string) func(*Object) { return func(o *Object) { o.Raw = []byte(raw) } }
+
 func mustFields(t testing.TB, s string) fieldselector.Selector {
 	t.Helper()
 	sel, err := fieldselector.Parse(s)

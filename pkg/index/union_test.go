@@ -59,7 +59,7 @@ func TestUnion(t *testing.T) {
 		t.Errorf("CountUnion = %d, want %d", n, len(want))
 	}
 	wantFacets := []Facet{{Value: "c1", Count: 26}, {Value: "c3", Count: 5}}
-	if diff := cmp.Diff(wantFacets, ix.FacetsUnion(union, FacetCluster, "")); diff != "" {
+	if diff := cmp.Diff(wantFacets, ix.FacetsUnion(union, FacetBy{Key: FacetCluster})); diff != "" {
 		t.Errorf("FacetsUnion (-want +got):\n%s", diff)
 	}
 	if n := ix.CountUnion(nil); n != 0 || len(ix.ListUnion(nil, nil, 0).Objects) != 0 {

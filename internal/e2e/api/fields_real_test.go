@@ -99,6 +99,29 @@ func setPodStatus(t *testing.T, d dynamic.Interface, ns string, p fieldPod) *uns
 	return out
 }
 
+// startFieldFleet creates the fieldPods of each cluster, and extra in each
+// cluster's first namespace, in two fresh namespaces named after prefix;
+// then it starts a fleet that caches Pods and waits until it has synced.
+func startFieldFleet(t *testing.T, prefix string, extra ...fieldPod) (ns, ns2 string, f *fleet) {
+	t.Helper()
+	ns, ns2 = freshNamespace(prefix), freshNamespace(prefix)
+	for _, c := range env.Clusters() {
+		d := dyn(t, c)
+		createNamespace(t, d, ns)
+		createNamespace(t, d, ns2)
+		first, second := fieldPods(c.Name())
+		for _, p := range append(first, extra...) {
+			createFieldPod(t, d, ns, p)
+		}
+		for _, p := range second {
+			createFieldPod(t, d, ns2, p)
+		}
+	}
+	f = startFleet(t, "pods")
+	f.waitSynced(t)
+	return ns, ns2, f
+}
+
 // podOracle lists the Pods of every API server, with their clusters.
 func podOracle(t *testing.T) []clusterPod {
 	t.Helper()
@@ -141,21 +164,7 @@ func anyImage(p clusterPod, image string) bool {
 // fieldSelector, alone and with the other filters, against what the API
 // servers hold; then Resource.field over scalars and arrays, and bad input.
 func TestFieldSelectorOnRealClusters(t *testing.T) {
-	ns, ns2 := freshNamespace("fields"), freshNamespace("fields")
-	for _, c := range env.Clusters() {
-		d := dyn(t, c)
-		createNamespace(t, d, ns)
-		createNamespace(t, d, ns2)
-		first, second := fieldPods(c.Name())
-		for _, p := range first {
-			createFieldPod(t, d, ns, p)
-		}
-		for _, p := range second {
-			createFieldPod(t, d, ns2, p)
-		}
-	}
-	f := startFleet(t, "pods")
-	f.waitSynced(t)
+	ns, ns2, f := startFieldFleet(t, "fields")
 	inNS := func(p clusterPod) bool { return p.Namespace == ns || p.Namespace == ns2 }
 	owner := func(p clusterPod) string { return p.Annotations["example.com/owner"] }
 	tests := []struct {
@@ -338,4 +347,106 @@ func TestFieldSelectorSubscriptionOnRealClusters(t *testing.T) {
 	if !strings.Contains(b, "BAD_USER_INPUT") || !strings.Contains(b, "expected ) to close the list") {
 		t.Errorf("result %s, want BAD_USER_INPUT saying why", b)
 	}
+}
+
+// TestFacetsByFieldOnRealClusters counts Pods per phase, per image (each
+// image once per Pod) and per restart count across three clusters, with the
+// other filters, fieldSelector included, against what the API servers hold;
+// then bad input.
+func TestFacetsByFieldOnRealClusters(t *testing.T) {
+	// A Pod running the same image twice counts once for it.
+	ns, ns2, f := startFieldFleet(t, "facets", fieldPod{name: "twice", node: "node-2", app: "web", images: []string{"nginx:1.25", "nginx:1.25"},
+		phase: corev1.PodRunning, restarts: []int64{1, 1}})
+	inNS := func(p clusterPod) bool { return p.Namespace == ns || p.Namespace == ns2 }
+	type facet struct {
+		Value string
+		Count int
+	}
+	tests := []struct {
+		name   string
+		field  string
+		flt    filter
+		keep   func(clusterPod) bool
+		values func(clusterPod) []string // each Pod's values, possibly repeated
+	}{
+		{"phase", "status.phase", filter{Namespaces: []string{ns, ns2}}, inNS,
+			func(p clusterPod) []string { return []string{string(p.Status.Phase)} }},
+		{"images, once per Pod", "spec.containers[].image", filter{Namespaces: []string{ns, ns2}}, inNS,
+			func(p clusterPod) []string {
+				var out []string
+				for _, c := range p.Spec.Containers {
+					out = append(out, c.Image)
+				}
+				return out
+			}},
+		{"restart counts with a field selector", "status.containerStatuses[].restartCount",
+			filter{Namespaces: []string{ns}, FieldSelector: "status.phase!=Pending"},
+			func(p clusterPod) bool { return p.Namespace == ns && p.Status.Phase != corev1.PodPending },
+			func(p clusterPod) []string {
+				var out []string
+				for _, s := range p.Status.ContainerStatuses {
+					out = append(out, fmt.Sprint(s.RestartCount))
+				}
+				return out
+			}},
+		{"nodes with labels and clusters", "spec.nodeName", filter{Namespaces: []string{ns, ns2}, LabelSelector: "app=web", Clusters: []string{"c1", "c2"}},
+			func(p clusterPod) bool { return inNS(p) && p.Labels["app"] == "web" && p.cluster != "c3" },
+			func(p clusterPod) []string {
+				if p.Spec.NodeName == "" {
+					return nil
+				}
+				return []string{p.Spec.NodeName}
+			}},
+		{"cluster", "cluster", filter{Namespaces: []string{ns}, FieldSelector: "status.phase=Running"},
+			func(p clusterPod) bool { return p.Namespace == ns && p.Status.Phase == corev1.PodRunning },
+			func(p clusterPod) []string { return []string{p.cluster} }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			testcluster.Eventually(t, 30*time.Second, "the facets to count what the servers hold", func() (bool, string) {
+				counts := map[string]int{}
+				for _, p := range podOracle(t) {
+					if !tt.keep(p) {
+						continue
+					}
+					vs := tt.values(p)
+					slices.Sort(vs)
+					for _, v := range slices.Compact(vs) {
+						counts[v]++
+					}
+				}
+				if len(counts) < 2 {
+					return false, fmt.Sprintf("the oracle counts %v: the case tests too little", counts)
+				}
+				var want []facet
+				for v, n := range counts {
+					want = append(want, facet{v, n})
+				}
+				slices.SortFunc(want, func(a, b facet) int {
+					if a.Count != b.Count {
+						return b.Count - a.Count
+					}
+					return strings.Compare(a.Value, b.Value)
+				})
+				var got struct{ Facets []facet }
+				f.mustQuery(t, `query($filter: ResourceFilter, $field: String) { facets(filter: $filter, by: FIELD, field: $field) { value count } }`,
+					map[string]any{"filter": tt.flt.vars(), "field": tt.field}, &got)
+				diff := gocmp.Diff(want, got.Facets)
+				return diff == "", "(-servers +api):\n" + diff
+			})
+		})
+	}
+
+	t.Run("bad input", func(t *testing.T) {
+		for _, tc := range []struct{ query, reason string }{
+			{`{ facets(by: FIELD) { count } }`, "facets by FIELD need a field"},
+			{`{ facets(by: FIELD, field: "status.containerStatuses[0].restartCount") { count } }`, "expected a quoted key"},
+			{`{ facets(by: NAMESPACE, field: "status.phase") { count } }`, "field is only used with by: FIELD"},
+		} {
+			errs := f.query(t, tc.query, nil, nil)
+			if len(errs) != 1 || errs[0].Extensions.Code != "BAD_USER_INPUT" || !strings.Contains(errs[0].Message, tc.reason) {
+				t.Errorf("%s: errors %+v, want one BAD_USER_INPUT saying %q", tc.query, errs, tc.reason)
+			}
+		}
+	})
 }
