@@ -434,21 +434,30 @@ const maxDecisions = 1024
 
 func (r *resourceSub) next(ctx context.Context) (*Result, error) {
 	d, err := r.sub.Next(ctx)
-	var expired *fanout.ExpiredError
-	switch {
-	case errors.As(err, &expired):
-		return cursorExpired(expired.Err), ErrEnded
-	case errors.Is(err, ErrSlowConsumer):
-		return nil, fmt.Errorf("%w: more than %d events waited", err, r.s.opts.Fanout.Buffer)
-	case err != nil:
-		return nil, err
-	case d.Heartbeat:
+	if err != nil {
+		return r.ended(err)
+	}
+	if d.Heartbeat {
 		return &Result{Extensions: map[string]any{
 			"cursor":    cursor.EncodeRevision(r.s.ix.Epoch(), d.Revision),
 			"heartbeat": true,
 		}}, nil
 	}
 	return d.Payload(r.payload), nil
+}
+
+// ended returns what Next returns for the error that ended the
+// subscriber. Apart from next, so that next allocates nothing for the
+// target of errors.As when there is no error.
+func (r *resourceSub) ended(err error) (*Result, error) {
+	var expired *fanout.ExpiredError
+	switch {
+	case errors.As(err, &expired):
+		return cursorExpired(expired.Err), ErrEnded
+	case errors.Is(err, ErrSlowConsumer):
+		return nil, fmt.Errorf("%w: more than %d events waited", err, r.s.opts.Fanout.Buffer)
+	}
+	return nil, err
 }
 
 func (r *resourceSub) ready() bool { return r.sub.Ready() }
