@@ -5,9 +5,11 @@
 //     queries, application/json or application/graphql-response+json
 //     answers by the Accept header; a browser's GET gets Options.BrowserPage
 //     (the application's playground).
-//   - graphql-transport-ws over WebSocket (ws.go): one reader, one writer
-//     that frames and batches its messages (ws_frames.go, ws_outbox.go),
-//     one goroutine per operation.
+//   - graphql-transport-ws over WebSocket (ws.go), on gobwas/ws: one
+//     reader, which never writes, and one writer, the only one that writes
+//     to the socket: it frames and batches the messages, the pongs that
+//     answer the client's pings and the close frame (ws_frames.go,
+//     ws_outbox.go); one goroutine per operation.
 //   - GraphQL over Server-Sent Events, the graphql-sse protocol's distinct
 //     connections mode (sse.go).
 //

@@ -1,20 +1,41 @@
 package transport
 
-import "strings"
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+)
 
-// originPatterns turns exact origins into coder/websocket's
-// AcceptOptions.OriginPatterns, which it matches with path.Match against
-// "scheme://host" when a pattern holds "://": the metacharacters an origin
-// may hold (the brackets of an IPv6 host) are escaped, so that each
-// pattern matches its origin only.
-func originPatterns(origins []string) []string {
-	if len(origins) == 0 {
+// checkOrigin allows a WebSocket upgrade whose Origin header is absent (not
+// a browser), names the request's own host (same origin), or is one of
+// allowed, exactly, compared without regard to case as "scheme://host" (an
+// entry without "://" is compared with the host alone); it returns why
+// not otherwise. These are coder/websocket's rules, which the server
+// followed before it did its own handshake.
+func checkOrigin(r *http.Request, allowed []string) error {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
 		return nil
 	}
-	esc := strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`, `]`, `\]`)
-	out := make([]string, 0, len(origins))
-	for _, o := range origins {
-		out = append(out, esc.Replace(o))
+	u, err := url.Parse(origin)
+	if err != nil {
+		return fmt.Errorf("parse Origin header %q: %w", origin, err)
 	}
-	return out
+	if strings.EqualFold(r.Host, u.Host) {
+		return nil
+	}
+	for _, a := range allowed {
+		target := u.Host
+		if strings.Contains(a, "://") {
+			target = u.Scheme + "://" + u.Host
+		}
+		if strings.EqualFold(a, target) {
+			return nil
+		}
+	}
+	if u.Host == "" {
+		return fmt.Errorf("request Origin %q is not a valid URL with a host", origin)
+	}
+	return fmt.Errorf("request Origin %q is not authorized for Host %q", u.Host, r.Host)
 }

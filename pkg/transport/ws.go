@@ -1,17 +1,20 @@
 package transport
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"sync"
 	"time"
 
-	"github.com/coder/websocket"
+	"github.com/gobwas/ws"
+	"github.com/gobwas/ws/wsutil"
 	"github.com/graphql-go/graphql/gqlerrors"
 	"k8s.io/klog/v2"
 
@@ -37,22 +40,25 @@ const (
 )
 
 // The close codes of graphql-transport-ws, and the WebSocket ones the
-// server uses.
+// server uses (untyped, for the WebSocket libraries of tests and server
+// alike).
 const (
-	closeBadRequest             websocket.StatusCode = 4400
-	closeUnauthorized           websocket.StatusCode = 4401
-	closeSubprotocol            websocket.StatusCode = 4406
-	closeInitTimeout            websocket.StatusCode = 4408
-	closeSubscriberExists       websocket.StatusCode = 4409
-	closeTooManyInitialisations websocket.StatusCode = 4429
-	closeInternal               websocket.StatusCode = 4500
+	closeBadRequest             = 4400
+	closeUnauthorized           = 4401
+	closeSubprotocol            = 4406
+	closeInitTimeout            = 4408
+	closeSubscriberExists       = 4409
+	closeTooManyInitialisations = 4429
+	closeInternal               = 4500
+	// closeProtocolError: a frame that breaks RFC 6455.
+	closeProtocolError = 1002
 	// closeTooBig: a message over Options.MaxBodyBytes.
-	closeTooBig = websocket.StatusMessageTooBig // 1009
+	closeTooBig = 1009
 	// closeSlowConsumer: a subscription's buffer overflowed. The graphql-ws
 	// client retries on it, unlike on 44xx.
-	closeSlowConsumer = websocket.StatusTryAgainLater // 1013
+	closeSlowConsumer = 1013
 	// closeGoingAway: the server stops.
-	closeGoingAway = websocket.StatusGoingAway // 1001
+	closeGoingAway = 1001
 )
 
 // wsOutboxSize is how many encoded messages may wait for a connection's
@@ -168,49 +174,36 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		}
 		user = u
 	}
-	// Accept refuses (403) an Origin that is neither the request's host nor
-	// allowed.
-	hj := &frameHijacker{ResponseWriter: w, timeout: s.opts.WriteTimeout}
-	// Uncompressed, as the writer's own frames are (see frameConn).
-	c, err := websocket.Accept(hj, r, &websocket.AcceptOptions{Subprotocols: []string{subprotocolTransportWS},
-		OriginPatterns: originPatterns(s.opts.AllowedOrigins), CompressionMode: websocket.CompressionDisabled})
-	if err != nil {
-		// Accept answered the request.
-		log.V(4).Info("WebSocket handshake failed", "err", err)
+	wc, ok := s.upgrade(w, r, log)
+	if !ok {
 		return
 	}
-	defer c.CloseNow() // a no-op once closed
-	if c.Subprotocol() != subprotocolTransportWS {
-		_ = c.Close(closeSubprotocol, "Subprotocol not acceptable: use "+subprotocolTransportWS)
-		return
-	}
-	c.SetReadLimit(s.opts.MaxBodyBytes)
-	wc := newWSConn(s, c, hj.conn, r.Context(), log)
 	wc.addr = clientAddress(r)
 	wc.user = user
-	// Canceling the connection's context closes the socket at once.
-	defer context.AfterFunc(s.dropped, wc.cancel)()
+	defer context.AfterFunc(s.dropped, wc.shutdown)()
 	wc.run()
 }
 
 // wsConn is one graphql-transport-ws connection. Its goroutines: the
-// handler's, which reads (run, readLoop); one writer (writeLoop), the only
-// one that writes messages to the socket; one per operation
-// (runOperation). run waits for all of them.
+// handler's, which reads (run, readLoop) and never writes; one writer
+// (writeLoop), the only one that writes to the socket: messages, pongs and
+// the close frame; one per operation (runOperation). run waits for all of
+// them.
 type wsConn struct {
 	s   *Server
-	c   *websocket.Conn
 	log klog.Logger
-	// conn is c's connection, to which the writer writes its messages'
-	// frames.
-	conn *frameConn
+	// conn is the hijacked connection. The reader reads it through br,
+	// which may hold the client's first frames; the writer writes it
+	// through fw.
+	conn net.Conn
+	br   *bufio.Reader
+	fw   frameWriter
 	// addr is the client's address, for Options.RateLimit when the server
 	// does not authenticate.
 	addr string
 
-	// ctx is the connection's: canceled when it ends. Reads use it;
-	// canceling it during one closes the socket at once (run closes it
-	// for a write).
+	// ctx is the connection's: canceled when it ends (shutdown, which
+	// closes the socket at once).
 	ctx    context.Context
 	cancel context.CancelFunc
 	// opsCtx is the operations': canceled when the connection ends or
@@ -218,13 +211,17 @@ type wsConn struct {
 	opsCtx    context.Context
 	cancelOps context.CancelFunc
 
-	// out holds encoded messages for the writer.
+	// out holds encoded messages and pongs for the writer.
 	out *outbox
-	// closing is closed when a close is requested; code and reason say how.
-	closing     chan struct{}
-	closeOnce   sync.Once
-	closeCode   websocket.StatusCode
-	closeReason string
+	// closing is closed when a close is requested; closeCode and
+	// closeBody (the close frame's payload) say how.
+	closing   chan struct{}
+	closeOnce sync.Once
+	closeCode ws.StatusCode
+	closeBody []byte
+	// readDone is closed when the reader has ended: it read the client's
+	// close frame, or it cannot read any more.
+	readDone chan struct{}
 	// initReceived is closed when connection_init arrives.
 	initReceived chan struct{}
 	// acked is set once connection_ack is queued; only readLoop uses it.
@@ -241,11 +238,15 @@ type wsConn struct {
 // wsOperation is a running operation of a connection.
 type wsOperation struct{ cancel context.CancelFunc }
 
-func newWSConn(s *Server, c *websocket.Conn, conn *frameConn, parent context.Context, log klog.Logger) *wsConn {
+// newWSConn returns the connection over conn, which the handshake left
+// to br for reading.
+func newWSConn(s *Server, conn net.Conn, br *bufio.Reader, parent context.Context, log klog.Logger) *wsConn {
 	wc := &wsConn{
-		s: s, c: c, conn: conn, log: log,
+		s: s, log: log, conn: conn, br: br,
+		fw:           frameWriter{conn: conn, timeout: s.opts.WriteTimeout},
 		out:          newOutbox(),
 		closing:      make(chan struct{}),
+		readDone:     make(chan struct{}),
 		initReceived: make(chan struct{}),
 		ops:          map[string]*wsOperation{},
 	}
@@ -260,87 +261,146 @@ func (wc *wsConn) run() {
 	var writer sync.WaitGroup
 	writer.Go(wc.writeLoop)
 	wc.readLoop()
-	wc.cancel()
-	// The writer may wait in a write, which ctx does not bound.
-	_ = wc.c.CloseNow()
+	writer.Wait() // it closes the socket
 	wc.wg.Wait()
-	writer.Wait()
+}
+
+// shutdown ends the connection at once: its context, and the socket, which
+// cuts a read or a write that waits. Any goroutine may call it, more than
+// once.
+func (wc *wsConn) shutdown() {
+	wc.cancel()
+	_ = wc.conn.Close()
 }
 
 // requestClose asks the writer to close the socket with code and reason;
 // the first request wins. Operations end at once.
-func (wc *wsConn) requestClose(code websocket.StatusCode, reason string) {
+func (wc *wsConn) requestClose(code ws.StatusCode, reason string) {
+	reason = truncateReason(reason)
+	wc.closeWith(code, reason, ws.NewCloseFrameBody(code, reason))
+}
+
+// closeWith requests a close frame with payload body (code, reason); the
+// first request wins.
+func (wc *wsConn) closeWith(code ws.StatusCode, reason string, body []byte) {
 	wc.closeOnce.Do(func() {
-		wc.closeCode, wc.closeReason = code, truncateReason(reason)
+		wc.log.V(4).Info("Closing WebSocket", "code", int(code), "reason", reason)
+		wc.closeCode, wc.closeBody = code, body
 		wc.cancelOps()
 		close(wc.closing)
 	})
 }
 
-// readLoop reads and handles the client's messages until the connection
-// fails, the client closes it, or the server requests a close (the
-// writer's close handshake then reads the client's close frame).
+// closeRequested reports whether a close was requested.
+func (wc *wsConn) closeRequested() bool {
+	select {
+	case <-wc.closing:
+		return true
+	default:
+		return false
+	}
+}
+
+// readLoop reads and handles the client's messages until the client's
+// close frame, or an error. Once a close is requested (by a message here,
+// or by the writer), it reads on, discarding messages, until the client's
+// close frame: the writer's close handshake waits for it (readDone).
 func (wc *wsConn) readLoop() {
-	limit := wc.s.opts.MaxBodyBytes
+	defer close(wc.readDone)
+	rd := &wsutil.Reader{
+		Source: wc.br,
+		// Masked frames, no RSV bits, no continuation out of place.
+		State:     ws.StateServerSide,
+		CheckUTF8: true,
+		// A message of exactly the limit passes; a larger one fails
+		// before it is read.
+		MaxMessageSize: wc.s.opts.MaxBodyBytes,
+		OnIntermediate: wc.control,
+	}
 	for {
-		// Text and binary messages alike hold JSON.
-		_, rd, err := wc.c.Reader(wc.ctx)
-		if err != nil {
-			wc.logClosed(err)
-			return
+		data, err := wc.readMessage(rd)
+		if errors.Is(err, wsutil.ErrInvalidUTF8) {
+			// An invalid message, read whole: what follows can be read.
+			wc.requestClose(closeBadRequest, "Invalid message received: text is not valid UTF-8")
+			err = rd.Discard()
+			if err == nil {
+				continue
+			}
 		}
-		// The socket's read limit is limit; read one byte more to
-		// report an oversized message in our own words.
-		data, err := io.ReadAll(io.LimitReader(rd, limit+1))
-		switch {
-		case err != nil:
-			wc.logClosed(err)
-			return
-		case int64(len(data)) > limit:
-			wc.fail(closeTooBig, fmt.Sprintf("message is larger than the limit of %d bytes", limit))
+		if err != nil {
+			wc.readFailed(err)
 			return
 		}
 		msg, err := decodeMessage(data)
 		if err != nil {
-			wc.fail(closeBadRequest, "Invalid message received: "+err.Error())
-			return
+			wc.requestClose(closeBadRequest, "Invalid message received: "+err.Error())
+			continue
 		}
-		if !wc.handle(msg) {
-			<-wc.ctx.Done()
-			return
+		wc.handle(msg)
+	}
+}
+
+// readMessage returns the next message, after acting on the control frames
+// before it (control). Once a close is requested, it discards messages.
+// Text and binary messages alike hold JSON.
+func (wc *wsConn) readMessage(rd *wsutil.Reader) ([]byte, error) {
+	for {
+		h, err := rd.NextFrame()
+		switch {
+		case err != nil:
+			return nil, err
+		case h.OpCode.IsControl():
+			if err := wc.control(h, rd); err != nil {
+				return nil, err
+			}
+		case !wc.closeRequested():
+			return io.ReadAll(rd)
+		}
+		if err := rd.Discard(); err != nil {
+			return nil, err
 		}
 	}
 }
 
-// fail requests a close and waits until the writer closed the connection.
-func (wc *wsConn) fail(code websocket.StatusCode, reason string) {
-	wc.log.V(4).Info("Closing WebSocket", "code", int(code), "reason", reason)
-	wc.requestClose(code, reason)
-	<-wc.ctx.Done()
-}
-
-func (wc *wsConn) logClosed(err error) {
-	if st := websocket.CloseStatus(err); st == websocket.StatusNormalClosure || st == websocket.StatusGoingAway {
+// readFailed acts on the error that ended the reader. A frame that breaks
+// RFC 6455 closes the connection with 1002, a message over the limit with
+// 1009; then what the client sends is discarded, as it cannot be read as
+// frames any more, until the client or the close handshake's timeout ends
+// the connection (closing at once could reset the connection before the
+// client has read the close frame). Other errors mean the connection is
+// gone: it is shut down.
+func (wc *wsConn) readFailed(err error) {
+	var perr ws.ProtocolError
+	switch {
+	case errors.Is(err, errCloseReceived):
+		return
+	case errors.Is(err, wsutil.ErrMessageTooLarge), errors.Is(err, wsutil.ErrFrameTooLarge):
+		wc.requestClose(closeTooBig, fmt.Sprintf("message is larger than the limit of %d bytes", wc.s.opts.MaxBodyBytes))
+	case errors.As(err, &perr), errors.Is(err, ws.ErrHeaderLengthMSB), errors.Is(err, ws.ErrHeaderLengthUnexpected):
+		wc.requestClose(closeProtocolError, err.Error())
+	default:
+		if wc.ctx.Err() == nil && !errors.Is(err, io.EOF) {
+			wc.log.V(4).Info("WebSocket read failed", "err", err)
+		}
+		wc.shutdown()
 		return
 	}
-	if wc.ctx.Err() == nil {
-		wc.log.V(4).Info("WebSocket read failed", "err", err)
-	}
+	_, _ = io.Copy(io.Discard, wc.br)
 }
 
-// handle acts on one message; it returns false when it requested a close.
-func (wc *wsConn) handle(msg wsMessage) bool {
+// handle acts on one message.
+func (wc *wsConn) handle(msg wsMessage) {
 	switch msg.Type {
 	case msgConnectionInit:
 		select {
 		case <-wc.initReceived:
 			wc.requestClose(closeTooManyInitialisations, "Too many initialisation requests")
-			return false
+			return
 		default:
 		}
 		close(wc.initReceived)
 		if !wc.authenticate(msg.Payload) {
-			return false
+			return
 		}
 		wc.acked = true
 		wc.send(wc.opsCtx, wsOut{Type: msgConnectionAck})
@@ -354,9 +414,9 @@ func (wc *wsConn) handle(msg wsMessage) bool {
 	case msgSubscribe:
 		if !wc.acked {
 			wc.requestClose(closeUnauthorized, "Unauthorized: subscribe before connection_ack")
-			return false
+			return
 		}
-		return wc.subscribe(msg.ID, msg.Request)
+		wc.subscribe(msg.ID, msg.Request)
 	case msgComplete:
 		wc.mu.Lock()
 		op := wc.ops[msg.ID]
@@ -366,7 +426,6 @@ func (wc *wsConn) handle(msg wsMessage) bool {
 			op.cancel()
 		}
 	}
-	return true
 }
 
 // authenticate checks the token of connection_init's payload, unless the
@@ -402,21 +461,20 @@ func (wc *wsConn) caller() callerKey {
 	return addressCaller(wc.addr)
 }
 
-// subscribe starts operation id; it returns false when it requested a
-// close.
-func (wc *wsConn) subscribe(id string, req graphql.Request) bool {
+// subscribe starts operation id.
+func (wc *wsConn) subscribe(id string, req graphql.Request) {
 	o, res := wc.s.engine.Prepare(req) // outside the lock
 	wc.mu.Lock()
 	if _, dup := wc.ops[id]; dup {
 		wc.mu.Unlock()
 		wc.requestClose(closeSubscriberExists, "Subscriber for "+id+" already exists")
-		return false
+		return
 	}
 	if max := wc.s.opts.MaxSubscriptionsPerConnection; len(wc.ops) >= max {
 		wc.mu.Unlock()
 		err := formatted(CodeTooManySubscriptions, fmt.Errorf("the connection already runs %d operations, the limit: complete one first, or open another connection", max))
 		wc.send(wc.opsCtx, wsOut{ID: id, Type: msgError, Payload: errorList([]gqlerrors.FormattedError{err})})
-		return true
+		return
 	}
 	// Over the rate: an error message for this operation only, not close
 	// 4429, which graphql-transport-ws reserves for a repeated
@@ -425,7 +483,7 @@ func (wc *wsConn) subscribe(id string, req graphql.Request) bool {
 	if _, err := wc.s.allowRate(wc.caller(), kindOf(o)); err != nil {
 		wc.mu.Unlock()
 		wc.send(wc.opsCtx, wsOut{ID: id, Type: msgError, Payload: errorList([]gqlerrors.FormattedError{formatted(CodeRateLimited, err)})})
-		return true
+		return
 	}
 	ctx, cancel := context.WithCancel(wc.opsCtx)
 	if wc.user != nil {
@@ -435,7 +493,6 @@ func (wc *wsConn) subscribe(id string, req graphql.Request) bool {
 	wc.ops[id] = op
 	wc.mu.Unlock()
 	wc.wg.Go(func() { wc.runOperation(ctx, id, op, o, res) })
-	return true
 }
 
 // forget removes operation id if it is still op. It returns false if the
@@ -577,12 +634,15 @@ func (m wsEncoded) len() int {
 	return len(m.head) + len(m.body) + 1
 }
 
-// writeLoop writes the queued messages, a ping every KeepAliveInterval,
-// and closes the socket when asked to (with priority over queued
-// messages), when connection_init does not come in time, or when the
-// server stops. It is the only goroutine that writes.
+// writeLoop writes the queued pongs and messages, a ping message every
+// KeepAliveInterval, and the close frame: when a close is requested (with
+// priority over what waits), when connection_init does not come in time,
+// or when the server stops. It is the only goroutine that writes to the
+// socket, and it writes nothing after the close frame: it returns, and
+// shuts the connection down, once the close handshake is over (see
+// closeSocket), a write failed, or the reader found the connection gone.
 func (wc *wsConn) writeLoop() {
-	defer wc.cancel()
+	defer wc.shutdown()
 	opts := &wc.s.opts
 	initTimer := time.NewTimer(opts.ConnectionInitTimeout)
 	defer initTimer.Stop()
@@ -590,8 +650,10 @@ func (wc *wsConn) writeLoop() {
 	keepAlive := time.NewTicker(opts.KeepAliveInterval)
 	defer keepAlive.Stop()
 	stopped := wc.s.stopped.Done()
-	ping := wsEncoded{head: []byte(`{"type":"ping"}`)}
-	var batch []wsEncoded // reused from one batch to the next
+	pingMsg := wsEncoded{head: []byte(`{"type":"ping"}`)}
+	// Reused from one write to the next.
+	var pongs [][]byte
+	var batch []wsEncoded
 	for {
 		select {
 		case <-wc.closing:
@@ -599,9 +661,15 @@ func (wc *wsConn) writeLoop() {
 			return
 		default:
 		}
+		ping := false
 		select {
 		case <-wc.closing:
 			continue
+		case <-wc.readDone:
+			if wc.closeRequested() {
+				continue // the client's close frame: answer it
+			}
+			return // the connection is gone
 		case <-wc.ctx.Done():
 			return
 		case <-stopped:
@@ -621,17 +689,21 @@ func (wc *wsConn) writeLoop() {
 			initC = nil
 			continue
 		case <-keepAlive.C:
-			if initReceived != nil {
-				continue // not before connection_init
-			}
-			batch = append(batch, ping)
+			ping = initReceived == nil // not before connection_init
 		case <-wc.out.ready:
-			if batch = wc.out.take(batch); len(batch) == 0 {
-				continue // taken with an earlier signal
-			}
 		}
-		err := wc.write(batch)
-		clear(batch) // keep no payload until the next batch
+		pongs, batch = wc.out.take(pongs, batch)
+		if ping {
+			batch = append(batch, pingMsg)
+		}
+		if len(pongs) == 0 && len(batch) == 0 {
+			continue // taken with an earlier signal
+		}
+		err := wc.write(pongs, batch)
+		// Keep no payload until the next write.
+		clear(pongs)
+		pongs = pongs[:0]
+		clear(batch)
 		batch = batch[:0]
 		if err != nil {
 			if wc.ctx.Err() == nil {
@@ -642,30 +714,50 @@ func (wc *wsConn) writeLoop() {
 	}
 }
 
-// write writes batch, each message a frame of its own, in one write (see
-// frameConn), or in writes of about maxFrameBytes if it is larger, each
-// bounded by Options.WriteTimeout. An error leaves the connection
-// unusable.
-func (wc *wsConn) write(batch []wsEncoded) error {
+// write writes pongs, then batch, each pong and each message a frame of its
+// own, in one write, or in writes of about maxFrameBytes if they are
+// larger, each bounded by Options.WriteTimeout. An error leaves the
+// connection unusable.
+func (wc *wsConn) write(pongs [][]byte, batch []wsEncoded) error {
 	b := frameBuffers.Get().(*[]byte)
 	defer putFrameBuffer(b)
+	for _, p := range pongs {
+		*b = appendFrame(*b, ws.OpPong, wsEncoded{head: p})
+	}
 	for i, m := range batch {
-		*b = appendTextFrame(*b, m)
+		*b = appendFrame(*b, ws.OpText, m)
 		if len(*b) < maxFrameBytes && i < len(batch)-1 {
 			continue
 		}
-		if err := wc.conn.writeFrames(*b); err != nil {
+		if err := wc.fw.write(*b); err != nil {
 			return err
 		}
 		*b = (*b)[:0]
 	}
+	if len(*b) > 0 { // pongs alone
+		return wc.fw.write(*b)
+	}
 	return nil
 }
 
-// closeSocket runs the close handshake with the requested code.
+// closeSocket writes the close frame that was requested, then waits for
+// the reader to read the client's close frame (or to find the connection
+// gone), for closeHandshakeTimeout at most, from the start of the write.
 func (wc *wsConn) closeSocket() {
-	if err := wc.c.Close(wc.closeCode, wc.closeReason); err != nil && wc.ctx.Err() == nil {
-		wc.log.V(4).Info("WebSocket close handshake failed", "code", int(wc.closeCode), "err", err)
+	deadline := time.Now().Add(closeHandshakeTimeout)
+	if err := wc.fw.writeClose(wc.closeBody, deadline); err != nil {
+		if wc.ctx.Err() == nil {
+			wc.log.V(4).Info("WebSocket close frame not written", "code", int(wc.closeCode), "err", err)
+		}
+		return
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-wc.readDone:
+	case <-wc.ctx.Done():
+	case <-t.C:
+		wc.log.V(4).Info("WebSocket client did not answer the close frame in time", "code", int(wc.closeCode))
 	}
 }
 

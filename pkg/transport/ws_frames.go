@@ -1,41 +1,123 @@
 package transport
 
 import (
-	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sync"
 	"time"
+	"unicode/utf8"
+
+	"github.com/gobwas/ws"
+	"k8s.io/klog/v2"
 )
 
-// frameConn is a WebSocket's hijacked connection. coder/websocket does the
-// handshake (its response goes out before the hijack), reads the client's
-// frames and writes its own (pongs, the close frame), one Write each,
-// since it flushes after every frame. The connection's writer sends the
-// data frames itself (writeFrames): a batch of messages, each its own
-// frame, in one write.
-// coder/websocket writes and flushes one message at a time, behind two
-// locks, and at a million messages a second that was most of the cost of a
-// message. A mutex keeps the two writers' frames apart.
-type frameConn struct {
-	net.Conn
-	timeout time.Duration // Options.WriteTimeout
+// This file holds the WebSocket layer of a graphql-transport-ws
+// connection (RFC 6455), on github.com/gobwas/ws, a frame-level library
+// that writes nothing by itself: the handshake (upgrade), the frames a
+// connection's writer writes (appendFrame, frameWriter), and what its
+// reader does with the client's control frames (control). The reader
+// reads with wsutil.Reader (ws.go, readLoop).
 
-	mu sync.Mutex
-	// deadline is the write deadline set on Conn. It is moved only when
+// closeHandshakeTimeout bounds a close handshake: from the start of the
+// close frame's write until the connection is closed, whether the client
+// answered or not.
+const closeHandshakeTimeout = 5 * time.Second
+
+// upgrade checks the Origin of r and completes the WebSocket handshake. It
+// returns the connection, not yet running, or false once it answered the
+// request with an error: 403 for an Origin that is neither the request's
+// host nor allowed, or what the handshake's checks answer (400, 405, 426,
+// 505). A client that does not offer graphql-transport-ws gets a
+// connection all the same, which closes at once with 4406.
+func (s *Server) upgrade(w http.ResponseWriter, r *http.Request, log klog.Logger) (*wsConn, bool) {
+	if err := checkOrigin(r, s.opts.AllowedOrigins); err != nil {
+		log.V(4).Info("WebSocket handshake refused", "err", err)
+		http.Error(w, err.Error(), http.StatusForbidden)
+		return nil, false
+	}
+	up := ws.HTTPUpgrader{
+		Timeout: s.opts.WriteTimeout,
+		// What middleware set (Vary, CORS headers) goes with the
+		// response, as net/http would have sent it.
+		Header:   w.Header(),
+		Protocol: func(p string) bool { return p == subprotocolTransportWS },
+		// No extension is negotiated: no compression, so no frame has
+		// the RSV1 bit, and the reader refuses frames that do.
+	}
+	conn, rw, hs, err := up.Upgrade(r, w)
+	if err != nil {
+		// Upgrade answered the request, on the hijacked connection when
+		// it got that far.
+		if conn != nil {
+			_ = conn.Close()
+		}
+		log.V(4).Info("WebSocket handshake failed", "err", err)
+		return nil, false
+	}
+	// rw.Reader may hold the client's first frames; its writer, unused,
+	// is dropped.
+	wc := newWSConn(s, conn, rw.Reader, r.Context(), log)
+	if hs.Protocol != subprotocolTransportWS {
+		wc.requestClose(closeSubprotocol, "Subprotocol not acceptable: use "+subprotocolTransportWS)
+	}
+	return wc, true
+}
+
+// frameWriter writes a connection's frames to its socket. Only the
+// connection's writer goroutine has one: it is the only code that writes
+// to the socket once the handshake is done.
+type frameWriter struct {
+	conn    net.Conn
+	timeout time.Duration // Options.WriteTimeout
+	// deadline is the write deadline set on conn. It is moved only when
 	// less than half the timeout is left, so that a write is bounded by
 	// between half the timeout and the timeout without two system calls
 	// per write.
 	deadline time.Time
-	// closed is set once a close frame was written: no data frame may
-	// follow it.
-	closed bool
 }
 
-// opcodeClose is the opcode of a close frame, in the low bits of its
-// first byte.
-const opcodeClose = 0x8
+// write writes b, whole frames, in one write. A write cut by its deadline
+// leaves a frame unfinished: the connection is unusable after an error.
+func (w *frameWriter) write(b []byte) error {
+	if err := w.refreshDeadline(); err != nil {
+		return err
+	}
+	_, err := w.conn.Write(b)
+	return err
+}
+
+// writeClose writes a close frame with payload body, bounded by the
+// earlier of Options.WriteTimeout and deadline.
+func (w *frameWriter) writeClose(body []byte, deadline time.Time) error {
+	if d := time.Now().Add(w.timeout); d.Before(deadline) {
+		deadline = d
+	}
+	w.deadline = deadline
+	if err := w.conn.SetWriteDeadline(deadline); err != nil {
+		return fmt.Errorf("set write deadline: %w", err)
+	}
+	_, err := w.conn.Write(appendFrame(make([]byte, 0, 4+len(body)), ws.OpClose, wsEncoded{head: body}))
+	return err
+}
+
+// refreshDeadline moves the write deadline to timeout from now if less
+// than half of it is left.
+func (w *frameWriter) refreshDeadline() error {
+	now := time.Now()
+	if w.deadline.Sub(now) >= w.timeout/2 {
+		return nil
+	}
+	w.deadline = now.Add(w.timeout)
+	if err := w.conn.SetWriteDeadline(w.deadline); err != nil {
+		return fmt.Errorf("set write deadline: %w", err)
+	}
+	return nil
+}
 
 // frameBuffers hold a batch's frames while it is written.
 var frameBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
@@ -45,64 +127,29 @@ var frameBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); ret
 // frameBuffers, so that a large message does not keep its memory.
 const maxFrameBytes = 256 << 10
 
-// Write writes the library's frames, one per call.
-func (c *frameConn) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(p) > 0 && p[0]&0x0f == opcodeClose {
-		c.closed = true
+// putFrameBuffer returns b to frameBuffers unless it grew too large.
+func putFrameBuffer(b *[]byte) {
+	if cap(*b) > maxFrameBytes {
+		return
 	}
-	if err := c.refreshDeadline(); err != nil {
-		return 0, err
-	}
-	return c.Conn.Write(p)
+	*b = (*b)[:0]
+	frameBuffers.Put(b)
 }
 
-// writeFrames writes b, whole frames, in one write; net.ErrClosed once a
-// close frame was written. A write cut by its deadline leaves a frame
-// unfinished: the caller closes the connection.
-func (c *frameConn) writeFrames(b []byte) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return net.ErrClosed
-	}
-	if err := c.refreshDeadline(); err != nil {
-		return err
-	}
-	_, err := c.Conn.Write(b)
-	return err
-}
-
-// refreshDeadline moves the write deadline to timeout from now if less
-// than half of it is left. c.mu is held.
-func (c *frameConn) refreshDeadline() error {
-	now := time.Now()
-	if c.deadline.Sub(now) >= c.timeout/2 {
-		return nil
-	}
-	c.deadline = now.Add(c.timeout)
-	if err := c.Conn.SetWriteDeadline(c.deadline); err != nil {
-		return fmt.Errorf("set write deadline: %w", err)
-	}
-	return nil
-}
-
-// appendTextFrame appends m as one unmasked, unfragmented text frame, as a
-// server sends it (RFC 6455, section 5.2).
-func appendTextFrame(b []byte, m wsEncoded) []byte {
-	const finText = 0x80 | 0x1
+// appendFrame appends m as one unmasked, final frame of opcode op, as a
+// server sends it (RFC 6455, section 5.2): the one framing code of the
+// server, for its text messages, pongs and close frames alike.
+func appendFrame(b []byte, op ws.OpCode, m wsEncoded) []byte {
+	fin := 0x80 | byte(op)
 	n := m.len()
 	switch {
 	case n <= 125:
-		b = append(b, finText, byte(n))
+		b = append(b, fin, byte(n))
 	case n <= 0xffff:
-		b = append(b, finText, 126, byte(n>>8), byte(n))
+		b = append(b, fin, 126, byte(n>>8), byte(n))
 	default:
-		b = append(b, finText, 127)
-		for shift := 56; shift >= 0; shift -= 8 {
-			b = append(b, byte(n>>shift))
-		}
+		b = append(b, fin, 127)
+		b = binary.BigEndian.AppendUint64(b, uint64(n))
 	}
 	b = append(b, m.head...)
 	if m.body != nil {
@@ -111,38 +158,68 @@ func appendTextFrame(b []byte, m wsEncoded) []byte {
 	return b
 }
 
-// frameHijacker is the http.ResponseWriter handed to websocket.Accept: its
-// Hijack returns the connection as a frameConn, kept in conn.
-type frameHijacker struct {
-	http.ResponseWriter
-	timeout time.Duration
-	conn    *frameConn
+// errCloseReceived ends the reader once it has read the client's close
+// frame.
+var errCloseReceived = errors.New("close frame received")
+
+// control acts on one of the client's control frames, h, whose payload
+// body holds: a ping's pong is queued for the writer (with priority over
+// the messages that wait) unless the connection is closing; a pong needs
+// nothing; a close frame is answered, by the writer, with the close frame
+// that echoes it, unless the server's own close came first, and ends the
+// reader (errCloseReceived). The reader never writes.
+func (wc *wsConn) control(h ws.Header, body io.Reader) error {
+	var buf [ws.MaxControlFramePayloadSize]byte
+	p := buf[:h.Length] // the reader checked the length
+	if _, err := io.ReadFull(body, p); err != nil {
+		return err
+	}
+	switch h.OpCode {
+	case ws.OpPing:
+		if !wc.closeRequested() {
+			wc.out.putPong(p)
+		}
+	case ws.OpClose:
+		code, err := parseClosePayload(p)
+		if err != nil {
+			wc.requestClose(closeProtocolError, "invalid close frame: "+err.Error())
+		} else {
+			wc.closeWith(code, "echo of the client's close", bytes.Clone(p))
+		}
+		return errCloseReceived
+	}
+	return nil
 }
 
-// Hijack hijacks the underlying connection and wraps it in a frameConn;
-// the buffered writer that it returns writes to the frameConn.
-func (w *frameHijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	c, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
-	if err != nil {
-		return nil, nil, err
+// parseClosePayload returns the status code of a close frame's payload
+// (0 when it has none) or why the payload is invalid (RFC 6455, section
+// 7.4: the codes that may be sent, then a UTF-8 reason).
+func parseClosePayload(p []byte) (ws.StatusCode, error) {
+	switch {
+	case len(p) == 0:
+		return 0, nil
+	case len(p) == 1:
+		return 0, errors.New("a payload of one byte")
 	}
-	if err := brw.Writer.Flush(); err != nil {
-		_ = c.Close()
-		return nil, nil, fmt.Errorf("flush before hijack: %w", err)
+	code := ws.StatusCode(binary.BigEndian.Uint16(p))
+	if !validCloseCode(code) {
+		return 0, fmt.Errorf("status code %d", code)
 	}
-	w.conn = &frameConn{Conn: c, timeout: w.timeout}
-	brw.Writer.Reset(w.conn)
-	return w.conn, brw, nil
+	if !utf8.Valid(p[2:]) {
+		return 0, errors.New("a reason that is not UTF-8")
+	}
+	return code, nil
 }
 
-// Unwrap returns the wrapped ResponseWriter, for http.ResponseController.
-func (w *frameHijacker) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// putFrameBuffer returns b to frameBuffers unless it grew too large.
-func putFrameBuffer(b *[]byte) {
-	if cap(*b) > maxFrameBytes {
-		return
+// validCloseCode reports whether a close frame may carry code: 1000–1014
+// but 1004 (reserved) and 1005–1006 (never sent), and 3000–4999 (IANA's
+// registry, as coder/websocket checked it).
+func validCloseCode(code ws.StatusCode) bool {
+	switch {
+	case code >= 1004 && code <= 1006:
+		return false
+	case code >= 1000 && code <= 1014, code >= 3000 && code <= 4999:
+		return true
 	}
-	*b = (*b)[:0]
-	frameBuffers.Put(b)
+	return false
 }

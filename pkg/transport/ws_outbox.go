@@ -5,13 +5,16 @@ import (
 	"sync"
 )
 
-// outbox holds a connection's encoded messages for its writer. It is a
-// bounded queue like a buffered channel, but the writer takes everything
-// that waits at once, and a sender wakes the writer only when the outbox
-// was empty: at a million messages a second, a channel's select per
-// message and a wake-up per message were most of the cost of a message.
+// outbox holds a connection's encoded messages for its writer, and the
+// pongs that answer the client's pings. For messages it is a bounded queue
+// like a buffered channel, but the writer takes everything that waits at
+// once, and a sender wakes the writer only when the outbox was empty: at a
+// million messages a second, a channel's select per message and a wake-up
+// per message were most of the cost of a message. Pongs never wait for
+// room, so that the reader never blocks on the writer.
 type outbox struct {
-	// ready has a value when messages wait; only the writer receives.
+	// ready has a value when messages or pongs wait; only the writer
+	// receives.
 	ready chan struct{}
 
 	mu   sync.Mutex
@@ -19,7 +22,16 @@ type outbox struct {
 	// space is closed when the writer takes the messages, for senders
 	// that found the outbox full; nil when none did.
 	space chan struct{}
+	// pongs are the payloads of the pongs to send, at most
+	// maxPendingPongs.
+	pongs [][]byte
 }
+
+// maxPendingPongs bounds the pongs that wait for the writer. Beyond it, a
+// ping's pong replaces the last one that waits: RFC 6455 (section 5.5.3)
+// lets a server answer only the latest of the pings it has not answered
+// yet, and a client that floods pings cannot make the server hold more.
+const maxPendingPongs = 8
 
 func newOutbox() *outbox {
 	return &outbox{ready: make(chan struct{}, 1)}
@@ -58,15 +70,34 @@ func (o *outbox) put(ctx context.Context, m wsEncoded) bool {
 	}
 }
 
-// take returns the messages that wait, in batch (emptied first), and
-// makes room for senders.
-func (o *outbox) take(batch []wsEncoded) []wsEncoded {
+// putPong queues a pong with a copy of payload, and wakes the writer.
+func (o *outbox) putPong(payload []byte) {
+	pong := append([]byte(nil), payload...)
+	o.mu.Lock()
+	if len(o.pongs) < maxPendingPongs {
+		o.pongs = append(o.pongs, pong)
+	} else {
+		o.pongs[len(o.pongs)-1] = pong
+	}
+	o.mu.Unlock()
+	select {
+	case o.ready <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the pongs and the messages that wait, in pongs and batch
+// (emptied first), and makes room for senders.
+func (o *outbox) take(pongs [][]byte, batch []wsEncoded) ([][]byte, []wsEncoded) {
 	o.mu.Lock()
 	batch, o.msgs = o.msgs, batch[:0]
+	if len(o.pongs) > 0 {
+		pongs, o.pongs = o.pongs, pongs[:0]
+	}
 	if o.space != nil {
 		close(o.space)
 		o.space = nil
 	}
 	o.mu.Unlock()
-	return batch
+	return pongs, batch
 }

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -552,20 +551,15 @@ func TestWebSocketInternalError(t *testing.T) {
 	f := newFixture(t)
 	s := newServer(t, f.ix, f.tracker, Options{})
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hj := &frameHijacker{ResponseWriter: w, timeout: time.Minute}
-		c, err := websocket.Accept(hj, r, &websocket.AcceptOptions{Subprotocols: []string{subprotocolTransportWS}})
-		if err != nil {
-			t.Error(err)
+		wc, ok := s.upgrade(w, r, s.opts.Logger)
+		if !ok {
+			t.Error("upgrade failed")
 			return
 		}
-		defer c.CloseNow()
-		wc := newWSConn(s.Server, c, hj.conn, r.Context(), s.opts.Logger)
-		var writer sync.WaitGroup
-		writer.Go(wc.writeLoop)
 		if wc.send(wc.opsCtx, wsOut{ID: "1", Type: msgNext, Payload: func() {}}) {
 			t.Error("send of an unencodable message succeeded")
 		}
-		writer.Wait()
+		wc.run()
 	})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -620,14 +614,11 @@ func TestWebSocketCoalescing(t *testing.T) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer close(done)
 		counter := &countingHijacker{ResponseWriter: w}
-		hj := &frameHijacker{ResponseWriter: counter, timeout: time.Minute}
-		c, err := websocket.Accept(hj, r, &websocket.AcceptOptions{Subprotocols: []string{subprotocolTransportWS}})
-		if err != nil {
-			t.Error(err)
+		wc, ok := s.upgrade(counter, r, s.opts.Logger)
+		if !ok {
+			t.Error("upgrade failed")
 			return
 		}
-		defer c.CloseNow()
-		wc := newWSConn(s.Server, c, hj.conn, r.Context(), s.opts.Logger)
 		// Queued before the writer starts: it takes them as one batch.
 		for _, res := range results {
 			if !wc.sendNext(wc.opsCtx, id, nextPrefix(id), res) {
