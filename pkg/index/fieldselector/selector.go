@@ -340,6 +340,10 @@ func (s Selector) Empty() bool { return len(s.reqs) == 0 }
 // duplicates; Parse(s.String()) is s.
 func (s Selector) String() string { return s.text }
 
+// Equal reports whether s and o select the same: their canonical forms are
+// equal. go-cmp uses it, so that filters holding selectors compare.
+func (s Selector) Equal(o Selector) bool { return s.text == o.text }
+
 // Requirements returns the requirements of s, sorted.
 func (s Selector) Requirements() []Requirement { return slices.Clone(s.reqs) }
 

@@ -197,3 +197,23 @@ func TestRequirements(t *testing.T) {
 		t.Errorf("Requirements (-want +got):\n%s", diff)
 	}
 }
+
+// TestEqual: selectors that select the same are Equal, whatever the order
+// and spelling of their requirements, and go-cmp compares them by it.
+func TestEqual(t *testing.T) {
+	parse := func(s string) Selector {
+		t.Helper()
+		sel, err := Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sel
+	}
+	a, b, c := parse("spec.nodeName=n1,status.phase==Running"), parse("status.phase=Running, spec.nodeName=n1"), parse("status.phase=Running")
+	if !a.Equal(b) || a.Equal(c) || !(Selector{}).Equal(parse("")) {
+		t.Errorf("Equal: %q %q %q", a, b, c)
+	}
+	if !cmp.Equal(struct{ S Selector }{a}, struct{ S Selector }{b}) {
+		t.Error("go-cmp does not use Equal")
+	}
+}
