@@ -323,7 +323,7 @@ func filterKey(f index.Filter) string {
 		sel = f.Selector.String()
 	}
 	b, _ := json.Marshal([]any{sortedCopy(f.Clusters), sortedCopy(f.Kinds), sortedCopy(f.Resources), sortedCopy(f.Namespaces),
-		sel, f.NameContains, f.OwnerUID, f.Fields.String()})
+		sel, f.NameContains, f.OwnerUID, f.Fields.String(), f.Search.String()})
 	return string(b)
 }
 

@@ -10,30 +10,45 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/fleetcache/fleetcache/pkg/index/search"
 )
 
 var svcType = &Type{Resource: "services", GVR: schema.GroupVersionResource{Version: "v1", Resource: "services"}, Kind: "Service", Namespaced: true}
 
-// benchRaw is the JSON every benchmark object shares: the index never reads
-// it, and sharing keeps a million-object fixture small.
+// benchRaw is the JSON of the benchmark objects without containers, shared:
+// sharing keeps a million-object fixture small.
 var benchRaw = []byte(`{"apiVersion":"v1","kind":"Pod","metadata":{}}`)
+
+// benchTeams name the image repositories of the benchmark fleet's
+// namespaces, one in ten namespaces each.
+var benchTeams = []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"}
+
+// benchImageRaw returns the JSON of an app's Pods (and, for search, of its
+// ReplicaSet and Deployment): one container whose image names the team of
+// the namespace and the app, e.g. registry.example.com/bravo/web-3:1.3.
+func benchImageRaw(nsi, app int) []byte {
+	return fmt.Appendf(nil, `{"apiVersion":"v1","kind":"Pod","metadata":{},"spec":{"containers":[{"name":"app","image":"registry.example.com/%s/web-%d:1.%d"}]}}`,
+		benchTeams[nsi%len(benchTeams)], app, app%10)
+}
 
 // benchFleet returns about n objects shaped like real clusters: 10 clusters
 // of 50 namespaces; in each namespace, apps web-0, web-1, … of 12 objects
 // each: a Deployment, its ReplicaSet, 8 Pods owned by the ReplicaSet, a
 // Service and a ConfigMap. Objects carry app, tier and (ReplicaSets and
 // Pods) pod-template-hash labels; the objects of one app share their label
-// and owner slices, as they would after interning.
+// and owner slices, as they would after interning, and the workloads'
+// JSON, which names their image (benchImageRaw).
 func benchFleet(n int) []*Object {
 	const clusters, namespaces, perApp = 10, 50, 12
 	perNamespace := max(n/(clusters*namespaces), perApp)
 	tiers := []string{"fe", "be", "db"}
 	out := make([]*Object, 0, n)
 	uid := 0
-	newObj := func(cluster string, t *Type, ns, name string, ls Labels, owners []OwnerRef) *Object {
+	newObj := func(cluster string, t *Type, ns, name string, ls Labels, owners []OwnerRef, raw []byte) *Object {
 		uid++
 		o := &Object{Cluster: cluster, Type: t, Namespace: ns, Name: name, UID: types.UID(fmt.Sprintf("u%d", uid)),
-			ResourceVersion: "1", Labels: ls, Owners: owners, Raw: benchRaw}
+			ResourceVersion: "1", Labels: ls, Owners: owners, Raw: raw}
 		out = append(out, o)
 		return o
 	}
@@ -46,14 +61,15 @@ func benchFleet(n int) []*Object {
 				hash := fmt.Sprintf("%08x", uint32(c*1000003+nsi*10007+app)*2654435761)
 				appLabels := Labels{{"app", name}, {"tier", tiers[app%3]}}
 				podLabels := Labels{{"app", name}, {"pod-template-hash", hash}, {"tier", tiers[app%3]}}
-				d := newObj(cluster, deployType, ns, name, appLabels, nil)
-				rs := newObj(cluster, rsType, ns, name+"-"+hash, podLabels, []OwnerRef{{Kind: "Deployment", Name: name, UID: d.UID, Controller: true}})
+				raw := benchImageRaw(nsi, app)
+				d := newObj(cluster, deployType, ns, name, appLabels, nil, raw)
+				rs := newObj(cluster, rsType, ns, name+"-"+hash, podLabels, []OwnerRef{{Kind: "Deployment", Name: name, UID: d.UID, Controller: true}}, raw)
 				owners := []OwnerRef{{Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: true}}
 				for p := range perApp - 4 {
-					newObj(cluster, podType, ns, fmt.Sprintf("%s-%d", rs.Name, p), podLabels, owners)
+					newObj(cluster, podType, ns, fmt.Sprintf("%s-%d", rs.Name, p), podLabels, owners, raw)
 				}
-				newObj(cluster, svcType, ns, name, appLabels, nil)
-				newObj(cluster, cmType, ns, name, appLabels[:1], nil)
+				newObj(cluster, svcType, ns, name, appLabels, nil, benchRaw)
+				newObj(cluster, cmType, ns, name, appLabels[:1], nil, benchRaw)
 			}
 		}
 	}
@@ -171,4 +187,56 @@ func liveHeap() uint64 {
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc
+}
+
+// BenchmarkSearch measures searches for one word across the fleet: an
+// image repository's team (a tenth of the workloads), a page of 50 and the
+// count; and a word that begins many tokens (every pod-template-hash that
+// starts with "a", merged before the page is read). It reports the token
+// index's size.
+func BenchmarkSearch(b *testing.B) {
+	for _, size := range []int{100000, 1000000} {
+		b.Run(fmt.Sprintf("objects=%d", size), func(b *testing.B) {
+			ix := newBenchIndex(benchFleet(size), Options{})
+			runtime.GC()
+			for _, bc := range []struct{ name, search string }{
+				{"word=image", "bravo"},
+				{"word=image,namespace", "bravo ns 01"},
+				{"word=prefix-of-many", "a"},
+			} {
+				q, err := search.Parse(bc.search)
+				if err != nil {
+					b.Fatal(err)
+				}
+				f := Filter{Search: q}
+				b.Run(bc.name+"/page=first", func(b *testing.B) {
+					b.ReportAllocs()
+					lat := make([]time.Duration, 0, 1<<16)
+					for b.Loop() {
+						start := time.Now()
+						page := ix.List(f, nil, 50)
+						lat = append(lat, time.Since(start))
+						if len(page.Objects) == 0 {
+							b.Fatal("nothing found")
+						}
+					}
+					slices.Sort(lat)
+					b.ReportMetric(float64(lat[len(lat)/2])/float64(time.Microsecond), "p50-µs")
+					b.ReportMetric(float64(lat[len(lat)*99/100])/float64(time.Microsecond), "p99-µs")
+				})
+				b.Run(bc.name+"/count", func(b *testing.B) {
+					b.ReportAllocs()
+					for b.Loop() {
+						if ix.Count(f) == 0 {
+							b.Fatal("nothing found")
+						}
+					}
+				})
+			}
+			ix.mu.RLock()
+			tokens := ix.tokens.Len()
+			ix.mu.RUnlock()
+			b.ReportMetric(float64(tokens), "tokens")
+		})
+	}
 }

@@ -24,6 +24,12 @@
 // other constraints leave, last, without decoding them; its requirements
 // on the path cluster narrow to those clusters' ranges first.
 //
+// A Filter's Search (package search) is words that must each begin a
+// token of an object's name, namespace, labels, annotation values or
+// images: an inverted index of those tokens (tokens.go), kept on every
+// change like the label index, gives each word's candidates to the
+// planner, and Matchers match the same tokens.
+//
 // Events(after, limit) follows the feed from a revision, so a consumer that
 // lists at Page.Revision and then follows Events(Page.Revision, …) sees every
 // change exactly once. Events fails with ErrExpired once the changes it needs

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fleetcache/fleetcache/pkg/index/fieldselector"
+	"github.com/fleetcache/fleetcache/pkg/index/search"
 )
 
 // Filter selects objects. Empty or zero fields select everything; the
@@ -36,6 +37,11 @@ type Filter struct {
 	// read from the stored bytes of the candidates the other fields leave
 	// (requirements on the path cluster narrow to those clusters first).
 	Fields fieldselector.Selector
+	// Search selects objects each of whose words begins a token of their
+	// name, namespace, label keys and values, annotation values or images
+	// (see package search); the empty Query selects everything. A token
+	// index finds the candidates.
+	Search search.Query
 }
 
 // Page is one page of List results.
@@ -164,9 +170,13 @@ type query struct {
 	// fields is the field selector, evaluated last: it reads the object's
 	// bytes.
 	fields fieldselector.Selector
+	// search is the search, each of whose words narrows like a label
+	// requirement.
+	search search.Query
 	// dims is how many constraints the query has: one for the clusters and
 	// namespaces together (the scope), one each for kinds, resources, name,
-	// owner, the field selector and each label requirement.
+	// owner, the field selector, each label requirement and each search
+	// word.
 	dims int
 }
 
@@ -178,6 +188,8 @@ func compile(f Filter) query {
 		name:       f.NameContains,
 		owner:      f.OwnerUID,
 		fields:     f.Fields,
+		search:     f.Search,
+		dims:       len(f.Search.Words()),
 	}
 	q.clusters, q.nothing = narrowClusters(q.clusters, f.Fields)
 	for _, k := range sortedSet(f.Kinds) {
@@ -274,6 +286,9 @@ func (q *query) matches(o *Object) bool {
 			return false
 		}
 	}
+	if !q.search.Empty() && !searchMatches(q.search, o) {
+		return false
+	}
 	return q.fields.Empty() || q.fields.Matches(o.Cluster, o.Raw)
 }
 
@@ -314,6 +329,9 @@ type plan struct {
 	// exact means every visited object matches: the query has no
 	// constraint beyond those the plan applies.
 	exact bool
+	// overlap means an object can be in several sources (the tokens a
+	// search word begins): reads skip the repeats.
+	overlap bool
 	// none means no object can match.
 	none bool
 }
@@ -365,6 +383,7 @@ func (ix *Index) planLocked(q *query) plan {
 	}
 
 	scope := best
+	overlap := false // whether the next postings considered may overlap
 	consider := func(ps []*posting) bool {
 		size := 0
 		for _, p := range ps {
@@ -373,14 +392,14 @@ func (ix *Index) planLocked(q *query) plan {
 		if size == 0 {
 			return false
 		}
-		c := plan{sources: ps, size: size, sizeExact: true, exact: q.dims == 1}
+		c := plan{sources: ps, size: size, sizeExact: !overlap, exact: q.dims == 1, overlap: overlap}
 		if scoped {
 			// Visit only the part of the postings inside the scope. Assume
 			// the constraint and the scope are independent to estimate its
 			// size; it is at most the smaller of the two in any case.
 			est := size*scope.size/max(total, 1) + seekCost*len(scope.ranges)*len(ps)
 			if est < size {
-				c = plan{sources: ps, ranges: scope.ranges, size: est, exact: q.dims == 2}
+				c = plan{sources: ps, ranges: scope.ranges, size: est, exact: q.dims == 2, overlap: overlap}
 			}
 		}
 		if c.size < best.size {
@@ -427,6 +446,17 @@ func (ix *Index) planLocked(q *query) plan {
 		if !consider(ps) {
 			return plan{none: true}
 		}
+	}
+	for _, w := range q.search.Words() {
+		ps, ov, ok := ix.searchPostingsLocked(w, best.size)
+		if !ok {
+			return plan{none: true}
+		}
+		overlap = ov
+		if ps != nil {
+			consider(ps)
+		}
+		overlap = false
 	}
 	return best
 }
@@ -528,8 +558,13 @@ func (ix *Index) collectLocked(q *query, p *plan, from *Object, need int) []*Obj
 			})
 		}
 		if len(p.sources) > 1 {
-			// Merge the sources' runs, each in order.
+			// Merge the sources' runs, each in order. Each run holds its
+			// first need objects, so the merge, repeats dropped, holds
+			// the first need of the union.
 			slices.SortFunc(out[mark:], compareObjects)
+			if p.overlap {
+				out = out[:mark+len(slices.Compact(out[mark:]))]
+			}
 			if len(out) > need {
 				out = out[:need]
 			}
@@ -564,12 +599,15 @@ func (ix *Index) eachLocked(q *query, p *plan, fn func(*Object)) {
 			*start = Object{Cluster: r.cluster, Namespace: r.namespace, Type: minType}
 			seek = start
 		}
-		for _, src := range p.sources {
+		for i, src := range p.sources {
 			src.ascend(seek, func(o *Object) bool {
 				if p.ranges != nil && !r.contains(o) {
 					return false
 				}
 				visited++
+				if p.overlap && seenBefore(p.sources[:i], o) {
+					return true
+				}
 				if p.exact || q.matches(o) {
 					fn(o)
 				}
@@ -580,12 +618,22 @@ func (ix *Index) eachLocked(q *query, p *plan, fn func(*Object)) {
 	ix.scanned.Add(int64(visited))
 }
 
+// seenBefore reports whether one of the sources holds o.
+func seenBefore(sources []*posting, o *Object) bool {
+	for _, s := range sources {
+		if s.has(o) {
+			return true
+		}
+	}
+	return false
+}
+
 // countFromStatsLocked answers from the per-cluster counts the queries that
 // constrain nothing but clusters, namespaces or resources, and not both
 // namespaces and resources.
 func (ix *Index) countFromStatsLocked(q *query) (int, bool) {
 	if q.nothing || q.reqs != nil || q.kinds != nil || q.bareKinds != nil || q.name != "" || q.owner != "" || !q.fields.Empty() ||
-		(q.namespaces != nil && q.resources != nil) {
+		!q.search.Empty() || (q.namespaces != nil && q.resources != nil) {
 		return 0, false
 	}
 	clusters := q.clusters

@@ -131,10 +131,10 @@ func (ix *Index) checkInvariants() string {
 		return "primary set out of order"
 	}
 	want := struct {
-		kinds, resources, labelKeys map[string][]*Object
-		labels                      map[Label][]*Object
-		owners                      map[types.UID][]*Object
-	}{map[string][]*Object{}, map[string][]*Object{}, map[string][]*Object{}, map[Label][]*Object{}, map[types.UID][]*Object{}}
+		kinds, resources, labelKeys, tokens map[string][]*Object
+		labels                              map[Label][]*Object
+		owners                              map[types.UID][]*Object
+	}{map[string][]*Object{}, map[string][]*Object{}, map[string][]*Object{}, map[string][]*Object{}, map[Label][]*Object{}, map[types.UID][]*Object{}}
 	clusters := map[string]int{}
 	for _, o := range all {
 		want.kinds[o.Type.KindName()] = append(want.kinds[o.Type.KindName()], o)
@@ -146,7 +146,15 @@ func (ix *Index) checkInvariants() string {
 		for _, r := range o.Owners {
 			want.owners[r.UID] = append(want.owners[r.UID], o)
 		}
+		for _, tok := range searchTokens(o) {
+			want.tokens[tok] = append(want.tokens[tok], o)
+		}
 		clusters[o.Cluster]++
+	}
+	tokens := map[string]*posting{}
+	ix.tokens.Prefix("", func(tok string, p *posting) bool { tokens[tok] = p; return true })
+	if d := samePostings(tokens, want.tokens); d != "" {
+		return "tokens: " + d
 	}
 	if d := samePostings(ix.kinds, want.kinds); d != "" {
 		return "kinds: " + d

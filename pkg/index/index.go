@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/fleetcache/fleetcache/internal/changelog"
+	"github.com/fleetcache/fleetcache/pkg/index/search"
 
 	"github.com/google/btree"
 	"k8s.io/apimachinery/pkg/types"
@@ -56,6 +57,9 @@ type Index struct {
 	labelKeys map[string]*posting
 	// owners holds a posting per owner UID.
 	owners map[types.UID]*posting
+	// tokens holds a posting per search token (see tokens.go), in token
+	// order for prefix lookups.
+	tokens *search.Tree[*posting]
 	// clusters counts objects by cluster, namespace and resource;
 	// clusterNames lists the clusters in order.
 	clusters     map[string]*clusterStats
@@ -103,6 +107,7 @@ func New(opts Options) *Index {
 		labels:    map[Label]*posting{},
 		labelKeys: map[string]*posting{},
 		owners:    map[types.UID]*posting{},
+		tokens:    search.NewTree[*posting](),
 		clusters:  map[string]*clusterStats{},
 		log:       changelog.New[Event](opts.Retention),
 	}
@@ -299,6 +304,7 @@ func (ix *Index) insertLocked(o *Object) {
 	for _, r := range o.Owners {
 		ix.ownerPostingLocked(r.UID).put(o, fl)
 	}
+	ix.indexTokensLocked(o)
 
 	st := ix.clusters[o.Cluster]
 	if st == nil {
@@ -329,6 +335,7 @@ func (ix *Index) removeLocked(o *Object) {
 	for _, r := range o.Owners {
 		removeFrom(ix.owners, r.UID, ix.owners[r.UID], o)
 	}
+	ix.unindexTokensLocked(o, nil)
 
 	st := ix.clusters[o.Cluster]
 	st.objects--
@@ -390,6 +397,8 @@ func (ix *Index) replaceLocked(old, o *Object) {
 	for _, r := range o.Owners {
 		ix.ownerPostingLocked(r.UID).put(o, fl)
 	}
+	ix.unindexTokensLocked(old, searchTokens(o))
+	ix.indexTokensLocked(o)
 }
 
 // typeLocked returns the entry of t, creating it if needed.

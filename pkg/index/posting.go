@@ -40,6 +40,15 @@ func (p *posting) len() int {
 	return len(p.small)
 }
 
+// has reports whether the posting holds an object at o's Position.
+func (p *posting) has(o *Object) bool {
+	if p.tree != nil {
+		return p.tree.Has(o)
+	}
+	_, found := slices.BinarySearchFunc(p.small, o, compareObjects)
+	return found
+}
+
 // put adds o, replacing the object at the same Position if there is one.
 func (p *posting) put(o *Object, fl *btree.FreeListG[*Object]) {
 	if p.tree != nil {

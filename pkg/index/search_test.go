@@ -1,0 +1,176 @@
+package index
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fleetcache/fleetcache/pkg/index/search"
+)
+
+func mustSearch(t testing.TB, s string) search.Query {
+	t.Helper()
+	q, err := search.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// searchFleet is objects with names, namespaces, labels, annotations and
+// images to search.
+func searchFleet() []*Object {
+	return []*Object{
+		obj("c1", podType, "shop", "redis-0", withLabels("app", "redis", "tier", "cache"),
+			withRaw(`{"metadata":{"annotations":{"example.com/owner":"Team-Storage"}},"spec":{"containers":[{"image":"docker.io/library/redis:7.2"}]}}`)),
+		obj("c1", podType, "shop", "web-7d9f8c-abcde", withLabels("app", "web"),
+			withRaw(`{"spec":{"containers":[{"image":"nginx:1.25"},{"image":"envoyproxy/envoy:v1.30"}]}}`)),
+		obj("c1", deployType, "shop", "web", withLabels("app", "web"),
+			withRaw(`{"spec":{"template":{"spec":{"containers":[{"image":"nginx:1.25"}]}}}}`)),
+		obj("c2", podType, "prod-payments", "api-1", withLabels("app", "api"),
+			withRaw(`{"spec":{"initContainers":[{"image":"busybox"}],"containers":[{"image":"ghcr.io/acme/api:2"}]}}`)),
+		// Two tokens that "redis" begins: the object is in both postings.
+		obj("c2", podType, "tools", "redisinsight", withLabels("app", "redis-ui"),
+			withRaw(`{"spec":{"containers":[{"image":"redis/redisinsight:latest"}]}}`)),
+		obj("c2", cmType, "prod-payments", "settings", withRaw(`{"data":{"image":"nginx"}}`)),
+		obj("c2", nodeType, "", "node-1"),
+	}
+}
+
+// TestSearch: each word must begin a token of the name, namespace, labels,
+// annotation values or images; List (whole and in pages), Count, Facets
+// and a Matcher agree.
+func TestSearch(t *testing.T) {
+	const (
+		redis     = "c1/pods/shop/redis-0"
+		webPod    = "c1/pods/shop/web-7d9f8c-abcde"
+		webDeploy = "c1/deployments.apps/shop/web"
+		api       = "c2/pods/prod-payments/api-1"
+		insight   = "c2/pods/tools/redisinsight"
+		settings  = "c2/configmaps/prod-payments/settings"
+		node      = "c2/nodes//node-1"
+	)
+	ix := New(Options{})
+	fleet := searchFleet()
+	for _, o := range fleet {
+		ix.Upsert(o)
+	}
+	tests := []struct {
+		name string
+		f    Filter
+		want []string
+	}{
+		{"image", Filter{Search: mustSearch(t, "nginx")}, []string{webDeploy, webPod}},
+		{"image prefix, case-insensitive", Filter{Search: mustSearch(t, "ENV")}, []string{webPod}},
+		{"a word begins two tokens of one object", Filter{Search: mustSearch(t, "redis")}, []string{redis, insight}},
+		{"many tokens", Filter{Search: mustSearch(t, "r")}, []string{redis, insight}},
+		{"name", Filter{Search: mustSearch(t, "7d9")}, []string{webPod}},
+		{"namespace", Filter{Search: mustSearch(t, "payments")}, []string{api, settings}},
+		{"label key", Filter{Search: mustSearch(t, "tier")}, []string{redis}},
+		{"label value", Filter{Search: mustSearch(t, "cach")}, []string{redis}},
+		{"annotation value", Filter{Search: mustSearch(t, "storage")}, []string{redis}},
+		{"init container", Filter{Search: mustSearch(t, "busy")}, []string{api}},
+		{"every word", Filter{Search: mustSearch(t, "web nginx envoy")}, []string{webPod}},
+		{"a word that matches nothing", Filter{Search: mustSearch(t, "web mysql")}, nil},
+		{"not inside a token", Filter{Search: mustSearch(t, "ginx")}, nil},
+		{"data is not searched", Filter{Search: mustSearch(t, "settings nginx")}, nil},
+		{"with kinds", Filter{Kinds: []string{"Deployment.apps"}, Search: mustSearch(t, "nginx")}, []string{webDeploy}},
+		{"with clusters and labels", Filter{Clusters: []string{"c2"}, Selector: mustSelector(t, "app"), Search: mustSearch(t, "redis")}, []string{insight}},
+		{"with namespaces", Filter{Namespaces: []string{"shop"}, Search: mustSearch(t, "app")}, []string{redis, webDeploy, webPod}},
+		{"with a field selector", Filter{Search: mustSearch(t, "web"), Fields: mustFields(t, "spec.containers[].image=nginx:1.25")}, []string{webPod}},
+		{"node", Filter{Search: mustSearch(t, "node 1")}, []string{node}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, keys(ix.List(tt.f, nil, 0).Objects), cmpSorted[1]); diff != "" {
+				t.Errorf("List (-want +got):\n%s", diff)
+			}
+			for _, limit := range []int{1, 2} {
+				if diff := cmp.Diff(tt.want, keys(listAll(t, ix, tt.f, limit, nil)), cmpSorted[1]); diff != "" {
+					t.Errorf("pages of %d (-want +got):\n%s", limit, diff)
+				}
+			}
+			if n := ix.Count(tt.f); n != len(tt.want) {
+				t.Errorf("Count = %d, want %d", n, len(tt.want))
+			}
+			n := 0
+			for _, fc := range ix.Facets(tt.f, FacetBy{Key: FacetCluster}) {
+				n += fc.Count
+			}
+			if n != len(tt.want) {
+				t.Errorf("Facets count %d, want %d", n, len(tt.want))
+			}
+			var matched []string
+			m := NewMatcher(tt.f)
+			for _, o := range fleet {
+				if m.Matches(o) {
+					matched = append(matched, o.Key().String())
+				}
+			}
+			if diff := cmp.Diff(tt.want, matched, cmpSorted); diff != "" {
+				t.Errorf("Matcher (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestSearchFollowsChanges: the token index follows modifications and
+// deletions, and keeps no token of an object that left.
+func TestSearchFollowsChanges(t *testing.T) {
+	ix := New(Options{})
+	p := obj("c1", podType, "shop", "p", withLabels("app", "redis"), withRaw(`{"spec":{"containers":[{"image":"redis:7"}]}}`))
+	ix.Upsert(p)
+	count := func(s string) int { return ix.Count(Filter{Search: mustSearch(t, s)}) }
+	if count("redis") != 1 {
+		t.Fatal("redis not found")
+	}
+	// The label changes, the image stays: still found by the image.
+	p2 := modified(p, "2", withLabels("app", "cache"))
+	ix.Upsert(p2)
+	if count("redis") != 1 || count("cache") != 1 {
+		t.Errorf("after the label change: redis %d, cache %d, want 1 and 1", count("redis"), count("cache"))
+	}
+	p3 := modified(p2, "3", withRaw(`{"spec":{"containers":[{"image":"valkey:8"}]}}`))
+	ix.Upsert(p3)
+	if count("redis") != 0 || count("valkey") != 1 {
+		t.Errorf("after the image change: redis %d, valkey %d, want 0 and 1", count("redis"), count("valkey"))
+	}
+	if d := ix.checkInvariants(); d != "" {
+		t.Fatal(d)
+	}
+	ix.Delete(p3.Key())
+	if n := ix.tokens.Len(); n != 0 {
+		t.Errorf("%d tokens left after the last object left", n)
+	}
+}
+
+// TestSearchVisitsCandidatesOnly: a search reads the postings of the
+// tokens its words begin, not the whole index.
+func TestSearchVisitsCandidatesOnly(t *testing.T) {
+	ix := New(Options{})
+	for i := range 2000 {
+		image := "nginx:1.25"
+		if i%100 == 0 {
+			image = fmt.Sprintf("redis:%d", i/100)
+		}
+		ix.Upsert(obj("c1", podType, fmt.Sprintf("ns-%d", i%10), fmt.Sprintf("p-%d", i),
+			withRaw(`{"spec":{"containers":[{"image":"`+image+`"}]}}`)))
+	}
+	for _, tc := range []struct {
+		search string
+		want   int
+	}{
+		{"redis", 20},     // one token: an exact plan
+		{"redis 1", 11},   // redis:1, redis:10 to redis:19
+		{"ns 3 redis", 1}, // p-300
+	} {
+		before := ix.scanned.Load()
+		if n := ix.Count(Filter{Search: mustSearch(t, tc.search)}); n != tc.want {
+			t.Errorf("%q counts %d, want %d", tc.search, n, tc.want)
+		}
+		if visited := ix.scanned.Load() - before; visited > 40 {
+			t.Errorf("%q visited %d objects, want at most 40", tc.search, visited)
+		}
+	}
+}
