@@ -246,10 +246,11 @@ func TestAuthorization(t *testing.T) {
 			t.Errorf("totalCount %d, deniedClusters %v; want %d, none", total, denied, len(want))
 		}
 		var d struct {
-			ByCluster, ByKind, ByNamespace []struct {
+			ByCluster, ByKind, ByNamespace, ByName []struct {
 				Value string
 				Count int
 			}
+			Search        struct{ TotalCount int }
 			Hidden, Shown *struct{ Name string }
 			Parent        struct {
 				Children []struct{ Kind, Name string }
@@ -259,6 +260,8 @@ func TestAuthorization(t *testing.T) {
 		  byCluster: facets(by: CLUSTER) { value count }
 		  byKind: facets(by: KIND) { value count }
 		  byNamespace: facets(by: NAMESPACE) { value count }
+		  byName: facets(by: FIELD, field: "metadata.name") { value count }
+		  search: resources(filter: {search: "cm 0"}) { totalCount }
 		  hidden: resource(cluster: "c1", kind: "ConfigMap", namespace: %q, name: "cm-0") { name }
 		  shown: resource(cluster: "c1", kind: "ConfigMap", namespace: %q, name: "cm-0") { name }
 		  parent: resource(cluster: "c1", kind: "ConfigMap", namespace: %q, name: "parent") { children { kind name } }
@@ -278,6 +281,12 @@ func TestAuthorization(t *testing.T) {
 		}
 		if diff := cmp.Diff([]facet{{nsA, 6}}, d.ByNamespace); diff != "" {
 			t.Errorf("facets by namespace (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]facet{{"cm-0", 2}, {"cm-1", 2}, {"child", 1}, {"parent", 1}}, d.ByName); diff != "" {
+			t.Errorf("facets by field (-want +got):\n%s", diff)
+		}
+		if d.Search.TotalCount != 2 {
+			t.Errorf("search finds %d objects, want alice's 2 cm-0", d.Search.TotalCount)
 		}
 		if d.Hidden != nil || d.Shown == nil {
 			t.Errorf("resource in team-b = %v (want null), in team-a = %v (want it)", d.Hidden, d.Shown)

@@ -15,6 +15,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldselector"
+	"github.com/fleetcache/fleetcache/pkg/index/search"
 )
 
 func resolveNamespace(o *index.Object) any {
@@ -375,6 +376,13 @@ func parseFilter(arg any) (index.Filter, []string, error) {
 			return f, nil, badInput("%w", err)
 		}
 		f.Fields = sel
+	}
+	if s, ok := m["search"].(string); ok {
+		q, err := search.Parse(s)
+		if err != nil {
+			return f, nil, badInput("%w", err)
+		}
+		f.Search = q
 	}
 	if len(f.Clusters) == 0 {
 		return f, nil, nil

@@ -29,7 +29,7 @@ import (
 //
 //	input ResourceFilter {
 //	  clusters: [String!]  kinds: [String!]  namespaces: [String!]
-//	  labelSelector: String  nameContains: String  ownerUid: String  fieldSelector: String
+//	  labelSelector: String  nameContains: String  ownerUid: String  fieldSelector: String  search: String
 //	}
 //
 //	type Resource {
@@ -206,6 +206,9 @@ var resourceFilterInput = graphql.NewInputObject(graphql.InputObjectConfig{
 			`"status.phase!=Running,spec.nodeName in (node-1,node-2),status.containerStatuses[].restartCount>3". ` +
 			`Operators =, ==, !=, in, notin, >, < (numbers), path (present), !path (absent); across an array ([]) some ` +
 			`element must satisfy it, for != and notin no element may equal. See "Paths and field selectors" in docs/graphql.md.`},
+		"search": {Type: graphql.String, Description: `Words, each of which must begin (case-insensitively) a token of the name, ` +
+			`namespace, a label key or value, an annotation value or a container image: "redis prod". Tokens are the runs of ` +
+			`letters and digits. See "Search" in docs/graphql.md.`},
 	},
 })
 

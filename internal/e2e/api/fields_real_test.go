@@ -122,6 +122,32 @@ func startFieldFleet(t *testing.T, prefix string, extra ...fieldPod) (ns, ns2 st
 	return ns, ns2, f
 }
 
+// expectPods pages through the objects matching flt, until they and their
+// totalCount are the Pods of the API servers that keep selects.
+func (f *fleet) expectPods(t *testing.T, flt filter, keep func(clusterPod) bool) {
+	t.Helper()
+	testcluster.Eventually(t, 30*time.Second, "the API to select what the servers hold", func() (bool, string) {
+		var want []string
+		for _, p := range podOracle(t) {
+			if keep(p) {
+				want = append(want, p.String())
+			}
+		}
+		got, total := f.list(t, flt, 3)
+		if total != len(got) {
+			return false, fmt.Sprintf("totalCount %d, listed %d", total, len(got))
+		}
+		if len(want) == 0 {
+			return false, "the oracle selects nothing: the case tests nothing"
+		}
+		slices.Sort(want)
+		names := strs(got)
+		slices.Sort(names)
+		diff := gocmp.Diff(want, names)
+		return diff == "", "(-servers +api):\n" + diff
+	})
+}
+
 // podOracle lists the Pods of every API server, with their clusters.
 func podOracle(t *testing.T) []clusterPod {
 	t.Helper()
@@ -216,26 +242,9 @@ func TestFieldSelectorOnRealClusters(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			testcluster.Eventually(t, 30*time.Second, "the API to select what the servers hold", func() (bool, string) {
-				var want []string
-				for _, p := range podOracle(t) {
-					if tt.want(p) && sel.Matches(labels.Set(p.Labels)) && (len(tt.flt.Namespaces) == 0 || slices.Contains(tt.flt.Namespaces, p.Namespace)) &&
-						(len(tt.flt.Clusters) == 0 || slices.Contains(tt.flt.Clusters, p.cluster)) {
-						want = append(want, p.String())
-					}
-				}
-				got, total := f.list(t, tt.flt, 3)
-				if total != len(got) {
-					return false, fmt.Sprintf("totalCount %d, listed %d", total, len(got))
-				}
-				if len(want) == 0 {
-					return false, "the oracle selects nothing: the case tests nothing"
-				}
-				slices.Sort(want)
-				names := strs(got)
-				slices.Sort(names)
-				diff := gocmp.Diff(want, names)
-				return diff == "", "(-servers +api):\n" + diff
+			f.expectPods(t, tt.flt, func(p clusterPod) bool {
+				return tt.want(p) && sel.Matches(labels.Set(p.Labels)) && (len(tt.flt.Namespaces) == 0 || slices.Contains(tt.flt.Namespaces, p.Namespace)) &&
+					(len(tt.flt.Clusters) == 0 || slices.Contains(tt.flt.Clusters, p.cluster))
 			})
 		})
 	}

@@ -215,6 +215,7 @@ type filter struct {
 	NameContains  string   `json:"nameContains,omitempty"`
 	OwnerUID      string   `json:"ownerUid,omitempty"`
 	FieldSelector string   `json:"fieldSelector,omitempty"`
+	Search        string   `json:"search,omitempty"`
 }
 
 func (f filter) vars() map[string]any {
