@@ -188,8 +188,12 @@ func checkVariableTypes(doc *ast.Document) error {
 // some of them: a stack overflow, which no recover catches.
 func checkFragmentCycles(doc *ast.Document) error {
 	spreads := map[string][]string{} // by fragment name; duplicates merged
+	var names []string               // in document order, so the error is the same for the same document
 	for _, d := range doc.Definitions {
 		if f, ok := d.(*ast.FragmentDefinition); ok && f.Name != nil {
+			if _, seen := spreads[f.Name.Value]; !seen {
+				names = append(names, f.Name.Value)
+			}
 			spreads[f.Name.Value] = appendSpreads(spreads[f.Name.Value], f.SelectionSet)
 		}
 	}
@@ -215,7 +219,7 @@ func checkFragmentCycles(doc *ast.Document) error {
 		state[name] = done
 		return nil
 	}
-	for name := range spreads {
+	for _, name := range names {
 		if err := visit(name); err != nil {
 			return err
 		}
