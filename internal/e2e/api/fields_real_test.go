@@ -318,16 +318,7 @@ func TestFieldSelectorSubscriptionOnRealClusters(t *testing.T) {
 
 	pod := fieldPod{name: "p", node: "node-1", app: "web", images: []string{"nginx:1.25"}, phase: corev1.PodPending, restarts: []int64{0}}
 	other := fieldPod{name: "q", node: "node-2", app: "web", images: []string{"redis:7"}, phase: corev1.PodRunning, restarts: []int64{0}}
-	indexed := func(cluster string, u *unstructured.Unstructured) {
-		t.Helper()
-		testcluster.Eventually(t, 30*time.Second, "the index to hold "+cluster+"/"+u.GetName()+" at "+u.GetResourceVersion(), func() (bool, string) {
-			o := fl.Index.Get(index.Key{Cluster: cluster, Resource: "pods", Namespace: ns, Name: u.GetName()})
-			if o == nil {
-				return false, "absent"
-			}
-			return o.ResourceVersion == u.GetResourceVersion(), o.ResourceVersion
-		})
-	}
+	indexed := func(cluster string, u *unstructured.Unstructured) { waitIndexed(t, fl, cluster, u) }
 	set := func(cluster string, p fieldPod, phase corev1.PodPhase, restarts int64) {
 		p.phase, p.restarts = phase, []int64{restarts}
 		indexed(cluster, setPodStatus(t, d[cluster], ns, p))
@@ -356,6 +347,19 @@ func TestFieldSelectorSubscriptionOnRealClusters(t *testing.T) {
 	if !strings.Contains(b, "BAD_USER_INPUT") || !strings.Contains(b, "expected ) to close the list") {
 		t.Errorf("result %s, want BAD_USER_INPUT saying why", b)
 	}
+}
+
+// waitIndexed waits until the fleet's index holds the Pod u of cluster at
+// u's resourceVersion, so that the next change comes after it in the feed.
+func waitIndexed(t *testing.T, fl *fleet, cluster string, u *unstructured.Unstructured) {
+	t.Helper()
+	testcluster.Eventually(t, 30*time.Second, "the index to hold "+cluster+"/"+u.GetName()+" at "+u.GetResourceVersion(), func() (bool, string) {
+		o := fl.Index.Get(index.Key{Cluster: cluster, Resource: "pods", Namespace: u.GetNamespace(), Name: u.GetName()})
+		if o == nil {
+			return false, "absent"
+		}
+		return o.ResourceVersion == u.GetResourceVersion(), o.ResourceVersion
+	})
 }
 
 // TestFacetsByFieldOnRealClusters counts Pods per phase, per image (each

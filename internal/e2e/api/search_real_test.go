@@ -5,9 +5,16 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/fleetcache/fleetcache/internal/app"
+	"github.com/fleetcache/fleetcache/pkg/fanout"
+	"github.com/fleetcache/fleetcache/pkg/graphql"
+	gocmp "github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/dynamic"
 )
 
 // wordRE finds the tokens of a text as issue 15 defines them: runs of
@@ -81,4 +88,49 @@ func TestSearchOnRealClusters(t *testing.T) {
 			t.Errorf("errors %+v, want one BAD_USER_INPUT saying why", errs)
 		}
 	})
+}
+
+// TestSearchSubscriptionOnRealClusters follows Pods with search "orion"
+// while an annotation value of one changes: it enters (ADDED) when the
+// value begins with the word, changes (MODIFIED) while it does, and leaves
+// (DELETED) when it no longer does; a Pod of another cluster created
+// matching enters, and changes when its status is set.
+func TestSearchSubscriptionOnRealClusters(t *testing.T) {
+	ns := freshNamespace("search-sub")
+	d := map[string]dynamic.Interface{}
+	for _, c := range env.Clusters() {
+		d[c.Name()] = dyn(t, c)
+		createNamespace(t, d[c.Name()], ns)
+	}
+	fl := newFleet(t, app.Options{Informers: testInformers("pods"),
+		GraphQL: graphql.Options{Fanout: fanout.Options{HeartbeatInterval: 200 * time.Millisecond}}})
+	f := &subFleet{fleet: fl, api: fl.API}
+	fl.waitSynced(t)
+	sub := f.subscribe(t, realEventsQuery, map[string]any{"filter": map[string]any{"namespaces": []any{ns}, "search": "ORION"}})
+
+	annotate := func(cluster, name, owner string) {
+		t.Helper()
+		r := d[cluster].Resource(podsGVR).Namespace(ns)
+		u, err := r.Get(t.Context(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.SetAnnotations(map[string]string{"example.com/owner": owner})
+		if u, err = r.Update(t.Context(), u, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitIndexed(t, fl, cluster, u)
+	}
+	p := fieldPod{name: "p", node: "node-1", app: "web", images: []string{"nginx:1.25"}, phase: corev1.PodPending, restarts: []int64{0}}
+	waitIndexed(t, fl, "c1", createFieldPod(t, d["c1"], ns, p)) // no word begins with orion: nothing
+	annotate("c1", "p", "orion-team")                           // enters: ADDED
+	p.phase = corev1.PodRunning
+	waitIndexed(t, fl, "c1", setPodStatus(t, d["c1"], ns, p)) // still matches: MODIFIED
+	annotate("c1", "p", "vega")                               // leaves: DELETED
+	q := fieldPod{name: "q", node: "node-2", app: "db", images: []string{"redis:7"}, owner: "orion", phase: corev1.PodRunning, restarts: []int64{0}}
+	waitIndexed(t, fl, "c2", createFieldPod(t, d["c2"], ns, q)) // created matching: ADDED; its status set: MODIFIED
+	want := []string{"ADDED c1/p", "MODIFIED c1/p", "DELETED c1/p", "ADDED c2/q", "MODIFIED c2/q"}
+	if diff := gocmp.Diff(want, eventNames(f.drain(t, sub))); diff != "" {
+		t.Fatalf("events (-want +got):\n%s", diff)
+	}
 }
