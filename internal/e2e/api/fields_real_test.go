@@ -304,15 +304,7 @@ func TestFieldSelectorOnRealClusters(t *testing.T) {
 // (ADDED) when it runs again.
 func TestFieldSelectorSubscriptionOnRealClusters(t *testing.T) {
 	ns := freshNamespace("fields-sub")
-	d := map[string]dynamic.Interface{}
-	for _, c := range env.Clusters() {
-		d[c.Name()] = dyn(t, c)
-		createNamespace(t, d[c.Name()], ns)
-	}
-	fl := newFleet(t, app.Options{Informers: testInformers("pods"),
-		GraphQL: graphql.Options{Fanout: fanout.Options{HeartbeatInterval: 200 * time.Millisecond}}})
-	f := &subFleet{fleet: fl, api: fl.API}
-	fl.waitSynced(t)
+	d, fl, f := startPodSubFleet(t, ns)
 	vars := map[string]any{"filter": map[string]any{"namespaces": []any{ns}, "fieldSelector": "status.phase=Running"}}
 	sub := f.subscribe(t, realEventsQuery, vars)
 
@@ -347,6 +339,23 @@ func TestFieldSelectorSubscriptionOnRealClusters(t *testing.T) {
 	if !strings.Contains(b, "BAD_USER_INPUT") || !strings.Contains(b, "expected ) to close the list") {
 		t.Errorf("result %s, want BAD_USER_INPUT saying why", b)
 	}
+}
+
+// startPodSubFleet creates namespace ns in every cluster and starts a
+// synced fleet of their Pods, whose subscriptions send heartbeats every
+// 200 ms (so that drain ends soon); it returns each cluster's client.
+func startPodSubFleet(t *testing.T, ns string) (map[string]dynamic.Interface, *fleet, *subFleet) {
+	t.Helper()
+	d := map[string]dynamic.Interface{}
+	for _, c := range env.Clusters() {
+		d[c.Name()] = dyn(t, c)
+		createNamespace(t, d[c.Name()], ns)
+	}
+	fl := newFleet(t, app.Options{Informers: testInformers("pods"),
+		GraphQL: graphql.Options{Fanout: fanout.Options{HeartbeatInterval: 200 * time.Millisecond}}})
+	f := &subFleet{fleet: fl, api: fl.API}
+	fl.waitSynced(t)
+	return d, fl, f
 }
 
 // waitIndexed waits until the fleet's index holds the Pod u of cluster at

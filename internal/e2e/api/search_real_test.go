@@ -5,16 +5,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/fleetcache/fleetcache/internal/app"
-	"github.com/fleetcache/fleetcache/pkg/fanout"
-	"github.com/fleetcache/fleetcache/pkg/graphql"
 	gocmp "github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/dynamic"
 )
 
 // wordRE finds the tokens of a text as issue 15 defines them: runs of
@@ -97,15 +92,7 @@ func TestSearchOnRealClusters(t *testing.T) {
 // matching enters, and changes when its status is set.
 func TestSearchSubscriptionOnRealClusters(t *testing.T) {
 	ns := freshNamespace("search-sub")
-	d := map[string]dynamic.Interface{}
-	for _, c := range env.Clusters() {
-		d[c.Name()] = dyn(t, c)
-		createNamespace(t, d[c.Name()], ns)
-	}
-	fl := newFleet(t, app.Options{Informers: testInformers("pods"),
-		GraphQL: graphql.Options{Fanout: fanout.Options{HeartbeatInterval: 200 * time.Millisecond}}})
-	f := &subFleet{fleet: fl, api: fl.API}
-	fl.waitSynced(t)
+	d, fl, f := startPodSubFleet(t, ns)
 	sub := f.subscribe(t, realEventsQuery, map[string]any{"filter": map[string]any{"namespaces": []any{ns}, "search": "ORION"}})
 
 	annotate := func(cluster, name, owner string) {
