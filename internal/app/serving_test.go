@@ -154,21 +154,7 @@ func TestServingConfigValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := app.Config{Serving: tt.serving}.Validate()
-			if len(tt.want) == 0 {
-				if err != nil {
-					t.Fatalf("Validate: %v", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatal("Validate accepted it")
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not contain %q", err, w)
-				}
-			}
+			checkValidate(t, app.Config{Serving: tt.serving}.Validate(), tt.want)
 		})
 	}
 }
