@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -171,6 +172,9 @@ func (ix *Index) checkInvariants() string {
 	if d := samePostings(ix.owners, want.owners); d != "" {
 		return "owners: " + d
 	}
+	if d := ix.created.check(all); d != "" {
+		return "creation times: " + d
+	}
 	if len(ix.clusters) != len(clusters) || len(ix.clusterNames) != len(clusters) {
 		return "cluster count"
 	}
@@ -198,4 +202,36 @@ func samePostings[K comparable](got map[K]*posting, want map[K][]*Object) string
 		}
 	}
 	return ""
+}
+
+// check reports how the ordered index differs from what it should hold
+// for the objects all.
+func (oi *orderedIndex) check(all []*Object) string {
+	// all is in Position order, which a stable sort keeps among equal
+	// values, as the tree does.
+	var present, absent []*Object
+	for _, o := range all {
+		if sortValueOf(oi.path, o).Kind == Absent {
+			absent = append(absent, o)
+		} else {
+			present = append(present, o)
+		}
+	}
+	slices.SortStableFunc(present, func(a, b *Object) int {
+		return compareNatural(sortValueOf(oi.path, a), sortValueOf(oi.path, b))
+	})
+	want, got := keys(present), []string{}
+	oi.tree.Ascend(func(e orderedEntry) bool {
+		if e.v != sortValueOf(oi.path, e.o) {
+			got = append(got, "stale value of "+e.o.Key().String())
+		}
+		got = append(got, e.o.Key().String())
+		return true
+	})
+	if d := cmp.Diff(want, got); d != "" {
+		return d
+	}
+	var gotAbsent []*Object
+	oi.absent.ascend(nil, func(o *Object) bool { gotAbsent = append(gotAbsent, o); return true })
+	return cmp.Diff(keys(absent), keys(gotAbsent))
 }

@@ -57,6 +57,8 @@ type Index struct {
 	labelKeys map[string]*posting
 	// owners holds a posting per owner UID.
 	owners map[types.UID]*posting
+	// created orders objects by metadata.creationTimestamp, for sorting.
+	created *orderedIndex
 	// tokens holds a posting per search token (see tokens.go), in token
 	// order for prefix lookups.
 	tokens *search.Tree[*posting]
@@ -108,6 +110,7 @@ func New(opts Options) *Index {
 		labelKeys: map[string]*posting{},
 		owners:    map[types.UID]*posting{},
 		tokens:    search.NewTree[*posting](),
+		created:   newOrderedIndex(creationTimestamp),
 		clusters:  map[string]*clusterStats{},
 		log:       changelog.New[Event](opts.Retention),
 	}
@@ -305,6 +308,7 @@ func (ix *Index) insertLocked(o *Object) {
 		ix.ownerPostingLocked(r.UID).put(o, fl)
 	}
 	ix.indexTokensLocked(o)
+	ix.created.put(o, fl)
 
 	st := ix.clusters[o.Cluster]
 	if st == nil {
@@ -336,6 +340,7 @@ func (ix *Index) removeLocked(o *Object) {
 		removeFrom(ix.owners, r.UID, ix.owners[r.UID], o)
 	}
 	ix.unindexTokensLocked(o, nil)
+	ix.created.remove(o)
 
 	st := ix.clusters[o.Cluster]
 	st.objects--
@@ -399,6 +404,8 @@ func (ix *Index) replaceLocked(old, o *Object) {
 	}
 	ix.unindexTokensLocked(old, searchTokens(o))
 	ix.indexTokensLocked(o)
+	ix.created.remove(old)
+	ix.created.put(o, fl)
 }
 
 // typeLocked returns the entry of t, creating it if needed.

@@ -1,0 +1,147 @@
+package index
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
+)
+
+// SortKey is one key of a sort: the value at a path, ascending or
+// descending. Objects without a value come last in either order.
+type SortKey struct {
+	Path fieldpath.Path
+	Desc bool
+}
+
+// ErrSortPath reports a sort key whose path crosses an array: such a path
+// has no single value to sort by.
+var ErrSortPath = errors.New("a sort path must not cross an array ([])")
+
+// CheckSort returns an error wrapping ErrSortPath when a key's path crosses
+// an array.
+func CheckSort(keys []SortKey) error {
+	for _, k := range keys {
+		if k.Path.Crosses() {
+			return fmt.Errorf("%w: %s", ErrSortPath, k.Path)
+		}
+	}
+	return nil
+}
+
+// SortKind is the kind of a SortValue. Present values of different kinds
+// sort numbers first, then times, then strings.
+type SortKind uint8
+
+// The kinds of sort values.
+const (
+	// Absent: the object has no value (or null) at the path.
+	Absent SortKind = iota
+	Number
+	Time
+	String
+)
+
+// SortValue is the value of one sort key for one object: a number, a time
+// (a string in RFC 3339 form, as Kubernetes writes timestamps), or any other
+// value as a string (booleans "false" and "true", objects and arrays their
+// JSON text).
+type SortValue struct {
+	Kind SortKind
+	// Num is a Number's value, or a Time's in Unix microseconds (the
+	// finest precision Kubernetes timestamps carry, exact in a float64).
+	Num float64
+	// Str is a String's value.
+	Str string
+}
+
+// creationTimestamp is the path every object has a value at, held in
+// Object.Created as well.
+var creationTimestamp = fieldpath.MustParse("metadata.creationTimestamp")
+
+// sortValueOf returns the value of the sort path p for o: for
+// metadata.creationTimestamp from Object.Created, otherwise read from the
+// stored bytes.
+func sortValueOf(p fieldpath.Path, o *Object) SortValue {
+	if p.String() == creationTimestamp.String() {
+		if o.Created.IsZero() {
+			return SortValue{}
+		}
+		return timeValue(o.Created)
+	}
+	var v SortValue
+	p.Each(o.Cluster, o.Raw, func(x fieldpath.Value) bool {
+		switch x.Kind {
+		case fieldpath.Number:
+			v = SortValue{Kind: Number, Num: x.Num}
+		case fieldpath.String:
+			if t, ok := parseTime(x.Str); ok {
+				v = timeValue(t)
+			} else {
+				v = SortValue{Kind: String, Str: x.Str}
+			}
+		case fieldpath.Bool:
+			v = SortValue{Kind: String, Str: fmt.Sprint(x.Bool)}
+		default:
+			v = SortValue{Kind: String, Str: string(x.AppendJSON(nil))}
+		}
+		return false
+	})
+	return v
+}
+
+func timeValue(t time.Time) SortValue {
+	return SortValue{Kind: Time, Num: float64(t.UnixMicro())}
+}
+
+// parseTime parses s as an RFC 3339 time, checking its shape first so
+// that most other strings cost no parse.
+func parseTime(s string) (time.Time, bool) {
+	if len(s) < len("2006-01-02T15:04:05Z") || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't') {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	return t, err == nil
+}
+
+// compareNatural orders two present values: by kind, then by value.
+func compareNatural(a, b SortValue) int {
+	if c := cmp.Compare(a.Kind, b.Kind); c != 0 {
+		return c
+	}
+	if a.Kind == String {
+		return strings.Compare(a.Str, b.Str)
+	}
+	return cmp.Compare(a.Num, b.Num)
+}
+
+// compareValues orders two values of a key: absent ones last, in either
+// direction.
+func compareValues(a, b SortValue, desc bool) int {
+	switch {
+	case a.Kind == Absent && b.Kind == Absent:
+		return 0
+	case a.Kind == Absent:
+		return 1
+	case b.Kind == Absent:
+		return -1
+	case desc:
+		return compareNatural(b, a)
+	default:
+		return compareNatural(a, b)
+	}
+}
+
+// compareSorted orders two objects with their values of keys: by each key,
+// then by Position.
+func compareSorted(keys []SortKey, va []SortValue, a *Object, vb []SortValue, b *Object) int {
+	for i, k := range keys {
+		if c := compareValues(va[i], vb[i], k.Desc); c != 0 {
+			return c
+		}
+	}
+	return compareObjects(a, b)
+}
