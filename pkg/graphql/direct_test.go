@@ -82,6 +82,8 @@ var directCases = []struct {
 	{name: "missing variable", query: `query($skip: Boolean!) { clusters { name @skip(if: $skip) } }`},
 	{name: "introspection", query: `{ __schema { queryType { name } } }`},
 	{name: "type introspection", query: `{ __type(name: "Resource") { name } clusters { name } }`},
+	{name: "sorted page", query: `{ resources(sort: [{field: "metadata.name", order: DESC}, {field: "cluster"}], first: 4) {
+		edges { cursor node { cluster name } } pageInfo { endCursor hasNextPage } } }`, direct: true},
 	{name: "error after partial data", query: `{ clusters { name } resources(first: 2000) { totalCount } }`},
 }
 

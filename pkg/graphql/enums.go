@@ -8,7 +8,7 @@ import "github.com/graphql-go/graphql"
 // clients at start-up; the race detector reports it). Building them once
 // here, before any request, leaves later uses read-only.
 func init() {
-	for _, e := range []*graphql.Enum{syncStatusEnum, facetKeyEnum, eventTypeEnum,
+	for _, e := range []*graphql.Enum{syncStatusEnum, facetKeyEnum, eventTypeEnum, sortOrderEnum,
 		graphql.TypeKindEnumType, graphql.DirectiveLocationEnumType} {
 		for _, v := range e.Values() {
 			e.Serialize(v.Value)

@@ -3,6 +3,7 @@ package graphql
 import (
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"strings"
 	"sync"
 
@@ -141,8 +142,13 @@ type connection struct {
 	// (authz.Scope.Filters); denied the clusters hidden for failed reviews.
 	visible []index.Filter
 	denied  []string
-	after   *index.Position
 	first   int
+	// sort is the sort, nil for Position order; query fingerprints the
+	// filter and sort for the cursors of a sorted page.
+	sort  []index.SortKey
+	query uint64
+	// after is where the page starts, nil at the start.
+	after *index.SortedPosition
 
 	once sync.Once
 	p    index.Page
@@ -150,15 +156,69 @@ type connection struct {
 
 func (c *connection) page() index.Page {
 	c.once.Do(func() {
-		if c.first > 0 {
-			c.p = c.s.ix.ListUnion(c.visible, c.after, c.first)
-			return
+		limit := max(c.first, 1) // an empty page: is there anything after it?
+		var p index.Page
+		if c.sort == nil {
+			var after *index.Position
+			if c.after != nil {
+				after = &c.after.Position
+			}
+			p = c.s.ix.ListUnion(c.visible, after, limit)
+		} else {
+			// The sort paths and the cursor's values were checked by
+			// resolveResources: ListSorted cannot fail.
+			p, _ = c.s.ix.ListSorted(c.visible, c.sort, c.after, limit)
 		}
-		// An empty page: is there anything after it?
-		p := c.s.ix.ListUnion(c.visible, c.after, 1)
-		c.p = index.Page{Revision: p.Revision, More: len(p.Objects) > 0}
+		if c.first == 0 {
+			p = index.Page{Revision: p.Revision, More: len(p.Objects) > 0}
+		}
+		c.p = p
 	})
 	return c.p
+}
+
+// cursor returns the cursor of o, an object of the page.
+func (c *connection) cursor(o *index.Object) string {
+	if c.sort == nil {
+		return cursor.EncodePage(o.Position())
+	}
+	return cursor.EncodeSorted(cursor.Sorted{Query: c.query,
+		SortedPosition: index.SortedPosition{Values: index.SortValues(c.sort, o), Position: o.Position()}})
+}
+
+// sortedEdge is an edge of a sorted page: its cursor needs the sort.
+type sortedEdge struct {
+	c *connection
+	o *index.Object
+}
+
+// resolveEdges returns the page's edges: its objects, which are their own
+// edges in Position order, or sortedEdges.
+func resolveEdges(p graphql.ResolveParams) (any, error) {
+	c := p.Source.(*connection)
+	objs := c.page().Objects
+	if c.sort == nil {
+		return objs, nil
+	}
+	edges := make([]sortedEdge, len(objs))
+	for i, o := range objs {
+		edges[i] = sortedEdge{c: c, o: o}
+	}
+	return edges, nil
+}
+
+func resolveEdgeCursor(p graphql.ResolveParams) (any, error) {
+	if e, ok := p.Source.(sortedEdge); ok {
+		return e.c.cursor(e.o), nil
+	}
+	return cursor.EncodePage(p.Source.(*index.Object).Position()), nil
+}
+
+func resolveEdgeNode(p graphql.ResolveParams) (any, error) {
+	if e, ok := p.Source.(sortedEdge); ok {
+		return e.o, nil
+	}
+	return p.Source, nil
 }
 
 func (s *Server) resolveResources(p graphql.ResolveParams) (any, error) {
@@ -170,6 +230,9 @@ func (s *Server) resolveResources(p graphql.ResolveParams) (any, error) {
 		return nil, err
 	}
 	c := &connection{s: s, filter: f, clusters: clusters, first: s.opts.DefaultPageSize}
+	if c.sort, err = parseSort(p.Args["sort"]); err != nil {
+		return nil, err
+	}
 	c.visible, c.denied = s.scopeFilters(p.Context, f)
 	if v, ok := p.Args["first"].(int); ok {
 		if v < 0 || v > s.opts.MaxPageSize {
@@ -177,14 +240,74 @@ func (s *Server) resolveResources(p graphql.ResolveParams) (any, error) {
 		}
 		c.first = v
 	}
+	if c.sort != nil {
+		c.query = queryFingerprint(p.Args)
+	}
 	if v, ok := p.Args["after"].(string); ok {
+		if c.after, err = c.decodeAfter(v); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// decodeAfter decodes the after cursor of c's page: a page cursor, or for a
+// sorted page a sorted page cursor of the same filter and sort.
+func (c *connection) decodeAfter(v string) (*index.SortedPosition, error) {
+	if c.sort == nil {
 		pos, err := cursor.DecodePage(v)
 		if err != nil {
 			return nil, badInput("invalid after cursor: %w", err)
 		}
-		c.after = &pos
+		return &index.SortedPosition{Position: pos}, nil
 	}
-	return c, nil
+	sc, err := cursor.DecodeSorted(v)
+	switch {
+	case err != nil:
+		return nil, badInput("invalid after cursor: %w", err)
+	case sc.Query != c.query || len(sc.Values) != len(c.sort):
+		return nil, badInput("invalid after cursor: it continues a page with another filter or sort")
+	}
+	return &sc.SortedPosition, nil
+}
+
+// maxSortKeys bounds the keys of a sort.
+const maxSortKeys = 8
+
+// parseSort reads resources' sort argument; nil when it is null or empty.
+func parseSort(arg any) ([]index.SortKey, error) {
+	list, _ := arg.([]any)
+	if len(list) > maxSortKeys {
+		return nil, badInput("sort has %d keys, at most %d are allowed", len(list), maxSortKeys)
+	}
+	var keys []index.SortKey
+	for _, item := range list {
+		m, _ := item.(map[string]any)
+		field, _ := m["field"].(string)
+		path, err := fieldpath.Parse(field)
+		if err != nil {
+			return nil, badInput("sort: %w", err)
+		}
+		order, _ := m["order"].(string)
+		keys = append(keys, index.SortKey{Path: path, Desc: order == "DESC"})
+	}
+	if err := index.CheckSort(keys); err != nil {
+		return nil, badInput("sort: %w", err)
+	}
+	return keys, nil
+}
+
+// queryFingerprint returns a fingerprint of a resources query's filter and
+// sort arguments, as graphql-go coerced them: a sorted page cursor holds
+// it, so that it is not used with another filter or sort, where its sort
+// values would mean nothing.
+func queryFingerprint(args map[string]any) uint64 {
+	// encoding/json writes map keys sorted: equal arguments encode
+	// equally. Coerced arguments always encode.
+	b, _ := json.Marshal([]any{args["filter"], args["sort"]})
+	h := fnv.New64a()
+	h.Write(b)
+	return h.Sum64()
 }
 
 func (s *Server) resolveTotalCount(p graphql.ResolveParams) (any, error) {

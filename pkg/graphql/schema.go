@@ -23,7 +23,7 @@ import (
 //	  clusters: [Cluster!]!
 //	  cluster(name: String!): Cluster
 //	  resource(cluster: String!, kind: String!, namespace: String, name: String!): Resource
-//	  resources(filter: ResourceFilter, first: Int = 100, after: String): ResourceConnection!
+//	  resources(filter: ResourceFilter, sort: [ResourceSort!], first: Int = 100, after: String): ResourceConnection!
 //	  facets(filter: ResourceFilter, by: FacetKey!, labelKey: String, field: String): [Facet!]!
 //	}
 //
@@ -31,6 +31,9 @@ import (
 //	  clusters: [String!]  kinds: [String!]  namespaces: [String!]
 //	  labelSelector: String  nameContains: String  ownerUid: String  fieldSelector: String  search: String
 //	}
+//
+//	enum SortOrder { ASC DESC }
+//	input ResourceSort { field: String!  order: SortOrder = ASC }
 //
 //	type Resource {
 //	  cluster: String!  apiVersion: String!  kind: String!  resource: String!
@@ -212,6 +215,25 @@ var resourceFilterInput = graphql.NewInputObject(graphql.InputObjectConfig{
 	},
 })
 
+var sortOrderEnum = graphql.NewEnum(graphql.EnumConfig{
+	Name:        "SortOrder",
+	Description: "The direction of a sort key.",
+	Values: graphql.EnumValueConfigMap{
+		"ASC":  {Value: "ASC", Description: "Smallest first."},
+		"DESC": {Value: "DESC", Description: "Largest first."},
+	},
+})
+
+var resourceSortInput = graphql.NewInputObject(graphql.InputObjectConfig{
+	Name: "ResourceSort",
+	Description: "A sort key: the value at a path. Times sort as times, numbers as numbers, the rest as strings; " +
+		"objects without a value come last in either order.",
+	Fields: graphql.InputObjectConfigFieldMap{
+		"field": {Type: graphql.NewNonNull(graphql.String), Description: `A path that does not cross an array: "metadata.creationTimestamp", "status.phase", "cluster".`},
+		"order": {Type: sortOrderEnum, DefaultValue: "ASC", Description: "The direction."},
+	},
+})
+
 func stringList() *graphql.List { return graphql.NewList(graphql.NewNonNull(graphql.String)) }
 
 func nonNullList(t graphql.Type) *graphql.NonNull {
@@ -273,12 +295,9 @@ func (s *Server) connectionType(resource *graphql.Object) *graphql.Object {
 	edge, pageInfo, staleCluster := edgeType(resource), pageInfoType(), staleClusterType()
 	return graphql.NewObject(graphql.ObjectConfig{
 		Name:        "ResourceConnection",
-		Description: "One page of objects, in order of cluster, namespace, name, then kind.",
+		Description: "One page of objects, in order of the sort keys, then of cluster, namespace, name and kind.",
 		Fields: graphql.Fields{
-			// An edge is its object: the cursor is computed from it.
-			"edges": {Type: nonNullList(edge), Description: "The objects of the page, in order.", Resolve: func(p graphql.ResolveParams) (any, error) {
-				return p.Source.(*connection).page().Objects, nil
-			}},
+			"edges": {Type: nonNullList(edge), Description: "The objects of the page, in order.", Resolve: resolveEdges},
 			"pageInfo": {Type: graphql.NewNonNull(pageInfo), Description: "Where the page ends.", Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source, nil }},
 			"totalCount": {Type: graphql.NewNonNull(graphql.Int), Description: "How many objects match the filter, on all pages.",
 				Resolve: s.resolveTotalCount},
@@ -308,8 +327,8 @@ func edgeType(resource *graphql.Object) *graphql.Object {
 		Description: "An object of a page, with its cursor.",
 		Fields: graphql.Fields{
 			"cursor": {Type: graphql.NewNonNull(graphql.String), Description: "Pass it as after to continue after this object.",
-				Resolve: objectField(func(o *index.Object) any { return cursor.EncodePage(o.Position()) })},
-			"node": {Type: graphql.NewNonNull(resource), Description: "The object.", Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source, nil }},
+				Resolve: resolveEdgeCursor},
+			"node": {Type: graphql.NewNonNull(resource), Description: "The object.", Resolve: resolveEdgeNode},
 		},
 	})
 }
@@ -325,11 +344,12 @@ func pageInfoType() *graphql.Object {
 			}},
 			"endCursor": {Type: graphql.String, Description: "The cursor of the last edge; null when there is none.",
 				Resolve: func(p graphql.ResolveParams) (any, error) {
-					objs := p.Source.(*connection).page().Objects
+					c := p.Source.(*connection)
+					objs := c.page().Objects
 					if len(objs) == 0 {
 						return nil, nil
 					}
-					return cursor.EncodePage(objs[len(objs)-1].Position()), nil
+					return c.cursor(objs[len(objs)-1]), nil
 				}},
 		},
 	})
@@ -483,7 +503,9 @@ func (s *Server) queryType(resource, conn, cluster *graphql.Object) *graphql.Obj
 				"filter": {Type: resourceFilterInput, Description: "Which objects; null selects all."},
 				"first": {Type: graphql.Int, DefaultValue: s.opts.DefaultPageSize,
 					Description: "The page size, from 0 to " + strconv.Itoa(s.opts.MaxPageSize) + "."},
-				"after": {Type: graphql.String, Description: "A cursor: the page starts after its object."},
+				"after": {Type: graphql.String, Description: "A cursor: the page starts after its object. A sorted page's cursor holds for the same filter and sort only."},
+				"sort": {Type: graphql.NewList(graphql.NewNonNull(resourceSortInput)),
+					Description: "Sort keys, then cluster, namespace, name and kind as the tie-break; null or empty: that order alone."},
 			},
 			Resolve: s.resolveResources},
 		"facets": {Type: nonNullList(facet), Description: "How many objects matching the filter have each value of a key, most frequent first.",

@@ -32,6 +32,7 @@ type Index interface {
 	// ListUnion, CountUnion and FacetsUnion answer over disjoint filters:
 	// what a caller may see is a union of them (see authz.Scope.Filters).
 	ListUnion(fs []index.Filter, after *index.Position, limit int) index.Page
+	ListSorted(fs []index.Filter, keys []index.SortKey, after *index.SortedPosition, limit int) (index.Page, error)
 	CountUnion(fs []index.Filter) int
 	FacetsUnion(fs []index.Filter, by index.FacetBy) []index.Facet
 	// Contents says which types and namespaces of which clusters a

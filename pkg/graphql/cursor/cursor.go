@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -21,13 +22,22 @@ import (
 //	                     Resource; paging continues strictly after it.
 //	'R' revision cursor: the uvarint-length-prefixed index epoch, then the
 //	                     revision as a uvarint.
+//	'S' sorted page cursor: the query fingerprint (8 bytes, big endian),
+//	                     the number of sort values as a uvarint, each value
+//	                     as its kind (1 byte) then, for a number or a time,
+//	                     its float64 bits (8 bytes, big endian), for a
+//	                     string its uvarint-length-prefixed bytes; then the
+//	                     Position as in a page cursor.
 //
 // The checksum tells garbage and truncated cursors from real ones; the tag
-// tells a page cursor from a revision cursor.
+// tells the kinds apart.
 
 const (
 	tagPage     byte = 'P'
 	tagRevision byte = 'R'
+	tagSorted   byte = 'S'
+	// maxSortValues bounds the values a sorted cursor may hold.
+	maxSortValues = 64
 	// maxLen bounds the encoded length of a cursor a client may send.
 	maxLen = 4096
 )
@@ -75,7 +85,7 @@ func open(s string, want byte) ([]byte, error) {
 	switch tag := body[0]; {
 	case tag == want:
 		return body[1:], nil
-	case tag == tagPage || tag == tagRevision:
+	case tag == tagPage || tag == tagRevision || tag == tagSorted:
 		return nil, fmt.Errorf("%w: a %s cursor, not a %s cursor", ErrKind, kindName(tag), kindName(want))
 	default:
 		return nil, fmt.Errorf("%w: unknown cursor version", ErrMalformed)
@@ -83,8 +93,11 @@ func open(s string, want byte) ([]byte, error) {
 }
 
 func kindName(tag byte) string {
-	if tag == tagPage {
+	switch tag {
+	case tagPage:
 		return "page"
+	case tagSorted:
+		return "sorted page"
 	}
 	return "revision"
 }
@@ -124,23 +137,16 @@ func readString(b []byte) (string, []byte, bool) {
 	return string(b[:n]), b[n:], true
 }
 
-// EncodePage returns the page cursor of a position.
-func EncodePage(p index.Position) string {
-	b := make([]byte, 0, 1+len(p.Cluster)+len(p.Namespace)+len(p.Name)+len(p.Kind)+len(p.Resource)+5+4)
-	b = append(b, tagPage)
+// appendPosition appends the five strings of a Position.
+func appendPosition(b []byte, p index.Position) []byte {
 	for _, s := range []string{p.Cluster, p.Namespace, p.Name, p.Kind, p.Resource} {
 		b = appendString(b, s)
 	}
-	return seal(b)
+	return b
 }
 
-// DecodePage returns the position a page cursor holds. Its errors wrap
-// ErrMalformed or ErrKind.
-func DecodePage(s string) (index.Position, error) {
-	b, err := open(s, tagPage)
-	if err != nil {
-		return index.Position{}, err
-	}
+// readPosition reads what appendPosition wrote, which must be all of b.
+func readPosition(b []byte) (index.Position, error) {
 	var fields [5]string
 	for i := range fields {
 		var ok bool
@@ -152,6 +158,96 @@ func DecodePage(s string) (index.Position, error) {
 		return index.Position{}, fmt.Errorf("%w: trailing bytes", ErrMalformed)
 	}
 	return index.Position{Cluster: fields[0], Namespace: fields[1], Name: fields[2], Kind: fields[3], Resource: fields[4]}, nil
+}
+
+// EncodePage returns the page cursor of a position.
+func EncodePage(p index.Position) string {
+	b := make([]byte, 0, 1+len(p.Cluster)+len(p.Namespace)+len(p.Name)+len(p.Kind)+len(p.Resource)+5+4)
+	b = append(b, tagPage)
+	return seal(appendPosition(b, p))
+}
+
+// DecodePage returns the position a page cursor holds. Its errors wrap
+// ErrMalformed or ErrKind.
+func DecodePage(s string) (index.Position, error) {
+	b, err := open(s, tagPage)
+	if err != nil {
+		return index.Position{}, err
+	}
+	return readPosition(b)
+}
+
+// Sorted is what a sorted page cursor holds: where a page of a sorted
+// list ends, and which query the list answers.
+type Sorted struct {
+	// Query is a fingerprint of the filter and sort the page was read
+	// with: the next page must be read with the same.
+	Query uint64
+	index.SortedPosition
+}
+
+// EncodeSorted returns the sorted page cursor of c.
+func EncodeSorted(c Sorted) string {
+	b := []byte{tagSorted}
+	b = binary.BigEndian.AppendUint64(b, c.Query)
+	b = binary.AppendUvarint(b, uint64(len(c.Values)))
+	for _, v := range c.Values {
+		b = append(b, byte(v.Kind))
+		switch v.Kind {
+		case index.Number, index.Time:
+			b = binary.BigEndian.AppendUint64(b, math.Float64bits(v.Num))
+		case index.String:
+			b = appendString(b, v.Str)
+		}
+	}
+	return seal(appendPosition(b, c.Position))
+}
+
+// DecodeSorted returns what a sorted page cursor holds. Its errors wrap
+// ErrMalformed or ErrKind.
+func DecodeSorted(s string) (Sorted, error) {
+	b, err := open(s, tagSorted)
+	if err != nil {
+		return Sorted{}, err
+	}
+	if len(b) < 8 {
+		return Sorted{}, fmt.Errorf("%w: truncated fingerprint", ErrMalformed)
+	}
+	c := Sorted{Query: binary.BigEndian.Uint64(b)}
+	n, k := readUvarint(b[8:])
+	if k <= 0 || n > maxSortValues {
+		return Sorted{}, fmt.Errorf("%w: bad number of sort values", ErrMalformed)
+	}
+	b = b[8+k:]
+	c.Values = make([]index.SortValue, n)
+	for i := range c.Values {
+		if len(b) == 0 {
+			return Sorted{}, fmt.Errorf("%w: truncated sort value", ErrMalformed)
+		}
+		v := index.SortValue{Kind: index.SortKind(b[0])}
+		b = b[1:]
+		switch v.Kind {
+		case index.Absent:
+		case index.Number, index.Time:
+			if len(b) < 8 {
+				return Sorted{}, fmt.Errorf("%w: truncated sort value", ErrMalformed)
+			}
+			v.Num, b = math.Float64frombits(binary.BigEndian.Uint64(b)), b[8:]
+			if math.IsNaN(v.Num) || math.IsInf(v.Num, 0) {
+				return Sorted{}, fmt.Errorf("%w: sort value not a finite number", ErrMalformed)
+			}
+		case index.String:
+			var ok bool
+			if v.Str, b, ok = readString(b); !ok {
+				return Sorted{}, fmt.Errorf("%w: truncated sort value", ErrMalformed)
+			}
+		default:
+			return Sorted{}, fmt.Errorf("%w: unknown sort value kind", ErrMalformed)
+		}
+		c.Values[i] = v
+	}
+	c.Position, err = readPosition(b)
+	return c, err
 }
 
 // Revision is what a revision cursor holds: a revision of the index of one

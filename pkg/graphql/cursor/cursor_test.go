@@ -51,6 +51,31 @@ func TestRevisionRoundTrip(t *testing.T) {
 	}
 }
 
+func TestSortedRoundTrip(t *testing.T) {
+	pos := index.Position{Cluster: "c1", Namespace: "web", Name: "web-1", Kind: "Pod", Resource: "pods"}
+	for _, want := range []Sorted{
+		{},
+		{Query: 1<<64 - 1, SortedPosition: index.SortedPosition{Position: pos, Values: []index.SortValue{
+			{Kind: index.String, Str: "Running"}, {Kind: index.Number, Num: -2.5}, {Kind: index.Time, Num: 1.7e15}, {}}}},
+		{Query: 7, SortedPosition: index.SortedPosition{Position: pos, Values: []index.SortValue{{Kind: index.String, Str: ""}}}},
+	} {
+		c := EncodeSorted(want)
+		got, err := DecodeSorted(c)
+		if err != nil {
+			t.Fatalf("decode %s: %v", c, err)
+		}
+		if want.Values == nil {
+			want.Values = []index.SortValue{}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("round trip (-want +got):\n%s", diff)
+		}
+		if _, err := DecodePage(c); !errors.Is(err, ErrKind) {
+			t.Errorf("a sorted cursor as a page cursor: %v, want ErrKind", err)
+		}
+	}
+}
+
 func TestErrors(t *testing.T) {
 	page := EncodePage(index.Position{Cluster: "c1", Namespace: "ns", Name: "n", Kind: "Pod", Resource: "pods"})
 	rev := EncodeRevision("epoch", 9)

@@ -27,6 +27,8 @@ func FuzzPayload(f *testing.F) {
 		{tagRevision, []byte("\x00\x80\x00")},
 		{tagRevision, []byte("\x00\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01")},
 		{tagRevision, []byte("\x00\xff\xff\xff\xff\xff\xff\xff\xff\xff\x02")},
+		{tagSorted, []byte("\x00\x00\x00\x00\x00\x00\x00\x01\x02\x03\x01x\x02\x41\xd0\x00\x00\x00\x00\x00\x00\x00\x02c1\x00\x01p\x03Pod\x04pods")},
+		{tagSorted, []byte("\x00\x00\x00\x00\x00\x00\x00\x00\x01\x01\x7f\xf8\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00")}, // NaN
 		{'X', nil},
 		{tagPage, make([]byte, maxLen)}, // too long to be a cursor
 	} {
@@ -36,6 +38,12 @@ func FuzzPayload(f *testing.F) {
 		s := seal(append([]byte{tag}, payload...))
 		p, pageErr := DecodePage(s)
 		r, revErr := DecodeRevision(s)
+		sorted, sortedErr := DecodeSorted(s)
+		if sortedErr == nil {
+			if again := EncodeSorted(sorted); again != s {
+				t.Fatalf("%q decodes to %+v, which encodes to %q", s, sorted, again)
+			}
+		}
 		if pageErr == nil {
 			if again := EncodePage(p); again != s {
 				t.Fatalf("%q decodes to %+v, which encodes to %q", s, p, again)
@@ -46,26 +54,30 @@ func FuzzPayload(f *testing.F) {
 				t.Fatalf("%q decodes to %+v, which encodes to %q", s, r, again)
 			}
 		}
-		for _, err := range []error{pageErr, revErr} {
+		for _, err := range []error{pageErr, revErr, sortedErr} {
 			if err != nil && !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrKind) {
 				t.Fatalf("untyped error %v", err)
 			}
 		}
 		switch {
 		case len(s) > maxLen:
-			if !errors.Is(pageErr, ErrMalformed) || !errors.Is(revErr, ErrMalformed) {
+			if !errors.Is(pageErr, ErrMalformed) || !errors.Is(revErr, ErrMalformed) || !errors.Is(sortedErr, ErrMalformed) {
 				t.Fatalf("cursor of %d characters: %v; %v, want ErrMalformed", len(s), pageErr, revErr)
 			}
 		case tag == tagPage:
-			if !errors.Is(revErr, ErrKind) {
+			if !errors.Is(revErr, ErrKind) || !errors.Is(sortedErr, ErrKind) {
 				t.Fatalf("page cursor %q as a revision cursor: %v, want ErrKind", s, revErr)
 			}
 		case tag == tagRevision:
-			if !errors.Is(pageErr, ErrKind) {
+			if !errors.Is(pageErr, ErrKind) || !errors.Is(sortedErr, ErrKind) {
 				t.Fatalf("revision cursor %q as a page cursor: %v, want ErrKind", s, pageErr)
 			}
+		case tag == tagSorted:
+			if !errors.Is(pageErr, ErrKind) || !errors.Is(revErr, ErrKind) {
+				t.Fatalf("sorted cursor %q as a page or revision cursor: %v; %v, want ErrKind", s, pageErr, revErr)
+			}
 		default:
-			if pageErr == nil || revErr == nil {
+			if pageErr == nil || revErr == nil || sortedErr == nil {
 				t.Fatalf("cursor %q with tag %q accepted", s, tag)
 			}
 		}
@@ -86,7 +98,9 @@ func FuzzMutation(f *testing.F) {
 	f.Add("ü/é", "ns", "a\x00b", "epoch", uint64(7), uint16(11), byte('_'))
 	f.Fuzz(func(t *testing.T, cluster, namespace, name, epoch string, revision uint64, at uint16, to byte) {
 		pos := index.Position{Cluster: cluster, Namespace: namespace, Name: name, Kind: "Pod", Resource: "pods"}
-		for _, valid := range []string{EncodePage(pos), EncodeRevision(epoch, revision)} {
+		sorted := Sorted{Query: revision, SortedPosition: index.SortedPosition{Position: pos,
+			Values: []index.SortValue{{Kind: index.String, Str: epoch}, {Kind: index.Time, Num: float64(revision)}, {}}}}
+		for _, valid := range []string{EncodePage(pos), EncodeRevision(epoch, revision), EncodeSorted(sorted)} {
 			if len(valid) > maxLen {
 				continue
 			}
@@ -96,15 +110,18 @@ func FuzzMutation(f *testing.F) {
 			mutated := string(b)
 			p, pageErr := DecodePage(mutated)
 			r, revErr := DecodeRevision(mutated)
+			c, sortedErr := DecodeSorted(mutated)
 			switch {
 			case mutated == valid:
-				if pageErr != nil && revErr != nil {
+				if pageErr != nil && revErr != nil && sortedErr != nil {
 					t.Fatalf("valid cursor %q rejected: %v; %v", valid, pageErr, revErr)
 				}
 			case pageErr == nil:
 				t.Fatalf("%q, %q with character %d changed, decodes to page cursor %+v", valid, mutated, i, p)
 			case revErr == nil:
 				t.Fatalf("%q, %q with character %d changed, decodes to revision cursor %+v", valid, mutated, i, r)
+			case sortedErr == nil:
+				t.Fatalf("%q, %q with character %d changed, decodes to sorted cursor %+v", valid, mutated, i, c)
 			}
 		}
 	})
