@@ -297,7 +297,7 @@ func (s *Server) connectionType(resource *graphql.Object) *graphql.Object {
 		Name:        "ResourceConnection",
 		Description: "One page of objects, in order of the sort keys, then of cluster, namespace, name and kind.",
 		Fields: graphql.Fields{
-			"edges": {Type: nonNullList(edge), Description: "The objects of the page, in order.", Resolve: resolveEdges},
+			"edges":    {Type: nonNullList(edge), Description: "The objects of the page, in order.", Resolve: resolveEdges},
 			"pageInfo": {Type: graphql.NewNonNull(pageInfo), Description: "Where the page ends.", Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source, nil }},
 			"totalCount": {Type: graphql.NewNonNull(graphql.Int), Description: "How many objects match the filter, on all pages.",
 				Resolve: s.resolveTotalCount},
