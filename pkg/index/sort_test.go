@@ -308,3 +308,47 @@ func TestSortedWalkVisitsPage(t *testing.T) {
 		}
 	}
 }
+
+// TestListSortedUnion: a sorted list over disjoint filters (as
+// authorization builds them) is the sorted list of their union.
+func TestListSortedUnion(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	ix := New(Options{})
+	for _, o := range sortFleet(r, 600) {
+		ix.Upsert(o)
+	}
+	nonEmpty := 0
+	for _, spec := range sortSpecs {
+		sk := sortKeys(t, spec...)
+		f := randomFilter(t, r)
+		f.Clusters = nil
+		a, b := f, f
+		a.Clusters, b.Clusters = []string{"c0", "c2"}, []string{"c1", "c3"}
+		want := keys(bruteSorted(ix, f, sk))
+		if len(want) > 4 {
+			nonEmpty++
+		}
+		for _, limit := range []int{0, 4, 100} {
+			var got []*Object
+			var after *SortedPosition
+			for {
+				page, err := ix.ListSorted([]Filter{a, b}, sk, after, limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, page.Objects...)
+				if !page.More {
+					break
+				}
+				last := page.Objects[len(page.Objects)-1]
+				after = &SortedPosition{Values: SortValues(sk, last), Position: last.Position()}
+			}
+			if d := cmp.Diff(want, keys(got)); d != "" {
+				t.Errorf("sort %v, limit %d (-want +got):\n%s", spec, limit, d)
+			}
+		}
+	}
+	if nonEmpty < len(sortSpecs)/2 {
+		t.Errorf("only %d of %d filters selected more than a page: the test tests little", nonEmpty, len(sortSpecs))
+	}
+}

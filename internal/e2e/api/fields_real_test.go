@@ -31,6 +31,7 @@ type fieldPod struct {
 	owner      string // the example.com/owner annotation; "" for none
 	phase      corev1.PodPhase
 	restarts   []int64 // per container
+	deadline   int64   // spec.activeDeadlineSeconds; 0 for none
 }
 
 // fieldPods are the Pods of each cluster's first namespace; the second
@@ -72,6 +73,9 @@ func createFieldPod(t *testing.T, d dynamic.Interface, ns string, p fieldPod) *u
 	spec := map[string]any{"containers": containers}
 	if p.node != "" {
 		spec["nodeName"] = p.node
+	}
+	if p.deadline != 0 {
+		spec["activeDeadlineSeconds"] = p.deadline
 	}
 	create(t, d, podsGVR, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}})
 	return setPodStatus(t, d, ns, p)

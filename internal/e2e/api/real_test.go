@@ -243,8 +243,8 @@ func (f filter) matches(t *testing.T, i item) bool {
 }
 
 // pageQuery pages through resources.
-const pageQuery = `query($filter: ResourceFilter, $first: Int, $after: String) {
-  resources(filter: $filter, first: $first, after: $after) {
+const pageQuery = `query($filter: ResourceFilter, $sort: [ResourceSort!], $first: Int, $after: String) {
+  resources(filter: $filter, sort: $sort, first: $first, after: $after) {
     edges { node { cluster kind resource namespace name uid } }
     pageInfo { hasNextPage endCursor }
     totalCount revision staleClusters
@@ -290,7 +290,14 @@ func (c connection) items() []item {
 // them with the first page's totalCount.
 func (f *fleet) list(t *testing.T, flt filter, size int) ([]item, int) {
 	t.Helper()
-	vars := map[string]any{"filter": flt.vars(), "first": size}
+	return f.listSorted(t, flt, nil, size, nil)
+}
+
+// listSorted is list in the order of sort (nil: none), calling between
+// after each page but the last.
+func (f *fleet) listSorted(t *testing.T, flt filter, sort []any, size int, between func()) ([]item, int) {
+	t.Helper()
+	vars := map[string]any{"filter": flt.vars(), "sort": sort, "first": size}
 	var out []item
 	total := -1
 	for {
@@ -304,6 +311,9 @@ func (f *fleet) list(t *testing.T, flt filter, size int) ([]item, int) {
 			return out, total
 		}
 		vars["after"] = *got.Resources.PageInfo.EndCursor
+		if between != nil {
+			between()
+		}
 	}
 }
 
