@@ -221,4 +221,3 @@ func TestSortedPagingDuringChurn(t *testing.T) {
 		}
 	}
 }
-
