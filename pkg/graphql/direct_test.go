@@ -69,6 +69,7 @@ var directCases = []struct {
 		owner: field(path: "metadata.annotations[\"owner\"]") } } }
 		p: resources(filter: {fieldSelector: "metadata.ownerReferences[].kind in (ReplicaSet)"}) { edges { node { name
 		field(path: "metadata.ownerReferences[].name") } } } }`},
+	{name: "columns", direct: true, query: `{ resources(first: 20) { edges { node { kind name columns { name value } c: columns { value } } } } }`},
 	{name: "field with a variable", direct: true, query: `query($p: String!) { resources(first: 3) { edges { node { field(path: $p) } } } }`,
 		vars: map[string]any{"p": "metadata.name"}},
 	{name: "field with an absent variable", query: `query($p: String) { resources(first: 1) { edges { node { field(path: $p) } } } }`},

@@ -8,6 +8,7 @@ import (
 	"github.com/graphql-go/graphql"
 	"github.com/graphql-go/graphql/language/ast"
 
+	"github.com/fleetcache/fleetcache/pkg/columns"
 	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/health"
@@ -41,7 +42,9 @@ import (
 //	  labels: JSON!  annotations: JSON!  creationTimestamp: Time  object: JSON!
 //	  field(path: String!): JSON
 //	  owners: [Resource!]!  children: [Resource!]!
+//	  columns: [Column!]!
 //	}
+//	type Column { name: String!  value: String! }
 //
 //	type ResourceConnection {
 //	  edges: [ResourceEdge!]!  pageInfo: PageInfo!  totalCount: Int!
@@ -282,12 +285,21 @@ func (s *Server) resourceType() *graphql.Object {
 			Resolve: s.resolveOwners},
 		"children": {Type: nonNullList(resource), Description: "The cached objects whose ownerReferences name this one (same cluster).",
 			Resolve: s.resolveChildren},
+		"columns": {Type: nonNullList(columnType), Description: "What `kubectl get -o wide` prints for the object, in its order, without the age " +
+			`(see "Columns" in docs/graphql.md).`, Resolve: objectField(func(o *index.Object) any { return columns.For(o, time.Now()) })},
 	}
 	for name, f := range fields {
 		resource.AddFieldConfig(name, f)
 	}
 	return resource
 }
+
+// columnType is Column: a cell of an object's row as kubectl prints it.
+var columnType = graphql.NewObject(graphql.ObjectConfig{Name: "Column", Description: "A column of kubectl's table and the object's value in it.",
+	Fields: graphql.Fields{
+		"name":  {Type: graphql.NewNonNull(graphql.String), Description: `The column's name, as the API server's Table names it: "Ready".`, Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(columns.Column).Name, nil }},
+		"value": {Type: graphql.NewNonNull(graphql.String), Description: `The value, as kubectl prints it: "1/2".`, Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(columns.Column).Value, nil }},
+	}})
 
 // connectionType returns ResourceConnection, a page of resources, with the
 // types of its fields: ResourceEdge, PageInfo and StaleCluster.

@@ -25,6 +25,12 @@ type Type struct {
 	Kind string
 	// Namespaced is false for cluster-scoped types.
 	Namespaced bool
+	// Printer is for pkg/columns, which alone reads it; the index does not.
+	// pkg/informers sets it when it sets the type up, before any object
+	// points at the type: for a custom resource type, a *columns.Custom
+	// holding its CustomResourceDefinition's printer columns. Nil otherwise.
+	// (any: the index cannot name pkg/columns, which imports it.)
+	Printer any
 }
 
 // KindName is the kind as filters name it: "Pod" for the core group,

@@ -116,6 +116,9 @@ type Ingester struct {
 	// wake tells Start that stale or reachable changed; probeNow asks the
 	// probe to run at once. Both hold at most one signal.
 	wake, probeNow chan struct{}
+	// noCRD holds the custom resource types whose CustomResourceDefinition
+	// could not be read (logged once each).
+	noCRD map[string]bool
 }
 
 // typeRun is one run of one type's informer: its own reflector, store and
@@ -201,7 +204,8 @@ func NewIngester(name string, cfg *rest.Config, sink Sink, h *health.Tracker, op
 		return nil, fmt.Errorf("cluster %q: %w", name, err)
 	}
 	c := &Ingester{name: name, sink: sink, health: h, opts: opts, names: names, reachable: true,
-		runs: map[string]*typeRun{}, stale: map[string]*typeRun{}, wake: make(chan struct{}, 1), probeNow: make(chan struct{}, 1)}
+		runs: map[string]*typeRun{}, stale: map[string]*typeRun{}, wake: make(chan struct{}, 1), probeNow: make(chan struct{}, 1),
+		noCRD: map[string]bool{}}
 	cfg = rest.CopyConfig(cfg)
 	if cfg.Proxy == nil {
 		// A config with a Proxy func is never shared through client-go's
@@ -360,6 +364,7 @@ func (c *Ingester) startServed(ctx context.Context, names []resourceName) []reso
 		c.health.ResourceError(c.name, name, "", err)
 	}
 	for _, t := range types {
+		c.setPrinter(t)
 		run, err := c.startRun(ctx, t)
 		if err != nil {
 			logger.Error(err, "Starting informer failed, will retry", "resource", t.Resource)
@@ -381,6 +386,7 @@ func (c *Ingester) startServed(ctx context.Context, names []resourceName) []reso
 
 // startRun starts a fresh informer for t: it lists, then watches.
 func (c *Ingester) startRun(ctx context.Context, t *index.Type) (*typeRun, error) {
+	c.loadPrinterColumns(ctx, t)
 	ctx, cancel := context.WithCancel(ctx)
 	run := &typeRun{t: t, ctx: ctx, cancel: cancel}
 	lw := &listWatch{cache: c, t: t, run: run, resource: c.dynamic.Resource(t.GVR)}

@@ -1,0 +1,147 @@
+package columns
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/fleetcache/fleetcache/pkg/index"
+)
+
+// Column is one cell of an object's row: the column's name, as the API
+// server's Table names it, and the object's value in it, as kubectl prints
+// it.
+type Column struct {
+	Name  string
+	Value string
+}
+
+// printer returns the columns of a built-in kind after the name, from the
+// object's JSON, at time now.
+type printer func(raw []byte, now time.Time) ([]Column, error)
+
+// printers are the built-in kinds whose columns are more than the name.
+var printers = map[schema.GroupKind]printer{
+	{Kind: "Pod"}:                                 printPod,
+	{Group: "apps", Kind: "Deployment"}:           printDeployment,
+	{Group: "apps", Kind: "ReplicaSet"}:           printReplicaSet,
+	{Group: "apps", Kind: "StatefulSet"}:          printStatefulSet,
+	{Group: "apps", Kind: "DaemonSet"}:            printDaemonSet,
+	{Group: "batch", Kind: "Job"}:                 printJob,
+	{Group: "batch", Kind: "CronJob"}:             printCronJob,
+	{Kind: "Service"}:                             printService,
+	{Group: "networking.k8s.io", Kind: "Ingress"}: printIngress,
+	{Kind: "ConfigMap"}:                           printConfigMap,
+	{Kind: "Namespace"}:                           printNamespace,
+	{Kind: "Node"}:                                printNode,
+	{Kind: "PersistentVolumeClaim"}:               printPersistentVolumeClaim,
+	{Kind: "PersistentVolume"}:                    printPersistentVolume,
+	{Kind: "Event"}:                               printEvent,
+}
+
+// For returns the columns of o at time now, in the server's order: Name
+// first (the server's Event has it last), then the kind's columns, without
+// the age. Custom resources get their printer columns (see Custom); kinds
+// without a printer, and objects whose JSON does not decode as their kind,
+// get the name alone.
+func For(o *index.Object, now time.Time) []Column {
+	name := Column{Name: "Name", Value: o.Name}
+	if c, ok := o.Type.Printer.(*Custom); ok {
+		return c.columns(name, o.Raw, now)
+	}
+	if o.Type.Kind == "Secret" && o.Type.GVR.Group == "" {
+		return printSecret(name, o.Raw, o.Type.Printer == DataNotCached)
+	}
+	p := printers[schema.GroupKind{Group: o.Type.GVR.Group, Kind: o.Type.Kind}]
+	if p == nil {
+		return []Column{name}
+	}
+	cols, err := p(o.Raw, now)
+	if err != nil {
+		return []Column{name}
+	}
+	if o.Type.Kind == "Event" {
+		return append(cols, name)
+	}
+	return append([]Column{name}, cols...)
+}
+
+// dataNotCached is DataNotCached's type.
+type dataNotCached struct{}
+
+// DataNotCached, as the index.Type's Printer of core Secrets, says that
+// their data was dropped before they were stored (see
+// informers.Options.CacheSecretData): their Data column is then "<unknown>"
+// rather than a count of the keys left, none.
+var DataNotCached any = dataNotCached{}
+
+// none is kubectl's text for an empty value.
+func none(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}
+
+func itoa[T ~int | ~int32 | ~int64](n T) string { return strconv.FormatInt(int64(n), 10) }
+
+// ratio is "ready/total".
+func ratio[T ~int | ~int32 | ~int64](a, b T) string { return itoa(a) + "/" + itoa(b) }
+
+// since is the time from t to now as kubectl prints ages ("5m", "3d2h"),
+// "<unknown>" for a zero time.
+func since(t time.Time, now time.Time) string {
+	if t.IsZero() {
+		return "<unknown>"
+	}
+	return duration.HumanDuration(now.Sub(t))
+}
+
+// sinceOrNone is since, but "<none>" for a zero time.
+func sinceOrNone(t time.Time, now time.Time) string {
+	if t.IsZero() {
+		return "<none>"
+	}
+	return since(t, now)
+}
+
+// mapLabels prints a map selector or node selector ("a=b,c=d", sorted),
+// "<none>" when empty.
+func mapLabels(m map[string]string) string {
+	return labels.FormatLabels(m)
+}
+
+// selector prints a label selector the way kubectl's Selector columns do.
+func selector(s *metav1.LabelSelector) string {
+	return metav1.FormatLabelSelector(s)
+}
+
+// podTemplate is what the workload printers read of a Pod template.
+type podTemplate struct {
+	Spec struct {
+		Containers []struct {
+			Name  string `json:"name"`
+			Image string `json:"image"`
+		} `json:"containers"`
+		NodeSelector map[string]string `json:"nodeSelector"`
+	} `json:"spec"`
+}
+
+// containersAndImages are the Containers and Images columns of a
+// workload: its template's containers' names and images, comma-separated.
+func containersAndImages(t podTemplate) []Column {
+	names := make([]string, len(t.Spec.Containers))
+	images := make([]string, len(t.Spec.Containers))
+	for i, c := range t.Spec.Containers {
+		names[i], images[i] = c.Name, c.Image
+	}
+	return []Column{{"Containers", strings.Join(names, ",")}, {"Images", strings.Join(images, ",")}}
+}
+
+func decode(raw []byte, v any) error { return json.Unmarshal(raw, v) }

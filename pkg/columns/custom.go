@@ -1,0 +1,154 @@
+package columns
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/client-go/util/jsonpath"
+)
+
+// PrinterColumn is one of the additionalPrinterColumns of a
+// CustomResourceDefinition's version, as the CRD's JSON has it.
+type PrinterColumn struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Format   string `json:"format,omitempty"`
+	JSONPath string `json:"jsonPath"`
+	Priority int32  `json:"priority,omitempty"`
+}
+
+// Custom holds the printer columns of one custom resource type of one
+// cluster, compiled. pkg/informers makes one per such type, as its
+// index.Type's Printer, and sets the columns from the cluster's
+// CustomResourceDefinition each time it starts the type's informer; For
+// prints with the columns set last. A Custom is safe for concurrent use.
+type Custom struct {
+	cols atomic.Pointer[[]customColumn]
+	// mu serializes evaluations: client-go's JSONPath keeps state while it
+	// evaluates.
+	mu sync.Mutex
+}
+
+// customColumn is a printer column with its compiled path.
+type customColumn struct {
+	PrinterColumn
+	path *jsonpath.JSONPath
+}
+
+// Set replaces the columns, compiling their paths as the apiextensions
+// server does ("{" + path + "}", missing keys allowed). A column that is
+// the object's age (a date at .metadata.creationTimestamp) is left out:
+// clients compute ages. If a path does not compile, the columns stay as
+// they were and Set fails; the API server rejects such CRDs anyway.
+func (c *Custom) Set(cols []PrinterColumn) error {
+	out := make([]customColumn, 0, len(cols))
+	for _, col := range cols {
+		if col.Type == "date" && col.JSONPath == ".metadata.creationTimestamp" {
+			continue
+		}
+		p := jsonpath.New(col.Name)
+		if err := p.Parse("{" + col.JSONPath + "}"); err != nil {
+			return fmt.Errorf("printer column %q: path %q: %w", col.Name, col.JSONPath, err)
+		}
+		p.AllowMissingKeys(true)
+		out = append(out, customColumn{PrinterColumn: col, path: p})
+	}
+	c.cols.Store(&out)
+	return nil
+}
+
+// Columns returns the columns set last (with the ages left out), nil
+// before any.
+func (c *Custom) Columns() []PrinterColumn {
+	p := c.cols.Load()
+	if p == nil {
+		return nil
+	}
+	out := make([]PrinterColumn, len(*p))
+	for i, col := range *p {
+		out[i] = col.PrinterColumn
+	}
+	return out
+}
+
+// columns returns name and the printer columns of the object raw. A column
+// whose path finds nothing, or a value of another type than the column's,
+// is "<none>", as kubectl prints the server's null cell.
+func (c *Custom) columns(name Column, raw []byte, now time.Time) []Column {
+	p := c.cols.Load()
+	if p == nil || len(*p) == 0 {
+		return []Column{name}
+	}
+	out := make([]Column, 1, 1+len(*p))
+	out[0] = name
+	// JSONPath evaluates over maps, with integers as int64, as the
+	// server's unstructured objects hold them.
+	var obj map[string]any
+	if err := utiljson.Unmarshal(raw, &obj); err != nil {
+		return []Column{name}
+	}
+	var buf bytes.Buffer
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, col := range *p {
+		out = append(out, Column{Name: col.Name, Value: col.cell(obj, &buf, now)})
+	}
+	return out
+}
+
+// cell evaluates the column's path in obj and formats the first value
+// found by the column's type.
+func (col *customColumn) cell(obj map[string]any, buf *bytes.Buffer, now time.Time) string {
+	results, err := col.path.FindResults(obj)
+	if err != nil || len(results) == 0 || len(results[0]) == 0 {
+		return "<none>"
+	}
+	found := results[0][0]
+	switch v := found.Interface().(type) {
+	case nil:
+		return "<none>"
+	case string:
+		switch col.Type {
+		case "string":
+			return v
+		case "date":
+			var t metav1.Time
+			if err := t.UnmarshalQueryParameter(v); err != nil {
+				return "<invalid>"
+			}
+			return since(t.Time, now)
+		}
+	case int64:
+		switch col.Type {
+		case "integer":
+			return strconv.FormatInt(v, 10)
+		case "number":
+			return strconv.FormatFloat(float64(v), 'g', -1, 64)
+		}
+	case float64:
+		switch col.Type {
+		case "integer":
+			return strconv.FormatInt(int64(v), 10)
+		case "number":
+			return strconv.FormatFloat(v, 'g', -1, 64)
+		}
+	case bool:
+		if col.Type == "boolean" {
+			return strconv.FormatBool(v)
+		}
+	}
+	if col.Type == "string" {
+		// Anything else, printed by the path as kubectl's templates do.
+		buf.Reset()
+		if err := col.path.PrintResults(buf, results[0][:1]); err == nil {
+			return buf.String()
+		}
+	}
+	return "<none>"
+}

@@ -1,0 +1,18 @@
+// Package columns computes the columns `kubectl get -o wide` prints for a
+// cached object, from its stored JSON bytes (index.Object.Raw), the way the
+// member cluster's API server computes its Table (Accept:
+// application/json;as=Table;g=meta.k8s.io;v=v1), every column, priority 0
+// and above, except the object's age, which clients compute.
+//
+// For returns an object's Columns, in the server's order. The printers of
+// built-in kinds (Pod, Deployment, Service, Node, … see printers) each
+// decode the few fields they need into a small struct of their own. Custom
+// resources are printed from their CustomResourceDefinition's
+// additionalPrinterColumns: a Custom, which pkg/informers fills from the
+// member cluster and hangs on the index.Type (Type.Printer), holds them
+// compiled. Every other kind is printed as its name alone.
+//
+// Cells that hold a time relative to now (a Pod's last restart, a Job's
+// duration, an Event's last seen, a custom resource's date columns) are
+// computed at the time For is given, as the server does when it answers.
+package columns
