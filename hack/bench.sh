@@ -33,6 +33,11 @@ run go test -run '^$' -bench 'IdleSubscriptionMemoryWebSocket' -benchtime 1x -co
 run go test -run '^$' -bench 'FanoutLatencyWebSocket' -benchtime 1x -count 4 -timeout 30m ./pkg/transport/
 run go test -run '^$' -bench 'EventVisibility' -benchmem -count 3 -timeout 10m ./pkg/graphql/
 
+# Resource.columns: a page of 50 Pods with and without, and one object of a
+# few kinds.
+run go test -run '^$' -bench 'BenchmarkColumns' -benchmem -timeout 10m ./pkg/graphql/
+run go test -run '^$' -bench 'BenchmarkFor' -benchmem -count 3 -timeout 10m ./pkg/columns/
+
 # GraphQL queries end to end, and against the API servers.
 run go test -run '^$' -bench 'BenchmarkGraphQL' -benchtime 3000x -count 2 -timeout 30m ./internal/app/
 run go test -run '^$' -bench 'BenchmarkPageVersusAPIServers' -benchtime 2000x -timeout 40m ./internal/app/

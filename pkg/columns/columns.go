@@ -2,10 +2,12 @@ package columns
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/tidwall/gjson"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -103,14 +105,6 @@ func since(t time.Time, now time.Time) string {
 	return duration.HumanDuration(now.Sub(t))
 }
 
-// sinceOrNone is since, but "<none>" for a zero time.
-func sinceOrNone(t time.Time, now time.Time) string {
-	if t.IsZero() {
-		return "<none>"
-	}
-	return since(t, now)
-}
-
 // mapLabels prints a map selector or node selector ("a=b,c=d", sorted),
 // "<none>" when empty.
 func mapLabels(m map[string]string) string {
@@ -122,26 +116,54 @@ func selector(s *metav1.LabelSelector) string {
 	return metav1.FormatLabelSelector(s)
 }
 
-// podTemplate is what the workload printers read of a Pod template.
+// podTemplate is what the workload printers read of a Pod template: its
+// containers' names and images.
 type podTemplate struct {
-	Spec struct {
-		Containers []struct {
-			Name  string `json:"name"`
-			Image string `json:"image"`
-		} `json:"containers"`
-		NodeSelector map[string]string `json:"nodeSelector"`
-	} `json:"spec"`
+	names, images []string
+}
+
+// fields are the template's at the path of a template (spec.template).
+func (t *podTemplate) fields(path string) []field {
+	return []field{{path + ".spec.containers.#.name", &t.names}, {path + ".spec.containers.#.image", &t.images}}
 }
 
 // containersAndImages are the Containers and Images columns of a
 // workload: its template's containers' names and images, comma-separated.
 func containersAndImages(t podTemplate) []Column {
-	names := make([]string, len(t.Spec.Containers))
-	images := make([]string, len(t.Spec.Containers))
-	for i, c := range t.Spec.Containers {
-		names[i], images[i] = c.Name, c.Image
-	}
-	return []Column{{"Containers", strings.Join(names, ",")}, {"Images", strings.Join(images, ",")}}
+	return []Column{{"Containers", strings.Join(t.names, ",")}, {"Images", strings.Join(t.images, ",")}}
 }
 
 func decode(raw []byte, v any) error { return json.Unmarshal(raw, v) }
+
+// field is a path into an object's JSON, in gjson's syntax
+// ("spec.containers.#.name" is the list of the containers' names), and
+// where to decode the value found there.
+type field struct {
+	path string
+	into any
+}
+
+// decodeFields decodes the value at each path into its destination,
+// leaving those of absent paths as they are. Printers of objects with large
+// parts they do not print (a Pod's or a template's containers) use it: the
+// bytes outside the paths are skipped, not decoded, which costs a fraction.
+func decodeFields(raw []byte, fields ...field) error {
+	for _, f := range fields {
+		r := gjson.GetBytes(raw, f.path)
+		if !r.Exists() {
+			continue
+		}
+		// The value's bytes in raw where gjson says where they are; a
+		// value it built (a list of "#" paths) is copied.
+		b := []byte(nil)
+		if r.Index > 0 && r.Index+len(r.Raw) <= len(raw) {
+			b = raw[r.Index : r.Index+len(r.Raw)]
+		} else {
+			b = []byte(r.Raw)
+		}
+		if err := json.Unmarshal(b, f.into); err != nil {
+			return fmt.Errorf("decode %s: %w", f.path, err)
+		}
+	}
+	return nil
+}

@@ -6,7 +6,9 @@
 //
 // For returns an object's Columns, in the server's order. The printers of
 // built-in kinds (Pod, Deployment, Service, Node, … see printers) each
-// decode the few fields they need into a small struct of their own. Custom
+// decode the few fields they need into a small struct of their own: gjson
+// finds those parts in the stored bytes and encoding/json decodes only them
+// (decodeFields), so that a Pod's container specs, say, are skipped. Custom
 // resources are printed from their CustomResourceDefinition's
 // additionalPrinterColumns: a Custom, which pkg/informers fills from the
 // member cluster and hangs on the index.Type (Type.Printer), holds them

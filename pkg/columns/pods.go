@@ -16,7 +16,8 @@ type pod struct {
 			Name          string `json:"name"`
 			RestartPolicy string `json:"restartPolicy"`
 		} `json:"initContainers"`
-		Containers     []struct{} `json:"containers"`
+		// Containers is how many app containers there are.
+		Containers     int
 		ReadinessGates []struct {
 			ConditionType string `json:"conditionType"`
 		} `json:"readinessGates"`
@@ -113,7 +114,14 @@ func terminatedText(signal, exitCode int32) string {
 // Restartable init containers (sidecars) count as containers once started.
 func printPod(raw []byte, now time.Time) ([]Column, error) {
 	var p pod
-	if err := decode(raw, &p); err != nil {
+	if err := decodeFields(raw,
+		field{"metadata.deletionTimestamp", &p.Metadata.DeletionTimestamp},
+		field{"spec.nodeName", &p.Spec.NodeName},
+		field{"spec.containers.#", &p.Spec.Containers},
+		field{"spec.initContainers", &p.Spec.InitContainers},
+		field{"spec.readinessGates", &p.Spec.ReadinessGates},
+		field{"status", &p.Status},
+	); err != nil {
 		return nil, err
 	}
 	sidecar := map[string]bool{}
@@ -122,7 +130,7 @@ func printPod(raw []byte, now time.Time) ([]Column, error) {
 			sidecar[c.Name] = true
 		}
 	}
-	total := len(p.Spec.Containers) + len(sidecar)
+	total := p.Spec.Containers + len(sidecar)
 	ready := 0
 	status := p.Status.Phase
 	if p.Status.Reason != "" {

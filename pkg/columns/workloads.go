@@ -12,14 +12,26 @@ type workload struct {
 	Spec struct {
 		Replicas *int32                `json:"replicas"`
 		Selector *metav1.LabelSelector `json:"selector"`
-		Template podTemplate           `json:"template"`
 	} `json:"spec"`
-	Status struct {
+	template podTemplate
+	Status   struct {
 		Replicas          int32 `json:"replicas"`
 		ReadyReplicas     int32 `json:"readyReplicas"`
 		UpdatedReplicas   int32 `json:"updatedReplicas"`
 		AvailableReplicas int32 `json:"availableReplicas"`
 	} `json:"status"`
+}
+
+// decodeWorkload decodes what the printers read of a Deployment,
+// ReplicaSet or StatefulSet.
+func decodeWorkload(raw []byte) (*workload, error) {
+	var w workload
+	fields := append(w.template.fields("spec.template"),
+		field{"spec.replicas", &w.Spec.Replicas}, field{"spec.selector", &w.Spec.Selector}, field{"status", &w.Status})
+	if err := decodeFields(raw, fields...); err != nil {
+		return nil, err
+	}
+	return &w, nil
 }
 
 // desired is spec.replicas, which the API server defaults to 1.
@@ -33,49 +45,48 @@ func (w *workload) desired() int32 {
 // printDeployment prints Ready, Up-to-date, Available, Containers, Images
 // and Selector.
 func printDeployment(raw []byte, _ time.Time) ([]Column, error) {
-	var w workload
-	if err := decode(raw, &w); err != nil {
+	w, err := decodeWorkload(raw)
+	if err != nil {
 		return nil, err
 	}
 	return append([]Column{
 		{"Ready", ratio(w.Status.ReadyReplicas, w.desired())},
 		{"Up-to-date", itoa(w.Status.UpdatedReplicas)},
 		{"Available", itoa(w.Status.AvailableReplicas)},
-	}, append(containersAndImages(w.Spec.Template), Column{"Selector", selector(w.Spec.Selector)})...), nil
+	}, append(containersAndImages(w.template), Column{"Selector", selector(w.Spec.Selector)})...), nil
 }
 
 // printReplicaSet prints Desired, Current, Ready, Containers, Images and
 // Selector.
 func printReplicaSet(raw []byte, _ time.Time) ([]Column, error) {
-	var w workload
-	if err := decode(raw, &w); err != nil {
+	w, err := decodeWorkload(raw)
+	if err != nil {
 		return nil, err
 	}
 	return append([]Column{
 		{"Desired", itoa(w.desired())},
 		{"Current", itoa(w.Status.Replicas)},
 		{"Ready", itoa(w.Status.ReadyReplicas)},
-	}, append(containersAndImages(w.Spec.Template), Column{"Selector", selector(w.Spec.Selector)})...), nil
+	}, append(containersAndImages(w.template), Column{"Selector", selector(w.Spec.Selector)})...), nil
 }
 
 // printStatefulSet prints Ready, Containers and Images.
 func printStatefulSet(raw []byte, _ time.Time) ([]Column, error) {
-	var w workload
-	if err := decode(raw, &w); err != nil {
+	w, err := decodeWorkload(raw)
+	if err != nil {
 		return nil, err
 	}
-	return append([]Column{{"Ready", ratio(w.Status.ReadyReplicas, w.desired())}}, containersAndImages(w.Spec.Template)...), nil
+	return append([]Column{{"Ready", ratio(w.Status.ReadyReplicas, w.desired())}}, containersAndImages(w.template)...), nil
 }
 
 // printDaemonSet prints Desired, Current, Ready, Up-to-date, Available,
 // Node Selector, Containers, Images and Selector.
 func printDaemonSet(raw []byte, _ time.Time) ([]Column, error) {
 	var d struct {
-		Spec struct {
-			Selector *metav1.LabelSelector `json:"selector"`
-			Template podTemplate           `json:"template"`
-		} `json:"spec"`
-		Status struct {
+		selector     *metav1.LabelSelector
+		template     podTemplate
+		nodeSelector map[string]string
+		Status       struct {
 			DesiredNumberScheduled int32 `json:"desiredNumberScheduled"`
 			CurrentNumberScheduled int32 `json:"currentNumberScheduled"`
 			NumberReady            int32 `json:"numberReady"`
@@ -83,7 +94,9 @@ func printDaemonSet(raw []byte, _ time.Time) ([]Column, error) {
 			NumberAvailable        int32 `json:"numberAvailable"`
 		} `json:"status"`
 	}
-	if err := decode(raw, &d); err != nil {
+	fields := append(d.template.fields("spec.template"), field{"spec.selector", &d.selector},
+		field{"spec.template.spec.nodeSelector", &d.nodeSelector}, field{"status", &d.Status})
+	if err := decodeFields(raw, fields...); err != nil {
 		return nil, err
 	}
 	s := d.Status
@@ -93,17 +106,23 @@ func printDaemonSet(raw []byte, _ time.Time) ([]Column, error) {
 		{"Ready", itoa(s.NumberReady)},
 		{"Up-to-date", itoa(s.UpdatedNumberScheduled)},
 		{"Available", itoa(s.NumberAvailable)},
-		{"Node Selector", mapLabels(d.Spec.Template.Spec.NodeSelector)},
-	}, append(containersAndImages(d.Spec.Template), Column{"Selector", selector(d.Spec.Selector)})...), nil
+		{"Node Selector", mapLabels(d.nodeSelector)},
+	}, append(containersAndImages(d.template), Column{"Selector", selector(d.selector)})...), nil
 }
 
 // jobSpec is what printJob reads of a Job's spec, and printCronJob of its
 // job template's.
 type jobSpec struct {
-	Completions *int32                `json:"completions"`
-	Parallelism *int32                `json:"parallelism"`
-	Selector    *metav1.LabelSelector `json:"selector"`
-	Template    podTemplate           `json:"template"`
+	Completions *int32
+	Parallelism *int32
+	Selector    *metav1.LabelSelector
+	Template    podTemplate
+}
+
+// fields are the job spec's at path (spec, or spec.jobTemplate.spec).
+func (s *jobSpec) fields(path string) []field {
+	return append(s.Template.fields(path+".template"), field{path + ".completions", &s.Completions},
+		field{path + ".parallelism", &s.Parallelism}, field{path + ".selector", &s.Selector})
 }
 
 // printJob prints Status, Completions, Duration, Containers, Images and
@@ -114,7 +133,7 @@ func printJob(raw []byte, now time.Time) ([]Column, error) {
 		Metadata struct {
 			DeletionTimestamp *time.Time `json:"deletionTimestamp"`
 		} `json:"metadata"`
-		Spec   jobSpec `json:"spec"`
+		Spec   jobSpec
 		Status struct {
 			Succeeded      int32      `json:"succeeded"`
 			StartTime      *time.Time `json:"startTime"`
@@ -125,7 +144,8 @@ func printJob(raw []byte, now time.Time) ([]Column, error) {
 			} `json:"conditions"`
 		} `json:"status"`
 	}
-	if err := decode(raw, &j); err != nil {
+	fields := append(j.Spec.fields("spec"), field{"metadata.deletionTimestamp", &j.Metadata.DeletionTimestamp}, field{"status", &j.Status})
+	if err := decodeFields(raw, fields...); err != nil {
 		return nil, err
 	}
 	holds := func(t string) bool {
@@ -181,19 +201,19 @@ func printJob(raw []byte, now time.Time) ([]Column, error) {
 func printCronJob(raw []byte, now time.Time) ([]Column, error) {
 	var c struct {
 		Spec struct {
-			Schedule    string  `json:"schedule"`
-			TimeZone    *string `json:"timeZone"`
-			Suspend     *bool   `json:"suspend"`
-			JobTemplate struct {
-				Spec jobSpec `json:"spec"`
-			} `json:"jobTemplate"`
-		} `json:"spec"`
+			Schedule string
+			TimeZone *string
+			Suspend  *bool
+			Job      jobSpec
+		}
 		Status struct {
 			Active           []struct{} `json:"active"`
 			LastScheduleTime *time.Time `json:"lastScheduleTime"`
 		} `json:"status"`
 	}
-	if err := decode(raw, &c); err != nil {
+	fields := append(c.Spec.Job.fields("spec.jobTemplate.spec"), field{"spec.schedule", &c.Spec.Schedule},
+		field{"spec.timeZone", &c.Spec.TimeZone}, field{"spec.suspend", &c.Spec.Suspend}, field{"status", &c.Status})
+	if err := decodeFields(raw, fields...); err != nil {
 		return nil, err
 	}
 	zone := "<none>"
@@ -211,7 +231,7 @@ func printCronJob(raw []byte, now time.Time) ([]Column, error) {
 	if t := c.Status.LastScheduleTime; t != nil {
 		last = since(*t, now)
 	}
-	tmpl := c.Spec.JobTemplate.Spec
+	tmpl := c.Spec.Job
 	return append([]Column{
 		{"Schedule", c.Spec.Schedule},
 		{"Timezone", zone},
