@@ -12,12 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
+	"github.com/fleetcache/fleetcache/pkg/columns"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/informers"
@@ -50,9 +52,12 @@ func TestSecretData(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		cacheData bool
+		// dataColumn is the Secret's Data column: how many keys it has,
+		// unknown when its data is not cached.
+		dataColumn string
 	}{
-		{name: "dropped by default", cacheData: false},
-		{name: "kept with CacheSecretData", cacheData: true},
+		{name: "dropped by default", cacheData: false, dataColumn: "<unknown>"},
+		{name: "kept with CacheSecretData", cacheData: true, dataColumn: "2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := testOptions("secrets")
@@ -83,6 +88,10 @@ func TestSecretData(t *testing.T) {
 			o := agg.Index.Get(index.Key{Cluster: "c1", Resource: "secrets", Namespace: "secret-data", Name: "creds"})
 			if o == nil {
 				t.Fatal("the Secret is not in the index")
+			}
+			wantColumns := []columns.Column{{Name: "Name", Value: "creds"}, {Name: "Type", Value: "Opaque"}, {Name: "Data", Value: tc.dataColumn}}
+			if diff := cmp.Diff(wantColumns, columns.For(o, time.Now())); diff != "" {
+				t.Errorf("columns (-want +got):\n%s", diff)
 			}
 			object := graphqlObject(t, srv.URL)
 			for what, raw := range map[string][]byte{"index": o.Raw, "GraphQL object": object} {
