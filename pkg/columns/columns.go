@@ -45,6 +45,7 @@ var printers = map[schema.GroupKind]printer{
 	{Kind: "PersistentVolumeClaim"}:               printPersistentVolumeClaim,
 	{Kind: "PersistentVolume"}:                    printPersistentVolume,
 	{Kind: "Event"}:                               printEvent,
+	{Group: "events.k8s.io", Kind: "Event"}:       printEvent,
 }
 
 // For returns the columns of o at time now, in the server's order: Name

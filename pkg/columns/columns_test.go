@@ -330,11 +330,27 @@ func TestEvent(t *testing.T) {
 		{name: "no times", raw: `{"involvedObject":{"kind":"Pod","name":"p"},"count":2}`,
 			want: "Last Seen=<unknown>|Type=|Reason=|Object=pod/p|Subobject=|Source=|Message=|First Seen=<unknown>|Count=2"},
 	}
+	// The same Events as events.k8s.io serves them.
+	eventsAPI := typeOf("events.k8s.io", "Event")
+	tests = append(tests, []printCase{
+		{name: "events.k8s.io with timestamps", raw: `{"regarding":{"kind":"Pod","name":"web","fieldPath":"spec.containers{a}"},"type":"Warning",
+			"reason":"BackOff","note":" Back-off \n","deprecatedSource":{"component":"kubelet","host":"n1"},"deprecatedFirstTimestamp":"{{ago:3h}}",
+			"deprecatedLastTimestamp":"{{ago:5m}}","deprecatedCount":12}`,
+			want: "Last Seen=5m|Type=Warning|Reason=BackOff|Object=pod/web|Subobject=spec.containers{a}|Source=kubelet, n1|Message=Back-off|First Seen=3h|Count=12"},
+		{name: "events.k8s.io with a series", raw: `{"regarding":{"kind":"Deployment","name":"web"},"type":"Normal","reason":"Scaled","note":"up",
+			"reportingController":"ctrl","reportingInstance":"ctrl-1","eventTime":"2026-05-01T09:00:00.000000Z",
+			"series":{"count":4,"lastObservedTime":"2026-05-01T11:59:30.000000Z"}}`,
+			want: "Last Seen=30s|Type=Normal|Reason=Scaled|Object=deployment/web|Subobject=|Source=ctrl, ctrl-1|Message=up|First Seen=3h|Count=4"},
+	}...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			ty := typ
+			if strings.HasPrefix(tc.name, "events.k8s.io") {
+				ty = eventsAPI
+			}
 			// The Event's Name is its last column.
 			want := append(cols(tc.want)[1:], Column{"Name", "x"})
-			if diff := cmp.Diff(want, For(object(typ, tc.raw), now)); diff != "" {
+			if diff := cmp.Diff(want, For(object(ty, tc.raw), now)); diff != "" {
 				t.Errorf("For (-want +got):\n%s", diff)
 			}
 		})

@@ -289,38 +289,76 @@ func printPersistentVolume(raw []byte, _ time.Time) ([]Column, error) {
 	}, nil
 }
 
+// eventObject is the object an Event is about.
+type eventObject struct {
+	Kind      string `json:"kind"`
+	Name      string `json:"name"`
+	FieldPath string `json:"fieldPath"`
+}
+
+// eventSource is a core Event's source.
+type eventSource struct {
+	Component string `json:"component"`
+	Host      string `json:"host"`
+}
+
+// event is what printEvent reads of an Event of the core group, or of
+// events.k8s.io, whose fields of other names say the same (the API server
+// serves both from one object).
+type event struct {
+	InvolvedObject     eventObject `json:"involvedObject"`
+	Reason             string      `json:"reason"`
+	Message            string      `json:"message"`
+	Type               string      `json:"type"`
+	Source             eventSource `json:"source"`
+	ReportingComponent string      `json:"reportingComponent"`
+	ReportingInstance  string      `json:"reportingInstance"`
+	FirstTimestamp     *time.Time  `json:"firstTimestamp"`
+	LastTimestamp      *time.Time  `json:"lastTimestamp"`
+	EventTime          *time.Time  `json:"eventTime"`
+	Count              int32       `json:"count"`
+	Series             *struct {
+		Count            int32      `json:"count"`
+		LastObservedTime *time.Time `json:"lastObservedTime"`
+	} `json:"series"`
+
+	// events.k8s.io's names.
+	Regarding                *eventObject `json:"regarding"`
+	Note                     string       `json:"note"`
+	DeprecatedSource         *eventSource `json:"deprecatedSource"`
+	ReportingController      string       `json:"reportingController"`
+	DeprecatedFirstTimestamp *time.Time   `json:"deprecatedFirstTimestamp"`
+	DeprecatedLastTimestamp  *time.Time   `json:"deprecatedLastTimestamp"`
+	DeprecatedCount          int32        `json:"deprecatedCount"`
+}
+
+// fromEventsAPI moves the fields of events.k8s.io's names to the core
+// group's.
+func (e *event) fromEventsAPI() {
+	if e.Regarding != nil {
+		e.InvolvedObject = *e.Regarding
+	}
+	if e.DeprecatedSource != nil {
+		e.Source = *e.DeprecatedSource
+	}
+	e.Message = cmp.Or(e.Message, e.Note)
+	e.ReportingComponent = cmp.Or(e.ReportingComponent, e.ReportingController)
+	e.FirstTimestamp = cmp.Or(e.FirstTimestamp, e.DeprecatedFirstTimestamp)
+	e.LastTimestamp = cmp.Or(e.LastTimestamp, e.DeprecatedLastTimestamp)
+	e.Count = cmp.Or(e.Count, e.DeprecatedCount)
+}
+
 // printEvent prints Last Seen, Type, Reason, Object, Subobject, Source,
 // Message, First Seen and Count (For adds Name last, as the server's Event
-// table has it). First Seen is firstTimestamp, else eventTime; Last Seen is
-// the series' last observation, else lastTimestamp, else First Seen.
+// table has it), for Events of the core group and of events.k8s.io. First
+// Seen is firstTimestamp, else eventTime; Last Seen is the series' last
+// observation, else lastTimestamp, else First Seen.
 func printEvent(raw []byte, now time.Time) ([]Column, error) {
-	var e struct {
-		InvolvedObject struct {
-			Kind      string `json:"kind"`
-			Name      string `json:"name"`
-			FieldPath string `json:"fieldPath"`
-		} `json:"involvedObject"`
-		Reason  string `json:"reason"`
-		Message string `json:"message"`
-		Type    string `json:"type"`
-		Source  struct {
-			Component string `json:"component"`
-			Host      string `json:"host"`
-		} `json:"source"`
-		ReportingComponent string     `json:"reportingComponent"`
-		ReportingInstance  string     `json:"reportingInstance"`
-		FirstTimestamp     *time.Time `json:"firstTimestamp"`
-		LastTimestamp      *time.Time `json:"lastTimestamp"`
-		EventTime          *time.Time `json:"eventTime"`
-		Count              int32      `json:"count"`
-		Series             *struct {
-			Count            int32      `json:"count"`
-			LastObservedTime *time.Time `json:"lastObservedTime"`
-		} `json:"series"`
-	}
+	var e event
 	if err := decode(raw, &e); err != nil {
 		return nil, err
 	}
+	e.fromEventsAPI()
 	at := func(t *time.Time) string {
 		if t == nil {
 			return since(time.Time{}, now)

@@ -56,6 +56,8 @@ var columnKinds = []columnKind{
 	{"persistentvolumeclaims", gvr("", "v1", "persistentvolumeclaims"), "PersistentVolumeClaim", true},
 	{"persistentvolumes", gvr("", "v1", "persistentvolumes"), "PersistentVolume", false},
 	{"events", gvr("", "v1", "events"), "Event", true},
+	// The same Events, through events.k8s.io (fields of other names).
+	{"events.events.k8s.io", gvr("events.k8s.io", "v1", "events"), "Event.events.k8s.io", true},
 	{"widgets.columns.example.com", gvr("columns.example.com", "v1", "widgets"), "Widget.columns.example.com", true},
 	{"gadgets.columns.example.com", gvr("columns.example.com", "v1", "gadgets"), "Gadget.columns.example.com", true},
 }
@@ -511,17 +513,20 @@ func (f *fleet) apiTable(t *testing.T, cluster string, k columnKind, ns string) 
 		Resources struct {
 			Edges []struct {
 				Node struct {
-					Name    string
-					Columns []column
+					Resource, Name string
+					Columns        []column
 				}
 			}
 		}
 	}
-	f.mustQuery(t, `query($f: ResourceFilter) { resources(filter: $f, first: 100) { edges { node { name columns { name value } } } } }`,
+	f.mustQuery(t, `query($f: ResourceFilter) { resources(filter: $f, first: 100) { edges { node { resource name columns { name value } } } } }`,
 		map[string]any{"f": map[string]any{"clusters": []any{cluster}, "kinds": []any{k.kind}, "labelSelector": columnLabel + "=" + ns}}, &got)
 	out := []serverRow{}
 	for _, e := range got.Resources.Edges {
-		out = append(out, serverRow{name: e.Node.Name, cells: e.Node.Columns})
+		// "Event" is a kind of two groups.
+		if e.Node.Resource == k.resource {
+			out = append(out, serverRow{name: e.Node.Name, cells: e.Node.Columns})
+		}
 	}
 	return out
 }
