@@ -48,7 +48,7 @@ const benchPod = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"$NAME","na
 var benchPodType = podType
 
 // newBenchPods returns n Pods of benchPod's shape.
-func newBenchPods(b *testing.B, n int) []*index.Object {
+func newBenchPods(b testing.TB, n int) []*index.Object {
 	out := make([]*index.Object, n)
 	for i := range out {
 		var u unstructured.Unstructured
