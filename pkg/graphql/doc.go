@@ -17,8 +17,10 @@
 // (pkg/graphql/document) refuse what would crash it or take it too long:
 // brackets nested too deep to parse, more than 2,000 selections, fragment
 // cycles, operations deeper than Options.MaxDepth. An operation's cost
-// (cost.go) is the most objects its answer can hold, computed before it
-// runs; one over Options.MaxCost is refused with QUERY_TOO_COMPLEX.
+// (package cost, pkg/graphql/cost) is the most objects its answer can
+// hold, computed before it runs; the server keeps it with the document
+// when it holds for any variables, and refuses an operation over
+// Options.MaxCost with QUERY_TOO_COMPLEX (cost.go).
 //
 // The engine knows nothing of sockets. A transport (pkg/transport: HTTP,
 // graphql-transport-ws, GraphQL over Server-Sent Events) calls two entries:

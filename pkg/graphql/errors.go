@@ -33,7 +33,7 @@ const (
 	// document does not have, or was canceled by the client.
 	CodeBadRequest = "BAD_REQUEST"
 	// CodeQueryTooComplex: the operation's cost (the most objects its
-	// answer, or a subscription event's, can hold; see cost.go) is over
+	// answer, or a subscription event's, can hold; see package cost) is over
 	// Options.MaxCost, or it selects more than 20,000 fields with its
 	// fragments expanded. It is refused before it runs; the message gives
 	// the cost and the limit.

@@ -15,6 +15,6 @@
 // parser should have reported wrap ErrSyntax.
 //
 // Fragments, RootFields, CollectFields and ResponseKey walk an operation's
-// selections with its fragments expanded, as the engine's cost, plans and
-// result ordering do.
+// selections with its fragments expanded, as the cost (pkg/graphql/cost)
+// and the engine's plans and result ordering do.
 package document

@@ -1,0 +1,254 @@
+package cost
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/graphql-go/graphql"
+	"github.com/graphql-go/graphql/language/ast"
+
+	"github.com/fleetcache/fleetcache/pkg/graphql/document"
+)
+
+// The lengths counted for the Resource lists without a first argument: an
+// estimate, as their real lengths are the fleet's (the engine's
+// Options.MaxResponseBytes bounds what a larger fan-out adds). Almost every
+// object has at most one owner (its controller). Children run from none
+// (most objects) to a ReplicaSet's replicas or a Deployment's ReplicaSets,
+// most scaled to zero: a few, typically. At 5, the tree of a page of 100
+// Deployments, their ReplicaSets and those's Pods costs 3,100, well within
+// the default limit.
+const (
+	ownersPerObject   = 1
+	childrenPerObject = 5
+)
+
+// maxExpandedFields bounds how many fields an operation may select with
+// its fragments expanded and its merged fields counted once: a document
+// within document.MaxSelections can spread fragments into an exponential number of
+// fields, which neither the cost nor a plan should be computed for.
+const maxExpandedFields = 10 * document.MaxSelections
+
+// ErrTooManyFields reports an operation that selects more than
+// maxExpandedFields (20,000) fields with its fragments expanded.
+var ErrTooManyFields = fmt.Errorf("the operation selects more than %d fields with its fragments expanded", maxExpandedFields)
+
+// Options holds the page sizes that Compute counts. They have no defaults
+// of their own: the engine passes those of its Options, defaults filled.
+type Options struct {
+	// DefaultPageSize is the first counted for a resources field without
+	// one, or whose first is null.
+	DefaultPageSize int
+	// MaxPageSize is the most a resources field's first counts.
+	MaxPageSize int
+}
+
+// walker computes the cost of an operation.
+type walker struct {
+	fragments map[string]*ast.FragmentDefinition
+	varDefs   map[string]*ast.VariableDefinition
+	vars      map[string]any
+	opts      Options
+
+	cost   int
+	fields int
+	// dynamic records that a variable's value was read: the cost then
+	// holds for these variables only.
+	dynamic bool
+}
+
+// Compute returns the cost of op, an operation of doc over schema (of one
+// event's payload for a subscription), with the variables vars, and
+// whether it holds for any variables; or ErrTooManyFields. An operation
+// of a type the schema does not have costs 0 (the engine refuses it).
+func Compute(schema *graphql.Schema, doc *ast.Document, op *ast.OperationDefinition, vars map[string]any, opts Options) (n int, static bool, err error) {
+	var root *graphql.Object
+	switch op.Operation {
+	case ast.OperationTypeQuery:
+		root = schema.QueryType()
+	case ast.OperationTypeMutation:
+		root = schema.MutationType()
+	case ast.OperationTypeSubscription:
+		root = schema.SubscriptionType()
+	}
+	if root == nil {
+		return 0, true, nil
+	}
+	w := &walker{fragments: document.Fragments(doc), varDefs: map[string]*ast.VariableDefinition{}, vars: vars, opts: opts}
+	for _, d := range op.VariableDefinitions {
+		if d != nil && d.Variable != nil && d.Variable.Name != nil {
+			w.varDefs[d.Variable.Name.Value] = d
+		}
+	}
+	if err := w.walk(root, []*ast.SelectionSet{op.SelectionSet}, 1, 0); err != nil {
+		return 0, !w.dynamic, err
+	}
+	return w.cost, !w.dynamic, nil
+}
+
+// walk adds the cost of the fields that sets select of n values of type t.
+// page is the length of edges when t is a ResourceConnection.
+func (w *walker) walk(t *graphql.Object, sets []*ast.SelectionSet, n, page int) error {
+	keys, fields := document.CollectFields(sets, w.fragments)
+	for _, k := range keys {
+		if w.fields++; w.fields > maxExpandedFields {
+			return ErrTooManyFields
+		}
+		occurrences := fields[k]
+		f := occurrences[0] // merged fields have the same name and arguments
+		if f.Name == nil {
+			continue
+		}
+		def := t.Fields()[f.Name.Value]
+		if def == nil {
+			continue // __typename, introspection
+		}
+		named, ok := graphql.GetNamed(def.Type).(*graphql.Object)
+		if !ok {
+			continue // a scalar or an enum
+		}
+		values := n
+		if isList(def.Type) {
+			values = saturatingMul(n, listLength(t.Name(), f.Name.Value, page))
+		}
+		if counted(t.Name(), f.Name.Value, named.Name()) {
+			w.cost = saturatingAdd(w.cost, values)
+		}
+		var subs []*ast.SelectionSet
+		for _, o := range occurrences {
+			if o.SelectionSet != nil {
+				subs = append(subs, o.SelectionSet)
+			}
+		}
+		subPage := 0
+		if named.Name() == "ResourceConnection" {
+			subPage = w.pageSize(f)
+		}
+		if err := w.walk(named, subs, values, subPage); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// counted reports whether a field of parent whose values are of type typ
+// counts one per value: Resource and ResourceEdge values, except the node
+// of an edge.
+func counted(parent, field, typ string) bool {
+	switch {
+	case parent == "ResourceEdge" && field == "node":
+		return false
+	case typ == "Resource", typ == "ResourceEdge":
+		return true
+	}
+	return false
+}
+
+// listLength is the length counted for the list field of parent; page is
+// the first of the connection when parent is a ResourceConnection.
+func listLength(parent, field string, page int) int {
+	switch parent + "." + field {
+	case "ResourceConnection.edges":
+		return page
+	case "Resource.owners":
+		return ownersPerObject
+	case "Resource.children":
+		return childrenPerObject
+	}
+	return 1
+}
+
+func isList(t graphql.Type) bool {
+	if nn, ok := t.(*graphql.NonNull); ok {
+		t = nn.OfType
+	}
+	_, ok := t.(*graphql.List)
+	return ok
+}
+
+// pageSize returns the first of a resources field: its literal, or its
+// variable's value or default, else Options.DefaultPageSize; within 0 and
+// Options.MaxPageSize (a first outside fails when the field resolves).
+func (w *walker) pageSize(f *ast.Field) int {
+	n := w.opts.DefaultPageSize
+	for _, a := range f.Arguments {
+		if a.Name != nil && a.Name.Value == "first" {
+			if v, ok := w.intArgument(a.Value); ok {
+				n = v
+			}
+		}
+	}
+	return min(max(n, 0), w.opts.MaxPageSize)
+}
+
+// intArgument returns the integer value of an argument, false when it is
+// null or not an integer (the argument's default then applies, or
+// coercion fails later).
+func (w *walker) intArgument(v ast.Value) (int, bool) {
+	switch v := v.(type) {
+	case *ast.IntValue:
+		// Validation refused literals beyond 32 bits.
+		n, err := strconv.Atoi(v.Value)
+		return n, err == nil
+	case *ast.Variable:
+		if v.Name == nil {
+			return 0, false
+		}
+		w.dynamic = true
+		if val, ok := w.vars[v.Name.Value]; ok && val != nil {
+			return intValue(val)
+		}
+		if d := w.varDefs[v.Name.Value]; d != nil && d.DefaultValue != nil {
+			if _, isVar := d.DefaultValue.(*ast.Variable); !isVar {
+				return w.intArgument(d.DefaultValue)
+			}
+		}
+	}
+	return 0, false
+}
+
+// intValue returns a variable's value as an integer, as decoded from JSON
+// (float64) or given by Go callers.
+func intValue(v any) (int, bool) {
+	switch v := v.(type) {
+	case int:
+		return v, true
+	case int32:
+		return int(v), true
+	case int64:
+		return int(v), true
+	case float64:
+		if v != math.Trunc(v) {
+			return 0, false
+		}
+		return int(max(min(v, math.MaxInt32), math.MinInt32)), true
+	case json.Number:
+		f, err := v.Float64()
+		if err != nil {
+			return 0, false
+		}
+		return intValue(f)
+	}
+	return 0, false
+}
+
+// saturatingMul and saturatingAdd stay at math.MaxInt instead of
+// overflowing: nested lists multiply fast.
+func saturatingMul(a, b int) int {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	if a > math.MaxInt/b {
+		return math.MaxInt
+	}
+	return a * b
+}
+
+func saturatingAdd(a, b int) int {
+	if a > math.MaxInt-b {
+		return math.MaxInt
+	}
+	return a + b
+}
