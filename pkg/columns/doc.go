@@ -10,9 +10,11 @@
 // finds those parts in the stored bytes and encoding/json decodes only them
 // (decodeFields), so that a Pod's container specs, say, are skipped. Custom
 // resources are printed from their CustomResourceDefinition's
-// additionalPrinterColumns: a Custom, which pkg/informers fills from the
-// member cluster and hangs on the index.Type (Type.Printer), holds them
-// compiled. Every other kind is printed as its name alone.
+// additionalPrinterColumns (PrinterColumn): a Custom, which pkg/informers
+// fills from the member cluster and hangs on the index.Type (Type.Printer),
+// holds them compiled. DataNotCached, on the type of Secrets whose data is
+// not cached, makes their Data column unknown. Every other kind is printed
+// as its name alone.
 //
 // Cells that hold a time relative to now (a Pod's last restart, a Job's
 // duration, an Event's last seen, a custom resource's date columns) are

@@ -28,7 +28,8 @@ type Type struct {
 	// Printer is for pkg/columns, which alone reads it; the index does not.
 	// pkg/informers sets it when it sets the type up, before any object
 	// points at the type: for a custom resource type, a *columns.Custom
-	// holding its CustomResourceDefinition's printer columns. Nil otherwise.
+	// holding its CustomResourceDefinition's printer columns; for Secrets
+	// whose data is not cached, columns.DataNotCached. Nil otherwise.
 	// (any: the index cannot name pkg/columns, which imports it.)
 	Printer any
 }
