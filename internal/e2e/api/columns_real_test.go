@@ -189,6 +189,23 @@ func (c *columnObjects) pods() {
 		map[string]any{"phase": "Running", "conditions": []any{map[string]any{"type": "Initialized", "status": "True"}, map[string]any{"type": "Ready", "status": "True"}},
 			"initContainerStatuses": []any{started},
 			"containerStatuses":     []any{status("web", true, 0, running, nil)}})
+	pod("evicted", map[string]any{"containers": containers("web")},
+		map[string]any{"phase": "Failed", "reason": "Evicted", "message": "The node was low on resource: memory."})
+	pod("half-done", map[string]any{"containers": containers("job", "web")},
+		map[string]any{"phase": "Running", "containerStatuses": []any{
+			status("job", false, 0, map[string]any{"terminated": map[string]any{"exitCode": int64(0), "reason": "Completed", "finishedAt": c.ts(time.Minute)}}, nil),
+			status("web", true, 0, running, nil)}})
+	waitingSidecar := containers("mesh", "migrate")
+	waitingSidecar[0].(map[string]any)["restartPolicy"] = "Always"
+	notStarted := status("mesh", false, 2, map[string]any{"waiting": map[string]any{"reason": "CrashLoopBackOff"}}, lastError(5*time.Minute))
+	notStarted["started"] = false
+	pod("sidecar-crashing", map[string]any{"containers": containers("web"), "initContainers": waitingSidecar},
+		map[string]any{"phase": "Pending", "initContainerStatuses": []any{notStarted,
+			status("migrate", false, 0, map[string]any{"waiting": map[string]any{"reason": "PodInitializing"}}, nil)}})
+	pod("init-running", map[string]any{"containers": containers("web"), "initContainers": containers("migrate", "seed")},
+		map[string]any{"phase": "Pending", "initContainerStatuses": []any{
+			status("migrate", false, 1, running, lastError(time.Hour)),
+			status("seed", false, 0, map[string]any{"waiting": map[string]any{"reason": "PodInitializing"}}, nil)}})
 	pod("deleting", map[string]any{"containers": containers("web"), "nodeName": "node-1"},
 		map[string]any{"phase": "Running", "containerStatuses": []any{status("web", true, 0, running, nil)}}, keep)
 	c.deleteKept(k, "deleting")
