@@ -19,10 +19,16 @@
 // and the Position order itself (which groups objects by cluster and then by
 // namespace) let a narrow filter visit only its smallest candidate set
 // instead of the whole index. A Filter's field selector (Filter.Fields,
-// package fieldselector on the paths of package fieldpath) has no index of
-// its own: it is read from the stored JSON bytes of the candidates the
-// other constraints leave, last, without decoding them; its requirements
-// on the path cluster narrow to those clusters' ranges first.
+// package fieldselector on the paths of package fieldpath) is read from
+// the stored JSON bytes of the candidates the other constraints leave,
+// last, without decoding them; its requirements on the path cluster narrow
+// to those clusters' ranges first. Paths named in Options.Indexes (per
+// resource, with defaults for Pods, Nodes, workloads, Services and Events)
+// have secondary indexes of their own (fieldindex.go): a posting per value
+// at the path. A requirement =, == or in on such a path narrows like a
+// label requirement when every resource the filter can match indexes the
+// path, and facets by it count the postings; IndexedPaths tells which
+// paths a resource indexes.
 //
 // A Filter's Search (package search) is words that must each begin a
 // token of an object's name, namespace, labels, annotation values or

@@ -88,7 +88,8 @@ func (ix *Index) FacetsUnion(fs []Filter, by FacetBy) []Facet {
 	ix.mu.RLock()
 	for i := range qs {
 		q := &qs[i]
-		if ix.facetsFromStatsLocked(q, by.Key, counts) {
+		if ix.facetsFromStatsLocked(q, by.Key, counts) ||
+			(by.Key == FacetField && ix.fieldFacetsLocked(q, by.Field, counts)) {
 			continue
 		}
 		if p := ix.planLocked(q); !p.none {
@@ -130,6 +131,9 @@ func fieldFacetValue(v fieldpath.Value) (string, bool) {
 	case fieldpath.String:
 		return v.Str, true
 	case fieldpath.Number:
+		if v.Num == 0 {
+			return "0", true // -0 is 0
+		}
 		if math.Abs(v.Num) < 1e21 {
 			return strconv.FormatFloat(v.Num, 'f', -1, 64), true // 123456789, not 1.23456789e+08
 		}

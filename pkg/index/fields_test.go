@@ -114,35 +114,45 @@ func TestFieldSelectorFacets(t *testing.T) {
 
 // TestFieldSelectorVisitsCandidatesOnly checks with the visit counter that
 // a field selector reads only the objects the other constraints leave, and
-// that requirements on the path cluster narrow to the clusters' ranges.
+// that requirements on the path cluster narrow to the clusters' ranges:
+// without an index on the path (seen), and with one (seenIndexed), where
+// the posting of the value is the candidates.
 func TestFieldSelectorVisitsCandidatesOnly(t *testing.T) {
-	ix := New(Options{})
+	indexed, ix := New(Options{}), New(unindexed())
 	for c := range 4 {
 		for ns := range 4 {
 			for i := range 100 {
-				ix.Upsert(obj(fmt.Sprintf("c%d", c), podType, fmt.Sprintf("ns-%d", ns), fmt.Sprintf("p-%03d", i),
+				o := obj(fmt.Sprintf("c%d", c), podType, fmt.Sprintf("ns-%d", ns), fmt.Sprintf("p-%03d", i),
 					withLabels("app", fmt.Sprintf("app-%d", i%10)),
-					withPodStatus([]string{"Running", "Failed"}[i%2], "node-1", i%7, "nginx")))
+					withPodStatus([]string{"Running", "Failed"}[i%2], "node-1", i%7, "nginx"))
+				ix.Upsert(o)
+				indexed.Upsert(o)
 			}
 		}
 	}
 	tests := []struct {
-		name       string
-		f          Filter
-		want, seen int
+		name                    string
+		f                       Filter
+		want, seen, seenIndexed int
 	}{
-		{"whole index", Filter{Fields: mustFields(t, "status.phase=Failed")}, 800, 1600},
-		{"cluster path", Filter{Fields: mustFields(t, "cluster=c2,status.phase=Failed")}, 200, 400},
-		{"cluster path in", Filter{Fields: mustFields(t, "cluster in (c0,c3,c9),status.phase=Failed")}, 400, 800},
-		{"namespace", Filter{Clusters: []string{"c1"}, Namespaces: []string{"ns-2"}, Fields: mustFields(t, "status.phase=Failed")}, 50, 100},
-		{"label", Filter{Selector: mustSelector(t, "app=app-3"), Fields: mustFields(t, "status.phase=Failed")}, 160, 160},
+		{"whole index", Filter{Fields: mustFields(t, "status.phase=Failed")}, 800, 1600, 800},
+		{"cluster path", Filter{Fields: mustFields(t, "cluster=c2,status.phase=Failed")}, 200, 400, 200},
+		{"cluster path in", Filter{Fields: mustFields(t, "cluster in (c0,c3,c9),status.phase=Failed")}, 400, 800, 400},
+		{"namespace", Filter{Clusters: []string{"c1"}, Namespaces: []string{"ns-2"}, Fields: mustFields(t, "status.phase=Failed")}, 50, 100, 50},
+		{"label", Filter{Selector: mustSelector(t, "app=app-3"), Fields: mustFields(t, "status.phase=Failed")}, 160, 160, 160},
+		{"not equals", Filter{Fields: mustFields(t, "status.phase!=Failed")}, 800, 1600, 1600},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := ix.scanned.Load()
-			got := len(ix.List(tt.f, nil, 0).Objects)
-			if seen := int(ix.scanned.Load() - before); got != tt.want || seen != tt.seen {
-				t.Errorf("%d objects from %d visited, want %d from %d", got, seen, tt.want, tt.seen)
+			for _, c := range []struct {
+				ix   *Index
+				seen int
+			}{{ix, tt.seen}, {indexed, tt.seenIndexed}} {
+				before := c.ix.scanned.Load()
+				got := len(c.ix.List(tt.f, nil, 0).Objects)
+				if seen := int(c.ix.scanned.Load() - before); got != tt.want || seen != c.seen {
+					t.Errorf("indexed %v: %d objects from %d visited, want %d from %d", c.ix == indexed, got, seen, tt.want, c.seen)
+				}
 			}
 		})
 	}

@@ -33,9 +33,12 @@ type Filter struct {
 	// OwnerUID selects objects that have an owner reference with this UID.
 	OwnerUID types.UID
 	// Fields selects by the values at paths inside the objects; the empty
-	// Selector selects everything. No index holds these values: they are
-	// read from the stored bytes of the candidates the other fields leave
-	// (requirements on the path cluster narrow to those clusters first).
+	// Selector selects everything. Its =, == and in narrow like label
+	// requirements where Options.Indexes index the path for every
+	// resource the filter can match (fieldindex.go); otherwise, and for
+	// the other operators, the values are read from the stored bytes of
+	// the candidates the other fields leave (requirements on the path
+	// cluster narrow to those clusters first).
 	Fields fieldselector.Selector
 	// Search selects objects each of whose words begins a token of their
 	// name, namespace, label keys and values, annotation values or images
@@ -168,15 +171,16 @@ type query struct {
 	name      string
 	owner     types.UID
 	// fields is the field selector, evaluated last: it reads the object's
-	// bytes.
-	fields fieldselector.Selector
+	// bytes. fieldDims are its requirements that an index may narrow.
+	fields    fieldselector.Selector
+	fieldDims []fieldDim
 	// search is the search, each of whose words narrows like a label
 	// requirement.
 	search search.Query
 	// dims is how many constraints the query has: one for the clusters and
 	// namespaces together (the scope), one each for kinds, resources, name,
-	// owner, the field selector, each label requirement and each search
-	// word.
+	// owner, each label requirement, each field requirement (but those
+	// that narrowClusters folds into the clusters) and each search word.
 	dims int
 }
 
@@ -192,6 +196,7 @@ func compile(f Filter) query {
 		dims:       len(f.Search.Words()),
 	}
 	q.clusters, q.nothing = narrowClusters(q.clusters, f.Fields)
+	q.compileFields(f.Fields)
 	for _, k := range sortedSet(f.Kinds) {
 		if strings.Contains(k, ".") {
 			q.kinds = append(q.kinds, k)
@@ -213,7 +218,7 @@ func compile(f Filter) query {
 		}
 	}
 	for _, c := range []bool{q.clusters != nil || q.namespaces != nil, q.resources != nil,
-		q.kinds != nil || q.bareKinds != nil, q.name != "", q.owner != "", !q.fields.Empty()} {
+		q.kinds != nil || q.bareKinds != nil, q.name != "", q.owner != ""} {
 		if c {
 			q.dims++
 		}
@@ -384,6 +389,7 @@ func (ix *Index) planLocked(q *query) plan {
 
 	scope := best
 	overlap := false // whether the next postings considered may overlap
+	answered := 1    // how many constraints the next postings satisfy throughout
 	consider := func(ps []*posting) bool {
 		size := 0
 		for _, p := range ps {
@@ -392,14 +398,14 @@ func (ix *Index) planLocked(q *query) plan {
 		if size == 0 {
 			return false
 		}
-		c := plan{sources: ps, size: size, sizeExact: !overlap, exact: q.dims == 1, overlap: overlap}
+		c := plan{sources: ps, size: size, sizeExact: !overlap, exact: q.dims == answered, overlap: overlap}
 		if scoped {
 			// Visit only the part of the postings inside the scope. Assume
 			// the constraint and the scope are independent to estimate its
 			// size; it is at most the smaller of the two in any case.
 			est := size*scope.size/max(total, 1) + seekCost*len(scope.ranges)*len(ps)
 			if est < size {
-				c = plan{sources: ps, ranges: scope.ranges, size: est, exact: q.dims == 2, overlap: overlap}
+				c = plan{sources: ps, ranges: scope.ranges, size: est, exact: q.dims == answered+1, overlap: overlap}
 			}
 		}
 		if c.size < best.size {
@@ -446,6 +452,17 @@ func (ix *Index) planLocked(q *query) plan {
 		if !consider(ps) {
 			return plan{none: true}
 		}
+	}
+	for i := range q.fieldDims {
+		ps, n, ov, ok := ix.fieldPostingsLocked(q, &q.fieldDims[i])
+		if !ok {
+			continue
+		}
+		overlap, answered = ov, n
+		if !consider(ps) {
+			return plan{none: true}
+		}
+		overlap, answered = false, 1
 	}
 	for _, w := range q.search.Words() {
 		ps, ov, ok := ix.searchPostingsLocked(w, best.size)

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/fleetcache/fleetcache/internal/changelog"
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/search"
 
 	"github.com/google/btree"
@@ -22,6 +23,16 @@ const defaultRetention = 100000
 type Options struct {
 	// Retention is how many change events are kept for followers. Default 100000.
 	Retention int
+	// Indexes are the paths that get a secondary index, per resource
+	// (kubectl names: "pods", "deployments.apps"): a field selector's =,
+	// == and in on them, and facets by them, read postings instead of the
+	// objects' bytes. A resource listed here gets exactly its list, which
+	// replaces its defaults (an empty list turns them off); other
+	// resources keep theirs. The path cluster is never indexed (it has
+	// ranges of its own). Default: see defaultIndexes in fieldindex.go
+	// (status.phase, spec.nodeName and spec.containers[].image of pods,
+	// and others for nodes, workloads, jobs, services and events).
+	Indexes map[string][]fieldpath.Path
 }
 
 // DefaultOptions returns the Options with every default filled in: what a
@@ -34,6 +45,7 @@ func (o Options) withDefaults() Options {
 	if o.Retention <= 0 {
 		o.Retention = defaultRetention
 	}
+	o.Indexes = withDefaultIndexes(o.Indexes)
 	return o
 }
 
@@ -62,6 +74,8 @@ type Index struct {
 	// tokens holds a posting per search token (see tokens.go), in token
 	// order for prefix lookups.
 	tokens *search.Tree[*posting]
+	// fields are the secondary indexes on configured paths (fieldindex.go).
+	fields fieldIndexes
 	// clusters counts objects by cluster, namespace and resource;
 	// clusterNames lists the clusters in order.
 	clusters     map[string]*clusterStats
@@ -111,6 +125,7 @@ func New(opts Options) *Index {
 		owners:    map[types.UID]*posting{},
 		tokens:    search.NewTree[*posting](),
 		created:   newOrderedIndex(creationTimestamp),
+		fields:    newFieldIndexes(opts.Indexes),
 		clusters:  map[string]*clusterStats{},
 		log:       changelog.New[Event](opts.Retention),
 	}
@@ -309,6 +324,7 @@ func (ix *Index) insertLocked(o *Object) {
 	}
 	ix.indexTokensLocked(o)
 	ix.created.put(o, fl)
+	ix.indexFieldsLocked(o, te.kindName)
 
 	st := ix.clusters[o.Cluster]
 	if st == nil {
@@ -327,6 +343,7 @@ func (ix *Index) insertLocked(o *Object) {
 func (ix *Index) removeLocked(o *Object) {
 	ix.all.remove(o)
 	te := ix.types[o.Type]
+	ix.unindexFieldsLocked(o, te.kindName)
 	removeFrom(ix.kinds, te.kindName, te.kind, o)
 	removeFrom(ix.resources, o.Type.Resource, te.resource, o)
 	if te.objects--; te.objects == 0 {
@@ -406,6 +423,7 @@ func (ix *Index) replaceLocked(old, o *Object) {
 	ix.indexTokensLocked(o)
 	ix.created.remove(old)
 	ix.created.put(o, fl)
+	ix.reindexFieldsLocked(old, o)
 }
 
 // typeLocked returns the entry of t, creating it if needed.

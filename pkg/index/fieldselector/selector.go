@@ -276,13 +276,14 @@ func (p *parser) value(inList bool) (operand, error) {
 }
 
 func newOperand(s string) operand {
-	n, ok := parseNumber(s)
+	n, ok := ParseNumber(s)
 	return operand{text: s, num: n, isNum: ok}
 }
 
-// parseNumber parses a decimal number, as JSON writes them (with an
-// optional leading +); not Inf, NaN, hexadecimal or underscores.
-func parseNumber(s string) (float64, bool) {
+// ParseNumber parses a decimal number, as JSON writes them (with an
+// optional leading +); not Inf, NaN, hexadecimal or underscores. A value
+// of a requirement that parses equals the numbers it is equal to.
+func ParseNumber(s string) (float64, bool) {
 	if s == "" {
 		return 0, false
 	}
@@ -438,7 +439,7 @@ func numberOf(v fieldpath.Value) (float64, bool) {
 	case fieldpath.Number:
 		return v.Num, true
 	case fieldpath.String:
-		return parseNumber(v.Str)
+		return ParseNumber(v.Str)
 	}
 	return 0, false
 }

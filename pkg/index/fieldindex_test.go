@@ -1,0 +1,402 @@
+package index
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
+)
+
+// unindexed is Options without any index on paths.
+func unindexed() Options {
+	off := map[string][]fieldpath.Path{}
+	for r := range defaultIndexes() {
+		off[r] = nil
+	}
+	return Options{Indexes: off}
+}
+
+func paths(texts ...string) []fieldpath.Path {
+	out := make([]fieldpath.Path, len(texts))
+	for i, t := range texts {
+		out[i] = fieldpath.MustParse(t)
+	}
+	return out
+}
+
+// randomFieldRaw returns the JSON of an object whose values at the tested
+// paths are drawn from small sets: strings, numbers written several ways,
+// booleans, nulls, absent values, objects, and arrays with repeats.
+func randomFieldRaw(r *rand.Rand) string {
+	pick := func(vs ...string) string { return vs[r.IntN(len(vs))] }
+	var status, spec []string
+	if v := pick(`"Running"`, `"Running"`, `"Failed"`, `"3"`, `3`, `true`, `null`, `{"a":1}`, ``); v != "" {
+		status = append(status, `"phase":`+v)
+	}
+	if v := pick(`3`, `3.0`, `"3"`, `-0`, `0`, `1e21`, `true`, `"true"`, ``); v != "" {
+		status = append(status, `"n":`+v)
+	}
+	if v := pick(`"n1"`, `"n2"`, ``); v != "" {
+		spec = append(spec, `"nodeName":`+v)
+	}
+	if v := pick(`true`, `false`, `"true"`, ``); v != "" {
+		spec = append(spec, `"unschedulable":`+v)
+	}
+	images := func() string {
+		var cs []string
+		for range r.IntN(4) {
+			cs = append(cs, `{"image":`+pick(`"nginx"`, `"redis"`, `"envoy"`, `null`, `["nginx"]`)+`}`)
+		}
+		return `[` + strings.Join(cs, ",") + `]`
+	}
+	spec = append(spec, `"containers":`+images(), `"template":{"spec":{"containers":`+images()+`}}`)
+	return `{"spec":{` + strings.Join(spec, ",") + `},"status":{` + strings.Join(status, ",") + `}}`
+}
+
+// fieldIndexOptions indexes the tested paths of pods, one of the foo pods,
+// none of the ConfigMaps; nodes and Deployments keep their defaults, of
+// which spec.unschedulable and spec.template.spec.containers[].image are
+// tested.
+func fieldIndexOptions() Options {
+	return Options{Indexes: map[string][]fieldpath.Path{
+		"pods":                 paths("status.phase", "status.n", "spec.nodeName", "spec.containers[].image", "spec.unschedulable"),
+		"pods.foo.example.com": paths("status.phase"),
+		"configmaps":           {},
+	}}
+}
+
+// TestFieldIndexAgreesWithBytes applies random changes (upserts that move
+// objects between values, deletes, removed clusters) to an index with
+// indexes on paths and to one without, and checks after each round that
+// List (whole and in pages), Count and Facets answer the same for many
+// filters, that List matches a brute-force Matcher, and that every posting
+// holds exactly the objects with its value.
+func TestFieldIndexAgreesWithBytes(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 15))
+	indexed, plain := New(fieldIndexOptions()), New(unindexed())
+	model := map[Key]*Object{}
+	types := []*Type{podType, podType, podType, fooPodsType, nodeType, cmType, deployType}
+	upsert := func() {
+		ty := types[r.IntN(len(types))]
+		ns := []string{"a", "b"}[r.IntN(2)]
+		if !ty.Namespaced {
+			ns = ""
+		}
+		o := obj(fmt.Sprintf("c%d", 1+r.IntN(2)), ty, ns, fmt.Sprintf("o%d", r.IntN(40)),
+			withLabels("app", []string{"web", "db"}[r.IntN(2)]), withRaw(randomFieldRaw(r)), withRV(fmt.Sprint(r.Int())))
+		indexed.Upsert(o)
+		plain.Upsert(o)
+		model[o.Key()] = o
+	}
+
+	sel := func(s string) labels.Selector { return mustSelector(t, s) }
+	var filters []Filter
+	for _, fs := range []string{
+		"", "status.phase=Running", "status.phase in (Running,Failed)", "status.phase=3", "status.phase=3.0", "status.phase=true",
+		"status.n=0", "status.n=-0", "status.n in (3,true)", "status.n=1e21", "status.n=1e+21", "status.n=03",
+		"spec.containers[].image=nginx", "spec.containers[].image in (nginx,redis)", "spec.containers[].image in (nginx,redis),status.phase=Running",
+		"spec.nodeName=n1,status.phase=Running", "spec.unschedulable=true", "status.phase!=Running", "status.phase",
+		"spec.template.spec.containers[].image in (envoy,redis)", "cluster=c2,status.phase=Failed", "status.phase=Nothing",
+	} {
+		for _, f := range []Filter{
+			{},
+			{Kinds: []string{"Pod"}},
+			{Kinds: []string{"Pod.foo.example.com"}},
+			{Kinds: []string{"Node", "Pod"}},
+			{Resources: []string{"pods"}},
+			{Resources: []string{"pods", "configmaps"}},
+			{Resources: []string{"nodes"}, Clusters: []string{"c1"}},
+			{Resources: []string{"deployments.apps"}},
+			{Resources: []string{"pods"}, Namespaces: []string{"a"}},
+			{Kinds: []string{"Pod"}, Clusters: []string{"c2"}, Selector: sel("app=web")},
+			{Namespaces: []string{"a", ""}},
+		} {
+			f.Fields = mustFields(t, fs)
+			filters = append(filters, f)
+		}
+	}
+	facetPaths := paths("status.phase", "status.n", "spec.containers[].image", "spec.unschedulable", "spec.nodeName",
+		"spec.template.spec.containers[].image")
+
+	paging := int64(0) // visits of the pages, which only the indexed index reads
+	for round := range 12 {
+		for range 60 {
+			switch n := r.IntN(20); {
+			case n < 15:
+				upsert()
+			case n < 19:
+				for k := range model {
+					indexed.Delete(k)
+					plain.Delete(k)
+					delete(model, k)
+					break
+				}
+			default:
+				c := fmt.Sprintf("c%d", 1+r.IntN(2))
+				if a, b := indexed.RemoveCluster(c), plain.RemoveCluster(c); a != b {
+					t.Fatalf("RemoveCluster removed %d and %d", a, b)
+				}
+				maps.DeleteFunc(model, func(k Key, _ *Object) bool { return k.Cluster == c })
+			}
+		}
+		if d := indexed.checkFieldIndexes(); d != "" {
+			t.Fatalf("round %d: %s", round, d)
+		}
+		for _, f := range filters {
+			var matched []*Object
+			m := NewMatcher(f)
+			for _, o := range model {
+				if m.Matches(o) {
+					matched = append(matched, o)
+				}
+			}
+			slices.SortFunc(matched, compareObjects)
+			want := keys(matched)
+			name := fmt.Sprintf("round %d, %+v", round, f)
+			if diff := cmp.Diff(want, keys(indexed.List(f, nil, 0).Objects), cmpSorted[1]); diff != "" {
+				t.Errorf("%s: List (-brute force +indexed):\n%s", name, diff)
+			}
+			if diff := cmp.Diff(want, keys(plain.List(f, nil, 0).Objects), cmpSorted[1]); diff != "" {
+				t.Errorf("%s: List (-brute force +unindexed):\n%s", name, diff)
+			}
+			if got, gotPlain := indexed.Count(f), plain.Count(f); got != len(want) || gotPlain != len(want) {
+				t.Errorf("%s: Count = %d, unindexed %d, want %d", name, got, gotPlain, len(want))
+			}
+			before := indexed.scanned.Load()
+			if diff := cmp.Diff(want, keys(listAll(t, indexed, f, 3, nil)), cmpSorted[1]); diff != "" {
+				t.Errorf("%s: pages of 3 (-brute force +indexed):\n%s", name, diff)
+			}
+			paging += indexed.scanned.Load() - before
+			for _, p := range facetPaths {
+				by := FacetBy{Key: FacetField, Field: p}
+				if diff := cmp.Diff(plain.Facets(f, by), indexed.Facets(f, by)); diff != "" {
+					t.Errorf("%s: Facets by %s (-bytes +indexed):\n%s", name, p, diff)
+				}
+			}
+		}
+	}
+	// The comparison means something only if the indexes served reads.
+	a, b := indexed.scanned.Load()-paging, plain.scanned.Load()
+	if 10*a > 9*b {
+		t.Errorf("the indexed reads visited %d objects, the others %d: the indexes were hardly used", a, b)
+	}
+	t.Logf("visited %d objects with the indexes, %d without", a, b)
+}
+
+// checkFieldIndexes verifies that each path's postings hold exactly the
+// objects with their values, and that the kinds counted per resource are
+// those of the objects held.
+func (ix *Index) checkFieldIndexes() string {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	kinds := map[string]map[string]int{}
+	want := map[*fieldIndex]map[string][]*Object{}
+	ix.all.ascend(nil, func(o *Object) bool {
+		if kinds[o.Type.Resource] == nil {
+			kinds[o.Type.Resource] = map[string]int{}
+		}
+		kinds[o.Type.Resource][o.Type.KindName()]++
+		for _, fi := range ix.fields.byResource[o.Type.Resource] {
+			if want[fi] == nil {
+				want[fi] = map[string][]*Object{}
+			}
+			for _, v := range fieldValues(fi.path, o, nil) {
+				want[fi][v] = append(want[fi][v], o)
+			}
+		}
+		return true
+	})
+	if diff := cmp.Diff(kinds, ix.fields.kinds); diff != "" {
+		return "kinds (-objects +counted):\n" + diff
+	}
+	for r, fis := range ix.fields.byResource {
+		for _, fi := range fis {
+			if d := samePostings(fi.values, want[fi]); d != "" {
+				return fmt.Sprintf("%s %s: %s", r, fi.path, d)
+			}
+		}
+	}
+	return ""
+}
+
+// TestFieldIndexVisits checks with the visit counter that a requirement on
+// an indexed path visits only its postings, that Count and Facets by the
+// path read the postings' sizes, and that the indexes narrow only when
+// every resource the filter can match has the path indexed.
+func TestFieldIndexVisits(t *testing.T) {
+	ix := New(Options{Indexes: map[string][]fieldpath.Path{"pods.foo.example.com": nil}})
+	phases := []string{"Running", "Running", "Running", "Failed", "Pending"}
+	for c := range 2 {
+		for i := range 100 {
+			ix.Upsert(obj(fmt.Sprintf("c%d", c), podType, fmt.Sprintf("ns-%d", i%4), fmt.Sprintf("p-%03d", i),
+				withPodStatus(phases[i%5], fmt.Sprintf("node-%d", i%10), 0, "nginx", []string{"envoy", "nginx"}[i%2])))
+		}
+	}
+	// Pods whose phase is not indexed, and nodes, which have no phase.
+	for i := range 10 {
+		ix.Upsert(obj("c0", fooPodsType, "ns-0", fmt.Sprintf("f-%d", i), withPodStatus("Failed", "node-0", 0, "nginx")))
+		ix.Upsert(obj("c0", nodeType, "", fmt.Sprintf("node-%d", i), withRaw(`{"spec":{"unschedulable":true}}`)))
+	}
+	tests := []struct {
+		name        string
+		f           Filter
+		want, visit int
+	}{
+		{"equals", Filter{Resources: []string{"pods"}, Fields: mustFields(t, "status.phase=Failed")}, 40, 40},
+		{"in", Filter{Kinds: []string{"Pod"}, Resources: []string{"pods"}, Fields: mustFields(t, "status.phase in (Failed,Pending)")}, 80, 80},
+		{"array: each object once (the resource is smaller)", Filter{Resources: []string{"pods"}, Fields: mustFields(t, "spec.containers[].image in (nginx,envoy)")}, 200, 200},
+		{"namespace", Filter{Resources: []string{"pods"}, Namespaces: []string{"ns-1"}, Fields: mustFields(t, "status.phase=Failed")}, 10, 10},
+		{"two requirements: the smaller posting", Filter{Resources: []string{"pods"}, Fields: mustFields(t, "spec.nodeName=node-3,status.phase=Failed")}, 20, 20},
+		{"a type without the index: read every object", Filter{Kinds: []string{"Pod"}, Fields: mustFields(t, "status.phase=Failed")}, 50, 210},
+		{"resources the kinds exclude do not count", Filter{Kinds: []string{"Pod"}, Resources: []string{"pods", "nodes"}, Fields: mustFields(t, "status.phase=Failed")}, 40, 40},
+		{"every type of the index", Filter{Fields: mustFields(t, "status.phase=Failed")}, 50, 220},
+		{"a value no object has", Filter{Resources: []string{"pods"}, Fields: mustFields(t, "status.phase=Unknown")}, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := ix.scanned.Load()
+			got := len(ix.List(tt.f, nil, 0).Objects)
+			if seen := int(ix.scanned.Load() - before); got != tt.want || seen != tt.visit {
+				t.Errorf("List: %d objects from %d visited, want %d from %d", got, seen, tt.want, tt.visit)
+			}
+		})
+	}
+
+	counted := []struct {
+		name string
+		f    Filter
+		want int
+	}{
+		{"equals", Filter{Resources: []string{"pods"}, Fields: mustFields(t, "status.phase=Failed")}, 40},
+		{"in", Filter{Kinds: []string{"Pod"}, Resources: []string{"pods"}, Fields: mustFields(t, "status.phase in (Failed,Pending)")}, 80},
+	}
+	for _, tt := range counted {
+		t.Run("count "+tt.name, func(t *testing.T) {
+			before := ix.scanned.Load()
+			if got, seen := ix.Count(tt.f), ix.scanned.Load()-before; got != tt.want || seen != 0 {
+				t.Errorf("Count = %d from %d visited, want %d from none", got, seen, tt.want)
+			}
+		})
+	}
+
+	facets := []struct {
+		name  string
+		f     Filter
+		want  []Facet
+		visit int
+	}{
+		{"postings' sizes", Filter{Resources: []string{"pods"}}, []Facet{{"Running", 120}, {"Failed", 40}, {"Pending", 40}}, 0},
+		{"in a scope", Filter{Kinds: []string{"Pod"}, Resources: []string{"pods"}, Clusters: []string{"c1"}, Namespaces: []string{"ns-0"}},
+			[]Facet{{"Running", 15}, {"Failed", 5}, {"Pending", 5}}, 25},
+		{"a type without the index", Filter{Kinds: []string{"Pod"}}, []Facet{{"Running", 120}, {"Failed", 50}, {"Pending", 40}}, 210},
+		{"another constraint", Filter{Resources: []string{"pods"}, Fields: mustFields(t, "spec.nodeName=node-3")},
+			[]Facet{{"Failed", 20}}, 20},
+	}
+	for _, tt := range facets {
+		t.Run("facets "+tt.name, func(t *testing.T) {
+			before := ix.scanned.Load()
+			got := ix.Facets(tt.f, FacetBy{Key: FacetField, Field: fieldpath.MustParse("status.phase")})
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Facets (-want +got):\n%s", diff)
+			}
+			if seen := int(ix.scanned.Load() - before); seen != tt.visit {
+				t.Errorf("visited %d, want %d", seen, tt.visit)
+			}
+		})
+	}
+}
+
+// TestFieldIndexChanges follows one Pod's values through changes: a
+// modification moves it between postings, an array keeps it once per
+// distinct value, a new kind name in the resource is counted, and deletes
+// and RemoveCluster empty the postings.
+func TestFieldIndexChanges(t *testing.T) {
+	ix := New(Options{})
+	postings := func(path string) map[string][]string {
+		ix.mu.RLock()
+		defer ix.mu.RUnlock()
+		out := map[string][]string{}
+		for v, p := range ix.fields.lookup("pods", path).values {
+			p.ascend(nil, func(o *Object) bool { out[v] = append(out[v], o.Key().String()+"@"+o.ResourceVersion); return true })
+		}
+		return out
+	}
+	p1 := obj("c1", podType, "a", "p1", withPodStatus("Pending", "", 0, "nginx", "nginx", "envoy"))
+	ix.Upsert(p1)
+	ix.Upsert(obj("c2", podType, "a", "p2", withPodStatus("Running", "n1", 0, "nginx")))
+	steps := []struct {
+		name          string
+		apply         func()
+		phase, images map[string][]string
+	}{
+		{"added", func() {},
+			map[string][]string{"Pending": {"c1/pods/a/p1@1"}, "Running": {"c2/pods/a/p2@1"}},
+			map[string][]string{"envoy": {"c1/pods/a/p1@1"}, "nginx": {"c1/pods/a/p1@1", "c2/pods/a/p2@1"}}},
+		{"phase and images change", func() { ix.Upsert(modified(p1, "2", withPodStatus("Running", "n1", 0, "redis", "envoy"))) },
+			map[string][]string{"Running": {"c1/pods/a/p1@2", "c2/pods/a/p2@1"}},
+			map[string][]string{"envoy": {"c1/pods/a/p1@2"}, "nginx": {"c2/pods/a/p2@1"}, "redis": {"c1/pods/a/p1@2"}}},
+		{"same values, new version", func() { ix.Upsert(modified(p1, "3", withPodStatus("Running", "n1", 0, "redis", "envoy"))) },
+			map[string][]string{"Running": {"c1/pods/a/p1@3", "c2/pods/a/p2@1"}},
+			map[string][]string{"envoy": {"c1/pods/a/p1@3"}, "nginx": {"c2/pods/a/p2@1"}, "redis": {"c1/pods/a/p1@3"}}},
+		{"recreated with another UID", func() { ix.Upsert(modified(p1, "4", withUID("new"), withPodStatus("Failed", "", 0))) },
+			map[string][]string{"Failed": {"c1/pods/a/p1@4"}, "Running": {"c2/pods/a/p2@1"}},
+			map[string][]string{"nginx": {"c2/pods/a/p2@1"}}},
+		{"deleted", func() { ix.Delete(p1.Key()) },
+			map[string][]string{"Running": {"c2/pods/a/p2@1"}},
+			map[string][]string{"nginx": {"c2/pods/a/p2@1"}}},
+		{"cluster removed", func() { ix.RemoveCluster("c2") }, map[string][]string{}, map[string][]string{}},
+	}
+	for _, st := range steps {
+		st.apply()
+		if diff := cmp.Diff(st.phase, postings("status.phase"), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s: status.phase (-want +got):\n%s", st.name, diff)
+		}
+		if diff := cmp.Diff(st.images, postings("spec.containers[].image"), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s: images (-want +got):\n%s", st.name, diff)
+		}
+		if d := ix.checkFieldIndexes(); d != "" {
+			t.Errorf("%s: %s", st.name, d)
+		}
+	}
+}
+
+// TestIndexedPaths: a configured list replaces the resource's defaults, an
+// empty one turns them off, the others keep theirs, and the path cluster
+// and repeats are dropped.
+func TestIndexedPaths(t *testing.T) {
+	ix := New(Options{Indexes: map[string][]fieldpath.Path{
+		"pods":    paths("spec.nodeName", "cluster", "spec.nodeName", "metadata.annotations[\"a/b\"]"),
+		"nodes":   {},
+		"widgets": paths("spec.size"),
+	}})
+	str := func(ps []fieldpath.Path) []string {
+		out := []string{}
+		for _, p := range ps {
+			out = append(out, p.String())
+		}
+		return out
+	}
+	for r, want := range map[string][]string{
+		"pods":             {"spec.nodeName", `metadata.annotations["a/b"]`},
+		"nodes":            {},
+		"widgets":          {"spec.size"},
+		"services":         {"spec.type"},
+		"deployments.apps": {"spec.template.spec.containers[].image"},
+		"configmaps":       {},
+	} {
+		if diff := cmp.Diff(want, str(ix.IndexedPaths(r))); diff != "" {
+			t.Errorf("IndexedPaths(%q) (-want +got):\n%s", r, diff)
+		}
+	}
+	if got := slices.Sorted(maps.Keys(DefaultOptions().Indexes)); !slices.Contains(got, "pods") || !slices.Contains(got, "events") {
+		t.Errorf("DefaultOptions().Indexes has %v, want pods and events among them", got)
+	}
+}
