@@ -59,10 +59,12 @@ type fieldIndexes struct {
 }
 
 // fieldIndex is the index of one path of one resource: a posting per
-// value.
+// value, and for a path that does not cross an array (a sortable one) an
+// ordered index for sorting.
 type fieldIndex struct {
-	path   fieldpath.Path
-	values map[string]*posting
+	path    fieldpath.Path
+	values  map[string]*posting
+	ordered *orderedIndex
 }
 
 func newFieldIndexes(indexes map[string][]fieldpath.Path) fieldIndexes {
@@ -75,7 +77,11 @@ func newFieldIndexes(indexes map[string][]fieldpath.Path) fieldIndexes {
 				slices.ContainsFunc(fis, func(fi *fieldIndex) bool { return fi.path.String() == p.String() }) {
 				continue
 			}
-			fis = append(fis, &fieldIndex{path: p, values: map[string]*posting{}})
+			fi := &fieldIndex{path: p, values: map[string]*posting{}}
+			if !p.Crosses() {
+				fi.ordered = newOrderedIndex(p)
+			}
+			fis = append(fis, fi)
 		}
 		if fis != nil {
 			fx.byResource[r] = fis
@@ -137,6 +143,9 @@ func (ix *Index) indexFieldsLocked(o *Object, kindName string) {
 		for _, v := range fieldValues(fi.path, o, buf[:0]) {
 			fi.postingLocked(v).put(o, ix.freelist)
 		}
+		if fi.ordered != nil {
+			fi.ordered.put(o, ix.freelist)
+		}
 	}
 }
 
@@ -152,6 +161,9 @@ func (ix *Index) unindexFieldsLocked(o *Object, kindName string) {
 	for _, fi := range ix.fields.byResource[o.Type.Resource] {
 		for _, v := range fieldValues(fi.path, o, buf[:0]) {
 			removeFrom(fi.values, v, fi.values[v], o)
+		}
+		if fi.ordered != nil {
+			fi.ordered.remove(o)
 		}
 	}
 }
@@ -170,6 +182,10 @@ func (ix *Index) reindexFieldsLocked(old, o *Object) {
 		for _, v := range nv {
 			// put replaces old where it is, and adds o where it is not.
 			fi.postingLocked(v).put(o, ix.freelist)
+		}
+		if fi.ordered != nil {
+			fi.ordered.remove(old)
+			fi.ordered.put(o, ix.freelist)
 		}
 	}
 }

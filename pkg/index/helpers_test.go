@@ -175,6 +175,22 @@ func (ix *Index) checkInvariants() string {
 	if d := ix.created.check(all); d != "" {
 		return "creation times: " + d
 	}
+	for r, fis := range ix.fields.byResource {
+		var objs []*Object
+		for _, o := range all {
+			if o.Type.Resource == r {
+				objs = append(objs, o)
+			}
+		}
+		for _, fi := range fis {
+			if fi.ordered == nil {
+				continue
+			}
+			if d := fi.ordered.check(objs); d != "" {
+				return "ordered index of " + r + " " + fi.path.String() + ": " + d
+			}
+		}
+	}
 	if len(ix.clusters) != len(clusters) || len(ix.clusterNames) != len(clusters) {
 		return "cluster count"
 	}

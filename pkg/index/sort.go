@@ -35,8 +35,10 @@ func SortValues(keys []SortKey, o *Object) []SortValue {
 // changes meanwhile. after must come from the same keys, and no key may
 // cross an array (see CheckSort).
 //
-// An ordered index on the first key (metadata.creationTimestamp has one)
-// lets a page be read by walking it from after until limit objects match,
+// An ordered index on the first key (metadata.creationTimestamp has one,
+// and so has every configured path that does not cross an array, see
+// Options.Indexes) lets a page be read by walking it from after until limit
+// objects match,
 // when the filter matches enough of the index for that to be short;
 // otherwise every candidate of the filter is read and the first limit
 // after after are kept.
@@ -79,7 +81,7 @@ func (ix *Index) ListSorted(fs []Filter, keys []SortKey, after *SortedPosition, 
 	}
 	var objs []*Object
 	walked := false
-	if oi := ix.orderedLocked(keys[0].Path); oi != nil && s.need <= candidates {
+	if oi := ix.orderedLocked(qs, plans, keys[0].Path); oi != nil && s.need <= candidates {
 		// Walking visits about need objects per share of the index that
 		// matches; reading every candidate visits candidates.
 		if total := oi.len(); s.need*total/candidates < candidates/2 {
@@ -376,10 +378,24 @@ func (oi *orderedIndex) below(g SortValue) (SortValue, bool) {
 	return next, found
 }
 
-// orderedLocked returns the ordered index of path, or nil.
-func (ix *Index) orderedLocked(path fieldpath.Path) *orderedIndex {
+// orderedLocked returns the ordered index of path that holds every object
+// the queries can match, or nil: the creation-time index, or the one of a
+// configured path (Options.Indexes) when the queries can match objects of
+// one resource only and it indexes path.
+func (ix *Index) orderedLocked(qs []query, plans []plan, path fieldpath.Path) *orderedIndex {
 	if path.String() == creationTimestamp.String() {
 		return ix.created
 	}
-	return nil
+	var found *orderedIndex
+	for i := range qs {
+		if plans[i].none {
+			continue
+		}
+		fis, _, ok := ix.coverLocked(&qs[i], path.String())
+		if !ok || len(fis) != 1 || fis[0].ordered == nil || (found != nil && found != fis[0].ordered) {
+			return nil
+		}
+		found = fis[0].ordered
+	}
+	return found
 }

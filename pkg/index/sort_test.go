@@ -139,22 +139,37 @@ func TestListSortedMatchesBruteForce(t *testing.T) {
 	}
 }
 
-// TestSortedWalkAndTopAgree reads the same pages both ways, walking the
-// creation-time index and reading every candidate, whichever ListSorted
-// would choose.
+// TestSortedWalkAndTopAgree reads the same pages both ways, walking an
+// ordered index (of creation times, or of a configured path) and reading
+// every candidate, whichever ListSorted would choose.
 func TestSortedWalkAndTopAgree(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 5))
 	ix := New(Options{})
 	for _, o := range sortFleet(r, 800) {
 		ix.Upsert(o)
 	}
-	for _, spec := range [][]string{{"metadata.creationTimestamp"}, {"-metadata.creationTimestamp"},
-		{"-metadata.creationTimestamp", "status.phase"}, {"metadata.creationTimestamp", "-status.restarts"}} {
-		sk := sortKeys(t, spec...)
+	phase := ix.fields.lookup("pods", "status.phase").ordered
+	for _, tc := range []struct {
+		spec    []string
+		ordered *orderedIndex
+		pods    bool // restrict the filters to pods, which index status.phase
+	}{
+		{spec: []string{"metadata.creationTimestamp"}, ordered: ix.created},
+		{spec: []string{"-metadata.creationTimestamp"}, ordered: ix.created},
+		{spec: []string{"-metadata.creationTimestamp", "status.phase"}, ordered: ix.created},
+		{spec: []string{"metadata.creationTimestamp", "-status.restarts"}, ordered: ix.created},
+		{spec: []string{"status.phase"}, ordered: phase, pods: true},
+		{spec: []string{"-status.phase"}, ordered: phase, pods: true},
+		{spec: []string{"-status.phase", "-metadata.creationTimestamp"}, ordered: phase, pods: true},
+	} {
+		sk := sortKeys(t, tc.spec...)
 		for range 20 {
 			f := Filter{}
 			if r.IntN(2) == 0 {
 				f = randomFilter(t, r)
+			}
+			if tc.pods {
+				f.Resources, f.Kinds = []string{"pods"}, nil
 			}
 			all := bruteSorted(ix, f, sk)
 			var after *SortedPosition
@@ -170,16 +185,27 @@ func TestSortedWalkAndTopAgree(t *testing.T) {
 			qs := compileAll([]Filter{f})
 			ix.mu.RLock()
 			plans := []plan{ix.planLocked(&qs[0])}
+			if got := ix.orderedLocked(qs, plans, sk[0].Path); !plans[0].none && got != tc.ordered {
+				t.Errorf("sort %v, filter %+v: ListSorted would walk %v, want %v", tc.spec, f, got, tc.ordered)
+			}
 			top := ix.topLocked(qs, plans, s)
-			walked, ok := ix.walkLocked(ix.created, qs, plans, s, ix.all.len()+1)
+			walked, ok := ix.walkLocked(tc.ordered, qs, plans, s, ix.all.len()+1)
 			ix.mu.RUnlock()
 			if !ok {
 				t.Fatal("the walk gave up within a budget of every object")
 			}
 			if d := cmp.Diff(keys(top), keys(walked)); d != "" {
-				t.Fatalf("sort %v, filter %+v: walk and top differ (-top +walk):\n%s", spec, f, d)
+				t.Fatalf("sort %v, filter %+v: walk and top differ (-top +walk):\n%s", tc.spec, f, d)
 			}
 		}
+	}
+	// Other types may hold status.phase too: without a type filter there
+	// is no index to walk.
+	qs := compileAll([]Filter{{}})
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if got := ix.orderedLocked(qs, []plan{ix.planLocked(&qs[0])}, fieldpath.MustParse("status.phase")); got != nil {
+		t.Error("an unfiltered sort by status.phase walks the index of pods")
 	}
 }
 
