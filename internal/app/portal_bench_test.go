@@ -1,0 +1,214 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/fleetcache/fleetcache/internal/app"
+	"github.com/fleetcache/fleetcache/internal/graphqltest"
+	"github.com/fleetcache/fleetcache/internal/testcluster"
+	"github.com/fleetcache/fleetcache/pkg/clusters"
+	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/informers"
+)
+
+var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+
+// podsBase is the creation time of the first realistic Pod.
+var podsBase = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// fillPods puts n realistic Pods (graphqltest.RealisticPod), spread over
+// the clusters, into ix.
+func fillPods(ix *index.Index, clusterCount, n int) {
+	for c := range clusterCount {
+		cluster := fmt.Sprintf("c%02d", c+1)
+		for i := range n / clusterCount {
+			ix.Upsert(graphqltest.RealisticPod(podType, cluster, i, podsBase))
+		}
+	}
+}
+
+// portalQueries are issue 15's portal queries, (a) to (f); vars gives the
+// variables of the i-th request.
+var portalQueries = []struct {
+	name  string
+	query string
+	vars  func(i int) map[string]any
+}{
+	{"a-fieldselector-indexed-namespace", `query($ns: String!) {
+  resources(filter: {namespaces: [$ns], fieldSelector: "status.phase=Failed"}, first: 50) {
+    totalCount edges { node { cluster namespace name } } pageInfo { hasNextPage endCursor } } }`, nsVars},
+	{"b-sort-created-desc", `{
+  resources(sort: [{field: "metadata.creationTimestamp", order: DESC}], first: 50) {
+    edges { cursor node { cluster namespace name } } pageInfo { hasNextPage endCursor } } }`, noVars},
+	{"c-sort-unindexed-in-namespace", `query($ns: String!) {
+  resources(filter: {namespaces: [$ns]}, sort: [{field: "status.startTime", order: DESC}], first: 50) {
+    edges { cursor node { cluster namespace name } } pageInfo { hasNextPage endCursor } } }`, nsVars},
+	{"d-search-one-word", `query($w: String!) {
+  resources(filter: {search: $w}, first: 50) { edges { node { cluster namespace name } } pageInfo { hasNextPage endCursor } } }`,
+		func(i int) map[string]any { return map[string]any{"w": []string{"redis", "postgres", "envoy", "worker"}[i%4]} }},
+	{"e-facets-by-phase", `{ facets(by: FIELD, field: "status.phase") { value count } }`, noVars},
+	{"f-page", `query($ns: String!) {
+  resources(filter: {namespaces: [$ns], labelSelector: "tier=fe"}, first: 50) {
+    edges { node { cluster namespace name } } pageInfo { hasNextPage endCursor } } }`, nsVars},
+	{"f-page-with-objects", `query($ns: String!) {
+  resources(filter: {namespaces: [$ns], labelSelector: "tier=fe"}, first: 50) {
+    edges { node { cluster namespace name object } } pageInfo { hasNextPage endCursor } } }`, nsVars},
+	{"f-page-with-3-fields", `query($ns: String!) {
+  resources(filter: {namespaces: [$ns], labelSelector: "tier=fe"}, first: 50) {
+    edges { node { cluster namespace name phase: field(path: "status.phase") node: field(path: "spec.nodeName")
+      images: field(path: "spec.containers[].image") } } pageInfo { hasNextPage endCursor } } }`, nsVars},
+}
+
+func nsVars(i int) map[string]any {
+	return map[string]any{"ns": fmt.Sprintf("ns-%02d", i%graphqltest.PodNamespaces)}
+}
+
+func noVars(int) map[string]any { return nil }
+
+// BenchmarkPortalQueries answers issue 15's portal queries over HTTP, one
+// at a time, from an index of realistic Pods in 10 clusters (100
+// namespaces each, so that a namespace holds a tenth of a percent of the
+// Pods across the clusters): (a) a fieldSelector on an indexed path plus a
+// namespace, with totalCount; (b) newest first; (c) sorted by an unindexed
+// path within a namespace; (d) a search word; (e) facets by phase; (f) a
+// page with three fields, beside the same page with neither them nor the
+// objects, and with the whole objects.
+func BenchmarkPortalQueries(b *testing.B) {
+	for _, size := range []int{100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("objects=%d", size), func(b *testing.B) {
+			c := serve(b, app.Options{}, func(a *app.Aggregator) { fillPods(a.Index, 10, size) })
+			for _, q := range portalQueries {
+				b.Run(q.name, func(b *testing.B) {
+					if out := c.do(b, q.query, q.vars(0)); !bytes.Contains(out, []byte(`"name"`)) && !bytes.Contains(out, []byte(`"count"`)) {
+						b.Fatalf("the query selects nothing: %s", out)
+					}
+					i := 0
+					measure(b, func() { c.do(b, q.query, q.vars(i)); i++ })
+				})
+			}
+		})
+	}
+}
+
+// failedQuery is the page of 50 Pods whose phase is Failed, across the
+// clusters, with their count: what the baseline asks the API servers.
+const failedQuery = `{ resources(filter: {kinds: ["Pod"], fieldSelector: "status.phase=Failed"}, first: 50) {
+  totalCount edges { node { cluster namespace name } } } }`
+
+// BenchmarkFieldSelectorVersusAPIServers answers "the Pods whose phase is
+// Failed" over the same realistic Pods held in 3 real clusters: by
+// fleetcache over HTTP (its informers syncing them), and by LISTing every
+// API server with the field selector status.phase=Failed concurrently and
+// merging, a page of 50 (limit=50) and all of them (what a count needs).
+func BenchmarkFieldSelectorVersusAPIServers(b *testing.B) {
+	const perCluster = 10_000
+	var wg sync.WaitGroup
+	for _, c := range env.Clusters() {
+		wg.Go(func() { seedPods(b, testcluster.Dynamic(b, c.AdminConfig()), perCluster) })
+	}
+	wg.Wait()
+	b.Run(fmt.Sprintf("objects=%d", 3*perCluster), func(b *testing.B) {
+		want := len(listFailed(b, 0))
+		if want == 0 {
+			b.Fatal("no Failed Pods in the API servers")
+		}
+		b.Run("fleetcache", func(b *testing.B) {
+			opts := app.Options{Informers: informers.Options{Resources: []string{"pods"}}}
+			c := serve(b, opts, func(a *app.Aggregator) {
+				var cs []clusters.Cluster
+				for _, tc := range env.Clusters() {
+					cs = append(cs, clusters.Cluster{Name: tc.Name(), Config: tc.AdminConfig()})
+				}
+				startSynced(b, a, cs)
+			})
+			var got struct {
+				Data struct{ Resources struct{ TotalCount int } }
+			}
+			if err := json.Unmarshal(c.do(b, failedQuery, nil), &got); err != nil || got.Data.Resources.TotalCount != want {
+				b.Fatalf("fleetcache counts %d Failed Pods (%v), the API servers %d", got.Data.Resources.TotalCount, err, want)
+			}
+			measure(b, func() { c.do(b, failedQuery, nil) })
+		})
+		b.Run("apiservers-page", func(b *testing.B) { measure(b, func() { listFailed(b, 50) }) })
+		b.Run("apiservers-all", func(b *testing.B) { measure(b, func() { listFailed(b, 0) }) })
+	})
+}
+
+// seedPods creates n realistic Pods in the cluster unless they exist, and
+// gives those whose phase is Failed that status.
+func seedPods(b *testing.B, dc dynamic.Interface, n int) {
+	for i := range graphqltest.PodNamespaces {
+		testcluster.CreateNamespace(b, dc, fmt.Sprintf("ns-%02d", i))
+	}
+	pod := func(i int) *unstructured.Unstructured {
+		var u unstructured.Unstructured
+		if err := json.Unmarshal(graphqltest.RealisticPod(podType, "", i, podsBase).Raw, &u.Object); err != nil {
+			b.Fatal(err)
+		}
+		for _, f := range []string{"uid", "resourceVersion", "creationTimestamp"} {
+			unstructured.RemoveNestedField(u.Object, "metadata", f)
+		}
+		return &u
+	}
+	testcluster.Seed(b, dc, podsGVR, n, func(i int) *unstructured.Unstructured {
+		u := pod(i)
+		unstructured.RemoveNestedField(u.Object, "status")
+		return u
+	})
+	for i := range n {
+		if graphqltest.PodPhase(i) != "Failed" {
+			continue
+		}
+		want := pod(i)
+		r := dc.Resource(podsGVR).Namespace(want.GetNamespace())
+		u, err := r.Get(context.Background(), want.GetName(), metav1.GetOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if phase, _, _ := unstructured.NestedString(u.Object, "status", "phase"); phase == "Failed" {
+			continue
+		}
+		u.Object["status"] = map[string]any{"phase": "Failed", "reason": "Evicted"}
+		if _, err := r.UpdateStatus(context.Background(), u, metav1.UpdateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// listFailed lists the Failed Pods of every API server with the field
+// selector, concurrently, limit at a time (0: all in one list), and
+// returns their names.
+func listFailed(b *testing.B, limit int64) []string {
+	var mu sync.Mutex
+	var names []string
+	var wg sync.WaitGroup
+	for _, c := range env.Clusters() {
+		v, _ := apiClients.LoadOrStore(c.Name(), testcluster.Dynamic(b, c.AdminConfig()))
+		dc := v.(dynamic.Interface)
+		wg.Go(func() {
+			list, err := dc.Resource(podsGVR).List(context.Background(), metav1.ListOptions{FieldSelector: "status.phase=Failed", Limit: limit})
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			mu.Lock()
+			for _, u := range list.Items {
+				names = append(names, c.Name()+"/"+u.GetNamespace()+"/"+u.GetName())
+			}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return names
+}
