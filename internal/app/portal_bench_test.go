@@ -56,7 +56,9 @@ var portalQueries = []struct {
     edges { cursor node { cluster namespace name } } pageInfo { hasNextPage endCursor } } }`, nsVars},
 	{"d-search-one-word", `query($w: String!) {
   resources(filter: {search: $w}, first: 50) { edges { node { cluster namespace name } } pageInfo { hasNextPage endCursor } } }`,
-		func(i int) map[string]any { return map[string]any{"w": []string{"redis", "postgres", "envoy", "worker"}[i%4]} }},
+		func(i int) map[string]any {
+			return map[string]any{"w": []string{"redis", "postgres", "envoy", "worker"}[i%4]}
+		}},
 	{"e-facets-by-phase", `{ facets(by: FIELD, field: "status.phase") { value count } }`, noVars},
 	{"f-page", `query($ns: String!) {
   resources(filter: {namespaces: [$ns], labelSelector: "tier=fe"}, first: 50) {
