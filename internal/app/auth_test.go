@@ -251,7 +251,14 @@ func TestAuthorization(t *testing.T) {
 				Count int
 			}
 			Search        struct{ TotalCount int }
-			Hidden, Shown *struct{ Name string }
+			Fields        struct{ TotalCount int }
+			Sorted        struct {
+				Edges []struct{ Node struct{ Cluster, Name string } }
+			}
+			Hidden, Shown *struct {
+				Name    string
+				Columns []struct{ Name, Value string }
+			}
 			Parent        struct {
 				Children []struct{ Kind, Name string }
 			}
@@ -262,8 +269,10 @@ func TestAuthorization(t *testing.T) {
 		  byNamespace: facets(by: NAMESPACE) { value count }
 		  byName: facets(by: FIELD, field: "metadata.name") { value count }
 		  search: resources(filter: {search: "cm 0"}) { totalCount }
-		  hidden: resource(cluster: "c1", kind: "ConfigMap", namespace: %q, name: "cm-0") { name }
-		  shown: resource(cluster: "c1", kind: "ConfigMap", namespace: %q, name: "cm-0") { name }
+		  fields: resources(filter: {fieldSelector: "metadata.name in (cm-0,parent)"}) { totalCount }
+		  sorted: resources(sort: [{field: "metadata.name", order: DESC}]) { edges { node { cluster name } } }
+		  hidden: resource(cluster: "c1", kind: "ConfigMap", namespace: %q, name: "cm-0") { name columns { name value } }
+		  shown: resource(cluster: "c1", kind: "ConfigMap", namespace: %q, name: "cm-0") { name columns { name value } }
 		  parent: resource(cluster: "c1", kind: "ConfigMap", namespace: %q, name: "parent") { children { kind name } }
 		}`, nsB, nsA, nsA)
 		if err := f.query("alice", q, &d); err != nil {
@@ -287,6 +296,19 @@ func TestAuthorization(t *testing.T) {
 		}
 		if d.Search.TotalCount != 2 {
 			t.Errorf("search finds %d objects, want alice's 2 cm-0", d.Search.TotalCount)
+		}
+		if d.Fields.TotalCount != 3 {
+			t.Errorf("fieldSelector finds %d objects, want alice's 2 cm-0 and her parent", d.Fields.TotalCount)
+		}
+		var sorted []string
+		for _, e := range d.Sorted.Edges {
+			sorted = append(sorted, e.Node.Cluster+"/"+e.Node.Name)
+		}
+		if diff := cmp.Diff([]string{"c1/parent", "c1/cm-1", "c2/cm-1", "c1/cm-0", "c2/cm-0", "c1/child"}, sorted); diff != "" {
+			t.Errorf("sorted by name, descending (-want +got):\n%s", diff)
+		}
+		if d.Shown != nil && (len(d.Shown.Columns) == 0 || d.Shown.Columns[0] != struct{ Name, Value string }{"Name", "cm-0"}) {
+			t.Errorf("columns of cm-0 = %v, want Name cm-0 first", d.Shown.Columns)
 		}
 		if d.Hidden != nil || d.Shown == nil {
 			t.Errorf("resource in team-b = %v (want null), in team-a = %v (want it)", d.Hidden, d.Shown)
