@@ -250,16 +250,18 @@ func TestAuthorization(t *testing.T) {
 				Value string
 				Count int
 			}
-			Search        struct{ TotalCount int }
-			Fields        struct{ TotalCount int }
-			Sorted        struct {
-				Edges []struct{ Node struct{ Cluster, Name string } }
+			Search struct{ TotalCount int }
+			Fields struct{ TotalCount int }
+			Sorted struct {
+				Edges []struct {
+					Node struct{ Cluster, Name string }
+				}
 			}
 			Hidden, Shown *struct {
 				Name    string
 				Columns []struct{ Name, Value string }
 			}
-			Parent        struct {
+			Parent struct {
 				Children []struct{ Kind, Name string }
 			}
 		}
