@@ -25,6 +25,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/graphql"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 	"github.com/fleetcache/fleetcache/pkg/transport"
 )
@@ -46,6 +47,11 @@ type Config struct {
 	// Resources are the resource types to cache, by kubectl name
 	// ("pods", "deployments.apps"). Default: informers.DefaultResources.
 	Resources []string `json:"resources,omitempty"`
+	// Indexes are the paths (package fieldpath) that get secondary
+	// indexes, per resource: {pods: [status.phase, spec.nodeName]}. A
+	// resource listed gets exactly its list instead of its defaults ([]
+	// turns them off); the others keep index.DefaultOptions().Indexes.
+	Indexes map[string][]string `json:"indexes,omitempty"`
 	// WatchTimeout caps one watch request to the member API servers. Set
 	// it below the idle timeout of a proxy or load balancer in between: a
 	// watch such a device cuts counts as an interruption and costs a relist.
@@ -267,6 +273,7 @@ func (c Config) Validate() error {
 	if err := informers.ValidateResources(c.Resources); err != nil {
 		bad("resources", "%v", err)
 	}
+	validateIndexes(c.Indexes, bad)
 	if w := c.WatchTimeout.Duration; w != 0 && w < time.Second {
 		bad("watchTimeout", "%v: must be at least 1s (0 means the default)", w)
 	}
@@ -367,7 +374,7 @@ func (c Config) Options() Options {
 		ClusterSecretsKubeconfig: c.ClusterSecrets.Kubeconfig,
 		Addr:                     c.Addr,
 		Readyz:                   health.ReadyzOptions{Exclude: c.Readyz.Exclude, Disabled: c.Readyz.Disabled},
-		Index:                    index.Options{Retention: l.EventRetention},
+		Index:                    index.Options{Retention: l.EventRetention, Indexes: indexPaths(c.Indexes)},
 		Auth: AuthOptions{
 			Authn:           authnMode,
 			AuthnKubeconfig: c.Authn.Kubeconfig,
@@ -413,4 +420,45 @@ func SetupLogging(c LogConfig) error {
 		klog.SetSlogLogger(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.Level(-c.Level)})))
 	}
 	return nil
+}
+
+// validateIndexes reports each bad entry of indexes: a resource that is
+// not a kubectl name, a malformed path, the path cluster, a repeated path.
+func validateIndexes(indexes map[string][]string, bad func(field, format string, args ...any)) {
+	for _, r := range slices.Sorted(maps.Keys(indexes)) {
+		if err := informers.ValidateResources([]string{r}); err != nil {
+			bad("indexes."+r, "%v", err)
+		}
+		seen := map[string]bool{}
+		for i, text := range indexes[r] {
+			field := fmt.Sprintf("indexes.%s[%d]", r, i)
+			p, err := fieldpath.Parse(text)
+			switch {
+			case err != nil:
+				bad(field, "%v", err)
+			case p.IsCluster():
+				bad(field, "the path cluster needs no index: it narrows to the clusters' objects already")
+			case seen[p.String()]:
+				bad(field, "%s listed twice", p)
+			}
+			seen[p.String()] = true
+		}
+	}
+}
+
+// indexPaths parses the paths of valid indexes.
+func indexPaths(indexes map[string][]string) map[string][]fieldpath.Path {
+	if indexes == nil {
+		return nil
+	}
+	out := make(map[string][]fieldpath.Path, len(indexes))
+	for r, texts := range indexes {
+		out[r] = []fieldpath.Path{}
+		for _, text := range texts {
+			if p, err := fieldpath.Parse(text); err == nil {
+				out[r] = append(out[r], p)
+			}
+		}
+	}
+	return out
 }

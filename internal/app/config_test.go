@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fleetcache/fleetcache/internal/app"
+	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/transport"
 )
 
@@ -166,6 +167,15 @@ func TestConfigValidate(t *testing.T) {
 		{name: "secrets kubeconfig alone", config: app.Config{ClusterSecrets: app.ClusterSecretsConfig{Kubeconfig: "/k"}}, want: []string{"clusterSecrets.kubeconfig: set without clusterSecrets.namespace"}},
 		{name: "contexts without files", config: app.Config{KubeconfigDir: dir, Contexts: []string{"a"}}, want: []string{"contexts: applies to kubeconfigs"}},
 		{name: "bad port", config: app.Config{Addr: "127.0.0.1:http"}, want: []string{`addr: bad port "http"`}},
+		{name: "indexes", config: app.Config{Indexes: map[string][]string{
+			"pods": {"status.phase", `metadata.annotations["a/b"]`}, "nodes": {}, "widgets.example.com": {"spec.size"}}}},
+		{name: "bad indexes", config: app.Config{Indexes: map[string][]string{
+			"pods":  {"status.phase", "status..phase", "cluster", "status.phase", "spec.containers[0].image"},
+			"Pods!": {"spec.x"},
+		}}, want: []string{
+			`indexes.pods[1]: invalid path "status..phase": expected a key, found`, "indexes.pods[2]: the path cluster needs no index",
+			"indexes.pods[3]: status.phase listed twice", `indexes.pods[4]: invalid path "spec.containers[0].image"`, `indexes.Pods!: resource type "Pods!"`,
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -303,5 +313,31 @@ func TestConfigWatchTimeout(t *testing.T) {
 	}
 	if got := c.Options().Informers.WatchTimeout; got != 4*time.Minute {
 		t.Errorf("informers' WatchTimeout %v, want 4m", got)
+	}
+}
+
+// TestConfigIndexes checks that indexes reach index.Options from the file:
+// a resource listed replaces its defaults, [] turns them off, the others
+// keep theirs.
+func TestConfigIndexes(t *testing.T) {
+	file := writeConfig(t, "indexes:\n  pods: [status.phase, 'metadata.labels[\"app\"]']\n  nodes: []\n")
+	c, err := app.ParseArgs([]string{"--config", file}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	ix := index.New(c.Options().Index)
+	got := map[string][]string{}
+	for _, r := range []string{"pods", "nodes", "services"} {
+		got[r] = []string{}
+		for _, p := range ix.IndexedPaths(r) {
+			got[r] = append(got[r], p.String())
+		}
+	}
+	want := map[string][]string{"pods": {"status.phase", "metadata.labels.app"}, "nodes": {}, "services": {"spec.type"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("indexed paths (-want +got):\n%s", diff)
 	}
 }
