@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/search"
 )
 
@@ -32,13 +33,60 @@ func benchImageRaw(nsi, app int) []byte {
 		benchTeams[nsi%len(benchTeams)], app, app%10)
 }
 
+// benchPodRaws caches the JSON of the benchmark Pods: Pods of the same team,
+// app and replica share it, which keeps a million-Pod fixture small.
+var benchPodRaws = map[[3]int][]byte{}
+
+// benchPhases are the benchmark Pods' phases: 1 in 100 Failed, 2 Pending,
+// 2 Succeeded, the rest Running.
+func benchPhase(h uint32) string {
+	switch h % 100 {
+	case 0:
+		return "Failed"
+	case 1, 2:
+		return "Pending"
+	case 3, 4:
+		return "Succeeded"
+	}
+	return "Running"
+}
+
+// benchPodRaw returns the JSON of replica p of an app's Pods, about 1.6 KB
+// with the image of benchImageRaw: metadata with managed fields, a
+// container with resources and probes, a node of 20, and a status whose
+// phase (benchPhase) status.phaseMirror repeats, so that a selector on that
+// unindexed path selects what one on the indexed status.phase does.
+func benchPodRaw(nsi, app, p int) []byte {
+	key := [3]int{nsi % len(benchTeams), app, p}
+	if raw := benchPodRaws[key]; raw != nil {
+		return raw
+	}
+	phase := benchPhase(uint32(key[0]*1000003+app*8+p) * 2654435761 >> 8)
+	raw := fmt.Appendf(nil, `{"apiVersion":"v1","kind":"Pod","metadata":{"managedFields":[{"manager":"kube-controller-manager","operation":"Update",`+
+		`"apiVersion":"v1","time":"2026-01-01T00:00:00Z","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:generateName":{},"f:labels":{".":{},`+
+		`"f:app":{},"f:pod-template-hash":{},"f:tier":{}},"f:ownerReferences":{".":{},"k:{"uid":"0"}":{}}},"f:spec":{"f:containers":{"k:{"name":"app"}":`+
+		`{".":{},"f:image":{},"f:imagePullPolicy":{},"f:name":{},"f:ports":{},"f:resources":{},"f:terminationMessagePath":{}}},"f:dnsPolicy":{},`+
+		`"f:enableServiceLinks":{},"f:restartPolicy":{},"f:schedulerName":{},"f:securityContext":{},"f:terminationGracePeriodSeconds":{}}}},`+
+		`{"manager":"kubelet","operation":"Update","apiVersion":"v1","time":"2026-01-01T00:00:05Z","fieldsType":"FieldsV1","subresource":"status",`+
+		`"fieldsV1":{"f:status":{"f:conditions":{},"f:containerStatuses":{},"f:hostIP":{},"f:phase":{},"f:podIP":{},"f:startTime":{}}}}]},`+
+		`"spec":{"containers":[{"name":"app","image":"registry.example.com/%s/web-%d:1.%d","ports":[{"containerPort":8080,"protocol":"TCP"}],`+
+		`"resources":{"limits":{"cpu":"500m","memory":"512Mi"},"requests":{"cpu":"100m","memory":"128Mi"}},`+
+		`"livenessProbe":{"httpGet":{"path":"/healthz","port":8080},"periodSeconds":10},"imagePullPolicy":"IfNotPresent"}],`+
+		`"restartPolicy":"Always","dnsPolicy":"ClusterFirst","serviceAccountName":"default","nodeName":"node-%02d","schedulerName":"default-scheduler"},`+
+		`"status":{"phase":%q,"phaseMirror":%q,"conditions":[{"type":"Ready","status":"True"}],"hostIP":"10.0.0.%d","qosClass":"Burstable"}}`,
+		benchTeams[key[0]], app, app%10, (app*8+p)%20, phase, phase, (app*8+p)%20)
+	benchPodRaws[key] = raw
+	return raw
+}
+
 // benchFleet returns about n objects shaped like real clusters: 10 clusters
 // of 50 namespaces; in each namespace, apps web-0, web-1, … of 12 objects
 // each: a Deployment, its ReplicaSet, 8 Pods owned by the ReplicaSet, a
 // Service and a ConfigMap. Objects carry app, tier and (ReplicaSets and
 // Pods) pod-template-hash labels; the objects of one app share their label
 // and owner slices, as they would after interning, and the workloads'
-// JSON, which names their image (benchImageRaw).
+// JSON, which names their image (benchImageRaw). Pods have a phase and a
+// node besides (benchPodRaw).
 func benchFleet(n int) []*Object {
 	const clusters, namespaces, perApp = 10, 50, 12
 	perNamespace := max(n/(clusters*namespaces), perApp)
@@ -66,7 +114,7 @@ func benchFleet(n int) []*Object {
 				rs := newObj(cluster, rsType, ns, name+"-"+hash, podLabels, []OwnerRef{{Kind: "Deployment", Name: name, UID: d.UID, Controller: true}}, raw)
 				owners := []OwnerRef{{Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: true}}
 				for p := range perApp - 4 {
-					newObj(cluster, podType, ns, fmt.Sprintf("%s-%d", rs.Name, p), podLabels, owners, raw)
+					newObj(cluster, podType, ns, fmt.Sprintf("%s-%d", rs.Name, p), podLabels, owners, benchPodRaw(nsi, app, p))
 				}
 				newObj(cluster, svcType, ns, name, appLabels, nil, benchRaw)
 				newObj(cluster, cmType, ns, name, appLabels[:1], nil, benchRaw)
@@ -84,12 +132,26 @@ func newBenchIndex(objs []*Object, opts Options) *Index {
 	return ix
 }
 
+// benchIndexes are the settings of Options.Indexes the write and memory
+// benchmarks compare: the defaults, and no index on paths.
+var benchIndexes = []struct {
+	name string
+	opts Options
+}{{"default", Options{}}, {"off", unindexed()}}
+
 // BenchmarkApply measures Upsert of modified objects (new
-// ResourceVersion, same labels) into an index of 100000 objects.
+// ResourceVersion, same labels) into an index of 100000 objects, with the
+// default indexes on paths and without.
 func BenchmarkApply(b *testing.B) {
-	b.Run("objects=100000", func(b *testing.B) {
+	for _, bi := range benchIndexes {
+		b.Run("objects=100000/indexes="+bi.name, func(b *testing.B) { benchApply(b, bi.opts) })
+	}
+}
+
+func benchApply(b *testing.B, opts Options) {
+	{
 		objs := benchFleet(100000)
-		ix := newBenchIndex(objs, Options{})
+		ix := newBenchIndex(objs, opts)
 		mods := make([]*Object, len(objs))
 		for i, o := range objs {
 			mods[i] = modified(o, "2")
@@ -108,7 +170,7 @@ func BenchmarkApply(b *testing.B) {
 			n++
 		}
 		b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "changes/s")
-	})
+	}
 }
 
 // BenchmarkListPage measures a page of 50 of a narrow query, one namespace
@@ -161,10 +223,19 @@ func BenchmarkListPage(b *testing.B) {
 // measures Get.
 func BenchmarkMemoryPerObject(b *testing.B) {
 	for _, size := range []int{100000, 1000000} {
-		b.Run(fmt.Sprintf("objects=%d", size), func(b *testing.B) {
+		for _, bi := range benchIndexes {
+			b.Run(fmt.Sprintf("objects=%d/indexes=%s", size, bi.name), func(b *testing.B) { benchMemory(b, size, bi.opts) })
+		}
+	}
+}
+
+func benchMemory(b *testing.B, size int, opts Options) {
+	{
+		{
 			objs := benchFleet(size)
 			before := liveHeap()
-			ix := newBenchIndex(objs, Options{Retention: 1})
+			opts.Retention = 1
+			ix := newBenchIndex(objs, opts)
 			perObject := float64(liveHeap()-before) / float64(len(objs))
 			b.ReportAllocs()
 			n := 0
@@ -177,7 +248,7 @@ func BenchmarkMemoryPerObject(b *testing.B) {
 			// After the loop: b.Loop's first call clears reported metrics.
 			b.ReportMetric(perObject, "index-B/object")
 			runtime.KeepAlive(objs)
-		})
+		}
 	}
 }
 
@@ -237,6 +308,69 @@ func BenchmarkSearch(b *testing.B) {
 			tokens := ix.tokens.Len()
 			ix.mu.RUnlock()
 			b.ReportMetric(float64(tokens), "tokens")
+		})
+	}
+}
+
+// BenchmarkFieldSelector measures issue 15's field selector queries on the
+// benchmark fleet's Pods, each as a GraphQL request with totalCount asks
+// them: a page of 50 and the count, on the indexed status.phase and on
+// status.phaseMirror, which holds the same values without an index
+// (benchPodRaw); in one namespace across the clusters, and across the
+// fleet. Then facets by each path, of all Pods and of one namespace. It
+// reports the latencies' p50 and p99 and the objects visited per
+// operation.
+func BenchmarkFieldSelector(b *testing.B) {
+	for _, size := range []int{100000, 1000000} {
+		b.Run(fmt.Sprintf("objects=%d", size), func(b *testing.B) {
+			ix := newBenchIndex(benchFleet(size), Options{})
+			runtime.GC()
+			pods := []string{"Pod"}
+			ns := []string{"ns-07"}
+			measure := func(b *testing.B, op func() int) {
+				if op() == 0 {
+					b.Fatal("nothing selected")
+				}
+				b.ReportAllocs()
+				lat := make([]time.Duration, 0, 1<<16)
+				before := ix.scanned.Load()
+				for b.Loop() {
+					start := time.Now()
+					op()
+					lat = append(lat, time.Since(start))
+				}
+				slices.Sort(lat)
+				b.ReportMetric(float64(lat[len(lat)/2])/float64(time.Microsecond), "p50-µs")
+				b.ReportMetric(float64(lat[len(lat)*99/100])/float64(time.Microsecond), "p99-µs")
+				b.ReportMetric(float64(ix.scanned.Load()-before)/float64(len(lat)), "visited/op")
+			}
+			for _, path := range []string{"status.phase", "status.phaseMirror"} {
+				name := map[string]string{"status.phase": "indexed", "status.phaseMirror": "unindexed"}[path]
+				sel := mustFields(b, path+"=Failed")
+				for _, q := range []struct {
+					name string
+					f    Filter
+				}{
+					{"namespace", Filter{Kinds: pods, Namespaces: ns, Fields: sel}},
+					{"fleet", Filter{Kinds: pods, Fields: sel}},
+				} {
+					b.Run(fmt.Sprintf("path=%s/%s/page+count", name, q.name), func(b *testing.B) {
+						measure(b, func() int { return len(ix.List(q.f, nil, 50).Objects) + ix.Count(q.f) })
+					})
+				}
+				by := FacetBy{Key: FacetField, Field: fieldpath.MustParse(path)}
+				for _, q := range []struct {
+					name string
+					f    Filter
+				}{
+					{"pods", Filter{Kinds: pods}},
+					{"namespace", Filter{Kinds: pods, Namespaces: ns}},
+				} {
+					b.Run(fmt.Sprintf("path=%s/facets/%s", name, q.name), func(b *testing.B) {
+						measure(b, func() int { return len(ix.Facets(q.f, by)) })
+					})
+				}
+			}
 		})
 	}
 }
