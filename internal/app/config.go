@@ -422,16 +422,17 @@ func SetupLogging(c LogConfig) error {
 	return nil
 }
 
-// validateIndexes reports each bad entry of indexes: a resource that is
+// validateIndexes reports each bad entry of indexes, named as
+// indexes["pods"][1] (a resource's name may hold dots): a resource that is
 // not a kubectl name, a malformed path, the path cluster, a repeated path.
 func validateIndexes(indexes map[string][]string, bad func(field, format string, args ...any)) {
 	for _, r := range slices.Sorted(maps.Keys(indexes)) {
 		if err := informers.ValidateResources([]string{r}); err != nil {
-			bad("indexes."+r, "%v", err)
+			bad(fmt.Sprintf("indexes[%q]", r), "%v", err)
 		}
 		seen := map[string]bool{}
 		for i, text := range indexes[r] {
-			field := fmt.Sprintf("indexes.%s[%d]", r, i)
+			field := fmt.Sprintf("indexes[%q][%d]", r, i)
 			p, err := fieldpath.Parse(text)
 			switch {
 			case err != nil:

@@ -17,7 +17,7 @@ import (
 
 // fieldError is how Validate names a field: its path in the file, then a
 // colon ("limits.maxDepth: …", "kubeconfigs[0]: …").
-var fieldError = regexp.MustCompile(`^[a-zA-Z]+(\[[0-9]+\])?(\.[a-zA-Z]+(\[[0-9]+\])?)*: `)
+var fieldError = regexp.MustCompile(`^[a-zA-Z]+(\[("(\\.|[^"\\])*"|[0-9]+)\])*(\.[a-zA-Z]+(\[("(\\.|[^"\\])*"|[0-9]+)\])*)*: `)
 
 // FuzzLoadConfig checks LoadConfig and Validate on arbitrary file content.
 // Neither may panic; an unknown field is reported by a path that exists in
@@ -53,6 +53,9 @@ func FuzzLoadConfig(f *testing.F) {
 		"authz: {rules: [{users: [alice]}, {users: [bob], grups: [x]}]}\n",
 		"authz: {rules: [[a]]}\n",
 		"serving: {tlsCertFile: a, corsAllowedOrigins: ['https://portal.example.com', '*'], rateLimit: {}}\n",
+		"indexes: {pods: [status.phase, 'metadata.annotations[\"a/b\"]'], deployments.apps: [], nodes: null}\n",
+		"indexes: {pods: [status..phase, cluster, status.phase, status.phase], 'Pods!\"': [x], events.k8s.io: 3}\n",
+		"indexes: [pods]\n",
 	} {
 		f.Add([]byte(seed))
 	}

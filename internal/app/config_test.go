@@ -173,8 +173,8 @@ func TestConfigValidate(t *testing.T) {
 			"pods":  {"status.phase", "status..phase", "cluster", "status.phase", "spec.containers[0].image"},
 			"Pods!": {"spec.x"},
 		}}, want: []string{
-			`indexes.pods[1]: invalid path "status..phase": expected a key, found`, "indexes.pods[2]: the path cluster needs no index",
-			"indexes.pods[3]: status.phase listed twice", `indexes.pods[4]: invalid path "spec.containers[0].image"`, `indexes.Pods!: resource type "Pods!"`,
+			`indexes["pods"][1]: invalid path "status..phase": expected a key, found`, `indexes["pods"][2]: the path cluster needs no index`,
+			`indexes["pods"][3]: status.phase listed twice`, `indexes["pods"][4]: invalid path "spec.containers[0].image"`, `indexes["Pods!"]: resource type "Pods!"`,
 		}},
 	}
 	for _, tt := range tests {
