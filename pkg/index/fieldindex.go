@@ -204,6 +204,8 @@ func (fi *fieldIndex) postingLocked(v string) *posting {
 // fieldDim is a field selector requirement that an index can narrow:
 // path = value or path in (values).
 type fieldDim struct {
+	// req is the requirement's index in query.fieldReqs.
+	req  int
 	path string
 	// crosses says the path crosses an array: an object may be in the
 	// postings of several values.
@@ -221,13 +223,14 @@ type fieldDim struct {
 // on the path cluster with = and in, which narrowClusters turned into
 // q.clusters, excepted) and keeps those an index may narrow.
 func (q *query) compileFields(fields fieldselector.Selector) {
-	for _, r := range fields.Requirements() {
+	q.fieldReqs = fields.Requirements()
+	for i, r := range q.fieldReqs {
 		eq := r.Operator() == fieldselector.Equals || r.Operator() == fieldselector.In
 		switch {
 		case eq && r.Path().IsCluster():
 			continue
 		case eq:
-			d := fieldDim{path: r.Path().String(), crosses: r.Path().Crosses(), exact: true}
+			d := fieldDim{req: i, path: r.Path().String(), crosses: r.Path().Crosses(), exact: true}
 			for _, v := range r.Values() {
 				d.keys = append(d.keys, v)
 				if n, ok := fieldselector.ParseNumber(v); ok {

@@ -171,8 +171,10 @@ type query struct {
 	name      string
 	owner     types.UID
 	// fields is the field selector, evaluated last: it reads the object's
-	// bytes. fieldDims are its requirements that an index may narrow.
+	// bytes: fieldReqs are its requirements, fieldDims those an index may
+	// narrow.
 	fields    fieldselector.Selector
+	fieldReqs []fieldselector.Requirement
 	fieldDims []fieldDim
 	// search is the search, each of whose words narrows like a label
 	// requirement.
@@ -266,7 +268,11 @@ func sortedSet(vs []string) []string {
 }
 
 // matches reports whether o satisfies every constraint of the query.
-func (q *query) matches(o *Object) bool {
+func (q *query) matches(o *Object) bool { return q.matchesBut(o, -1) }
+
+// matchesBut is matches without the field requirement q.fieldReqs[skipField],
+// which a plan's sources satisfy throughout.
+func (q *query) matchesBut(o *Object, skipField int) bool {
 	if q.clusters != nil && !contains(q.clusters, o.Cluster) {
 		return false
 	}
@@ -294,7 +300,12 @@ func (q *query) matches(o *Object) bool {
 	if !q.search.Empty() && !searchMatches(q.search, o) {
 		return false
 	}
-	return q.fields.Empty() || q.fields.Matches(o.Cluster, o.Raw)
+	for i := range q.fieldReqs {
+		if i != skipField && !q.fieldReqs[i].Matches(o.Cluster, o.Raw) {
+			return false
+		}
+	}
+	return true
 }
 
 func (q *query) kindMatches(t *Type) bool {
@@ -339,6 +350,10 @@ type plan struct {
 	overlap bool
 	// none means no object can match.
 	none bool
+	// fieldDone is 1 + the index in query.fieldReqs of the field
+	// requirement that every object of the sources satisfies (read from an
+	// index on its path), 0 for none: matching skips it.
+	fieldDone int
 }
 
 // scopeRange is the slice of the Position order holding a cluster's objects
@@ -390,6 +405,7 @@ func (ix *Index) planLocked(q *query) plan {
 	scope := best
 	overlap := false // whether the next postings considered may overlap
 	answered := 1    // how many constraints the next postings satisfy throughout
+	fieldDone := 0   // the field requirement they satisfy (plan.fieldDone)
 	consider := func(ps []*posting) bool {
 		size := 0
 		for _, p := range ps {
@@ -398,14 +414,14 @@ func (ix *Index) planLocked(q *query) plan {
 		if size == 0 {
 			return false
 		}
-		c := plan{sources: ps, size: size, sizeExact: !overlap, exact: q.dims == answered, overlap: overlap}
+		c := plan{sources: ps, size: size, sizeExact: !overlap, exact: q.dims == answered, overlap: overlap, fieldDone: fieldDone}
 		if scoped {
 			// Visit only the part of the postings inside the scope. Assume
 			// the constraint and the scope are independent to estimate its
 			// size; it is at most the smaller of the two in any case.
 			est := size*scope.size/max(total, 1) + seekCost*len(scope.ranges)*len(ps)
 			if est < size {
-				c = plan{sources: ps, ranges: scope.ranges, size: est, exact: q.dims == answered+1, overlap: overlap}
+				c = plan{sources: ps, ranges: scope.ranges, size: est, exact: q.dims == answered+1, overlap: overlap, fieldDone: fieldDone}
 			}
 		}
 		if c.size < best.size {
@@ -458,11 +474,14 @@ func (ix *Index) planLocked(q *query) plan {
 		if !ok {
 			continue
 		}
-		overlap, answered = ov, n
+		overlap, answered, fieldDone = ov, n, 0
+		if q.fieldDims[i].exact {
+			fieldDone = q.fieldDims[i].req + 1
+		}
 		if !consider(ps) {
 			return plan{none: true}
 		}
-		overlap, answered = false, 1
+		overlap, answered, fieldDone = false, 1, 0
 	}
 	for _, w := range q.search.Words() {
 		ps, ov, ok := ix.searchPostingsLocked(w, best.size)
@@ -566,7 +585,7 @@ func (ix *Index) collectLocked(q *query, p *plan, from *Object, need int) []*Obj
 					return false
 				}
 				visited++
-				if !p.exact && !q.matches(o) {
+				if !p.exact && !q.matchesBut(o, p.fieldDone-1) {
 					return true
 				}
 				out = append(out, o)
@@ -625,7 +644,7 @@ func (ix *Index) eachLocked(q *query, p *plan, fn func(*Object)) {
 				if p.overlap && seenBefore(p.sources[:i], o) {
 					return true
 				}
-				if p.exact || q.matches(o) {
+				if p.exact || q.matchesBut(o, p.fieldDone-1) {
 					fn(o)
 				}
 				return true
