@@ -410,14 +410,17 @@ func TestSinceErrors(t *testing.T) {
 // before Next reads them end the subscription with CURSOR_EXPIRED.
 func TestReplayExpires(t *testing.T) {
 	ix := index.New(index.Options{Retention: 10})
-	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{})
+	s := newServer(t, ix, health.NewTracker(ix, health.Options{}), Options{})
 	for i := range 5 {
 		ix.Upsert(version(t, "c1", "ns", fmt.Sprint(i), "1", nil))
 	}
 	sub := subscribe(t, s, eventsQuery, map[string]any{"since": cursor.EncodeRevision(ix.Epoch(), 1)})
+	// The hub starts only after the changes to replay have left the
+	// retention window: a hub that ran already could replay them first.
 	for i := range 20 {
 		ix.Upsert(version(t, "c1", "ns", fmt.Sprint(i), "2", nil))
 	}
+	runServer(t, s)
 	res, err := sub.Next(t.Context())
 	if !errors.Is(err, ErrEnded) || len(codes(res)) != 1 || codes(res)[0] != CodeCursorExpired {
 		t.Fatalf("Next = %+v, %v; want CURSOR_EXPIRED", res, err)
