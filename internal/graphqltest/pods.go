@@ -94,7 +94,7 @@ func RealisticPod(t *index.Type, cluster string, i int, base time.Time) *index.O
 	// Interned as the informers intern them: each distinct value once.
 	ns, app, hash = intern(ns), intern(app), intern(hash[:5])
 	tier := intern([]string{"fe", "be", "db"}[i%3])
-	return &index.Object{
+	o := &index.Object{
 		Cluster: intern(cluster), Type: t, Namespace: ns, Name: name,
 		UID:             types.UID(uid),
 		ResourceVersion: fmt.Sprint(1000 + i),
@@ -103,6 +103,8 @@ func RealisticPod(t *index.Type, cluster string, i int, base time.Time) *index.O
 		Created:         created,
 		Raw:             raw,
 	}
+	index.LocateMembers(o)
+	return o
 }
 
 func intern(s string) string { return unique.Make(s).Value() }

@@ -68,7 +68,7 @@ func (ix *Index) FacetsUnion(fs []Filter, by FacetBy) []Facet {
 		var seen []string // the values of one object
 		count = func(o *Object) {
 			seen = seen[:0]
-			by.Field.Each(o.Cluster, o.Raw, func(v fieldpath.Value) bool {
+			by.Field.EachIn(o.Doc(), func(v fieldpath.Value) bool {
 				s, ok := fieldFacetValue(v)
 				if !ok || slices.Contains(seen, s) {
 					return true

@@ -116,7 +116,7 @@ func (ix *Index) IndexedPaths(resource string) []fieldpath.Path {
 // facets count them. They may point into o's bytes.
 func fieldValues(path fieldpath.Path, o *Object, dst []string) []string {
 	start := len(dst)
-	path.Each(o.Cluster, o.Raw, func(v fieldpath.Value) bool {
+	path.EachIn(o.Doc(), func(v fieldpath.Value) bool {
 		if s, ok := fieldFacetValue(v); ok {
 			dst = append(dst, s)
 		}

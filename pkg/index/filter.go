@@ -301,7 +301,7 @@ func (q *query) matchesBut(o *Object, skipField int) bool {
 		return false
 	}
 	for i := range q.fieldReqs {
-		if i != skipField && !q.fieldReqs[i].Matches(o.Cluster, o.Raw) {
+		if i != skipField && !q.fieldReqs[i].MatchesIn(o.Doc()) {
 			return false
 		}
 	}

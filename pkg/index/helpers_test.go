@@ -60,11 +60,14 @@ func withPodStatus(phase, node string, restarts int, images ...string) func(*Obj
 			"spec":     map[string]any{"nodeName": node, "containers": containers},
 			"status":   map[string]any{"phase": phase, "restarts": restarts},
 		})
+		LocateMembers(o)
 	}
 }
 
 // withRaw sets the object's stored JSON.
-func withRaw(raw string) func(*Object) { return func(o *Object) { o.Raw = []byte(raw) } }
+func withRaw(raw string) func(*Object) {
+	return func(o *Object) { o.Raw = []byte(raw); LocateMembers(o) }
+}
 
 func mustFields(t testing.TB, s string) fieldselector.Selector {
 	t.Helper()

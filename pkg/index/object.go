@@ -3,6 +3,7 @@ package index
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -12,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 )
 
 // Type describes one resource type of one API group as a cluster serves it.
@@ -116,6 +119,26 @@ type Object struct {
 	Created         time.Time
 	// Raw is the object encoded as compact JSON.
 	Raw []byte
+	// specAt and statusAt are where in Raw the values of the top-level
+	// members spec and status begin, 0 when not known (LocateMembers).
+	specAt, statusAt uint32
+}
+
+// Doc returns the object as paths read it (see fieldpath.Doc).
+func (o *Object) Doc() fieldpath.Doc {
+	return fieldpath.Doc{Cluster: o.Cluster, Raw: o.Raw, Spec: int(o.specAt), Status: int(o.statusAt)}
+}
+
+// LocateMembers records where the values of the top-level members spec
+// and status begin in o.Raw, so that paths into them read those members
+// only: status comes after kilobytes of spec. NewObject does it; code that
+// builds an Object otherwise may call it before the object is shared.
+func LocateMembers(o *Object) {
+	if len(o.Raw) > math.MaxUint32 {
+		return
+	}
+	d := fieldpath.Members(o.Cluster, o.Raw)
+	o.specAt, o.statusAt = uint32(d.Spec), uint32(d.Status)
 }
 
 // Key returns the object's key in the global index.
@@ -148,6 +171,7 @@ func NewObject(cluster string, t *Type, u *unstructured.Unstructured) (*Object, 
 		Created:         u.GetCreationTimestamp().Time,
 		Raw:             raw,
 	}
+	LocateMembers(o)
 	if m := u.GetLabels(); len(m) > 0 {
 		o.Labels = make(Labels, 0, len(m))
 		for k, v := range m {

@@ -73,7 +73,7 @@ func sortValueOf(p fieldpath.Path, o *Object) SortValue {
 		return timeValue(o.Created)
 	}
 	var v SortValue
-	p.Each(o.Cluster, o.Raw, func(x fieldpath.Value) bool {
+	p.EachIn(o.Doc(), func(x fieldpath.Value) bool {
 		switch x.Kind {
 		case fieldpath.Number:
 			v = SortValue{Kind: Number, Num: x.Num}

@@ -42,6 +42,17 @@ func (v Value) AppendJSON(dst []byte) []byte {
 	return append(dst, v.raw...)
 }
 
+// Doc is a stored object as paths read it: its cluster's name, its JSON,
+// and, when known, where in Raw the values of its top-level members spec
+// and status begin (0: not known). A path into spec or status then reads
+// that member only, instead of skipping every member before it: status
+// comes last in a Kubernetes object, after a spec of kilobytes.
+type Doc struct {
+	Cluster      string
+	Raw          []byte
+	Spec, Status int
+}
+
 // Each calls fn, in document order, for each value at p in the object of
 // cluster whose stored JSON is raw, until fn returns false; it returns
 // false if fn did. Absent values and nulls are skipped; where p crosses an
@@ -51,15 +62,63 @@ func (v Value) AppendJSON(dst []byte) []byte {
 // members it does not need. raw need not be valid JSON (what is not finds
 // nothing or garbage, never a panic).
 func (p Path) Each(cluster string, raw []byte, fn func(Value) bool) bool {
+	return p.EachIn(Doc{Cluster: cluster, Raw: raw}, fn)
+}
+
+// EachIn is Each in d, starting at the value of spec or status when the
+// path goes into one of them and d says where it begins.
+func (p Path) EachIn(d Doc, fn func(Value) bool) bool {
 	if p.cluster {
-		return fn(Value{Kind: String, Str: cluster})
+		return fn(Value{Kind: String, Str: d.Cluster})
 	}
-	if len(p.segs) == 0 || len(raw) == 0 {
+	raw, segs := d.Raw, p.segs
+	if len(segs) == 0 || len(raw) == 0 {
 		return true
+	}
+	if at := d.memberAt(segs[0]); at > 0 && at < len(raw) && len(segs) > 1 {
+		// gjson reads the member's value, the first in raw[at:], and
+		// stops at its end.
+		raw, segs = raw[at:], segs[1:]
 	}
 	// Raw is never modified: a string view of it saves gjson a copy.
 	root := gjson.Parse(unsafe.String(unsafe.SliceData(raw), len(raw)))
-	return each(root, p.segs, fn)
+	return each(root, segs, fn)
+}
+
+// memberAt returns where the value of the top-level member s names
+// begins, 0 when not known.
+func (d Doc) memberAt(s segment) int {
+	switch {
+	case s.each:
+		return 0
+	case s.key == "spec":
+		return d.Spec
+	case s.key == "status":
+		return d.Status
+	}
+	return 0
+}
+
+// Members returns raw, a JSON object, as a Doc that knows where the
+// values of its top-level members spec and status begin. It reads raw
+// once, skipping the members' values.
+func Members(cluster string, raw []byte) Doc {
+	d := Doc{Cluster: cluster, Raw: raw}
+	root := gjson.Parse(unsafe.String(unsafe.SliceData(raw), len(raw)))
+	if !root.IsObject() {
+		return d
+	}
+	root.ForEach(func(k, v gjson.Result) bool {
+		// The first of duplicate keys, as gjson finds it.
+		switch {
+		case k.Str == "spec" && d.Spec == 0:
+			d.Spec = v.Index
+		case k.Str == "status" && d.Status == 0:
+			d.Status = v.Index
+		}
+		return true
+	})
+	return d
 }
 
 func each(r gjson.Result, segs []segment, fn func(Value) bool) bool {
@@ -117,7 +176,12 @@ func valueOf(r gjson.Result) (Value, bool) {
 
 // Has reports whether p has a value (not null) in the object.
 func (p Path) Has(cluster string, raw []byte) bool {
-	return !p.Each(cluster, raw, func(Value) bool { return false })
+	return p.HasIn(Doc{Cluster: cluster, Raw: raw})
+}
+
+// HasIn is Has in d.
+func (p Path) HasIn(d Doc) bool {
+	return !p.EachIn(d, func(Value) bool { return false })
 }
 
 // AppendJSON appends the value at p as JSON, copied from the stored bytes:
@@ -125,12 +189,17 @@ func (p Path) Has(cluster string, raw []byte) bool {
 // arrays flattened, absent values and nulls left out); otherwise the value.
 // Either is null when no value is found.
 func (p Path) AppendJSON(dst []byte, cluster string, raw []byte) []byte {
+	return p.AppendJSONIn(dst, Doc{Cluster: cluster, Raw: raw})
+}
+
+// AppendJSONIn is AppendJSON in d.
+func (p Path) AppendJSONIn(dst []byte, d Doc) []byte {
 	n := 0
 	start := len(dst)
 	if p.crosses {
 		dst = append(dst, '[')
 	}
-	p.Each(cluster, raw, func(v Value) bool {
+	p.EachIn(d, func(v Value) bool {
 		if n > 0 {
 			dst = append(dst, ',')
 		}

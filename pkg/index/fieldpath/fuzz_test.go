@@ -40,10 +40,18 @@ func FuzzEach(f *testing.F) {
 	f.Add("spec.containers[].ports[].containerPort", []byte(pod), "a.b*c?#@|")
 	f.Add("a[].b", []byte(`{"a":[{"b":1},{"b":[1,{"c"`), `\`)
 	f.Add("a", []byte(`{"a":"\u00"}`), "")
+	f.Add("status.x", []byte(`{"spec":{"status":1},"status":{"x":[1,2]},"z":{"x":3}}`), "")
+	f.Add("spec[].x", []byte(`{"spec":[{"x":1}],"status":"s"}`), "")
 	f.Fuzz(func(t *testing.T, path string, raw []byte, key string) {
 		if p, err := Parse(path); err == nil {
 			p.Each("c", raw, func(Value) bool { return true })
-			_ = p.AppendJSON(nil, "c", raw)
+			whole := p.AppendJSON(nil, "c", raw)
+			// Starting at spec or status changes nothing in valid JSON.
+			if json.Valid(raw) {
+				if in := p.AppendJSONIn(nil, Members("c", raw)); string(in) != string(whole) {
+					t.Fatalf("%s in %s: %s from the members, %s from the start", p, raw, in, whole)
+				}
+			}
 		}
 		if key == "" {
 			return

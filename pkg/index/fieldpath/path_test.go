@@ -175,3 +175,35 @@ func BenchmarkEach(b *testing.B) {
 		})
 	}
 }
+
+// TestEachInMembers: a Doc that knows where spec and status begin reads
+// the same values as reading from the start, for paths into them and
+// others, whatever the members hold.
+func TestEachInMembers(t *testing.T) {
+	raws := []string{
+		pod,
+		`{"apiVersion":"v1","metadata":{"name":"a"},"spec":{"x":1,"status":{"y":2}},"status":{"phase":"Running","x":[1,{"y":2}]},"z":3}`,
+		`{"status":"s","spec":[{"x":1},{"x":2}]}`,
+		`{"metadata":{"name":"no spec"}}`,
+		`{"spec":null,"status":{}}`,
+		`{"status":{"phase":"first"},"status":{"phase":"second"}}`,
+	}
+	paths := []string{"status.phase", "status.x", "status.x[].y", "status", "spec.x", "spec[].x", "spec.status.y",
+		"spec.containers[].image", "metadata.name", "z", "cluster"}
+	for _, raw := range raws {
+		d := Members("c", []byte(raw))
+		for _, text := range paths {
+			p := MustParse(text)
+			want := string(p.AppendJSON(nil, "c", []byte(raw)))
+			if got := string(p.AppendJSONIn(nil, d)); got != want {
+				t.Errorf("%s in %s: %s from the members (spec at %d, status at %d), %s from the start", text, raw, got, d.Spec, d.Status, want)
+			}
+			if p.HasIn(d) != p.Has("c", []byte(raw)) {
+				t.Errorf("%s in %s: Has differs", text, raw)
+			}
+		}
+	}
+	if d := Members("c", []byte(raws[1])); d.Spec == 0 || d.Status == 0 || raws[1][d.Status] != '{' {
+		t.Errorf("Members found spec at %d and status at %d", d.Spec, d.Status)
+	}
+}

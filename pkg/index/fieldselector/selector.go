@@ -351,8 +351,13 @@ func (s Selector) Requirements() []Requirement { return slices.Clone(s.reqs) }
 // Matches reports whether every requirement holds for the object of
 // cluster whose stored JSON is raw.
 func (s Selector) Matches(cluster string, raw []byte) bool {
+	return s.MatchesIn(fieldpath.Doc{Cluster: cluster, Raw: raw})
+}
+
+// MatchesIn is Matches for the object d.
+func (s Selector) MatchesIn(d fieldpath.Doc) bool {
 	for i := range s.reqs {
-		if !s.reqs[i].Matches(cluster, raw) {
+		if !s.reqs[i].MatchesIn(d) {
 			return false
 		}
 	}
@@ -382,16 +387,21 @@ func (r Requirement) String() string { return r.text }
 // JSON is raw. Across an array, some element must satisfy r; for != and
 // notin, no element may equal one of the values.
 func (r *Requirement) Matches(cluster string, raw []byte) bool {
+	return r.MatchesIn(fieldpath.Doc{Cluster: cluster, Raw: raw})
+}
+
+// MatchesIn is Matches for the object d.
+func (r *Requirement) MatchesIn(d fieldpath.Doc) bool {
 	switch r.op {
 	case Exists:
-		return r.path.Has(cluster, raw)
+		return r.path.HasIn(d)
 	case DoesNotExist:
-		return !r.path.Has(cluster, raw)
+		return !r.path.HasIn(d)
 	case NotEquals, NotIn:
-		return r.path.Each(cluster, raw, func(v fieldpath.Value) bool { return !r.equalsAny(v) })
+		return r.path.EachIn(d, func(v fieldpath.Value) bool { return !r.equalsAny(v) })
 	}
 	// Some value satisfies r: Each stops there.
-	return !r.path.Each(cluster, raw, func(v fieldpath.Value) bool { return !r.holds(v) })
+	return !r.path.EachIn(d, func(v fieldpath.Value) bool { return !r.holds(v) })
 }
 
 // holds reports whether the value v satisfies =, in, > or <.
