@@ -75,16 +75,24 @@ func resolveAnnotations(p graphql.ResolveParams) (any, error) {
 	return v.Metadata.Annotations, nil
 }
 
+// pathCacheSize is how many parsed paths Server.paths holds: far more than
+// the distinct paths of the queries a portal sends.
+const pathCacheSize = 1024
+
 // resolveField returns the value at the argument path, written from the
 // object's stored bytes; nil when absent.
-func resolveField(p graphql.ResolveParams) (any, error) {
+func (s *Server) resolveField(p graphql.ResolveParams) (any, error) {
 	text, _ := p.Args["path"].(string)
-	path, err := fieldpath.Parse(text)
-	if err != nil {
-		return nil, badInput("%w", err)
+	path, ok := s.paths.Get(text)
+	if !ok {
+		var err error
+		if path, err = fieldpath.Parse(text); err != nil {
+			return nil, badInput("%w", err)
+		}
+		s.paths.Add(text, path)
 	}
 	o := p.Source.(*index.Object)
-	v := path.AppendJSON(nil, o.Cluster, o.Raw)
+	v := path.AppendJSONIn(nil, o.Doc())
 	if string(v) == "null" {
 		return nil, nil
 	}

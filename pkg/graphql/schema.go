@@ -280,7 +280,7 @@ func (s *Server) resourceType() *graphql.Object {
 			`metadata.annotations["example.com/owner"], cluster): a list of the values found where the path crosses an array ([]), ` +
 			"null when absent.",
 			Args:    graphql.FieldConfigArgument{"path": {Type: graphql.NewNonNull(graphql.String), Description: "The path."}},
-			Resolve: resolveField},
+			Resolve: s.resolveField},
 		"owners": {Type: nonNullList(resource), Description: "The cached objects named in ownerReferences (same cluster).",
 			Resolve: s.resolveOwners},
 		"children": {Type: nonNullList(resource), Description: "The cached objects whose ownerReferences name this one (same cluster).",

@@ -24,6 +24,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/graphql/ordered"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 )
 
 // Index is the part of the global index the API reads; *index.Index
@@ -72,6 +73,9 @@ type Server struct {
 	schema graphql.Schema
 
 	docs *lru.Cache[string, *parsedDocument]
+	// paths holds parsed field paths: Resource.field parses its path for
+	// each object of a page otherwise.
+	paths *lru.Cache[string, fieldpath.Path]
 	// hits and misses count document cache lookups.
 	hits, misses atomic.Int64
 	// direct counts the operations executed directly (see direct.go).
@@ -123,6 +127,9 @@ func New(ix Index, h Health, opts Options) (*Server, error) {
 	s.schema = schema
 	if s.docs, err = lru.New[string, *parsedDocument](opts.DocumentCacheSize); err != nil {
 		return nil, fmt.Errorf("document cache: %w", err)
+	}
+	if s.paths, err = lru.New[string, fieldpath.Path](pathCacheSize); err != nil {
+		return nil, fmt.Errorf("path cache: %w", err)
 	}
 	return s, nil
 }
