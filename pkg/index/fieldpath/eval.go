@@ -139,7 +139,8 @@ func each(r gjson.Result, segs []segment, fn func(Value) bool) bool {
 		if !r.IsObject() {
 			return true
 		}
-		r = r.Get(s.gkey)
+		r = r.Get(s.run)
+		segs = segs[s.runLen-1:]
 	}
 	v, ok := valueOf(r)
 	if !ok {

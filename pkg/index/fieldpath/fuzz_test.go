@@ -3,6 +3,8 @@ package fieldpath
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/tidwall/gjson"
 )
 
 // FuzzParse checks that what parses prints to a path that parses to the
@@ -42,10 +44,17 @@ func FuzzEach(f *testing.F) {
 	f.Add("a", []byte(`{"a":"\u00"}`), "")
 	f.Add("status.x", []byte(`{"spec":{"status":1},"status":{"x":[1,2]},"z":{"x":3}}`), "")
 	f.Add("spec[].x", []byte(`{"spec":[{"x":1}],"status":"s"}`), "")
+	f.Add("a.0.b", []byte(`{"a":[{"b":1}],"x":{"0":{"b":2}}}`), "")
+	f.Add("x.0.b", []byte(`{"a":[{"b":1}],"x":{"0":{"b":2}}}`), "")
+	f.Add("a.b.c", []byte(`{"a":{"b":[{"c":1}]}}`), "")
 	f.Fuzz(func(t *testing.T, path string, raw []byte, key string) {
 		if p, err := Parse(path); err == nil {
 			p.Each("c", raw, func(Value) bool { return true })
 			whole := p.AppendJSON(nil, "c", raw)
+			// Keys looked up together find what one key at a time finds.
+			if step := stepwise(p, raw); json.Valid(raw) && !p.IsCluster() && step != string(whole) {
+				t.Fatalf("%s in %s: %s, one key at a time %s", p, raw, whole, step)
+			}
 			// Starting at spec or status changes nothing in valid JSON.
 			if json.Valid(raw) {
 				if in := p.AppendJSONIn(nil, Members("c", raw)); string(in) != string(whole) {
@@ -79,4 +88,45 @@ func FuzzEach(f *testing.F) {
 			t.Fatalf("key %q in %s: got %s", k, doc, got)
 		}
 	})
+}
+
+// stepwise evaluates p one key at a time, as AppendJSON did before keys
+// were looked up together: the reference for runs.
+func stepwise(p Path, raw []byte) string {
+	var vals []string
+	var walk func(r gjson.Result, segs []segment)
+	walk = func(r gjson.Result, segs []segment) {
+		for len(segs) > 0 {
+			s := segs[0]
+			segs = segs[1:]
+			if s.each {
+				if r.IsArray() {
+					r.ForEach(func(_, e gjson.Result) bool { walk(e, segs); return true })
+				}
+				return
+			}
+			if !r.IsObject() {
+				return
+			}
+			r = r.Get(s.gkey)
+		}
+		if v, ok := valueOf(r); ok {
+			vals = append(vals, string(v.AppendJSON(nil)))
+		}
+	}
+	walk(gjson.ParseBytes(raw), p.segs)
+	switch {
+	case len(vals) == 0:
+		return "null"
+	case p.crosses:
+		out := "["
+		for i, v := range vals {
+			if i > 0 {
+				out += ","
+			}
+			out += v
+		}
+		return out + "]"
+	}
+	return vals[0]
 }

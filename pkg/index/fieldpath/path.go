@@ -30,7 +30,14 @@ type segment struct {
 	// gkey is key as a one-component gjson path (its special characters
 	// escaped).
 	gkey string
-	each bool
+	// run is the gjson path of this key and the keys after it that one
+	// gjson lookup may follow, and runLen how many keys that is: a lookup
+	// of a.b.c finds c without first finding where the values of a and
+	// a.b end. A key of digits only ends a run after its first key: on an
+	// array, gjson would read it as an index.
+	run    string
+	runLen int
+	each   bool
 }
 
 // SyntaxError reports a malformed path.
@@ -147,6 +154,20 @@ func newKey(k string) segment { return segment{key: k, gkey: gjson.Escape(k)} }
 func (p *Path) finish() {
 	p.cluster = len(p.segs) == 1 && p.segs[0].key == ClusterPath
 	p.text = p.format()
+	for i := range p.segs {
+		if p.segs[i].each {
+			continue
+		}
+		run, n := p.segs[i].gkey, 1
+		for j := i + 1; j < len(p.segs) && !p.segs[j].each && !allDigits(p.segs[j].key); j++ {
+			run, n = run+"."+p.segs[j].gkey, n+1
+		}
+		p.segs[i].run, p.segs[i].runLen = run, n
+	}
+}
+
+func allDigits(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' }) < 0
 }
 
 // quotedKey reads a double-quoted string at the start of s and returns it
