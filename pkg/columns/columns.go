@@ -3,6 +3,7 @@ package columns
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -56,7 +57,7 @@ var printers = map[schema.GroupKind]printer{
 func For(o *index.Object, now time.Time) []Column {
 	name := Column{Name: "Name", Value: o.Name}
 	if c, ok := o.Type.Printer.(*Custom); ok {
-		return c.columns(name, o.Raw, now)
+		return plain(c.row(name, o.Raw, o.Created, now, false))
 	}
 	if o.Type.Kind == "Secret" && o.Type.GVR.Group == "" {
 		return printSecret(name, o.Raw, o.Type.Printer == DataNotCached)
@@ -73,6 +74,86 @@ func For(o *index.Object, now time.Time) []Column {
 		return append(cols, name)
 	}
 	return append([]Column{name}, cols...)
+}
+
+// Cell is a column of an object's row with the column's priority in the
+// server's Table: 0 for the columns `kubectl get` prints, above 0 for
+// those only `kubectl get -o wide` adds.
+type Cell struct {
+	Column
+	Priority int32
+}
+
+// layout is how the server's Table of a built-in kind differs from For's
+// columns: the columns of priority 1 (only -o wide prints them) and the
+// column Age follows. Kinds without a layout have Name and Age, all of
+// priority 0, as the server's default Table does.
+type layout struct {
+	// ageAfter is the column the Age column follows, "" when the Table
+	// has none (Events have Last Seen and First Seen instead).
+	ageAfter string
+	wide     []string
+}
+
+// workloadWide are the -o wide columns of the workloads with selectors.
+var workloadWide = []string{"Containers", "Images", "Selector"}
+
+// layouts are the Tables of the kinds of printers (and Secret), as
+// Kubernetes' printers define their column definitions.
+var layouts = map[schema.GroupKind]layout{
+	{Kind: "Pod"}:                                 {"Restarts", []string{"IP", "Node", "Nominated Node", "Readiness Gates"}},
+	{Group: "apps", Kind: "Deployment"}:           {"Available", workloadWide},
+	{Group: "apps", Kind: "ReplicaSet"}:           {"Ready", workloadWide},
+	{Group: "apps", Kind: "StatefulSet"}:          {"Ready", []string{"Containers", "Images"}},
+	{Group: "apps", Kind: "DaemonSet"}:            {"Node Selector", workloadWide},
+	{Group: "batch", Kind: "Job"}:                 {"Duration", workloadWide},
+	{Group: "batch", Kind: "CronJob"}:             {"Last Schedule", workloadWide},
+	{Kind: "Service"}:                             {"Port(s)", []string{"Selector"}},
+	{Group: "networking.k8s.io", Kind: "Ingress"}: {"Ports", nil},
+	{Kind: "ConfigMap"}:                           {"Data", nil},
+	{Kind: "Secret"}:                              {"Data", nil},
+	{Kind: "Namespace"}:                           {"Status", nil},
+	{Kind: "Node"}:                                {"Roles", []string{"Internal-IP", "External-IP", "OS-Image", "Kernel-Version", "Container-Runtime"}},
+	{Kind: "PersistentVolumeClaim"}:               {"VolumeAttributesClass", []string{"VolumeMode"}},
+	{Kind: "PersistentVolume"}:                    {"Reason", []string{"VolumeMode"}},
+	{Kind: "Event"}:                               {"", []string{"Subobject", "Source", "First Seen", "Count", "Name"}},
+	{Group: "events.k8s.io", Kind: "Event"}:       {"", []string{"Subobject", "Source", "First Seen", "Count", "Name"}},
+}
+
+// Row returns the row of o that the member cluster's Table has, at time
+// now: For's columns with their priorities, and, if ages is set, the age
+// where the server has it (a column "Age", a custom resource's date
+// columns at .metadata.creationTimestamp), as the server computes it.
+func Row(o *index.Object, now time.Time, ages bool) []Cell {
+	if c, ok := o.Type.Printer.(*Custom); ok {
+		return c.row(Column{Name: "Name", Value: o.Name}, o.Raw, o.Created, now, ages)
+	}
+	cols := For(o, now)
+	l, ok := layouts[schema.GroupKind{Group: o.Type.GVR.Group, Kind: o.Type.Kind}]
+	if !ok {
+		l.ageAfter = "Name"
+	}
+	out := make([]Cell, 0, len(cols)+1)
+	for _, c := range cols {
+		cell := Cell{Column: c}
+		if slices.Contains(l.wide, c.Name) {
+			cell.Priority = 1
+		}
+		out = append(out, cell)
+		if ages && c.Name == l.ageAfter {
+			out = append(out, Cell{Column: Column{Name: "Age", Value: since(o.Created, now)}})
+		}
+	}
+	return out
+}
+
+// plain returns the columns of cells.
+func plain(cells []Cell) []Column {
+	out := make([]Column, len(cells))
+	for i, c := range cells {
+		out[i] = c.Column
+	}
+	return out
 }
 
 // dataNotCached is DataNotCached's type.

@@ -39,25 +39,27 @@ type Custom struct {
 type customColumn struct {
 	PrinterColumn
 	path *jsonpath.JSONPath
+	// age says the column is the object's age (a date at
+	// .metadata.creationTimestamp): For leaves it out, Row keeps it.
+	age bool
 }
 
 // Set replaces the columns, compiling their paths as the apiextensions
 // server does ("{" + path + "}", missing keys allowed). A column that is
-// the object's age (a date at .metadata.creationTimestamp) is left out:
-// clients compute ages. If a path does not compile, the columns stay as
-// they were and Set fails; the API server rejects such CRDs anyway.
+// the object's age (a date at .metadata.creationTimestamp) is marked: For
+// leaves it out (clients compute ages), Row prints it. If a path does not
+// compile, the columns stay as they were and Set fails; the API server
+// rejects such CRDs anyway.
 func (c *Custom) Set(cols []PrinterColumn) error {
 	out := make([]customColumn, 0, len(cols))
 	for _, col := range cols {
-		if col.Type == "date" && col.JSONPath == ".metadata.creationTimestamp" {
-			continue
-		}
 		p := jsonpath.New(col.Name)
 		if err := p.Parse("{" + col.JSONPath + "}"); err != nil {
 			return fmt.Errorf("printer column %q: path %q: %w", col.Name, col.JSONPath, err)
 		}
 		p.AllowMissingKeys(true)
-		out = append(out, customColumn{PrinterColumn: col, path: p})
+		age := col.Type == "date" && col.JSONPath == ".metadata.creationTimestamp"
+		out = append(out, customColumn{PrinterColumn: col, path: p, age: age})
 	}
 	c.cols.Store(&out)
 	return nil
@@ -70,34 +72,45 @@ func (c *Custom) Columns() []PrinterColumn {
 	if p == nil {
 		return nil
 	}
-	out := make([]PrinterColumn, len(*p))
-	for i, col := range *p {
-		out[i] = col.PrinterColumn
+	out := make([]PrinterColumn, 0, len(*p))
+	for _, col := range *p {
+		if !col.age {
+			out = append(out, col.PrinterColumn)
+		}
 	}
 	return out
 }
 
-// columns returns name and the printer columns of the object raw. A column
-// whose path finds nothing, or a value of another type than the column's,
-// is "<none>", as kubectl prints the server's null cell.
-func (c *Custom) columns(name Column, raw []byte, now time.Time) []Column {
+// row returns name and the printer columns of the object raw, created at
+// created, with their priorities; the age columns only if ages is set. A
+// column whose path finds nothing, or a value of another type than the
+// column's, is "<none>", as kubectl prints the server's null cell. Without
+// printer columns the server's Table is Name and Age (the apiextensions
+// server's default columns), and so is the row.
+func (c *Custom) row(name Column, raw []byte, created, now time.Time, ages bool) []Cell {
 	p := c.cols.Load()
 	if p == nil || len(*p) == 0 {
-		return []Column{name}
+		if ages {
+			return []Cell{{Column: name}, {Column: Column{Name: "Age", Value: since(created, now)}}}
+		}
+		return []Cell{{Column: name}}
 	}
-	out := make([]Column, 1, 1+len(*p))
-	out[0] = name
+	out := make([]Cell, 1, 1+len(*p))
+	out[0] = Cell{Column: name}
 	// JSONPath evaluates over maps, with integers as int64, as the
 	// server's unstructured objects hold them.
 	var obj map[string]any
 	if err := utiljson.Unmarshal(raw, &obj); err != nil {
-		return []Column{name}
+		return out
 	}
 	var buf bytes.Buffer
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, col := range *p {
-		out = append(out, Column{Name: col.Name, Value: col.cell(obj, &buf, now)})
+		if col.age && !ages {
+			continue
+		}
+		out = append(out, Cell{Column: Column{Name: col.Name, Value: col.cell(obj, &buf, now)}, Priority: col.Priority})
 	}
 	return out
 }

@@ -4,7 +4,10 @@
 // application/json;as=Table;g=meta.k8s.io;v=v1), every column, priority 0
 // and above, except the object's age, which clients compute.
 //
-// For returns an object's Columns, in the server's order. The printers of
+// For returns an object's Columns, in the server's order; Row returns them
+// as Cells, with each column's priority in the server's Table (what
+// `kubectl get` prints without -o wide) and, when asked, the age where the
+// server has it, as `kubectl fleet get` prints them. The printers of
 // built-in kinds (Pod, Deployment, Service, Node, … see printers) each
 // decode the few fields they need into a small struct of their own: gjson
 // finds those parts in the stored bytes and encoding/json decodes only them

@@ -114,7 +114,7 @@ func (c *compiler) plan(t *graphql.Object, sets []*ast.SelectionSet, root bool) 
 			return nil, errNotDirect
 		}
 		if !root && len(f.def.Args) > 0 {
-			args, err := c.stringArgs(f.def.Args, f.node.Arguments)
+			args, err := c.scalarArgs(f.def.Args, f.node.Arguments)
 			if err != nil {
 				return nil, err
 			}
@@ -141,20 +141,23 @@ func (c *compiler) plan(t *graphql.Object, sets []*ast.SelectionSet, root bool) 
 	return p, nil
 }
 
-// stringArgs returns the arguments of a field below the root, all of
-// them Strings (Resource.field's path), as graphql-go would coerce them:
-// literals, or variables given as strings, which make the plan hold for
-// these variables only. Anything else is graphql-go's.
-func (c *compiler) stringArgs(defs []*graphql.Argument, nodes []*ast.Argument) (map[string]any, error) {
+// scalarArgs returns the arguments of a field below the root, all of
+// them Strings or Booleans (Resource.field's path, Resource.columns' age),
+// as graphql-go would coerce them: literals, or variables given as values
+// of the argument's type, which make the plan hold for these variables
+// only. Anything else is graphql-go's.
+func (c *compiler) scalarArgs(defs []*graphql.Argument, nodes []*ast.Argument) (map[string]any, error) {
 	for _, d := range defs {
-		if graphql.GetNullable(d.Type) != graphql.String {
+		if t := graphql.GetNullable(d.Type); t != graphql.String && t != graphql.Boolean {
 			return nil, errNotDirect
 		}
 	}
 	for _, n := range nodes {
 		if v, ok := n.Value.(*ast.Variable); ok && v.Name != nil {
 			c.dynamic = true
-			if _, ok := c.vars[v.Name.Value].(string); !ok {
+			switch c.vars[v.Name.Value].(type) {
+			case string, bool:
+			default:
 				return nil, errNotDirect
 			}
 		}

@@ -70,6 +70,10 @@ var directCases = []struct {
 		p: resources(filter: {fieldSelector: "metadata.ownerReferences[].kind in (ReplicaSet)"}) { edges { node { name
 		field(path: "metadata.ownerReferences[].name") } } } }`},
 	{name: "columns", direct: true, query: `{ resources(first: 20) { edges { node { kind name columns { name value } c: columns { value } } } } }`},
+	{name: "columns with ages and priorities", direct: true, query: `{ resources(first: 20) { edges { node { kind name
+		columns(age: true) { name value priority } c: columns(age: false) { name priority } } } } }`},
+	{name: "columns with an age variable", direct: true, query: `query($age: Boolean) { resources(first: 5) { edges { node { columns(age: $age) { name priority } } } } }`,
+		vars: map[string]any{"age": true}},
 	{name: "field with a variable", direct: true, query: `query($p: String!) { resources(first: 3) { edges { node { field(path: $p) } } } }`,
 		vars: map[string]any{"p": "metadata.name"}},
 	{name: "field with an absent variable", query: `query($p: String) { resources(first: 1) { edges { node { field(path: $p) } } } }`},

@@ -42,9 +42,9 @@ import (
 //	  labels: JSON!  annotations: JSON!  creationTimestamp: Time  object: JSON!
 //	  field(path: String!): JSON
 //	  owners: [Resource!]!  children: [Resource!]!
-//	  columns: [Column!]!
+//	  columns(age: Boolean = false): [Column!]!
 //	}
-//	type Column { name: String!  value: String! }
+//	type Column { name: String!  value: String!  priority: Int! }
 //
 //	type ResourceConnection {
 //	  edges: [ResourceEdge!]!  pageInfo: PageInfo!  totalCount: Int!
@@ -286,7 +286,10 @@ func (s *Server) resourceType() *graphql.Object {
 		"children": {Type: nonNullList(resource), Description: "The cached objects whose ownerReferences name this one (same cluster).",
 			Resolve: s.resolveChildren},
 		"columns": {Type: nonNullList(columnType), Description: "What `kubectl get -o wide` prints for the object, in its order, without the age " +
-			`(see "Columns" in docs/graphql.md).`, Resolve: objectField(func(o *index.Object) any { return columns.For(o, time.Now()) })},
+			`unless age is true (see "Columns" in docs/graphql.md).`,
+			Args: graphql.FieldConfigArgument{"age": {Type: graphql.Boolean, DefaultValue: false,
+				Description: "Also the age, computed now, where the server's Table has it (a column Age, a custom resource's date columns at .metadata.creationTimestamp)."}},
+			Resolve: resolveColumns},
 	}
 	for name, f := range fields {
 		resource.AddFieldConfig(name, f)
@@ -297,9 +300,18 @@ func (s *Server) resourceType() *graphql.Object {
 // columnType is Column: a cell of an object's row as kubectl prints it.
 var columnType = graphql.NewObject(graphql.ObjectConfig{Name: "Column", Description: "A column of kubectl's table and the object's value in it.",
 	Fields: graphql.Fields{
-		"name":  {Type: graphql.NewNonNull(graphql.String), Description: `The column's name, as the API server's Table names it: "Ready".`, Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(columns.Column).Name, nil }},
-		"value": {Type: graphql.NewNonNull(graphql.String), Description: `The value, as kubectl prints it: "1/2".`, Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(columns.Column).Value, nil }},
+		"name":  {Type: graphql.NewNonNull(graphql.String), Description: `The column's name, as the API server's Table names it: "Ready".`, Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(columns.Cell).Name, nil }},
+		"value": {Type: graphql.NewNonNull(graphql.String), Description: `The value, as kubectl prints it: "1/2".`, Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(columns.Cell).Value, nil }},
+		"priority": {Type: graphql.NewNonNull(graphql.Int), Description: "The column's priority in the server's Table: 0 for what `kubectl get` prints, above 0 for what only `-o wide` adds.",
+			Resolve: func(p graphql.ResolveParams) (any, error) { return int(p.Source.(columns.Cell).Priority), nil }},
 	}})
+
+// resolveColumns resolves Resource.columns: the object's row, with the age
+// if asked.
+func resolveColumns(p graphql.ResolveParams) (any, error) {
+	age, _ := p.Args["age"].(bool)
+	return columns.Row(p.Source.(*index.Object), time.Now(), age), nil
+}
 
 // connectionType returns ResourceConnection, a page of resources, with the
 // types of its fields: ResourceEdge, PageInfo and StaleCluster.
