@@ -10,21 +10,34 @@ BENCH_FLAGS ?= -run '^$$' -benchmem -benchtime 3x
 # go test's default timeout (10m) is shorter than the slowest benchmarks.
 BENCH_TIMEOUT ?= 60m
 
-.PHONY: help build test demo lint bench fuzz testbin testdeps clean
+.PHONY: help build ui test demo lint bench fuzz testbin testdeps clean
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
-build: ## Build every package.
+build: ui ## Build every package, with the GraphiQL bundle (make ui) embedded.
 	$(GO) build ./...
 
-test: testbin testdeps ## Run every test with the race detector against real kube-apiservers (what CI runs).
+# GraphiQL is bundled from the npm packages pinned in its package-lock.json
+# into internal/graphiql/dist, which go:embed puts into the binary (as
+# Prometheus builds its UI). Make rebuilds it only when its sources or the
+# lock file changed: a build or test run with it up to date costs nothing.
+GRAPHIQL_UI := internal/graphiql/ui
+GRAPHIQL_BUNDLE := internal/graphiql/dist/graphiql.js
+ui: $(GRAPHIQL_BUNDLE) ## Build the GraphiQL bundle with npm and esbuild (Node.js 20+; skipped when up to date).
+
+$(GRAPHIQL_BUNDLE): $(GRAPHIQL_UI)/package.json $(GRAPHIQL_UI)/package-lock.json $(GRAPHIQL_UI)/build.mjs $(wildcard $(GRAPHIQL_UI)/src/*)
+	@command -v npm >/dev/null || { echo "make ui: needs Node.js 20 or newer with npm (make testdeps installs them)" >&2; exit 1; }
+	cd $(GRAPHIQL_UI) && npm ci --no-audit --no-fund --loglevel=error && node build.mjs
+	@touch $@
+
+test: testbin testdeps ui ## Run every test with the race detector against real kube-apiservers (what CI runs).
 	$(GO) test $(GOTEST_FLAGS) ./...
 
 DEMO_ADDR ?= 127.0.0.1:8080
 # The demo needs the two test servers, not every test binary. It runs as a
 # built binary rather than with "go run", which exits 1 after a Ctrl-C.
-demo: $(BIN)/kube-apiserver $(BIN)/etcd ## Run the aggregator on three local seeded clusters with live churn (DEMO_ADDR=127.0.0.1:8080); Ctrl-C stops it.
+demo: $(BIN)/kube-apiserver $(BIN)/etcd ui ## Run the aggregator on three local seeded clusters with live churn (DEMO_ADDR=127.0.0.1:8080); Ctrl-C stops it.
 	$(GO) build -o $(BIN)/demo ./hack/demo
 	$(BIN)/demo --addr $(DEMO_ADDR)
 
@@ -77,5 +90,5 @@ $(BIN)/etcd: hack/tools/go.mod
 $(BIN)/helm: hack/helm/go.mod
 	cd hack/helm && $(GO) build -o $@ helm.sh/helm/v4/cmd/helm
 
-clean: ## Remove built binaries.
-	rm -rf $(BIN)
+clean: ## Remove built binaries and the GraphiQL bundle.
+	rm -rf $(BIN) internal/graphiql/dist/graphiql* $(GRAPHIQL_UI)/node_modules

@@ -251,3 +251,37 @@ func ignored(pattern, file string) bool {
 	}
 	return false
 }
+
+// TestDockerfileBuildsGraphiQL checks that the image gets GraphiQL: a stage
+// installs the pinned npm packages and bundles them as make ui does, and
+// the Go build stage copies the bundle in before go build embeds it.
+func TestDockerfileBuildsGraphiQL(t *testing.T) {
+	data, err := os.ReadFile("../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	df := string(data)
+	steps := []string{
+		"COPY internal/graphiql/ui/package.json internal/graphiql/ui/package-lock.json ./",
+		"npm ci",
+		"RUN node build.mjs",
+		"COPY . .",
+		"COPY --from=ui /src/internal/graphiql/dist/ internal/graphiql/dist/",
+		"go build",
+	}
+	at := 0
+	for _, s := range steps {
+		i := strings.Index(df[at:], s)
+		if i < 0 {
+			t.Fatalf("the Dockerfile lacks %q after offset %d (the steps, in order: %q)", s, at, steps)
+		}
+		at += i + len(s)
+	}
+	makefile, err := os.ReadFile("../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(makefile), "npm ci --no-audit --no-fund --loglevel=error && node build.mjs") {
+		t.Error("make ui no longer bundles as the Dockerfile does: keep them alike")
+	}
+}

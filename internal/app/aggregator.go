@@ -20,7 +20,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/fleetcache/fleetcache/internal/memlimit"
-	"github.com/fleetcache/fleetcache/internal/playground"
 	"github.com/fleetcache/fleetcache/internal/servingcert"
 	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
@@ -87,6 +86,12 @@ type Options struct {
 	// call /graphql cross-origin: CORS for HTTP and SSE, and the WebSocket
 	// Origin check (it replaces Transport.AllowedOrigins). Default none.
 	CORSAllowedOrigins []string
+	// Playground is the page a browser gets at /graphql: PlaygroundGraphiQL
+	// (internal/graphiql) or PlaygroundBasic (internal/playground). Default:
+	// GraphiQL when the binary holds its bundle (make build), else the basic
+	// playground. GraphiQL asked for by name in a binary without it serves a
+	// page that says how to build it.
+	Playground string
 	// Readyz configures /readyz.
 	Readyz health.ReadyzOptions
 	// ShutdownTimeout bounds a graceful stop, from the end of ctx to Run's
@@ -126,6 +131,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Profiling == nil {
 		on := isLoopback(o.Addr)
 		o.Profiling = &on
+	}
+	if o.Playground == "" {
+		o.Playground = defaultPlayground()
 	}
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = DefaultShutdownTimeout
@@ -168,7 +176,7 @@ func New(opts Options) (*Aggregator, error) {
 	gqlOpts, trOpts := opts.GraphQL, opts.Transport
 	gqlOpts.Registerer, trOpts.Registerer = reg, reg
 	trOpts.AllowedOrigins = opts.CORSAllowedOrigins
-	trOpts.BrowserPage, trOpts.IsBrowserAsset = playground.Handler("/graphql"), playground.IsAssetRequest
+	trOpts.BrowserPage, trOpts.IsBrowserAsset = browserPage(opts.Playground)
 	auth, err := opts.Auth.build(registry)
 	if err != nil {
 		return nil, err

@@ -161,6 +161,10 @@ type ServingConfig struct {
 	// when callers authenticate. Default: on when addr is a loopback
 	// address, off otherwise (Options.Profiling).
 	Profiling *bool `json:"profiling,omitempty"`
+	// Playground is the page browsers get at /graphql: "graphiql" or
+	// "basic" (Options.Playground). Default: GraphiQL when the binary holds
+	// it (make build), else the basic playground.
+	Playground string `json:"playground,omitempty"`
 }
 
 // RateLimitConfig bounds how fast one caller may send queries and open
@@ -389,6 +393,7 @@ func (c Config) Options() Options {
 		TLSPrivateKeyFile:  c.Serving.TLSPrivateKeyFile,
 		CORSAllowedOrigins: c.Serving.CORSAllowedOrigins,
 		Profiling:          c.Serving.Profiling,
+		Playground:         c.Serving.Playground,
 		Informers:          informers.Options{Resources: c.Resources, WatchTimeout: c.WatchTimeout.Duration, CacheSecretData: c.Serving.CacheSecretData},
 		GraphQL: graphql.Options{
 			DefaultPageSize:  l.DefaultPageSize,

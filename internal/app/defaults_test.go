@@ -54,6 +54,7 @@ var flagDefaults = []struct {
 	{flag: "rate-limit-subscriptions-per-second", def: defaultSubscriptionsPerSecond},
 	{flag: "rate-limit-subscription-burst", def: defaultSubscriptionBurst},
 	{flag: "profiling"},
+	{flag: "playground"},
 	{flag: "cache-secret-data"},
 	{flag: "authn", def: AuthnTokenReview},
 	{flag: "authn-kubeconfig"},

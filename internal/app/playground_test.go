@@ -84,7 +84,9 @@ func TestPlaygroundInBrowser(t *testing.T) {
 
 	t.Run("without authentication", func(t *testing.T) {
 		ctx, problems := browser(t)
-		_, url := serveClusters(t, probeOptions(), "c1")
+		opts := probeOptions()
+		opts.Playground = app.PlaygroundBasic
+		_, url := serveClusters(t, opts, "c1")
 		if err := chromedp.Do(ctx, chromedp.Navigate(url+"/graphql")); err != nil {
 			t.Fatalf("open the playground: %v", err)
 		}
@@ -105,6 +107,7 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	t.Run("with authentication", func(t *testing.T) {
 		ctx, problems := browser(t)
 		opts := probeOptions()
+		opts.Playground = app.PlaygroundBasic
 		opts.Auth = app.AuthOptions{Authn: app.AuthnTokenReview, AuthnConfig: env.Cluster("c1").AdminConfig()}
 		_, url := serveClusters(t, opts, "c1")
 		if err := chromedp.Do(ctx, chromedp.Navigate(url+"/graphql")); err != nil {

@@ -3,90 +3,19 @@ package app_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/fleetcache/fleetcache/internal/app"
+	"github.com/fleetcache/fleetcache/internal/browsertest"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 )
 
-// chromiumPath finds Debian's chromium. Its absence fails the test: make
-// test installs it (make testdeps), and a skipped browser test would prove
-// nothing.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatalf("the browser tests need Debian's chromium: %v; run make testdeps (it installs it with apt)", err)
-	}
-	return path
-}
-
-// browser starts a headless chromium in a fresh profile and returns the
-// context of its tab. The browser is killed, and its goroutines waited
-// for, when the test ends.
-func browser(t *testing.T) (context.Context, func() []string) {
-	t.Helper()
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromiumPath(t)),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-quic", true),
-	)
-	// The page's uncaught exceptions and console errors fail the test;
-	// the listener runs on chromedp's goroutines, so it only collects.
-	var mu sync.Mutex
-	var problems []string
-	ctx, cancel := chromedp.NewContext(allocCtx, chromedp.WithListener(func(ev any) {
-		var problem string
-		switch ev := ev.(type) {
-		case *runtime.EventExceptionThrown:
-			problem = "exception: " + ev.ExceptionDetails.Text
-			if ev.ExceptionDetails.Exception != nil {
-				problem += " " + ev.ExceptionDetails.Exception.Description
-			}
-		case *runtime.EventConsoleAPICalled:
-			if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeWarning {
-				var args []string
-				for _, a := range ev.Args {
-					if len(a.Value) > 0 {
-						args = append(args, string(a.Value))
-					} else {
-						args = append(args, a.Description)
-					}
-				}
-				problem = fmt.Sprintf("console.%s: %s", ev.Type, strings.Join(args, " "))
-			}
-		}
-		if problem != "" {
-			mu.Lock()
-			problems = append(problems, problem)
-			mu.Unlock()
-		}
-	}))
-	t.Cleanup(func() {
-		cancel()
-		cancelAlloc() // waits for the browser process to exit
-	})
-	return ctx, func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]string(nil), problems...)
-	}
-}
+// browser starts a headless chromium (see internal/browsertest).
+func browser(t *testing.T) (context.Context, func() []string) { return browsertest.New(t) }
 
 // pageRow is what the status page shows for one cluster.
 type pageRow struct {

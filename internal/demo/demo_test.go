@@ -214,6 +214,10 @@ func TestRun(t *testing.T) {
 		testChurn(t, g)
 	})
 
+	t.Run("graphiql", func(t *testing.T) {
+		testGraphiQL(t, g.base)
+	})
+
 	t.Run("metrics and playground", func(t *testing.T) {
 		for _, tt := range []struct{ name, path, accept, wantType string }{
 			{name: "metrics", path: "/metrics", wantType: "text/plain"},

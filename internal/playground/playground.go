@@ -6,17 +6,9 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
-	"strings"
 
 	"github.com/fleetcache/fleetcache/internal/webasset"
 )
-
-// assetParam is the query parameter that names an asset: ?asset=playground.js.
-const assetParam = "asset"
-
-// versionParam carries an asset's content hash in the page's links, so that a
-// link with the current hash can be cached for good.
-const versionParam = "v"
 
 // contentSecurityPolicy allows only same-origin scripts, styles, images and
 // requests, and no inline script or style.
@@ -41,13 +33,7 @@ var assets = func() map[string]webasset.File {
 }()
 
 var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
-	"asset": func(name string) (string, error) {
-		a, ok := assets[name]
-		if !ok {
-			return "", fmt.Errorf("page links unknown asset %q", name)
-		}
-		return "?" + assetParam + "=" + name + "&" + versionParam + "=" + a.Version, nil
-	},
+	"asset": func(name string) (string, error) { return webasset.AssetLink(assets, name) },
 }).Parse(pageSource))
 
 // Handler returns an http.Handler that serves the playground page, which
@@ -67,39 +53,12 @@ func Handler(endpoint string) http.Handler {
 		// The template and its assets are embedded: this is a build defect.
 		panic(fmt.Sprintf("playground: render page: %v", err))
 	}
-	return &handler{page: webasset.New(buf.Bytes(), "text/html; charset=utf-8")}
+	return &webasset.Page{Page: webasset.New(buf.Bytes(), "text/html; charset=utf-8"), Assets: assets,
+		CSP: contentSecurityPolicy, What: "the playground page"}
 }
 
 // IsAssetRequest reports whether r asks for one of the page's assets (its URL
 // has an "asset" query parameter). A server that mounts Handler only for
 // requests that accept text/html must also send these requests to it: a
 // browser asks for scripts and style sheets with other Accept headers.
-func IsAssetRequest(r *http.Request) bool {
-	return r.URL.Query().Has(assetParam)
-}
-
-type handler struct {
-	page webasset.File
-}
-
-func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !webasset.Begin(w, r, contentSecurityPolicy, "the playground page") {
-		return
-	}
-	query := r.URL.Query()
-	if !query.Has(assetParam) {
-		h.page.Serve(w, r, "no-cache")
-		return
-	}
-	name := query.Get(assetParam)
-	a, ok := assets[name]
-	if !ok {
-		http.Error(w, fmt.Sprintf("no playground asset %q", strings.ToValidUTF8(name, "?")), http.StatusNotFound)
-		return
-	}
-	cache := "no-cache"
-	if query.Get(versionParam) == a.Version {
-		cache = "public, max-age=31536000, immutable"
-	}
-	a.Serve(w, r, cache)
-}
+func IsAssetRequest(r *http.Request) bool { return webasset.IsAssetRequest(r) }

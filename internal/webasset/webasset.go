@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"strings"
 	"time"
 )
 
@@ -21,6 +22,7 @@ var contentTypes = map[string]string{
 	".html": "text/html; charset=utf-8",
 	".js":   "text/javascript; charset=utf-8",
 	".svg":  "image/svg+xml",
+	".txt":  "text/plain; charset=utf-8",
 }
 
 // File is one file, ready to serve.
@@ -89,4 +91,65 @@ func (f File) Serve(w http.ResponseWriter, r *http.Request, cacheControl string)
 	h.Set("Cache-Control", cacheControl)
 	h.Set("ETag", f.ETag)
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(f.Body))
+}
+
+// AssetParam is the query parameter that names one of a Page's assets
+// (?asset=name), and versionParam the content hash that a link with the
+// current version carries (&v=…), so that it can be cached for good.
+const (
+	AssetParam   = "asset"
+	versionParam = "v"
+)
+
+// IsAssetRequest reports whether r asks for one of a Page's assets (its URL
+// has the AssetParam query parameter). A server that mounts a Page only for
+// requests that accept text/html must also send these requests to it: a
+// browser asks for scripts and style sheets with other Accept headers.
+func IsAssetRequest(r *http.Request) bool {
+	return r.URL.Query().Has(AssetParam)
+}
+
+// AssetLink returns the relative link of the asset name of assets,
+// "?asset=name&v=version", for a page's template.
+func AssetLink(assets map[string]File, name string) (string, error) {
+	a, ok := assets[name]
+	if !ok {
+		return "", fmt.Errorf("page links unknown asset %q", name)
+	}
+	return "?" + AssetParam + "=" + name + "&" + versionParam + "=" + a.Version, nil
+}
+
+// Page serves a page and its assets at one path (a built-in page mounted
+// on the GraphQL endpoint): GET and HEAD, the page itself, or with
+// AssetParam one of Assets, 404 for an unknown one. Every response carries
+// the Content-Security-Policy CSP; the page is revalidated on every load,
+// and an asset linked with its current version is cached for good.
+type Page struct {
+	Page   File
+	Assets map[string]File
+	CSP    string
+	What   string // names the page in errors: "the playground page"
+}
+
+// ServeHTTP implements http.Handler.
+func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !Begin(w, r, p.CSP, p.What) {
+		return
+	}
+	query := r.URL.Query()
+	if !query.Has(AssetParam) {
+		p.Page.Serve(w, r, "no-cache")
+		return
+	}
+	name := query.Get(AssetParam)
+	a, ok := p.Assets[name]
+	if !ok {
+		http.Error(w, fmt.Sprintf("%s has no asset %q", p.What, strings.ToValidUTF8(name, "?")), http.StatusNotFound)
+		return
+	}
+	cache := "no-cache"
+	if query.Get(versionParam) == a.Version {
+		cache = "public, max-age=31536000, immutable"
+	}
+	a.Serve(w, r, cache)
 }

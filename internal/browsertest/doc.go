@@ -1,0 +1,11 @@
+// Package browsertest runs Debian's headless chromium for tests of
+// fleetcache's web pages (the status page, GraphiQL, the basic playground):
+// New starts a browser in a fresh profile and returns the context of its tab
+// and a function that returns the page's problems (uncaught exceptions,
+// console errors and warnings, which include Content-Security-Policy
+// violations). Viewport sets the window's size in CSS pixels; Screenshot
+// saves what the tab shows.
+//
+// A missing chromium fails the test, never skips it: make test installs it
+// (make testdeps), and a skipped browser test proves nothing.
+package browsertest

@@ -1,0 +1,162 @@
+// fleetcache's GraphiQL: GraphiQL with the Explorer plugin, a fetcher that
+// runs queries over HTTP and subscriptions over WebSocket (graphql-ws, the
+// graphql-transport-ws protocol), and a bearer token field. See ../doc.go.
+import { useCallback, useEffect, useMemo, useState } from 'react';
+import { createRoot } from 'react-dom/client';
+import { GraphiQL } from 'graphiql';
+import { explorerPlugin } from '@graphiql/plugin-explorer';
+import { createGraphiQLFetcher } from '@graphiql/toolkit';
+import { createClient } from 'graphql-ws';
+import { parse } from 'graphql';
+import 'graphiql/style.css';
+import '@graphiql/plugin-explorer/style.css';
+import './fleetcache.css';
+import { examples } from './examples.js';
+
+// TOKEN_KEY names the token in sessionStorage: it ends with the tab, and
+// is never written to localStorage or a URL.
+const TOKEN_KEY = 'fleetcache.graphiql.token';
+
+const endpoint = document.querySelector('meta[name="graphql-endpoint"]')?.content || '/graphql';
+const httpURL = new URL(endpoint, window.location.href);
+const wsURL = new URL(httpURL);
+wsURL.protocol = httpURL.protocol === 'https:' ? 'wss:' : 'ws:';
+
+function loadToken() {
+  try {
+    return sessionStorage.getItem(TOKEN_KEY) ?? '';
+  } catch {
+    return '';
+  }
+}
+
+function storeToken(value) {
+  try {
+    if (value) sessionStorage.setItem(TOKEN_KEY, value);
+    else sessionStorage.removeItem(TOKEN_KEY);
+  } catch {
+    // Storage is off: the token lasts as long as the page.
+  }
+}
+
+// normalizeToken accepts a token pasted with its "Bearer " prefix; it
+// returns null for text that cannot be a header value.
+function normalizeToken(text) {
+  const t = text.trim().replace(/^bearer\s+/i, '');
+  if (t === '') return '';
+  return /^[\x21-\x7e]+$/.test(t) ? t : null;
+}
+
+// newFetcher returns a GraphiQL fetcher sending token (if any) as
+// Authorization: Bearer over HTTP and in connection_init over WebSocket,
+// with the graphql-ws client that runs subscriptions, and reports each
+// HTTP answer's status to onStatus.
+function newFetcher(token, onStatus) {
+  const auth = token ? { Authorization: `Bearer ${token}` } : {};
+  const wsClient = createClient({
+    url: wsURL.href,
+    lazy: true,
+    connectionParams: () => (token ? { authorization: `Bearer ${token}` } : {}),
+    retryAttempts: 3,
+  });
+  const base = createGraphiQLFetcher({
+    url: httpURL.href,
+    wsClient,
+    headers: auth,
+    fetch: async (input, init) => {
+      const res = await window.fetch(input, init);
+      onStatus(res.status);
+      return res;
+    },
+  });
+  // The toolkit picks WebSocket for a subscription from opts.documentAST,
+  // which GraphiQL parses from the editor after a delay: a subscription run
+  // right after an edit would go over HTTP. Parse the text actually sent.
+  const fetcher = (params, opts) => {
+    let documentAST = opts?.documentAST;
+    try {
+      documentAST = parse(params.query);
+    } catch {
+      // Not valid: the server says why.
+    }
+    return base(params, { ...opts, documentAST });
+  };
+  return { fetcher, dispose: () => wsClient.dispose() };
+}
+
+const explorer = explorerPlugin({ showAttribution: false });
+
+function TokenBar({ token, onToken, unauthorized }) {
+  const [draft, setDraft] = useState('');
+  const [problem, setProblem] = useState('');
+  const submit = (e) => {
+    e.preventDefault();
+    const t = normalizeToken(draft);
+    if (t === null) {
+      setProblem('A bearer token is printable text without spaces.');
+      return;
+    }
+    setProblem('');
+    setDraft('');
+    onToken(t);
+  };
+  let hint = token ? 'A token is set for this tab.' : 'No token: requests are sent without one.';
+  if (unauthorized) {
+    hint = token
+      ? 'The server did not accept this token (HTTP 401): enter another one.'
+      : 'The server needs a bearer token (HTTP 401): enter one here.';
+  }
+  return (
+    <header className="fc-bar">
+      <span className="fc-brand">fleetcache <b>GraphiQL</b></span>
+      <form className="fc-token" onSubmit={submit}>
+        <label htmlFor="fc-token">Token</label>
+        <input
+          id="fc-token"
+          type="password"
+          autoComplete="off"
+          spellCheck="false"
+          placeholder="Bearer token, if the server asks"
+          value={draft}
+          onChange={(e) => setDraft(e.target.value)}
+          aria-invalid={unauthorized ? 'true' : 'false'}
+          aria-describedby="fc-token-hint"
+        />
+        <button type="submit">Use</button>
+        {token ? <button type="button" onClick={() => onToken('')}>Forget</button> : null}
+      </form>
+      <span id="fc-token-hint" className={unauthorized ? 'fc-hint fc-alert' : 'fc-hint'} role="status">{problem || hint}</span>
+      <span className="fc-spacer" />
+      <a href="/">Status</a>
+    </header>
+  );
+}
+
+function App() {
+  const [token, setToken] = useState(loadToken);
+  const [unauthorized, setUnauthorized] = useState(false);
+  const onStatus = useCallback((status) => setUnauthorized(status === 401), []);
+  const current = useMemo(() => newFetcher(token, onStatus), [token, onStatus]);
+  // A replaced fetcher's WebSocket (and its subscriptions) is closed.
+  useEffect(() => current.dispose, [current]);
+  const onToken = (t) => {
+    storeToken(t);
+    setToken(t);
+  };
+  return (
+    <div className="fc-app">
+      <TokenBar token={token} onToken={onToken} unauthorized={unauthorized} />
+      <div className="fc-graphiql">
+        <GraphiQL
+          fetcher={current.fetcher}
+          plugins={[explorer]}
+          defaultTabs={examples}
+          defaultEditorToolsVisibility
+          shouldPersistHeaders={false}
+        />
+      </div>
+    </div>
+  );
+}
+
+createRoot(document.getElementById('graphiql')).render(<App />);
