@@ -423,6 +423,8 @@ func clusterType() *graphql.Object {
 				Resolve: clusterField(func(c *health.ClusterStatus) any { return c.CurrentAsOf })},
 			"lastEventTime": {Type: timeScalar, Description: "When the last object change arrived.", Resolve: clusterField(func(c *health.ClusterStatus) any { return c.LastEventTime })},
 			"objectCount":   {Type: graphql.NewNonNull(graphql.Int), Description: "How many objects of the cluster are cached.", Resolve: clusterField(func(c *health.ClusterStatus) any { return c.ObjectCount })},
+			"changeRate": {Type: nonNullList(graphql.Float), Description: "Object changes per second that reached the cache from the cluster, in each of the last 30 complete intervals of 10 seconds, oldest first (the objects of a relist count too).",
+				Resolve: clusterField(func(c *health.ClusterStatus) any { return c.ChangeRate })},
 			"message": {Type: graphql.String, Description: "Why the cluster is not SYNCED; null when it is.",
 				Resolve: clusterField(func(c *health.ClusterStatus) any { return nonEmpty(c.Message) })},
 			"resources": {Type: nonNullList(resourceSync), Description: "The sync state of each resource type, by name.", Resolve: clusterField(func(c *health.ClusterStatus) any {

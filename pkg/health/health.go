@@ -99,6 +99,12 @@ type ClusterStatus struct {
 	// served) hold no data and do not count.
 	CurrentAsOf time.Time
 	Resources   []ResourceStatus // sorted by Resource
+	// ChangeRate is the object events per second that reached the cache
+	// from the cluster in each of the last Options.ChangeRateIntervals
+	// complete intervals of Options.ChangeRateInterval, oldest first (the
+	// interval in progress is left out). The objects of a (re)list count, as
+	// in ResourceStatus.Events.
+	ChangeRate []float64
 }
 
 // Change is one recorded change of a cluster's status.
@@ -123,6 +129,12 @@ type Options struct {
 	Retention int
 	// Now returns the current time. Default time.Now.
 	Now func() time.Time
+	// ChangeRateInterval is the length of the intervals of
+	// ClusterStatus.ChangeRate. Default 10s.
+	ChangeRateInterval time.Duration
+	// ChangeRateIntervals is how many intervals ClusterStatus.ChangeRate
+	// holds. Default 30 (five minutes of 10 s).
+	ChangeRateIntervals int
 }
 
 // Tracker derives and records the sync health of every cluster. It is safe
@@ -146,6 +158,7 @@ type clusterState struct {
 	probeOK   time.Time // the last successful probe
 	configErr error     // its source's configuration cannot be used (see ConfigError)
 	resources map[string]*resourceState
+	changes   rateWindow // object events, for ClusterStatus.ChangeRate
 }
 
 type resourceState struct {
@@ -174,6 +187,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.ChangeRateInterval <= 0 {
+		o.ChangeRateInterval = 10 * time.Second
+	}
+	if o.ChangeRateIntervals <= 0 {
+		o.ChangeRateIntervals = 30
 	}
 	return o
 }
@@ -340,6 +359,7 @@ func (t *Tracker) ResourceEvent(cluster, resource string, typ EventType, at time
 	if c, ok := t.clusters[cluster]; ok {
 		if r, ok := c.resources[resource]; ok {
 			r.eventsAt = at
+			c.changes.addLocked(at, t.opts.ChangeRateInterval, t.opts.ChangeRateIntervals)
 			switch typ {
 			case EventAdded:
 				r.Events.Added++
@@ -412,7 +432,7 @@ func (t *Tracker) update(cluster string, fn func(*clusterState)) {
 	before := c.fingerprintLocked(now)
 	fn(c)
 	if !ok || c.fingerprintLocked(now) != before {
-		t.recordLocked(Change{Cluster: c.statusLocked(t.opts.Now())})
+		t.recordLocked(Change{Cluster: t.clusterStatusLocked(c, t.opts.Now())})
 	}
 }
 
@@ -544,6 +564,13 @@ func (c *clusterState) statusLocked(now time.Time) ClusterStatus {
 	return s
 }
 
+// clusterStatusLocked is c's status with its change rates.
+func (t *Tracker) clusterStatusLocked(c *clusterState, now time.Time) ClusterStatus {
+	s := c.statusLocked(now)
+	s.ChangeRate = c.changes.ratesLocked(now, t.opts.ChangeRateInterval, t.opts.ChangeRateIntervals)
+	return s
+}
+
 // fillCounts sets object counts; it runs outside t.mu because it calls the index.
 func (t *Tracker) fillCounts(s *ClusterStatus) {
 	if t.counts == nil {
@@ -561,7 +588,7 @@ func (t *Tracker) Cluster(name string) (ClusterStatus, bool) {
 	c, ok := t.clusters[name]
 	var s ClusterStatus
 	if ok {
-		s = c.statusLocked(t.opts.Now())
+		s = t.clusterStatusLocked(c, t.opts.Now())
 	}
 	t.mu.Unlock()
 	if ok {
@@ -577,7 +604,7 @@ func (t *Tracker) Clusters() ([]ClusterStatus, uint64) {
 	t.mu.Lock()
 	out := make([]ClusterStatus, 0, len(t.clusters))
 	for _, name := range slices.Sorted(maps.Keys(t.clusters)) {
-		out = append(out, t.clusters[name].statusLocked(now))
+		out = append(out, t.clusterStatusLocked(t.clusters[name], now))
 	}
 	v := t.changes.Version()
 	t.mu.Unlock()

@@ -226,6 +226,7 @@ func TestStatusDetails(t *testing.T) {
 			{Resource: "pods", Kind: "Pod", Status: Synced, ObjectCount: 2, LastSyncTime: t0, LastEventTime: t0.Add(time.Minute), WatchRestarts: 2, Relists: 1,
 				SyncStartTime: t0, Events: EventCounts{Modified: 1}, CurrentAsOf: t0},
 		},
+		ChangeRate: make([]float64, 30), // the event is after now
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("status (-want +got):\n%s", diff)
