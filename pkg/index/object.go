@@ -11,6 +11,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -106,7 +107,8 @@ type OwnerRef struct {
 // Object is the compact form in which fleetcache holds every cached object:
 // the object's JSON bytes plus the few fields the indexes need. The informer
 // store of its cluster and the global index share the same *Object; it is
-// never modified after NewObject returns.
+// never modified after Build (or NewObject) returns. It is a runtime.Object,
+// so that client-go's reflector takes it from list and watch responses.
 type Object struct {
 	Cluster         string
 	Type            *Type
@@ -148,50 +150,127 @@ func (o *Object) Key() Key {
 
 // GetObjectMeta lets client-go's stores and key functions (meta.Accessor)
 // read the object's identity. It builds a small ObjectMeta on each call
-// instead of keeping one per object.
+// instead of keeping one per object. A bookmark (NewBookmark) that ends a
+// streaming list's initial events carries the annotation that says so.
 func (o *Object) GetObjectMeta() metav1.Object {
-	return &metav1.ObjectMeta{Namespace: o.Namespace, Name: o.Name, UID: o.UID, ResourceVersion: o.ResourceVersion}
+	m := &metav1.ObjectMeta{Namespace: o.Namespace, Name: o.Name, UID: o.UID, ResourceVersion: o.ResourceVersion}
+	if o.Type == initialEventsEnd {
+		m.Annotations = map[string]string{metav1.InitialEventsAnnotationKey: "true"}
+	}
+	return m
 }
 
-// NewObject builds the compact form of u for the given cluster and type.
+// GetObjectKind is part of runtime.Object, which client-go's reflector
+// requires of the objects of list and watch responses. An Object's kind
+// is its Type's; it has no settable one.
+func (o *Object) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+
+// DeepCopyObject is part of runtime.Object. An Object is never modified
+// once built, so a copy of the struct shares its slices and strings.
+func (o *Object) DeepCopyObject() runtime.Object {
+	c := *o
+	return &c
+}
+
+// initialEventsEnd is the Type of the bookmark that ends a streaming
+// list's initial events: a marker, so that no Object carries a field for it.
+var initialEventsEnd = &Type{Resource: "<initial-events-end>"}
+
+// NewBookmark returns the object of a watch's BOOKMARK event, for client-go's
+// reflector: a resourceVersion, and whether it ends the initial events of
+// a streaming list (the k8s.io/initial-events-end annotation). It is never
+// stored.
+func NewBookmark(resourceVersion string, initialEventsEndAnnotated bool) *Object {
+	o := &Object{ResourceVersion: resourceVersion}
+	if initialEventsEndAnnotated {
+		o.Type = initialEventsEnd
+	}
+	return o
+}
+
+// Meta is what the indexes need of an object, read from it by whoever
+// decodes it (package wire reads it from the API server's bytes).
+type Meta struct {
+	Namespace       string
+	Name            string
+	UID             types.UID
+	ResourceVersion string
+	// Labels in any order.
+	Labels  Labels
+	Owners  []OwnerRef
+	Created time.Time
+}
+
+// Build returns the Object of cluster and t whose metadata is m and whose
+// JSON is raw, compact, which it keeps: the caller must not modify raw
+// afterwards. Build takes m.Labels and m.Owners, sorting the labels by key.
 // Strings that repeat across objects (cluster, namespace, label keys and
-// values, owner kinds) are interned so each distinct value is held once.
+// values, owner API versions and kinds) are interned so each distinct
+// value is held once.
+func Build(cluster string, t *Type, m Meta, raw []byte) *Object {
+	o := &Object{
+		Cluster:         intern(cluster),
+		Type:            t,
+		Namespace:       intern(m.Namespace),
+		Name:            m.Name,
+		UID:             m.UID,
+		ResourceVersion: m.ResourceVersion,
+		Created:         m.Created,
+		Raw:             raw,
+	}
+	LocateMembers(o)
+	if len(m.Labels) > 0 {
+		for i, l := range m.Labels {
+			m.Labels[i] = Label{Key: intern(l.Key), Value: intern(l.Value)}
+		}
+		if !slices.IsSortedFunc(m.Labels, compareLabels) {
+			slices.SortFunc(m.Labels, compareLabels)
+		}
+		o.Labels = m.Labels
+	}
+	if len(m.Owners) > 0 {
+		for i := range m.Owners {
+			m.Owners[i].APIVersion = intern(m.Owners[i].APIVersion)
+			m.Owners[i].Kind = intern(m.Owners[i].Kind)
+		}
+		o.Owners = m.Owners
+	}
+	return o
+}
+
+func compareLabels(a, b Label) int { return strings.Compare(a.Key, b.Key) }
+
+// NewObject builds the compact form of u for the given cluster and type:
+// u encoded by encoding/json (so with its members sorted by key) and the
+// metadata the indexes need. The informers do not use it: they decode the
+// API server's bytes with package wire, keeping the server's order. Tests
+// and tools that hold unstructured objects do.
 func NewObject(cluster string, t *Type, u *unstructured.Unstructured) (*Object, error) {
 	raw, err := json.Marshal(u.Object)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s %s/%s: %w", t.Resource, u.GetNamespace(), u.GetName(), err)
 	}
-	o := &Object{
-		Cluster:         intern(cluster),
-		Type:            t,
-		Namespace:       intern(u.GetNamespace()),
+	m := Meta{
+		Namespace:       u.GetNamespace(),
 		Name:            u.GetName(),
 		UID:             u.GetUID(),
 		ResourceVersion: u.GetResourceVersion(),
 		Created:         u.GetCreationTimestamp().Time,
-		Raw:             raw,
 	}
-	LocateMembers(o)
-	if m := u.GetLabels(); len(m) > 0 {
-		o.Labels = make(Labels, 0, len(m))
-		for k, v := range m {
-			o.Labels = append(o.Labels, Label{Key: intern(k), Value: intern(v)})
+	if lm := u.GetLabels(); len(lm) > 0 {
+		m.Labels = make(Labels, 0, len(lm))
+		for k, v := range lm {
+			m.Labels = append(m.Labels, Label{Key: k, Value: v})
 		}
-		slices.SortFunc(o.Labels, func(a, b Label) int { return strings.Compare(a.Key, b.Key) })
 	}
 	if refs := u.GetOwnerReferences(); len(refs) > 0 {
-		o.Owners = make([]OwnerRef, len(refs))
+		m.Owners = make([]OwnerRef, len(refs))
 		for i, r := range refs {
-			o.Owners[i] = OwnerRef{
-				APIVersion: intern(r.APIVersion),
-				Kind:       intern(r.Kind),
-				Name:       r.Name,
-				UID:        r.UID,
-				Controller: r.Controller != nil && *r.Controller,
-			}
+			m.Owners[i] = OwnerRef{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name, UID: r.UID,
+				Controller: r.Controller != nil && *r.Controller}
 		}
 	}
-	return o, nil
+	return Build(cluster, t, m, raw), nil
 }
 
 func intern(s string) string {

@@ -11,13 +11,13 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/connrotation"
+	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
 
 	"github.com/fleetcache/fleetcache/pkg/health"
@@ -99,6 +99,9 @@ type Ingester struct {
 	names     []resourceName
 	dynamic   dynamic.Interface
 	discovery discovery.DiscoveryInterface
+	// lists and watches are the REST clients of the informers' requests
+	// (listWatch); watches has no rate limit.
+	lists, watches rest.Interface
 	// dialer tracks the cluster's connections so that Start closes every
 	// one of them when the cluster stops, busy or idle.
 	dialer *connrotation.Dialer
@@ -228,6 +231,17 @@ func NewIngester(name string, cfg *rest.Config, sink Sink, h *health.Tracker, op
 	}
 	if c.discovery, err = discovery.NewDiscoveryClientForConfigAndClient(cfg, httpClient); err != nil {
 		return nil, fmt.Errorf("cluster %q: discovery client: %w", name, err)
+	}
+	// As the dynamic client configures its own: JSON, and a serializer
+	// that reads the server's errors (metav1.Status).
+	restCfg := dynamic.ConfigFor(cfg)
+	restCfg.GroupVersion = nil
+	if c.lists, err = rest.UnversionedRESTClientForConfigAndClient(restCfg, httpClient); err != nil {
+		return nil, fmt.Errorf("cluster %q: REST client: %w", name, err)
+	}
+	restCfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
+	if c.watches, err = rest.UnversionedRESTClientForConfigAndClient(restCfg, httpClient); err != nil {
+		return nil, fmt.Errorf("cluster %q: REST client: %w", name, err)
 	}
 	return c, nil
 }
@@ -389,18 +403,15 @@ func (c *Ingester) startRun(ctx context.Context, t *index.Type) (*typeRun, error
 	c.loadPrinterColumns(ctx, t)
 	ctx, cancel := context.WithCancel(ctx)
 	run := &typeRun{t: t, ctx: ctx, cancel: cancel}
-	lw := &listWatch{cache: c, t: t, run: run, resource: c.dynamic.Resource(t.GVR)}
-	// As dynamicinformer builds it, so that WatchList works as it does there.
-	lws := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+	lw := &listWatch{cache: c, t: t, run: run, path: collectionPath(t.GVR)}
+	// A ListWatch claims WatchList semantics: with client-go's
+	// WatchListClient feature on (the default), the reflector lists by a
+	// streaming watch (sendInitialEvents), and falls back to a plain list
+	// when the server refuses it.
+	inf := cache.NewSharedIndexInformerWithOptions(&cache.ListWatch{
 		ListWithContextFunc:  lw.ListWithContext,
 		WatchFuncWithContext: lw.WatchWithContext,
-	}, c.dynamic)
-	inf := cache.NewSharedIndexInformerWithOptions(lws, &unstructured.Unstructured{},
-		cache.SharedIndexInformerOptions{ObjectDescription: t.Resource})
-	if err := inf.SetTransform(c.transform(t)); err != nil {
-		cancel()
-		return nil, fmt.Errorf("set transform of %s: %w", t.Resource, err)
-	}
+	}, &index.Object{}, cache.SharedIndexInformerOptions{ObjectDescription: t.Resource})
 	if err := inf.SetWatchErrorHandlerWithContext(c.watchErrorHandler(t)); err != nil {
 		cancel()
 		return nil, fmt.Errorf("set watch error handler of %s: %w", t.Resource, err)
@@ -455,44 +466,6 @@ func storeKey(o *index.Object) string {
 
 // secrets is the type whose data Options.CacheSecretData governs.
 var secrets = schema.GroupResource{Resource: "secrets"}
-
-// lastApplied is the annotation kubectl apply writes: a second copy of the object.
-const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
-
-// transform turns what the reflector decoded into the compact index.Object
-// before client-go stores it. It is idempotent, as client-go requires.
-func (c *Ingester) transform(t *index.Type) cache.TransformFunc {
-	return func(obj any) (any, error) {
-		switch o := obj.(type) {
-		case *unstructured.Unstructured:
-			if t.GVR.GroupResource() == secrets && !c.opts.CacheSecretData {
-				// Before encoding: the credential never reaches the
-				// index, its JSON or any answer.
-				delete(o.Object, "data")
-				delete(o.Object, "stringData")
-			}
-			if meta, ok := o.Object["metadata"].(map[string]any); ok {
-				delete(meta, "managedFields")
-				if ann, ok := meta["annotations"].(map[string]any); ok {
-					delete(ann, lastApplied)
-					if len(ann) == 0 {
-						delete(meta, "annotations")
-					}
-				}
-			}
-			return index.NewObject(c.name, t, o)
-		case cache.DeletedFinalStateUnknown:
-			inner, err := c.transform(t)(o.Obj)
-			if err != nil {
-				return nil, err
-			}
-			o.Obj = inner
-			return o, nil
-		default:
-			return obj, nil
-		}
-	}
-}
 
 // probe checks that the API server answers, every ProbeInterval while it
 // does and every ProbeRetryInterval while it does not, and at once when a

@@ -5,18 +5,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/wire"
 )
 
 // earlyEnd is how much of its timeout a watch must have run for its end to
@@ -30,24 +32,67 @@ const earlyEnd = 0.9
 // data stops being current is replaced by the Ingester (see Ingester.Start); the
 // reflector's own retries, with their backoff, are never what recovery
 // waits on.
+//
+// It makes its requests itself, with the cluster's REST clients, and
+// decodes what the server sends straight into index.Objects (package
+// wire): no unstructured maps, no second encoding. A list answers a
+// *metainternalversion.List of *index.Object (a page of it, with its
+// resourceVersion and continue token, for client-go's pager), a watch
+// events of *index.Object, bookmarks included (index.NewBookmark).
 type listWatch struct {
-	cache    *Ingester
-	t        *index.Type
-	run      *typeRun
-	resource dynamic.NamespaceableResourceInterface
+	cache *Ingester
+	t     *index.Type
+	run   *typeRun
+	// path is the URL path of the type's collection, all namespaces.
+	path string
 }
 
 var _ cache.ListerWatcherWithContext = (*listWatch)(nil)
+
+// parameterCodec encodes ListOptions as query parameters, as client-go's
+// dynamic client does.
+var parameterCodec = func() runtime.ParameterCodec {
+	s := runtime.NewScheme()
+	metav1.AddToGroupVersion(s, versionV1)
+	return runtime.NewParameterCodec(s)
+}()
+
+var versionV1 = schema.GroupVersion{Version: "v1"}
+
+// collectionPath returns the URL path of the objects of gvr in every namespace.
+func collectionPath(gvr schema.GroupVersionResource) string {
+	if gvr.Group == "" {
+		return "/api/" + gvr.Version + "/" + gvr.Resource
+	}
+	return "/apis/" + gvr.Group + "/" + gvr.Version + "/" + gvr.Resource
+}
+
+// decoder returns a decoder of the type's objects, one per request: a
+// list's page and a watch's stream each reuse its buffers.
+func (lw *listWatch) decoder() *wire.Decoder {
+	dropData := lw.t.GVR.GroupResource() == secrets && !lw.cache.opts.CacheSecretData
+	return wire.NewDecoder(lw.cache.name, lw.t, dropData)
+}
 
 func (lw *listWatch) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 	if err := lw.parked(ctx); err != nil {
 		return nil, err
 	}
 	lw.listing()
-	list, err := lw.resource.List(ctx, opts)
+	res := lw.cache.lists.Get().AbsPath(lw.path).SpecificallyVersionedParams(&opts, parameterCodec, versionV1).Do(ctx)
+	raw, err := res.Raw()
+	if err != nil {
+		err = res.Error() // the server's Status, when it sent one
+	}
 	lw.report(ctx, err)
 	if err != nil {
 		return nil, cmp.Or(lw.parked(ctx), err)
+	}
+	list, err := lw.decoder().List(raw)
+	if err != nil {
+		err = fmt.Errorf("decode list of %s: %w", lw.t.Resource, err)
+		lw.cache.health.ResourceError(lw.cache.name, lw.t.Resource, lw.t.KindName(), err)
+		return nil, err
 	}
 	return list, nil
 }
@@ -66,11 +111,17 @@ func (lw *listWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptio
 		opts.TimeoutSeconds = &limit
 	}
 	start := time.Now()
-	w, err := lw.resource.Watch(ctx, opts)
+	opts.Watch = true
+	// The watch client has no rate limit: client-go never throttles watches.
+	body, err := lw.cache.watches.Get().AbsPath(lw.path).SpecificallyVersionedParams(&opts, parameterCodec, versionV1).Stream(ctx)
 	lw.report(ctx, err)
 	if err != nil {
 		return nil, cmp.Or(lw.parked(ctx), err)
 	}
+	// As client-go's REST client runs a watch: a decoding error becomes an
+	// ERROR event, the end of the body the end of the watch.
+	w := watch.NewStreamWatcherWithLogger(klog.FromContext(ctx), wire.NewWatchDecoder(body, lw.decoder()),
+		apierrors.NewClientErrorReporter(http.StatusInternalServerError, http.MethodGet, "ClientWatchDecoding"))
 	var timeout time.Duration
 	if opts.TimeoutSeconds != nil {
 		timeout = time.Duration(*opts.TimeoutSeconds) * time.Second

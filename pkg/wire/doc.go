@@ -1,0 +1,25 @@
+// Package wire decodes what a Kubernetes API server sends for lists and
+// watches, in JSON, straight into index.Objects: each object is scanned
+// once, its stored bytes are the server's with a few members cut out, and
+// the metadata the indexes need is picked up on the way.
+//
+// A Decoder knows the cluster and the type of the objects it decodes and
+// what to leave out of them: metadata.managedFields, the
+// kubectl.kubernetes.io/last-applied-configuration annotation (and the
+// annotations member when nothing else is left in it) and, if asked, a
+// Secret's data and stringData. Everything else is kept byte for byte, in
+// the server's order: the stored JSON of an object is what a GET of it
+// returns, less those members. Items of a list, which a server sends
+// without kind and apiVersion, get them in front, as a GET has them. Input
+// with whitespace between tokens is compacted.
+//
+// Decoder.List decodes one list response (a page: its items, its
+// resourceVersion and continue token); NewWatchDecoder reads a watch
+// response, event by event (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR), as
+// a watch.Decoder for apimachinery's StreamWatcher.
+//
+// The scanner checks the structure it walks (brackets, strings and their
+// escapes, member separators) and fails on what it cannot read; it does
+// not check that every byte of a string is valid UTF-8: a server's strings
+// are kept as the server sent them.
+package wire

@@ -1,0 +1,444 @@
+package wire
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/fleetcache/fleetcache/pkg/index"
+)
+
+// LastApplied is the annotation kubectl apply writes: a second copy of the
+// object, which the Decoder leaves out.
+const LastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// Decoder turns the JSON of objects of one type of one cluster into
+// index.Objects. It reuses buffers between calls: one goroutine at a time.
+type Decoder struct {
+	cluster  string
+	t        *index.Type
+	dropData bool
+	// kind and apiVersion are the members an object without them gets
+	// (a list's items), encoded.
+	kind, apiVersion []byte
+
+	sc     scanner
+	buf    []byte
+	labels index.Labels
+	owners []index.OwnerRef
+}
+
+// NewDecoder returns a Decoder of the objects of type t in cluster. With
+// dropData, the top-level members data and stringData are left out: a
+// Secret whose credentials must not be cached.
+func NewDecoder(cluster string, t *index.Type, dropData bool) *Decoder {
+	d := &Decoder{cluster: cluster, t: t, dropData: dropData}
+	d.kind, _ = json.Marshal(t.Kind)
+	d.apiVersion, _ = json.Marshal(t.APIVersion())
+	return d
+}
+
+// Object decodes one object: b holds exactly one JSON object, whitespace
+// around it allowed.
+func (d *Decoder) Object(b []byte) (*index.Object, error) {
+	o, end, err := d.object(b, 0)
+	if err != nil {
+		return nil, err
+	}
+	if end = skipSpace(b, end); end != len(b) {
+		return nil, syntaxError(end, "data after the object")
+	}
+	return o, nil
+}
+
+// name returns the text of the key b[ks:ke] (quotes included). It
+// allocates only for a key with escapes.
+func name(b []byte, ks, ke int, escaped bool) []byte {
+	if !escaped {
+		return b[ks+1 : ke-1]
+	}
+	s, err := stringValue(b, ks, ke, true)
+	if err != nil {
+		return nil
+	}
+	return []byte(s)
+}
+
+// nextKey reads, inside an object, either its closing brace (done, next
+// after it) or the next member's key and colon (next at the value). first
+// says that no member was read yet.
+func nextKey(b []byte, i int, first bool) (ks, ke int, escaped bool, next int, done bool, err error) {
+	i = skipSpace(b, i)
+	if i >= len(b) {
+		return 0, 0, false, i, false, errIncomplete
+	}
+	if b[i] == '}' {
+		return 0, 0, false, i + 1, true, nil
+	}
+	if !first {
+		if b[i] != ',' {
+			return 0, 0, false, i, false, syntaxError(i, "want ',' or '}'")
+		}
+		if i = skipSpace(b, i+1); i >= len(b) {
+			return 0, 0, false, i, false, errIncomplete
+		}
+	}
+	if b[i] != '"' {
+		return 0, 0, false, i, false, syntaxError(i, "want a key")
+	}
+	ks = i
+	if ke, escaped, err = scanString(b, i); err != nil {
+		return 0, 0, false, ke, false, err
+	}
+	next, err = expect(b, ke, ':')
+	return ks, ke, escaped, next, false, err
+}
+
+// member appends the member with key b[ks:ke] and value b[vs:ve] to out,
+// after a comma unless it is the first.
+func member(out, b []byte, ks, ke, vs, ve int, spaced, first bool) ([]byte, error) {
+	if !first {
+		out = append(out, ',')
+	}
+	out = append(out, b[ks:ke]...)
+	out = append(out, ':')
+	return appendValue(out, b, vs, ve, spaced)
+}
+
+// object decodes the object at or after b[i] and returns the offset after it.
+func (d *Decoder) object(b []byte, i int) (*index.Object, int, error) {
+	i, err := expect(b, i, '{')
+	if err != nil {
+		return nil, i, err
+	}
+	out := append(d.buf[:0], '{')
+	var m index.Meta
+	d.labels, d.owners = d.labels[:0], d.owners[:0]
+	hasKind, hasAPIVersion := false, false
+	written := 0
+	for first := true; ; first = false {
+		ks, ke, esc, vi, done, err := nextKey(b, i, first)
+		if err != nil {
+			return nil, vi, err
+		}
+		if done {
+			i = vi
+			break
+		}
+		switch string(name(b, ks, ke, esc)) {
+		case "metadata":
+			if vi = skipSpace(b, vi); vi < len(b) && b[vi] == '{' {
+				if out, i, err = d.metadata(out, b, ks, ke, vi, written == 0, &m); err != nil {
+					return nil, i, err
+				}
+				written++
+				continue
+			}
+		case "data", "stringData":
+			if d.dropData {
+				_, ve, _, err := d.sc.skipValue(b, vi)
+				if err != nil {
+					return nil, ve, err
+				}
+				i = ve
+				continue
+			}
+		case "kind":
+			hasKind = true
+		case "apiVersion":
+			hasAPIVersion = true
+		}
+		vs, ve, spaced, err := d.sc.skipValue(b, vi)
+		if err != nil {
+			return nil, ve, err
+		}
+		if out, err = member(out, b, ks, ke, vs, ve, spaced, written == 0); err != nil {
+			return nil, ve, err
+		}
+		written++
+		i = ve
+	}
+	out = append(out, '}')
+	d.buf = out
+
+	// The stored bytes: exactly sized, kind and apiVersion first when the
+	// server left them out (a list's items), as a GET returns them.
+	size := len(out)
+	if !hasKind {
+		size += len(`"kind":,`) + len(d.kind)
+	}
+	if !hasAPIVersion {
+		size += len(`"apiVersion":,`) + len(d.apiVersion)
+	}
+	raw := make([]byte, 0, size)
+	raw = append(raw, '{')
+	if !hasKind {
+		raw = append(raw, `"kind":`...)
+		raw = append(raw, d.kind...)
+		raw = append(raw, ',')
+	}
+	if !hasAPIVersion {
+		raw = append(raw, `"apiVersion":`...)
+		raw = append(raw, d.apiVersion...)
+		raw = append(raw, ',')
+	}
+	if written == 0 && (!hasKind || !hasAPIVersion) {
+		raw = raw[:len(raw)-1] // no member follows the comma
+	}
+	raw = append(raw, out[1:]...)
+	if len(d.labels) > 0 {
+		m.Labels = slices.Clone(d.labels)
+	}
+	if len(d.owners) > 0 {
+		m.Owners = slices.Clone(d.owners)
+	}
+	return index.Build(d.cluster, d.t, m, raw), i, nil
+}
+
+// metadata decodes the object metadata whose key is b[ks:ke] and whose
+// value starts at b[i] == '{': it appends the member to out, less
+// managedFields and the last-applied annotation, and fills m.
+func (d *Decoder) metadata(out, b []byte, ks, ke, i int, first bool, m *index.Meta) ([]byte, int, error) {
+	if !first {
+		out = append(out, ',')
+	}
+	out = append(out, b[ks:ke]...)
+	out = append(out, ':', '{')
+	i++ // the brace
+	written := 0
+	for first := true; ; first = false {
+		ks, ke, esc, vi, done, err := nextKey(b, i, first)
+		if err != nil {
+			return out, vi, err
+		}
+		if done {
+			return append(out, '}'), vi, nil
+		}
+		key := name(b, ks, ke, esc)
+		if string(key) == "managedFields" {
+			_, ve, _, err := d.sc.skipValue(b, vi)
+			if err != nil {
+				return out, ve, err
+			}
+			i = ve
+			continue
+		}
+		vs, ve, spaced, err := d.field(b, vi, key, m)
+		if err != nil {
+			return out, ve, err
+		}
+		if string(key) == "annotations" && b[vs] == '{' {
+			mark := len(out)
+			kept := 0
+			if out, kept, err = d.annotations(out, b, ks, ke, vs, written == 0); err != nil {
+				return out, ve, err
+			}
+			if kept == 0 {
+				out = out[:mark] // only the last-applied annotation: no annotations
+			} else {
+				written++
+			}
+			i = ve
+			continue
+		}
+		if out, err = member(out, b, ks, ke, vs, ve, spaced, written == 0); err != nil {
+			return out, ve, err
+		}
+		written++
+		i = ve
+	}
+}
+
+// field reads the value at or after b[i] of the metadata member key,
+// filling m from the members the indexes need.
+func (d *Decoder) field(b []byte, i int, key []byte, m *index.Meta) (vs, ve int, spaced bool, err error) {
+	vs = skipSpace(b, i)
+	if vs >= len(b) {
+		return vs, vs, false, errIncomplete
+	}
+	var s string
+	switch string(key) {
+	case "name", "namespace", "uid", "resourceVersion", "creationTimestamp":
+		if b[vs] != '"' {
+			break // null, or not ours to judge: kept as it is
+		}
+		ve, esc, err := scanString(b, vs)
+		if err != nil {
+			return vs, ve, false, err
+		}
+		if s, err = stringValue(b, vs, ve, esc); err != nil {
+			return vs, ve, false, err
+		}
+		switch string(key) {
+		case "name":
+			m.Name = s
+		case "namespace":
+			m.Namespace = s
+		case "uid":
+			m.UID = types.UID(s)
+		case "resourceVersion":
+			m.ResourceVersion = s
+		case "creationTimestamp":
+			if m.Created, err = time.Parse(time.RFC3339, s); err != nil {
+				return vs, ve, false, fmt.Errorf("creationTimestamp %q: %w", s, err)
+			}
+		}
+		return vs, ve, false, nil
+	case "labels":
+		if b[vs] == '{' {
+			return d.labelsOf(b, vs)
+		}
+	case "ownerReferences":
+		if b[vs] == '[' {
+			return d.ownersOf(b, vs)
+		}
+	}
+	return d.sc.skipValue(b, vs)
+}
+
+// annotations appends the annotations member whose value starts at b[i]
+// less the last-applied annotation, and returns how many it kept.
+func (d *Decoder) annotations(out, b []byte, ks, ke, i int, first bool) ([]byte, int, error) {
+	if !first {
+		out = append(out, ',')
+	}
+	out = append(out, b[ks:ke]...)
+	out = append(out, ':', '{')
+	i++
+	kept := 0
+	for first := true; ; first = false {
+		ks, ke, esc, vi, done, err := nextKey(b, i, first)
+		if err != nil {
+			return out, kept, err
+		}
+		if done {
+			return append(out, '}'), kept, nil
+		}
+		vs, ve, spaced, err := d.sc.skipValue(b, vi)
+		if err != nil {
+			return out, kept, err
+		}
+		i = ve
+		if string(name(b, ks, ke, esc)) == LastApplied {
+			continue
+		}
+		if out, err = member(out, b, ks, ke, vs, ve, spaced, kept == 0); err != nil {
+			return out, kept, err
+		}
+		kept++
+	}
+}
+
+// labelsOf reads the labels object at b[i] into d.labels.
+func (d *Decoder) labelsOf(b []byte, i int) (vs, ve int, spaced bool, err error) {
+	vs = i
+	i++
+	for first := true; ; first = false {
+		ks, ke, esc, vi, done, err := nextKey(b, i, first)
+		if err != nil {
+			return vs, vi, false, err
+		}
+		if done {
+			return vs, vi, containsSpace(b[vs:vi]), nil
+		}
+		k, err := stringValue(b, ks, ke, esc)
+		if err != nil {
+			return vs, ke, false, err
+		}
+		if vi = skipSpace(b, vi); vi >= len(b) {
+			return vs, vi, false, errIncomplete
+		}
+		if b[vi] != '"' {
+			return vs, vi, false, syntaxError(vi, "a label's value is not a string")
+		}
+		end, esc, err := scanString(b, vi)
+		if err != nil {
+			return vs, end, false, err
+		}
+		v, err := stringValue(b, vi, end, esc)
+		if err != nil {
+			return vs, end, false, err
+		}
+		d.labels = append(d.labels, index.Label{Key: k, Value: v})
+		i = end
+	}
+}
+
+// ownersOf reads the ownerReferences array at b[i] into d.owners.
+func (d *Decoder) ownersOf(b []byte, i int) (vs, ve int, spaced bool, err error) {
+	vs = i
+	i++
+	for first := true; ; first = false {
+		if i = skipSpace(b, i); i >= len(b) {
+			return vs, i, false, errIncomplete
+		}
+		if b[i] == ']' {
+			return vs, i + 1, containsSpace(b[vs : i+1]), nil
+		}
+		if !first {
+			if b[i] != ',' {
+				return vs, i, false, syntaxError(i, "want ',' or ']'")
+			}
+			i++
+		}
+		if i, err = expect(b, i, '{'); err != nil {
+			return vs, i, false, err
+		}
+		var ref index.OwnerRef
+		for first := true; ; first = false {
+			ks, ke, esc, vi, done, err := nextKey(b, i, first)
+			if err != nil {
+				return vs, vi, false, err
+			}
+			if done {
+				i = vi
+				break
+			}
+			key := name(b, ks, ke, esc)
+			s, e, _, err := d.sc.skipValue(b, vi)
+			if err != nil {
+				return vs, e, false, err
+			}
+			i = e
+			var text string
+			switch string(key) {
+			case "apiVersion", "kind", "name", "uid":
+				if b[s] != '"' {
+					continue
+				}
+				_, esc, _ := scanString(b, s)
+				if text, err = stringValue(b, s, e, esc); err != nil {
+					return vs, e, false, err
+				}
+			case "controller":
+				ref.Controller = string(b[s:e]) == "true"
+				continue
+			default:
+				continue
+			}
+			switch string(key) {
+			case "apiVersion":
+				ref.APIVersion = text
+			case "kind":
+				ref.Kind = text
+			case "name":
+				ref.Name = text
+			case "uid":
+				ref.UID = types.UID(text)
+			}
+		}
+		d.owners = append(d.owners, ref)
+	}
+}
+
+func containsSpace(b []byte) bool {
+	for _, c := range b {
+		if isSpace(c) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,343 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// errIncomplete is a document that ends before its last value does: a
+// watch frame that continues on the next line.
+var errIncomplete = errors.New("unexpected end of JSON input")
+
+// syntaxError reports invalid JSON at offset i.
+func syntaxError(i int, what string) error {
+	return fmt.Errorf("invalid JSON at offset %d: %s", i, what)
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }
+
+// skipSpace returns the offset of the first byte at or after i that is
+// not whitespace.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// expect skips whitespace and the byte c; it returns the offset after c.
+func expect(b []byte, i int, c byte) (int, error) {
+	i = skipSpace(b, i)
+	if i >= len(b) {
+		return i, errIncomplete
+	}
+	if b[i] != c {
+		return i, syntaxError(i, fmt.Sprintf("want %q, got %q", c, b[i]))
+	}
+	return i + 1, nil
+}
+
+// scanString reads the string that starts at b[i] == '"'. It returns the
+// offset after its closing quote and whether it holds escapes. Control
+// characters, which JSON requires escaped, are refused.
+func scanString(b []byte, i int) (end int, escaped bool, err error) {
+	i++ // the opening quote
+	for {
+		for i < len(b) && !stringSpecial[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			return len(b), escaped, errIncomplete
+		}
+		switch b[i] {
+		case '"':
+			return i + 1, escaped, nil
+		case '\\':
+		default:
+			return i, escaped, syntaxError(i, "control character in a string")
+		}
+		escaped = true
+		i++ // at the escaped byte
+		if i >= len(b) {
+			return len(b), true, errIncomplete
+		}
+		switch b[i] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			i++
+		case 'u':
+			if i+5 > len(b) {
+				return len(b), true, errIncomplete
+			}
+			for _, h := range b[i+1 : i+5] {
+				if !isHex(h) {
+					return i, true, syntaxError(i, "invalid \\u escape")
+				}
+			}
+			i += 5
+		default:
+			return i, true, syntaxError(i, "invalid escape")
+		}
+	}
+}
+
+// stringSpecial marks the bytes that end a run of plain string bytes: the
+// quote, the backslash and control characters.
+var stringSpecial = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// stringValue returns the text of the string b[start:end] (quotes
+// included), unescaped if it holds escapes.
+func stringValue(b []byte, start, end int, escaped bool) (string, error) {
+	if !escaped {
+		return string(b[start+1 : end-1]), nil
+	}
+	var s string
+	if err := json.Unmarshal(b[start:end], &s); err != nil {
+		return "", syntaxError(start, err.Error())
+	}
+	return s, nil
+}
+
+// keyIs reports whether the key b[start:end] (quotes included) is name,
+// an escaped key compared by its text.
+func keyIs(b []byte, start, end int, escaped bool, name string) bool {
+	if !escaped {
+		return string(b[start+1:end-1]) == name
+	}
+	s, err := stringValue(b, start, end, true)
+	return err == nil && s == name
+}
+
+// skipValue reads the value that starts at or after b[i] (whitespace
+// first is skipped). It returns where the value starts and ends, and
+// whether whitespace occurs inside it outside strings (the value is then
+// not compact). Objects and arrays are checked for matching brackets,
+// strings for their escapes, literals and numbers for their characters;
+// separators inside containers are checked as a well-formed sequence.
+func (s *scanner) skipValue(b []byte, i int) (start, end int, spaced bool, err error) {
+	i = skipSpace(b, i)
+	if i >= len(b) {
+		return i, i, false, errIncomplete
+	}
+	start = i
+	switch c := b[i]; {
+	case c == '"':
+		end, _, err = scanString(b, i)
+		return start, end, false, err
+	case c == '{' || c == '[':
+		end, spaced, err = s.skipContainer(b, i)
+		return start, end, spaced, err
+	default:
+		end, err = scalar(b, i)
+		return start, end, false, err
+	}
+}
+
+// scalar reads the literal or number at b[i].
+func scalar(b []byte, i int) (int, error) {
+	switch c := b[i]; {
+	case c == 't':
+		return literal(b, i, "true")
+	case c == 'f':
+		return literal(b, i, "false")
+	case c == 'n':
+		return literal(b, i, "null")
+	case c == '-' || '0' <= c && c <= '9':
+		return number(b, i)
+	default:
+		return i, syntaxError(i, fmt.Sprintf("unexpected %q", c))
+	}
+}
+
+func literal(b []byte, i int, lit string) (int, error) {
+	if len(b)-i < len(lit) {
+		if string(b[i:]) == lit[:len(b)-i] {
+			return len(b), errIncomplete
+		}
+		return i, syntaxError(i, "invalid literal")
+	}
+	if string(b[i:i+len(lit)]) != lit {
+		return i, syntaxError(i, "invalid literal")
+	}
+	return i + len(lit), nil
+}
+
+// number reads the number at b[i] by JSON's grammar. A number that
+// reaches the end of b is incomplete: it may go on in the next line.
+func number(b []byte, i int) (int, error) {
+	digits := func(i int) int {
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+		}
+		return i
+	}
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i >= len(b):
+		return i, errIncomplete
+	case b[i] == '0':
+		i++
+	case '1' <= b[i] && b[i] <= '9':
+		i = digits(i)
+	default:
+		return i, syntaxError(i, "invalid number")
+	}
+	if i < len(b) && b[i] == '.' {
+		start := i + 1
+		if i = digits(start); i == start {
+			if i >= len(b) {
+				return i, errIncomplete
+			}
+			return i, syntaxError(i, "invalid number")
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		start := i
+		if i = digits(start); i == start {
+			if i >= len(b) {
+				return i, errIncomplete
+			}
+			return i, syntaxError(i, "invalid number")
+		}
+	}
+	if i >= len(b) {
+		return i, nil
+	}
+	if c := b[i]; !(c == ',' || c == '}' || c == ']' || isSpace(c)) {
+		return i, syntaxError(i, "invalid number")
+	}
+	return i, nil
+}
+
+// scanner holds the state the scan of a container reuses.
+type scanner struct {
+	// stack holds the open brackets of the container being skipped.
+	stack []byte
+}
+
+// What skipContainer expects next.
+const (
+	wantValueOrClose = iota // after '[': a value or ']'
+	wantKeyOrClose          // after '{': a key or '}'
+	wantKey                 // after ',' in an object
+	wantColon               // after a key
+	wantValue               // after ':' or ',' in an array
+	wantCommaOrClose        // after a value
+)
+
+// skipContainer reads the object or array that starts at b[i].
+func (s *scanner) skipContainer(b []byte, i int) (end int, spaced bool, err error) {
+	s.stack = s.stack[:0]
+	state := wantValueOrClose
+	for i < len(b) {
+		c := b[i]
+		switch c {
+		case ' ', '\n', '\r', '\t':
+			spaced = true
+			i++
+			continue
+		case '"':
+			switch state {
+			case wantKeyOrClose, wantKey:
+				state = wantColon
+			case wantValueOrClose, wantValue:
+				state = wantCommaOrClose
+			default:
+				return i, spaced, syntaxError(i, "unexpected string")
+			}
+			if i, _, err = scanString(b, i); err != nil {
+				return i, spaced, err
+			}
+			continue
+		case '{', '[':
+			if len(s.stack) > 0 && state != wantValueOrClose && state != wantValue {
+				return i, spaced, syntaxError(i, "unexpected bracket")
+			}
+			if len(s.stack) >= maxDepth {
+				return i, spaced, syntaxError(i, "nested too deep")
+			}
+			s.stack = append(s.stack, c)
+			if c == '{' {
+				state = wantKeyOrClose
+			} else {
+				state = wantValueOrClose
+			}
+		case '}', ']':
+			open := byte('{')
+			if c == ']' {
+				open = '['
+			}
+			if len(s.stack) == 0 || s.stack[len(s.stack)-1] != open {
+				return i, spaced, syntaxError(i, "mismatched bracket")
+			}
+			if state != wantCommaOrClose && state != wantKeyOrClose && state != wantValueOrClose {
+				return i, spaced, syntaxError(i, "unexpected close")
+			}
+			s.stack = s.stack[:len(s.stack)-1]
+			state = wantCommaOrClose
+			if len(s.stack) == 0 {
+				return i + 1, spaced, nil
+			}
+		case ',':
+			if state != wantCommaOrClose {
+				return i, spaced, syntaxError(i, "unexpected comma")
+			}
+			if s.stack[len(s.stack)-1] == '{' {
+				state = wantKey
+			} else {
+				state = wantValue
+			}
+		case ':':
+			if state != wantColon {
+				return i, spaced, syntaxError(i, "unexpected colon")
+			}
+			state = wantValue
+		default:
+			if state != wantValueOrClose && state != wantValue {
+				return i, spaced, syntaxError(i, fmt.Sprintf("unexpected %q", c))
+			}
+			next, err := scalar(b, i)
+			if err != nil {
+				return next, spaced, err
+			}
+			i = next
+			state = wantCommaOrClose
+			continue
+		}
+		i++
+	}
+	return i, spaced, errIncomplete
+}
+
+// maxDepth bounds the nesting of the values the scanner skips, as
+// encoding/json bounds its own (10,000).
+const maxDepth = 10000
+
+// appendValue appends the value b[start:end] to out, compacted if spaced.
+func appendValue(out, b []byte, start, end int, spaced bool) ([]byte, error) {
+	if !spaced {
+		return append(out, b[start:end]...), nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b[start:end]); err != nil {
+		return out, syntaxError(start, err.Error())
+	}
+	return append(out, buf.Bytes()...), nil
+}

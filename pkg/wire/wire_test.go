@@ -1,0 +1,305 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/fleetcache/fleetcache/pkg/index"
+)
+
+var (
+	podType    = &index.Type{Resource: "pods", GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}
+	secretType = &index.Type{Resource: "secrets", GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, Kind: "Secret", Namespaced: true}
+	deployType = &index.Type{Resource: "deployments.apps", GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment", Namespaced: true}
+)
+
+func TestObject(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		t        *index.Type
+		dropData bool
+		in, want string
+	}{
+		{"managedFields and last-applied go, the rest stays in order", podType, false,
+			`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","managedFields":[{"manager":"kubectl","fieldsV1":{"f:x":{}}}],"annotations":{"x":"1","` + LastApplied + `":"{\"a\":1}","y":"2"},"labels":{"b":"2","a":"1"}},"spec":{"z":1,"a":[1,2]}}`,
+			`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","annotations":{"x":"1","y":"2"},"labels":{"b":"2","a":"1"}},"spec":{"z":1,"a":[1,2]}}`},
+		{"annotations left empty go", podType, false,
+			`{"kind":"Pod","apiVersion":"v1","metadata":{"annotations":{"` + LastApplied + `":"{}"},"name":"a"}}`,
+			`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a"}}`},
+		{"empty annotations go", podType, false,
+			`{"kind":"Pod","apiVersion":"v1","metadata":{"annotations":{},"name":"a"}}`,
+			`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a"}}`},
+		{"managedFields first and last", podType, false,
+			`{"kind":"Pod","apiVersion":"v1","metadata":{"managedFields":[],"name":"a","managedFields":null}}`,
+			`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a"}}`},
+		{"a list item gets kind and apiVersion", deployType, false,
+			`{"metadata":{"name":"a"},"spec":{}}`,
+			`{"kind":"Deployment","apiVersion":"apps/v1","metadata":{"name":"a"},"spec":{}}`},
+		{"an empty object gets kind and apiVersion", podType, false,
+			`{}`, `{"kind":"Pod","apiVersion":"v1"}`},
+		{"whitespace is compacted, strings kept", podType, false,
+			"{ \"kind\" : \"Pod\",\n \"apiVersion\":\"v1\", \"metadata\" : { \"name\" : \"a b\" , \"labels\": { \"k\" : \"v\" } },\n\t\"spec\": { \"s\": [ 1 , \"x y\" , true ] } }\n",
+			`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a b","labels":{"k":"v"}},"spec":{"s":[1,"x y",true]}}`},
+		{"escapes are kept as sent", podType, false,
+			`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","annotations":{"n":"\u003cb\u003e \"q\" \u2028 é"}}}`,
+			`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","annotations":{"n":"\u003cb\u003e \"q\" \u2028 é"}}}`},
+		{"an escaped key is read by its text", podType, false,
+			`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","managed\u0046ields":[1]}}`,
+			`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a"}}`},
+		{"a Secret's data goes when asked", secretType, true,
+			`{"kind":"Secret","apiVersion":"v1","metadata":{"name":"s"},"data":{"k":"dg=="},"stringData":{"s":"v"},"type":"Opaque"}`,
+			`{"kind":"Secret","apiVersion":"v1","metadata":{"name":"s"},"type":"Opaque"}`},
+		{"a Secret's data stays otherwise", secretType, false,
+			`{"kind":"Secret","apiVersion":"v1","metadata":{"name":"s"},"data":{"k":"dg=="}}`,
+			`{"kind":"Secret","apiVersion":"v1","metadata":{"name":"s"},"data":{"k":"dg=="}}`},
+		{"data below the top stays", secretType, true,
+			`{"kind":"Secret","apiVersion":"v1","metadata":{"name":"s","labels":{"data":"x"}},"spec":{"data":1}}`,
+			`{"kind":"Secret","apiVersion":"v1","metadata":{"name":"s","labels":{"data":"x"}},"spec":{"data":1}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := NewDecoder("c1", tc.t, tc.dropData).Object([]byte(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, string(o.Raw)); diff != "" {
+				t.Errorf("stored (-want +got):\n%s", diff)
+			}
+			if !json.Valid(o.Raw) {
+				t.Errorf("stored invalid JSON %s", o.Raw)
+			}
+		})
+	}
+}
+
+func TestObjectMeta(t *testing.T) {
+	in := `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-1","namespace":"prod","uid":"u-1","resourceVersion":"42",` +
+		`"creationTimestamp":"2026-01-02T03:04:05Z","labels":{"tier":"fe","app":"w\u0065b"},` +
+		`"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web","uid":"rs-1","controller":true,"blockOwnerDeletion":true},{"apiVersion":"v1","kind":"Node","name":"n","uid":"n-1"}]}}`
+	o, err := NewDecoder("c1", podType, false).Object([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := index.Meta{Namespace: o.Namespace, Name: o.Name, UID: o.UID, ResourceVersion: o.ResourceVersion, Labels: o.Labels, Owners: o.Owners, Created: o.Created}
+	want := index.Meta{Namespace: "prod", Name: "web-1", UID: "u-1", ResourceVersion: "42",
+		Labels:  index.Labels{{Key: "app", Value: "web"}, {Key: "tier", Value: "fe"}},
+		Owners:  []index.OwnerRef{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web", UID: "rs-1", Controller: true}, {APIVersion: "v1", Kind: "Node", Name: "n", UID: "n-1"}},
+		Created: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("metadata (-want +got):\n%s", diff)
+	}
+	if o.Cluster != "c1" || o.Type != podType {
+		t.Errorf("cluster %q, type %v", o.Cluster, o.Type)
+	}
+}
+
+func TestObjectErrors(t *testing.T) {
+	for _, in := range []string{
+		``, `[]`, `{`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{"a":1 "b":2}`, `{"a":[1,]}`, `{"a":[1 2]}`, `{"a":{"b":1]}`,
+		`{"a":tru}`, `{"a":"x\q"}`, `{"a":"\u12"}`, `{"a":1}x`, `{"a":-}`, `{"metadata":{"labels":{"a":1}}}`,
+		`{"metadata":{"creationTimestamp":"yesterday"}}`, `{"metadata":{"name":"a"`, `{"a":[[[`,
+	} {
+		if o, err := NewDecoder("c1", podType, false).Object([]byte(in)); err == nil {
+			t.Errorf("%q: decoded to %s, want an error", in, o.Raw)
+		}
+	}
+}
+
+func TestList(t *testing.T) {
+	in := `{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"77","continue":"tok\u0065n","remainingItemCount":3},` +
+		`"items":[{"metadata":{"name":"a","namespace":"n","managedFields":[]}},{"metadata":{"name":"b","namespace":"n"},"spec":{}}]}` + "\n"
+	list, err := NewDecoder("c1", podType, false).List([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if list.ResourceVersion != "77" || list.Continue != "token" {
+		t.Errorf("resourceVersion %q, continue %q", list.ResourceVersion, list.Continue)
+	}
+	var got []string
+	for _, item := range list.Items {
+		got = append(got, string(item.(*index.Object).Raw))
+	}
+	want := []string{`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","namespace":"n"}}`,
+		`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"b","namespace":"n"},"spec":{}}`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("items (-want +got):\n%s", diff)
+	}
+	empty, err := NewDecoder("c1", podType, false).List([]byte(`{"kind":"PodList","metadata":{"resourceVersion":"5"},"items":[]}`))
+	if err != nil || len(empty.Items) != 0 || empty.ResourceVersion != "5" {
+		t.Errorf("empty list: %+v, %v", empty, err)
+	}
+}
+
+// stream is a watch response body.
+type stream struct{ io.Reader }
+
+func (stream) Close() error { return nil }
+
+func TestWatchDecoder(t *testing.T) {
+	big := strings.Repeat("x", 200<<10) // larger than the reader's buffer
+	body := `{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","resourceVersion":"1","managedFields":[]}}}` + "\n" +
+		"\n" +
+		`{"type":"MODIFIED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","resourceVersion":"2"},"spec":{"big":"` + big + `"}}}` + "\n" +
+		"{\n  \"object\": {\"kind\":\"Pod\",\"apiVersion\":\"v1\",\n   \"metadata\": {\"name\": \"a\", \"resourceVersion\": \"3\"}},\n  \"type\": \"DELETED\"\n}\n" +
+		`{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"4","annotations":{"k8s.io/initial-events-end":"true"}}}}` + "\n" +
+		`{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"5"}}}` + "\n" +
+		`{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version: 1 (3)","reason":"Expired","code":410}}`
+	w := NewWatchDecoder(stream{strings.NewReader(body)}, NewDecoder("c1", podType, false))
+	type event struct {
+		Type watch.EventType
+		RV   string
+		Raw  string
+		End  bool
+	}
+	var got []event
+	for {
+		typ, obj, err := w.Decode()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch o := obj.(type) {
+		case *index.Object:
+			a := o.GetObjectMeta()
+			got = append(got, event{typ, a.GetResourceVersion(), string(o.Raw), a.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"})
+		case *metav1.Status:
+			err := apierrors.FromObject(o)
+			if !apierrors.IsResourceExpired(err) {
+				t.Errorf("ERROR event: %v, want 410 Expired", err)
+			}
+			got = append(got, event{Type: typ})
+		default:
+			t.Fatalf("%s event with %T", typ, obj)
+		}
+	}
+	want := []event{
+		{watch.Added, "1", `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","resourceVersion":"1"}}`, false},
+		{watch.Modified, "2", `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","resourceVersion":"2"},"spec":{"big":"` + big + `"}}`, false},
+		{watch.Deleted, "3", `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","resourceVersion":"3"}}`, false},
+		{watch.Bookmark, "4", "", true},
+		{watch.Bookmark, "5", "", false},
+		{Type: watch.Error},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+func TestWatchDecoderEnds(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		want       error
+	}{
+		{"inside an event", `{"type":"ADDED","object":{"kind":"Pod"`, io.ErrUnexpectedEOF},
+		{"after whitespace", "\n  \n", io.EOF},
+		{"empty", "", io.EOF},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := NewWatchDecoder(stream{strings.NewReader(tc.body)}, NewDecoder("c1", podType, false)).Decode()
+			if !errors.Is(err, tc.want) {
+				t.Errorf("Decode: %v, want %v", err, tc.want)
+			}
+		})
+	}
+	if _, _, err := NewWatchDecoder(stream{strings.NewReader(`{"type":"ADDED"}` + "\n")}, NewDecoder("c1", podType, false)).Decode(); err == nil {
+		t.Error("an event without an object decoded")
+	}
+}
+
+// FuzzObject checks, for any input, that decoding does not panic and
+// that what it stores is valid JSON, equal to the input as encoding/json
+// reads it less the members the decoder leaves out.
+func FuzzObject(f *testing.F) {
+	for _, s := range []string{
+		`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","managedFields":[{}],"annotations":{"` + LastApplied + `":"x"}},"spec":{"a":[1,2.5e3,-0,true,null,"s"]}}`,
+		`{"metadata":{"labels":{"a":"b"},"ownerReferences":[{"uid":"u","controller":true}]}}`,
+		"{ \"a\" : [ { } , [ ] ] }",
+		`{"data":{"k":"v"},"stringData":1}`,
+		`{"a":"\u00e9\ud83d\ude00\\"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		o, err := NewDecoder("c1", secretType, true).Object(in)
+		if err != nil {
+			return
+		}
+		if !json.Valid(o.Raw) {
+			t.Fatalf("stored invalid JSON %q from %q", o.Raw, in)
+		}
+		var want map[string]any
+		if err := json.Unmarshal(in, &want); err != nil {
+			t.Fatalf("decoded %q, which encoding/json refuses: %v", in, err)
+		}
+		delete(want, "data")
+		delete(want, "stringData")
+		want["kind"], want["apiVersion"] = memberOr(in, "kind", "Secret"), memberOr(in, "apiVersion", "v1")
+		if m, ok := want["metadata"].(map[string]any); ok {
+			delete(m, "managedFields")
+			if a, ok := m["annotations"].(map[string]any); ok {
+				delete(a, LastApplied)
+				if len(a) == 0 {
+					delete(m, "annotations")
+				}
+			}
+		}
+		var got map[string]any
+		if err := json.Unmarshal(o.Raw, &got); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("%q stored as %q (-want +got):\n%s", in, o.Raw, diff)
+		}
+	})
+}
+
+// memberOr returns the value of the top-level member key of in as
+// encoding/json reads it (the last, if repeated: the decoder keeps every
+// one, and encoding/json reads the stored bytes the same way), or def if
+// in has none.
+func memberOr(in []byte, key, def string) any {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(in, &m) != nil {
+		return def
+	}
+	raw, ok := m[key]
+	if !ok {
+		return def
+	}
+	var v any
+	_ = json.Unmarshal(raw, &v)
+	return v
+}
+
+func BenchmarkDecodePodList(b *testing.B) {
+	var buf bytes.Buffer
+	buf.WriteString(`{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":[`)
+	for i := range 500 {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.WriteString(strings.Replace(benchPod, `"name":"web-0"`, `"name":"web-`+strings.Repeat("1", i%7+1)+`"`, 1))
+	}
+	buf.WriteString(`]}`)
+	in := buf.Bytes()
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		if _, err := NewDecoder("c1", podType, false).List(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+const benchPod = `{"metadata":{"name":"web-0","generateName":"web-7d9f8b6c5d-","namespace":"bench","uid":"0b2a2b5e-5d1c-4a52-9d7b-2f8c3c1d9e10","resourceVersion":"123456","creationTimestamp":"2026-01-02T03:04:05Z","labels":{"app":"web","pod-template-hash":"7d9f8b6c5d","tier":"frontend"},"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-7d9f8b6c5d","uid":"6f1b2d3c-0000-4000-8000-000000000001","controller":true,"blockOwnerDeletion":true}],"managedFields":[{"manager":"kube-controller-manager","operation":"Update","apiVersion":"v1","time":"2026-01-02T03:04:05Z","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:generateName":{},"f:labels":{".":{},"f:app":{},"f:pod-template-hash":{},"f:tier":{}},"f:ownerReferences":{".":{},"k:{\"uid\":\"6f1b2d3c-0000-4000-8000-000000000001\"}":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:image":{},"f:imagePullPolicy":{},"f:name":{},"f:ports":{".":{},"k:{\"containerPort\":8080,\"protocol\":\"TCP\"}":{".":{},"f:containerPort":{},"f:name":{},"f:protocol":{}}},"f:resources":{".":{},"f:limits":{".":{},"f:cpu":{},"f:memory":{}},"f:requests":{".":{},"f:cpu":{},"f:memory":{}}}}}}}}]},"spec":{"volumes":[{"name":"config","configMap":{"name":"web-config","defaultMode":420}}],"containers":[{"name":"web","image":"registry.example.com/team/web:1.24.3","args":["--port","8080"],"ports":[{"name":"http","containerPort":8080,"protocol":"TCP"}],"env":[{"name":"WEB_SETTING_0","value":"value-0-for-web"}],"resources":{"limits":{"cpu":"500m","memory":"512Mi"},"requests":{"cpu":"100m","memory":"128Mi"}},"volumeMounts":[{"name":"config","mountPath":"/etc/web"}],"readinessProbe":{"httpGet":{"path":"/readyz","port":8080,"scheme":"HTTP"},"timeoutSeconds":1,"periodSeconds":10,"successThreshold":1,"failureThreshold":3},"terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File","imagePullPolicy":"IfNotPresent"}],"restartPolicy":"Always","terminationGracePeriodSeconds":30,"dnsPolicy":"ClusterFirst","serviceAccountName":"default","securityContext":{},"schedulerName":"default-scheduler","priority":0,"enableServiceLinks":true,"preemptionPolicy":"PreemptLowerPriority"},"status":{"phase":"Pending","qosClass":"Burstable"}}`
