@@ -3,15 +3,22 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/browsertest"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
+	"github.com/fleetcache/fleetcache/pkg/clusters"
 )
 
 // browser starts a headless chromium (see internal/browsertest).
@@ -21,22 +28,35 @@ func browser(t *testing.T) (context.Context, func() []string) { return browserte
 type pageRow struct {
 	Cluster   string            `json:"cluster"`
 	Status    string            `json:"status"`
+	Fresh     string            `json:"fresh"`
 	Objects   string            `json:"objects"`
-	Message   string            `json:"message"`
-	Resources map[string]string `json:"resources"` // resource → count shown
+	Rate      string            `json:"rate"`
+	Message   string            `json:"message"`   // the last error, in full
+	Hidden    bool              `json:"hidden"`    // left out by the filter
+	Resources map[string]string `json:"resources"` // resource → count shown in the drill-down
 }
 
-// readRows is the script that reads the table as the user sees it.
-const readRows = `JSON.stringify(Array.from(document.querySelectorAll('#clusters tbody tr')).map((tr) => ({
-	cluster: tr.querySelector('th').textContent,
-	status: tr.querySelector('td.status .badge').textContent,
-	objects: tr.querySelector('td.objects').textContent,
-	message: tr.querySelector('td.message').textContent,
-	resources: Object.fromEntries(Array.from(tr.querySelectorAll('.resources li')).map(
-		(li) => [li.querySelector('.resource').textContent, li.querySelector('.count').textContent])),
-})))`
+// readRows is the script that reads the clusters as the user sees them, in
+// their order on the page. After openDrillDowns it opens each cluster's
+// drill-down, as a click would, so that a later read sees its types.
+const readRows = `JSON.stringify(Array.from(document.querySelectorAll('#clusters details.cluster')).map((d) => {
+	if (!d.open && window.fleetcacheTestOpen) d.open = true;
+	return {
+		cluster: d.querySelector('.name').textContent,
+		status: d.querySelector('.status .badge').textContent,
+		fresh: d.querySelector('.fresh').textContent,
+		objects: d.querySelector('.objects').textContent,
+		rate: d.querySelector('.rate-now').textContent,
+		message: d.querySelector('.error').title,
+		hidden: d.hidden,
+		resources: Object.fromEntries(Array.from(d.querySelectorAll('.types tbody tr')).map(
+			(tr) => [tr.querySelector('.resource').textContent, tr.querySelector('.count').textContent])),
+	};
+}))`
 
-func rows(t *testing.T, ctx context.Context) (map[string]pageRow, string) {
+// rows returns the clusters the page shows, by name, and their names in
+// the page's order.
+func rows(t *testing.T, ctx context.Context) (map[string]pageRow, []string, string) {
 	t.Helper()
 	out, err := chromedp.Run(ctx, chromedp.Evaluate[string](readRows))
 	if err != nil {
@@ -47,35 +67,146 @@ func rows(t *testing.T, ctx context.Context) (map[string]pageRow, string) {
 		t.Fatalf("decode %s: %v", out, err)
 	}
 	byName := map[string]pageRow{}
+	var order []string
 	for _, r := range list {
 		byName[r.Cluster] = r
+		order = append(order, r.Cluster)
 	}
-	return byName, out
+	return byName, order, out
 }
 
-// synced reports whether the page shows r SYNCED with a positive object
-// count for each type.
+// synced reports whether the page shows r SYNCED and current, with a
+// positive object count for each type.
 func synced(r pageRow) bool {
-	ok := r.Status == "SYNCED" && r.Objects != "0" && len(r.Resources) == 2
+	ok := r.Status == "SYNCED" && r.Fresh == "current" && r.Objects != "0" && len(r.Resources) == 2
 	for _, n := range r.Resources {
 		ok = ok && n != "" && n != "0"
 	}
 	return ok
 }
 
-// TestStatusPageInBrowser opens the status page in headless chromium and
-// watches it, without a reload, show a cluster turn DISCONNECTED when its
-// API server stops and SYNCED again when it is back.
+// openDrillDowns makes readRows open every cluster's drill-down.
+func openDrillDowns(t *testing.T, ctx context.Context) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.fleetcacheTestOpen = true`)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// summaryState is the page's fleet summary.
+type summaryState struct {
+	Clusters string   `json:"clusters"`
+	Statuses []string `json:"statuses"` // the chips: "2 SYNCED"
+	Objects  string   `json:"objects"`
+	Rate     string   `json:"rate"`
+	Stalest  string   `json:"stalest"`
+	Detail   string   `json:"detail"`
+}
+
+const readSummary = `JSON.stringify({
+	clusters: document.getElementById('sum-clusters').textContent,
+	statuses: Array.from(document.querySelectorAll('#sum-statuses button')).map((b) => b.textContent),
+	objects: document.getElementById('sum-objects').textContent,
+	rate: document.getElementById('sum-rate').textContent,
+	stalest: document.getElementById('sum-stalest').textContent,
+	detail: document.getElementById('sum-stalest-detail').textContent,
+})`
+
+func summary(t *testing.T, ctx context.Context) (summaryState, string) {
+	t.Helper()
+	out, err := chromedp.Run(ctx, chromedp.Evaluate[string](readSummary))
+	if err != nil {
+		t.Fatalf("read the summary: %v", err)
+	}
+	var s summaryState
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("decode %s: %v", out, err)
+	}
+	return s, out
+}
+
+// layout is what the layout checks read: the page's width against the
+// viewport's, elements wider than the viewport, and where the summary ends.
+type layout struct {
+	InnerWidth     float64  `json:"innerWidth"` // the window, a vertical scroll bar included
+	ViewportWidth  float64  `json:"viewportWidth"`
+	ViewportHeight float64  `json:"viewportHeight"`
+	ScrollWidth    float64  `json:"scrollWidth"`
+	Overflowing    []string `json:"overflowing"`
+	SummaryBottom  float64  `json:"summaryBottom"`
+	SummaryRight   float64  `json:"summaryRight"`
+}
+
+const readLayout = `(() => {
+	window.scrollTo(0, 0);
+	const vw = document.documentElement.clientWidth;
+	const overflowing = [];
+	for (const e of document.querySelectorAll('body *')) {
+		const r = e.getBoundingClientRect();
+		if (r.width === 0 && r.height === 0) continue;
+		if (r.left < -1 || r.right > vw + 1) overflowing.push((e.className || e.tagName) + ' ' + Math.round(r.left) + '..' + Math.round(r.right));
+		if (overflowing.length > 10) break;
+	}
+	const s = document.getElementById('summary').getBoundingClientRect();
+	return JSON.stringify({
+		innerWidth: window.innerWidth,
+		viewportWidth: vw,
+		viewportHeight: window.innerHeight,
+		scrollWidth: document.documentElement.scrollWidth,
+		overflowing,
+		summaryBottom: s.bottom,
+		summaryRight: s.right,
+	});
+})()`
+
+// checkLayout sets the viewport, saves a screenshot named name, and checks
+// that nothing overflows the viewport horizontally and that the whole
+// summary shows without scrolling.
+func checkLayout(t *testing.T, ctx context.Context, name string, width, height int64, mobile bool) {
+	t.Helper()
+	browsertest.Viewport(t, ctx, width, height, mobile)
+	var l layout
+	var raw string
+	// The page lays out again after the resize: poll until it settled.
+	testcluster.Eventually(t, 10*time.Second, "the page laid out at "+name, func() (bool, string) {
+		out, err := chromedp.Run(ctx, chromedp.Evaluate[string](readLayout))
+		if err != nil {
+			t.Fatalf("read the layout: %v", err)
+		}
+		raw = out
+		if err := json.Unmarshal([]byte(out), &l); err != nil {
+			t.Fatalf("decode %s: %v", out, err)
+		}
+		return l.InnerWidth == float64(width), out
+	})
+	browsertest.Screenshot(t, ctx, filepath.Join(browsertest.ScreenshotDir(t), name+".png"))
+	if l.ScrollWidth > l.ViewportWidth || len(l.Overflowing) > 0 {
+		t.Errorf("%s: the page overflows horizontally: %s", name, raw)
+	}
+	if l.SummaryBottom > l.ViewportHeight || l.SummaryBottom <= 0 {
+		t.Errorf("%s: the summary does not show whole without scrolling: %s", name, raw)
+	}
+}
+
+// TestStatusPageInBrowser opens the status page in headless chromium on
+// three clusters and follows it, without a reload: the summary, the
+// clusters' change rates once objects change, a cluster turning
+// DISCONNECTED when its API server stops (it moves to the top, stale, and
+// is named the stalest), the filter, the per-type drill-down, the layout at
+// a desktop's and a phone's size, and the cluster SYNCED again when its
+// API server is back.
 func TestStatusPageInBrowser(t *testing.T) {
 	ctx, problems := browser(t)
-	_, url := serveClusters(t, probeOptions(), "c1", "c2")
+	browsertest.Viewport(t, ctx, 1366, 768, false)
+	_, url := serveClusters(t, probeOptions(), "c1", "c2", "c3")
 
 	if err := chromedp.Do(ctx, chromedp.Navigate(url+"/")); err != nil {
 		t.Fatalf("open the status page: %v", err)
 	}
-	testcluster.Eventually(t, 60*time.Second, "the page showing c1 and c2 SYNCED with object counts", func() (bool, string) {
-		got, raw := rows(t, ctx)
-		return len(got) == 2 && synced(got["c1"]) && synced(got["c2"]), raw
+	openDrillDowns(t, ctx)
+	testcluster.Eventually(t, 60*time.Second, "the page showing c1, c2 and c3 SYNCED with object counts", func() (bool, string) {
+		got, _, raw := rows(t, ctx)
+		return len(got) == 3 && synced(got["c1"]) && synced(got["c2"]) && synced(got["c3"]), raw
 	})
 	// A reload would drop this mark: the updates below must come without one.
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.fleetcacheTestMark = true`)); err != nil {
@@ -85,24 +216,134 @@ func TestStatusPageInBrowser(t *testing.T) {
 	if err != nil || !strings.HasPrefix(live, "Live") {
 		t.Errorf("the page does not say it is live: %q %v", live, err)
 	}
+	testcluster.Eventually(t, 30*time.Second, "the summary of three current clusters", func() (bool, string) {
+		s, raw := summary(t, ctx)
+		return s.Clusters == "3" && slices.Equal(s.Statuses, []string{"3 SYNCED"}) && s.Objects != "0" &&
+			s.Stalest == "none" && s.Detail == "every cluster is current", raw
+	})
+
+	// Changes in c1 show as its change rate once their 10 s interval ends
+	// and the page refreshes.
+	kube := kubernetes.NewForConfigOrDie(env.Cluster("c1").AdminConfig())
+	for i := range 20 {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("dashboard-%d", i), Namespace: "default"}}
+		if _, err := kube.CoreV1().ConfigMaps("default").Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = kube.CoreV1().ConfigMaps("default").Delete(context.Background(), cm.Name, metav1.DeleteOptions{})
+		})
+	}
+	testcluster.Eventually(t, 40*time.Second, "c1's change rate above zero, and the fleet's", func() (bool, string) {
+		got, _, raw := rows(t, ctx)
+		s, _ := summary(t, ctx)
+		return got["c1"].Rate != "0/s" && s.Rate != "0/s", raw
+	})
 
 	c2 := stopAPIServer(t, "c2")
-	testcluster.Eventually(t, 60*time.Second, "the page showing c2 DISCONNECTED", func() (bool, string) {
-		got, raw := rows(t, ctx)
+	testcluster.Eventually(t, 60*time.Second, "c2 DISCONNECTED and stale, at the top, named the stalest", func() (bool, string) {
+		got, order, raw := rows(t, ctx)
 		c := got["c2"]
-		return c.Status == "DISCONNECTED" && strings.Contains(c.Message, "unreachable") && synced(got["c1"]), raw
+		s, _ := summary(t, ctx)
+		return c.Status == "DISCONNECTED" && strings.HasPrefix(c.Fresh, "stale for ") && strings.Contains(c.Message, "unreachable") &&
+			len(order) == 3 && order[0] == "c2" && synced(got["c1"]) &&
+			s.Stalest == "c2" && strings.HasPrefix(s.Detail, "stale for ") && slices.Equal(s.Statuses, []string{"1 DISCONNECTED", "2 SYNCED"}), raw
 	})
 	if mark, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.fleetcacheTestMark === true`)); err != nil || !mark {
 		t.Errorf("the page was reloaded (mark %v, %v)", mark, err)
 	}
 
+	// The drill-down of c2 lists its types, each stale.
+	types, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(Array.from(
+		document.querySelectorAll('details[data-cluster="c2"] .types tbody tr')).map((tr) => tr.textContent))`))
+	if err != nil || !strings.Contains(types, "configmaps") || !strings.Contains(types, "namespaces") || !strings.Contains(types, "stale for") {
+		t.Errorf("c2's drill-down: %s %v", types, err)
+	}
+
+	// The filter: by name, and by status with the summary's chip.
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#filter"), "c3")); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 10*time.Second, "only c3 shown", func() (bool, string) {
+		got, _, raw := rows(t, ctx)
+		return !got["c3"].Hidden && got["c1"].Hidden && got["c2"].Hidden, raw
+	})
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#sum-statuses button[data-status="DISCONNECTED"]`))); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 10*time.Second, "only the DISCONNECTED c2 shown", func() (bool, string) {
+		got, _, raw := rows(t, ctx)
+		return !got["c2"].Hidden && got["c1"].Hidden && got["c3"].Hidden, raw
+	})
+	checkLayout(t, ctx, "status-3-filtered-desktop", 1366, 768, false)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const f = document.getElementById('filter');
+		f.value = ''; f.dispatchEvent(new Event('input')); return true; })()`)); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 10*time.Second, "every cluster shown again", func() (bool, string) {
+		got, _, raw := rows(t, ctx)
+		return !got["c1"].Hidden && !got["c2"].Hidden && !got["c3"].Hidden, raw
+	})
+	checkLayout(t, ctx, "status-3-desktop", 1366, 768, false)
+	checkLayout(t, ctx, "status-3-phone", 390, 844, true)
+	browsertest.Viewport(t, ctx, 1366, 768, false)
+
 	if err := c2.Restart(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	testcluster.Eventually(t, 60*time.Second, "the page showing c2 SYNCED again", func() (bool, string) {
-		got, raw := rows(t, ctx)
+		got, _, raw := rows(t, ctx)
 		return synced(got["c2"]), raw
 	})
+	for _, p := range problems() {
+		t.Errorf("page: %s", p)
+	}
+}
+
+// TestStatusPageAt300Clusters registers 300 clusters, a hundred aliases of
+// each of the three test API servers, and checks that the page shows them
+// all, that when one API server stops its hundred clusters come first,
+// stale, and that the layout holds at a desktop's and a phone's size.
+func TestStatusPageAt300Clusters(t *testing.T) {
+	ctx, problems := browser(t)
+	browsertest.Viewport(t, ctx, 1366, 768, false)
+	agg, url := serveClusters(t, probeOptions())
+	for i := range 300 {
+		server := []string{"c1", "c2", "c3"}[i%3]
+		name := fmt.Sprintf("%s-alias-%03d", server, i/3)
+		if err := agg.Registry.Add(clusters.Cluster{Name: name, Config: env.Cluster(server).AdminConfig()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"/")); err != nil {
+		t.Fatalf("open the status page: %v", err)
+	}
+	testcluster.Eventually(t, 4*time.Minute, "300 SYNCED clusters in the summary", func() (bool, string) {
+		s, raw := summary(t, ctx)
+		return s.Clusters == "300" && slices.Equal(s.Statuses, []string{"300 SYNCED"}), raw
+	})
+	checkLayout(t, ctx, "status-300-desktop", 1366, 768, false)
+	checkLayout(t, ctx, "status-300-phone", 390, 844, true)
+	browsertest.Viewport(t, ctx, 1366, 768, false)
+
+	stopAPIServer(t, "c3")
+	testcluster.Eventually(t, 90*time.Second, "c3's hundred aliases first, DISCONNECTED and stale", func() (bool, string) {
+		got, order, raw := rows(t, ctx)
+		if len(order) != 300 {
+			return false, raw
+		}
+		for i, name := range order {
+			c3 := strings.HasPrefix(name, "c3-")
+			r := got[name]
+			if c3 != (i < 100) || c3 != (r.Status == "DISCONNECTED" && strings.HasPrefix(r.Fresh, "stale for ")) {
+				return false, fmt.Sprintf("row %d: %+v", i, r)
+			}
+		}
+		s, _ := summary(t, ctx)
+		return slices.Equal(s.Statuses, []string{"100 DISCONNECTED", "200 SYNCED"}) && strings.HasPrefix(s.Stalest, "c3-"), raw
+	})
+	checkLayout(t, ctx, "status-300-disconnected-desktop", 1366, 768, false)
+	checkLayout(t, ctx, "status-300-disconnected-phone", 390, 844, true)
 	for _, p := range problems() {
 		t.Errorf("page: %s", p)
 	}
@@ -164,7 +405,7 @@ func TestStatusPageWithAuthentication(t *testing.T) {
 		f, raw := tokenForm(t, ctx)
 		return f.Shown && strings.Contains(f.Message, "needs a bearer token"), raw
 	})
-	if got, raw := rows(t, ctx); len(got) != 0 {
+	if got, _, raw := rows(t, ctx); len(got) != 0 {
 		t.Errorf("the page shows clusters without a token: %s", raw)
 	}
 
@@ -173,14 +414,15 @@ func TestStatusPageWithAuthentication(t *testing.T) {
 		f, raw := tokenForm(t, ctx)
 		return f.Shown && strings.Contains(f.Message, "did not accept this token"), raw
 	})
-	if got, raw := rows(t, ctx); len(got) != 0 {
+	if got, _, raw := rows(t, ctx); len(got) != 0 {
 		t.Errorf("the page shows clusters with a wrong token: %s", raw)
 	}
 
 	alice := token("alice")
+	openDrillDowns(t, ctx)
 	enterToken(t, ctx, alice)
 	testcluster.Eventually(t, 60*time.Second, "the page showing c1 SYNCED with alice's token", func() (bool, string) {
-		got, raw := rows(t, ctx)
+		got, _, raw := rows(t, ctx)
 		f, _ := tokenForm(t, ctx)
 		return len(got) == 1 && synced(got["c1"]) && !f.Shown, raw
 	})

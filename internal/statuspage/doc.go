@@ -1,7 +1,10 @@
-// Package statuspage serves fleetcache's status page: one table row per
-// registered cluster with its sync status, message, object counts per
-// resource type, last event and last sync times, and the errors of its
-// resource types, updated live without a reload.
+// Package statuspage serves fleetcache's status page, the dashboard an
+// on-call person keeps open: a summary of the fleet (clusters by status,
+// objects cached, changes per second, the stalest cluster), then one row per
+// cluster, the one not current for longest first, with its status,
+// freshness, objects, a sparkline of its change rate and its last error, a
+// filter, and a drill-down to each cluster's resource types, updated live
+// without a reload (docs/operations.md, "Status page").
 //
 // Handler returns the http.Handler of the page (at "/") and its script and
 // style sheet (under AssetPrefix). Everything is embedded in the binary and
@@ -14,9 +17,9 @@
 //     a status change shows at once; when the stream ends or fails the
 //     script subscribes again, backing off from 1 s to 30 s;
 //   - the clusters query every 10 seconds, because clusterHealth
-//     reports status changes only: object counts and event times move
-//     without one, and a cluster removed while the stream was down must
-//     leave the table.
+//     reports status changes only: object counts, change rates and
+//     durations move without one, and a cluster removed while the stream
+//     was down must leave the list.
 //
 // When the server authenticates callers, the page and its assets are
 // served without a token but both requests need one: on HTTP 401 the
@@ -25,6 +28,8 @@
 // and retries both at once; a refused token keeps the form up with the
 // server's reason.
 //
-// The script builds the table with DOM calls and textContent only, so no
-// cluster name or error message is ever parsed as HTML.
+// The script builds the page with DOM calls and textContent only, so no
+// cluster name or error message is ever parsed as HTML; it is hand-written
+// rather than built with a UI library, so that the page needs no build
+// step and its Content-Security-Policy allows no inline style.
 package statuspage

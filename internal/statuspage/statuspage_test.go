@@ -21,7 +21,7 @@ func TestHandler(t *testing.T) {
 		wantType    string
 		wantContain string
 	}{
-		{name: "page", method: http.MethodGet, path: "/", wantStatus: 200, wantType: "text/html; charset=utf-8", wantContain: `<table id="clusters">`},
+		{name: "page", method: http.MethodGet, path: "/", wantStatus: 200, wantType: "text/html; charset=utf-8", wantContain: `<div id="clusters"`},
 		{name: "page has the token form", method: http.MethodGet, path: "/", wantStatus: 200, wantType: "text/html; charset=utf-8", wantContain: `<input id="token" name="token" type="password"`},
 		{name: "page head", method: http.MethodHead, path: "/", wantStatus: 200, wantType: "text/html; charset=utf-8"},
 		{name: "script", method: http.MethodGet, path: statuspage.AssetPrefix + "status.js", wantStatus: 200, wantType: "text/javascript; charset=utf-8", wantContain: "clusterHealth"},

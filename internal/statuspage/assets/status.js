@@ -1,7 +1,9 @@
-// fleetcache status page: one row per cluster, kept live by the aggregator's
-// own GraphQL API (see doc.go in this package for why both a subscription
-// and a periodic query). Every text shown comes from the server and is set
-// with textContent, never parsed as HTML.
+// fleetcache status page: the dashboard an on-call person keeps open. A
+// summary of the fleet first, then one row per cluster, the one not current
+// for longest at the top, each opening onto its resource types. It is kept
+// live by the aggregator's own GraphQL API (see doc.go in this package for
+// why both a subscription and a periodic query). Every text shown comes
+// from the server and is set with textContent, never parsed as HTML.
 //
 // When the server authenticates callers, the page itself is served without
 // a token but every query needs one: on HTTP 401 the page shows a token
@@ -14,28 +16,34 @@ const REFRESH_MS = 10000;
 const MIN_BACKOFF_MS = 1000;
 const MAX_BACKOFF_MS = 30000;
 const TOKEN_KEY = 'fleetcache.status.token';
+const SVG = 'http://www.w3.org/2000/svg';
 
-const FIELDS = 'name status stale message objectCount lastSyncTime lastEventTime ' +
-  'resources { resource status objectCount lastError lastSyncTime lastEventTime }';
+const FIELDS = 'name status stale message objectCount currentAsOf lastEventTime changeRate ' +
+  'resources { resource kind status objectCount currentAsOf lastError lastEventTime }';
 const SUBSCRIPTION = `subscription { clusterHealth { removed ${FIELDS} } }`;
 const QUERY = `{ clusters { ${FIELDS} } }`;
 
-const tbody = document.querySelector('#clusters tbody');
+// SEVERITY orders statuses from the worst.
+const SEVERITY = { DISCONNECTED: 0, DEGRADED: 1, SYNCING: 2, PENDING: 3, SYNCED: 4 };
+
+const list = document.getElementById('clusters');
 const live = document.getElementById('live');
 const empty = document.getElementById('empty');
+const filterInput = document.getElementById('filter');
+const shown = document.getElementById('shown');
 const tokenForm = document.getElementById('token-form');
 const tokenInput = document.getElementById('token');
 const tokenMessage = document.getElementById('token-message');
 
-// rows maps a cluster name to its <tr> and when the event stream last
-// updated it (performance.now()), so that an older query answer does not
-// undo a newer status change.
-const rows = new Map();
+// clusters maps a cluster name to its last known state c, its <details>
+// element, and when the event stream last updated it (performance.now()),
+// so that an older query answer does not undo a newer status change.
+const clusters = new Map();
 
 function el(tag, props = {}, ...children) {
   const e = document.createElement(tag);
   Object.assign(e, props);
-  e.append(...children.filter((c) => c !== null));
+  e.append(...children.filter((c) => c !== null && c !== undefined));
   return e;
 }
 
@@ -43,62 +51,228 @@ function badge(status) {
   return el('span', { className: `badge badge-${String(status).toLowerCase()}`, textContent: status });
 }
 
-function time(iso) {
-  if (!iso) return el('span', { className: 'muted', textContent: 'never' });
-  return el('time', { dateTime: iso, title: iso, textContent: new Date(iso).toLocaleString() });
+// duration writes a number of milliseconds as an on-call person reads it.
+function duration(ms) {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} m`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return m % 60 ? `${h} h ${m % 60} m` : `${h} h`;
+  return `${Math.floor(h / 24)} d`;
 }
 
-function resourceList(resources) {
-  const ul = el('ul', { className: 'resources' });
-  for (const r of resources) {
-    const li = el('li', {},
-      el('span', { className: 'resource', textContent: r.resource }), ' ',
-      el('span', { className: 'count', textContent: r.objectCount.toLocaleString() }), ' ',
-      badge(r.status));
-    li.dataset.resource = r.resource;
-    if (r.lastError) li.append(el('div', { className: 'error', textContent: r.lastError }));
-    ul.append(li);
+// freshness says how fresh the cached objects of c (a cluster or one of
+// its types) are: current, never current yet, or since when they are not.
+// A DEGRADED cluster is current: its failing types hold no data.
+function freshness(c, now) {
+  if (c.currentAsOf && (c.status === 'SYNCED' || c.status === 'DEGRADED')) {
+    return { current: true, text: 'current', since: Infinity };
   }
-  return ul;
+  if (!c.currentAsOf) {
+    const text = c.status === 'PENDING' || c.status === 'SYNCING' ? 'initial sync' : 'never synced';
+    return { current: false, text, since: -Infinity };
+  }
+  const since = Date.parse(c.currentAsOf);
+  return { current: false, text: `stale for ${duration(now - since)}`, since };
 }
 
-function render(c) {
-  const tr = el('tr', {},
-    el('th', { scope: 'row', textContent: c.name }),
-    el('td', { className: 'status' }, badge(c.status), c.stale ? el('span', { className: 'stale', textContent: ' stale' }) : null),
-    el('td', { className: 'objects', textContent: c.objectCount.toLocaleString() }),
-    el('td', {}, resourceList(c.resources)),
-    el('td', {}, time(c.lastEventTime)),
-    el('td', {}, time(c.lastSyncTime)),
-    el('td', { className: 'message', textContent: c.message ?? '' }));
-  tr.dataset.cluster = c.name;
-  tr.dataset.status = c.status;
-  return tr;
+// compare orders clusters worst first: not current for longest (never
+// current, then stale since long ago, then stale since recently), then the
+// current ones by status, worst first; then by name.
+function compare(a, b, now) {
+  const fa = freshness(a, now);
+  const fb = freshness(b, now);
+  if (fa.since !== fb.since) return fa.since < fb.since ? -1 : 1;
+  const sa = SEVERITY[a.status] ?? 5;
+  const sb = SEVERITY[b.status] ?? 5;
+  if (sa !== sb) return sa - sb;
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+// lastError is the first thing an on-call person needs to read about c.
+function lastError(c) {
+  if (c.message) return c.message;
+  return c.resources.find((r) => r.lastError)?.lastError ?? '';
+}
+
+function rateText(perSecond) {
+  if (perSecond === 0) return '0/s';
+  if (perSecond < 0.1) return '<0.1/s';
+  return `${perSecond < 10 ? perSecond.toFixed(1) : Math.round(perSecond).toLocaleString()}/s`;
+}
+
+// sparkline draws rates (oldest first) as a line over a filled area, scaled
+// to their own maximum; its title says the peak and the latest value.
+function sparkline(rates) {
+  const svg = document.createElementNS(SVG, 'svg');
+  const w = 100;
+  const h = 24;
+  svg.setAttribute('viewBox', `0 0 ${w} ${h}`);
+  svg.setAttribute('preserveAspectRatio', 'none');
+  svg.setAttribute('role', 'img');
+  const max = Math.max(...rates, 0);
+  const latest = rates.length ? rates[rates.length - 1] : 0;
+  const summary = `peak ${rateText(max)}, latest ${rateText(latest)} (10 s intervals, last 5 minutes)`;
+  svg.setAttribute('aria-label', `changes per second: ${summary}`);
+  const title = document.createElementNS(SVG, 'title');
+  title.textContent = summary;
+  svg.append(title);
+  if (rates.length > 1) {
+    const step = w / (rates.length - 1);
+    const pts = rates.map((r, i) => `${(i * step).toFixed(1)},${(h - 1 - (max > 0 ? (r / max) * (h - 2) : 0)).toFixed(1)}`);
+    const area = document.createElementNS(SVG, 'polygon');
+    area.setAttribute('points', `0,${h} ${pts.join(' ')} ${w},${h}`);
+    area.setAttribute('class', 'spark-area');
+    const line = document.createElementNS(SVG, 'polyline');
+    line.setAttribute('points', pts.join(' '));
+    line.setAttribute('class', 'spark');
+    svg.append(area, line);
+  }
+  return svg;
+}
+
+function latestRate(c) {
+  const r = c.changeRate ?? [];
+  return r.length ? r[r.length - 1] : 0;
+}
+
+// typesTable is the drill-down of c: one line per resource type.
+function typesTable(c, now) {
+  const head = el('tr', {}, ...['Type', 'Status', 'Freshness', 'Objects', 'Last event', 'Last error']
+    .map((t, i) => el('th', { scope: 'col', textContent: t, className: ['c-type', '', '', 'num', 'events', 'c-error'][i] })));
+  const body = el('tbody');
+  for (const r of c.resources) {
+    const f = freshness(r, now);
+    const tr = el('tr', {},
+      el('td', { className: 'resource', textContent: r.resource, title: r.kind }),
+      el('td', {}, badge(r.status)),
+      el('td', { className: f.current ? 'fresh-current' : 'fresh-stale', textContent: f.text }),
+      el('td', { className: 'num count', textContent: r.objectCount.toLocaleString() }),
+      el('td', { className: 'events', textContent: r.lastEventTime ? `${duration(now - Date.parse(r.lastEventTime))} ago` : 'never' }),
+      el('td', { className: 'type-error', textContent: r.lastError ?? '' }));
+    tr.dataset.resource = r.resource;
+    body.append(tr);
+  }
+  return el('table', { className: 'types' }, el('thead', {}, head), body);
+}
+
+// renderCluster fills entry's <details> with c: the summary row, and the
+// drill-down, built only while it is open.
+function renderCluster(entry, now) {
+  const c = entry.c;
+  const f = freshness(c, now);
+  const err = lastError(c);
+  const row = el('summary', { className: 'row' },
+    el('span', { className: 'name', textContent: c.name, title: c.name }),
+    el('span', { className: 'status' }, badge(c.status)),
+    el('span', { className: `fresh ${f.current ? 'fresh-current' : 'fresh-stale'}`, textContent: f.text }),
+    el('span', { className: 'num objects', textContent: c.objectCount.toLocaleString() }),
+    el('span', { className: 'rate' }, sparkline(c.changeRate ?? []), el('span', { className: 'rate-now', textContent: rateText(latestRate(c)) })),
+    el('span', { className: 'error', textContent: c.status === 'SYNCED' ? '' : err, title: err }));
+  const d = entry.details;
+  d.dataset.cluster = c.name;
+  d.dataset.status = c.status;
+  const parts = [row];
+  if (d.open) {
+    parts.push(el('div', { className: 'drill' },
+      c.message ? el('p', { className: 'message', textContent: c.message }) : null,
+      typesTable(c, now)));
+  }
+  d.replaceChildren(...parts);
+}
+
+function matches(c, query, now) {
+  if (!query) return true;
+  const hay = `${c.name} ${c.status} ${freshness(c, now).text} ${lastError(c)} ${c.resources.map((r) => r.resource).join(' ')}`.toLowerCase();
+  return query.split(/\s+/).every((word) => hay.includes(word));
+}
+
+function summarize(all, now) {
+  const byStatus = {};
+  let objects = 0;
+  let rates = [];
+  for (const c of all) {
+    byStatus[c.status] = (byStatus[c.status] ?? 0) + 1;
+    objects += c.objectCount;
+    const r = c.changeRate ?? [];
+    if (rates.length < r.length) rates = rates.concat(new Array(r.length - rates.length).fill(0));
+    r.forEach((v, i) => { rates[i] += v; });
+  }
+  document.getElementById('sum-clusters').textContent = all.length.toLocaleString();
+  const chips = Object.keys(byStatus).sort((a, b) => (SEVERITY[a] ?? 5) - (SEVERITY[b] ?? 5)).map((s) => {
+    const b = el('button', { type: 'button', className: `chip-${s.toLowerCase()}`, textContent: `${byStatus[s]} ${s}`, title: `Show the ${s} clusters only` });
+    b.dataset.status = s;
+    b.addEventListener('click', () => {
+      filterInput.value = filterInput.value.trim().toUpperCase() === s ? '' : s;
+      renderAll();
+    });
+    return b;
+  });
+  document.getElementById('sum-statuses').replaceChildren(...chips);
+  document.getElementById('sum-objects').textContent = objects.toLocaleString();
+  document.getElementById('sum-rate').textContent = rateText(rates.length ? rates[rates.length - 1] : 0);
+  document.getElementById('sum-rate-spark').replaceChildren(sparkline(rates));
+  const worst = all.find((c) => !freshness(c, now).current);
+  const detail = document.getElementById('sum-stalest-detail');
+  document.getElementById('sum-stalest').textContent = worst ? worst.name : (all.length ? 'none' : '–');
+  detail.textContent = worst ? `${freshness(worst, now).text} · ${worst.status}` : (all.length ? 'every cluster is current' : '');
+  detail.className = worst ? 'detail fresh-stale' : 'detail fresh-current';
+}
+
+// renderAll sorts the clusters worst first, re-renders them in that order
+// (moving an element keeps it open), applies the filter and updates the
+// summary.
+function renderAll() {
+  const now = Date.now();
+  const entries = Array.from(clusters.values()).sort((a, b) => compare(a.c, b.c, now));
+  const query = filterInput.value.trim().toLowerCase();
+  let visible = 0;
+  for (const entry of entries) {
+    renderCluster(entry, now);
+    entry.details.hidden = !matches(entry.c, query, now);
+    if (!entry.details.hidden) visible++;
+    list.append(entry.details);
+  }
+  summarize(entries.map((e) => e.c), now);
+  shown.textContent = query ? `${visible} of ${entries.length} shown` : '';
+  empty.hidden = clusters.size > 0;
+}
+
+// One render a frame at most, however many events arrive.
+let renderQueued = false;
+function scheduleRender() {
+  if (renderQueued) return;
+  renderQueued = true;
+  requestAnimationFrame(() => {
+    renderQueued = false;
+    renderAll();
+  });
 }
 
 function upsert(c, fromStream) {
-  const tr = render(c);
-  const old = rows.get(c.name);
-  if (old) {
-    old.tr.replaceWith(tr);
-  } else {
-    const next = Array.from(tbody.rows).find((r) => r.dataset.cluster > c.name);
-    tbody.insertBefore(tr, next ?? null);
+  let entry = clusters.get(c.name);
+  if (!entry) {
+    const details = el('details', { className: 'cluster' });
+    entry = { details, streamAt: -1 };
+    details.addEventListener('toggle', () => renderCluster(entry, Date.now()));
+    clusters.set(c.name, entry);
   }
-  rows.set(c.name, { tr, streamAt: fromStream ? performance.now() : (old?.streamAt ?? -1) });
-  empty.hidden = true;
+  entry.c = c;
+  if (fromStream) entry.streamAt = performance.now();
 }
 
 function remove(name) {
-  rows.get(name)?.tr.remove();
-  rows.delete(name);
-  empty.hidden = rows.size > 0;
+  clusters.get(name)?.details.remove();
+  clusters.delete(name);
 }
 
 function setLive(text, ok) {
   live.textContent = text;
   live.className = ok ? 'live-ok' : 'live-down';
 }
+
+filterInput.addEventListener('input', scheduleRender);
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -234,6 +408,7 @@ async function follow() {
         const c = payload.data?.clusterHealth;
         if (!c) continue;
         if (c.removed) remove(c.name); else upsert(c, true);
+        scheduleRender();
       }
     }
   } finally {
@@ -282,15 +457,15 @@ async function refresh() {
     if (res.status === 401) throw await authError(res);
     const body = await res.json();
     if (!body.data) throw new Error((body.errors ?? []).map((e) => e.message).join('; ') || `HTTP ${res.status}`);
-    const newer = (name) => (rows.get(name)?.streamAt ?? -1) > sentAt;
+    const newer = (name) => (clusters.get(name)?.streamAt ?? -1) > sentAt;
     const names = new Set(body.data.clusters.map((c) => c.name));
-    for (const name of Array.from(rows.keys())) {
+    for (const name of Array.from(clusters.keys())) {
       if (!names.has(name) && !newer(name)) remove(name);
     }
     for (const c of body.data.clusters) {
       if (!newer(c.name)) upsert(c, false);
     }
-    empty.hidden = rows.size > 0;
+    renderAll();
     tokenAccepted();
   } catch (err) {
     if (err instanceof AuthError) throw err;
