@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -26,6 +27,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/informers"
+	"github.com/fleetcache/fleetcache/pkg/inventory"
 	"github.com/fleetcache/fleetcache/pkg/transport"
 )
 
@@ -68,6 +70,12 @@ type Options struct {
 	// ClusterSecretsKubeconfig reaches the cluster holding those Secrets,
 	// through its current context. Default: the in-cluster configuration.
 	ClusterSecretsKubeconfig string
+	// ClusterProfiles, ClusterAPI and ArgoCD are the inventory sources,
+	// followed live; each is off unless Enabled.
+	ClusterProfiles, ClusterAPI, ArgoCD InventorySourceOptions
+	// ClusterLabels are configured cluster labels by cluster name, added to
+	// (and winning over) those of the cluster's source. Default none.
+	ClusterLabels map[string]map[string]string
 	// Addr is where the HTTP server listens. Default DefaultAddr.
 	Addr string
 	// Profiling serves Go's profiles at /debug/pprof/ on the HTTP server,
@@ -110,8 +118,27 @@ type Options struct {
 	Transport transport.Options
 }
 
+// InventorySourceOptions configure one inventory source (ClusterProfiles,
+// Cluster API or Argo CD Secrets).
+type InventorySourceOptions struct {
+	// Enabled turns the source on. Default false.
+	Enabled bool
+	// Namespace is where its objects are. Default "": every namespace.
+	Namespace string
+	// Kubeconfig reaches the cluster holding them, through its current
+	// context. Default: the in-cluster configuration.
+	Kubeconfig string
+	// ProvidersFile is the KEP-5339 providers file (ClusterProfiles only,
+	// required there).
+	ProvidersFile string
+	// AllowExecPlugins accepts exec credential plugins written in Secrets
+	// (Cluster API, Argo CD). Default false.
+	AllowExecPlugins bool
+}
+
 func (o Options) withDefaults() (Options, error) {
-	if len(o.Kubeconfigs) == 0 && o.KubeconfigDir == "" && o.ClusterSecretsNamespace == "" {
+	if len(o.Kubeconfigs) == 0 && o.KubeconfigDir == "" && o.ClusterSecretsNamespace == "" &&
+		!o.ClusterProfiles.Enabled && !o.ClusterAPI.Enabled && !o.ArgoCD.Enabled {
 		for _, p := range filepath.SplitList(os.Getenv("KUBECONFIG")) {
 			if p != "" {
 				o.Kubeconfigs = append(o.Kubeconfigs, p)
@@ -150,7 +177,9 @@ type Aggregator struct {
 	Index    *index.Index
 	Health   *health.Tracker
 	Registry *clusters.Registry
-	API      *graphql.Server
+	// Inventory holds each registered cluster's labels and source.
+	Inventory *inventory.Store
+	API       *graphql.Server
 	// Transport serves API over HTTP, WebSocket and SSE at /graphql.
 	Transport *transport.Server
 	// Metrics holds every metric of this aggregator, served at /metrics.
@@ -173,8 +202,10 @@ func New(opts Options) (*Aggregator, error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		health.NewCollector(tr))
 	registry := clusters.NewRegistry(fleet, clusters.Options{})
+	inv := inventory.NewStore()
 	gqlOpts, trOpts := opts.GraphQL, opts.Transport
 	gqlOpts.Registerer, trOpts.Registerer = reg, reg
+	gqlOpts.Inventory = inv
 	trOpts.AllowedOrigins = opts.CORSAllowedOrigins
 	trOpts.BrowserPage, trOpts.IsBrowserAsset = browserPage(opts.Playground)
 	auth, err := opts.Auth.build(registry)
@@ -196,6 +227,7 @@ func New(opts Options) (*Aggregator, error) {
 		Index:     ix,
 		Health:    tr,
 		Registry:  registry,
+		Inventory: inv,
 		API:       api,
 		Transport: tp,
 		Metrics:   reg,
@@ -273,7 +305,7 @@ func applyMemoryLimit(logger klog.Logger) {
 // agg.Registry and returns the Start functions of the live sources (the
 // kubeconfig directory, the cluster Secrets) that opts configure.
 func registerClusters(logger klog.Logger, agg *Aggregator, opts Options) ([]func(context.Context) error, error) {
-	sources := clusters.NewSources(agg.Registry, agg.Health)
+	sources := clusters.NewSources(agg.Registry, agg.Health, clusters.SourcesOptions{Inventory: agg.Inventory, Labels: opts.ClusterLabels})
 	static, err := kubeconfigClusters(logger, opts)
 	if err != nil {
 		return nil, err
@@ -292,7 +324,72 @@ func registerClusters(logger klog.Logger, agg *Aggregator, opts Options) ([]func
 		}
 		live = append(live, src.Start)
 	}
+	more, err := inventorySources(opts, sources)
+	if err != nil {
+		return nil, err
+	}
+	return append(live, more...), nil
+}
+
+// inventorySources returns the Start functions of the inventory sources
+// that opts enable, each connected to the cluster holding its objects.
+func inventorySources(opts Options, sink clusters.SetSink) ([]func(context.Context) error, error) {
+	var live []func(context.Context) error
+	if o := opts.ClusterProfiles; o.Enabled {
+		providers, err := clusters.LoadProviders(o.ProvidersFile)
+		if err != nil {
+			return nil, fmt.Errorf("clusterprofiles: %w", err)
+		}
+		cfg, err := hubConfig(o.Kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("clusterprofiles: reach the cluster holding them: %w", err)
+		}
+		client, err := dynamic.NewForConfig(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("clusterprofiles: %w", err)
+		}
+		src, err := clusters.NewProfileSource(client, clusters.ProfileOptions{Namespace: o.Namespace, Providers: providers}, sink)
+		if err != nil {
+			return nil, err
+		}
+		live = append(live, src.Start)
+	}
+	for _, s := range []struct {
+		what  string
+		o     InventorySourceOptions
+		start func(kubernetes.Interface) func(context.Context) error
+	}{
+		{"cluster api secrets", opts.ClusterAPI, func(c kubernetes.Interface) func(context.Context) error {
+			return clusters.NewCAPISource(c, clusters.CAPIOptions{Namespace: opts.ClusterAPI.Namespace, AllowExecPlugins: opts.ClusterAPI.AllowExecPlugins}, sink).Start
+		}},
+		{"argo cd cluster secrets", opts.ArgoCD, func(c kubernetes.Interface) func(context.Context) error {
+			return clusters.NewArgoCDSource(c, clusters.ArgoCDOptions{Namespace: opts.ArgoCD.Namespace, AllowExecPlugins: opts.ArgoCD.AllowExecPlugins}, sink).Start
+		}},
+	} {
+		if !s.o.Enabled {
+			continue
+		}
+		cfg, err := hubConfig(s.o.Kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("%s: reach the cluster holding them: %w", s.what, err)
+		}
+		client, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.what, err)
+		}
+		live = append(live, s.start(client))
+	}
 	return live, nil
+}
+
+// hubConfig reaches the cluster that holds an inventory: through the
+// current context of kubeconfig, or in-cluster when it is "".
+func hubConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		return rest.InClusterConfig()
+	}
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}, nil).ClientConfig()
 }
 
 // server is the HTTP server of Run, its listener and, with TLS, the
@@ -386,14 +483,7 @@ func kubeconfigClusters(logger klog.Logger, opts Options) ([]clusters.Cluster, e
 
 // secretSource connects to the cluster holding the cluster Secrets.
 func secretSource(opts Options, sink clusters.SetSink) (*clusters.SecretSource, error) {
-	var cfg *rest.Config
-	var err error
-	if opts.ClusterSecretsKubeconfig != "" {
-		cfg, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-			&clientcmd.ClientConfigLoadingRules{ExplicitPath: opts.ClusterSecretsKubeconfig}, nil).ClientConfig()
-	} else {
-		cfg, err = rest.InClusterConfig()
-	}
+	cfg, err := hubConfig(opts.ClusterSecretsKubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("cluster secrets: reach the cluster holding them: %w", err)
 	}

@@ -44,6 +44,18 @@ type Config struct {
 	KubeconfigDir string `json:"kubeconfigDir,omitempty"`
 	// ClusterSecrets registers clusters from Secrets, followed live.
 	ClusterSecrets ClusterSecretsConfig `json:"clusterSecrets,omitzero"`
+	// ClusterProfiles registers the clusters of sig-multicluster
+	// ClusterProfiles (Open Cluster Management, GKE Fleet), followed live.
+	ClusterProfiles InventorySourceConfig `json:"clusterProfiles,omitzero"`
+	// ClusterAPI registers Cluster API's workload clusters from their
+	// <cluster>-kubeconfig Secrets, followed live.
+	ClusterAPI InventorySourceConfig `json:"clusterAPI,omitzero"`
+	// ArgoCD registers the clusters of Argo CD's cluster Secrets, followed
+	// live.
+	ArgoCD InventorySourceConfig `json:"argoCD,omitzero"`
+	// Clusters holds per-cluster settings by cluster name: labels added to
+	// (and winning over) those of the cluster's source.
+	Clusters map[string]ClusterConfig `json:"clusters,omitempty"`
 	// Resources are the resource types to cache, by kubectl name
 	// ("pods", "deployments.apps"). Default: informers.DefaultResources.
 	Resources []string `json:"resources,omitempty"`
@@ -112,6 +124,31 @@ type ClusterSecretsConfig struct {
 	// Kubeconfig reaches the cluster that holds the Secrets (its current
 	// context). Default: the cluster fleetcache runs in (in-cluster config).
 	Kubeconfig string `json:"kubeconfig,omitempty"`
+}
+
+// InventorySourceConfig says where one inventory of clusters is and how to
+// read it (docs/configuration.md, "Cluster inventories").
+type InventorySourceConfig struct {
+	// Enabled turns the source on. Default false.
+	Enabled bool `json:"enabled,omitempty"`
+	// Namespace is where its objects are. Default "": every namespace.
+	Namespace string `json:"namespace,omitempty"`
+	// Kubeconfig reaches the cluster that holds them (the hub), through its
+	// current context. Default: the cluster fleetcache runs in.
+	Kubeconfig string `json:"kubeconfig,omitempty"`
+	// ProvidersFile is the KEP-5339 providers file that maps access
+	// providers to exec plugins; clusterProfiles only, and required there.
+	ProvidersFile string `json:"providersFile,omitempty"`
+	// AllowExecPlugins accepts exec credential plugins written in Secrets
+	// (clusterAPI, argoCD): whoever may write those Secrets may then run
+	// commands in fleetcache's container. Default false.
+	AllowExecPlugins bool `json:"allowExecPlugins,omitempty"`
+}
+
+// ClusterConfig is the configuration of one cluster, by name.
+type ClusterConfig struct {
+	// Labels are added to the cluster's labels, over its source's.
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // ReadyzConfig configures /readyz.
@@ -271,7 +308,28 @@ func (c Config) Validate() error {
 	} else if c.ClusterSecrets.Kubeconfig != "" {
 		bad("clusterSecrets.kubeconfig", "set without clusterSecrets.namespace")
 	}
-	if len(c.Contexts) > 0 && len(c.Kubeconfigs) == 0 && (c.KubeconfigDir != "" || c.ClusterSecrets.Namespace != "") {
+	validateInventory("clusterProfiles", c.ClusterProfiles, bad)
+	validateInventory("clusterAPI", c.ClusterAPI, bad)
+	validateInventory("argoCD", c.ArgoCD, bad)
+	if c.ClusterProfiles.AllowExecPlugins {
+		bad("clusterProfiles.allowExecPlugins", "applies to clusterAPI and argoCD: ClusterProfiles get their exec plugins from the providers file")
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Clusters)) {
+		if strings.TrimSpace(name) == "" {
+			bad("clusters", "empty cluster name")
+		}
+		for _, k := range slices.Sorted(maps.Keys(c.Clusters[name].Labels)) {
+			field := fmt.Sprintf("clusters[%q].labels[%q]", name, k)
+			if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
+				bad(field, "bad key: %s", strings.Join(msgs, "; "))
+			}
+			if msgs := validation.IsValidLabelValue(c.Clusters[name].Labels[k]); len(msgs) > 0 {
+				bad(field, "bad value: %s", strings.Join(msgs, "; "))
+			}
+		}
+	}
+	if len(c.Contexts) > 0 && len(c.Kubeconfigs) == 0 && (c.KubeconfigDir != "" || c.ClusterSecrets.Namespace != "" ||
+		c.ClusterProfiles.Enabled || c.ClusterAPI.Enabled || c.ArgoCD.Enabled) {
 		bad("contexts", "applies to kubeconfigs, and none is set")
 	}
 	if err := informers.ValidateResources(c.Resources); err != nil {
@@ -376,6 +434,10 @@ func (c Config) Options() Options {
 		KubeconfigDir:            c.KubeconfigDir,
 		ClusterSecretsNamespace:  c.ClusterSecrets.Namespace,
 		ClusterSecretsKubeconfig: c.ClusterSecrets.Kubeconfig,
+		ClusterProfiles:          c.ClusterProfiles.options(),
+		ClusterAPI:               c.ClusterAPI.options(),
+		ArgoCD:                   c.ArgoCD.options(),
+		ClusterLabels:            clusterLabels(c.Clusters),
 		Addr:                     c.Addr,
 		Readyz:                   health.ReadyzOptions{Exclude: c.Readyz.Exclude, Disabled: c.Readyz.Disabled},
 		Index:                    index.Options{Retention: l.EventRetention, Indexes: indexPaths(c.Indexes)},
@@ -413,6 +475,24 @@ func (c Config) Options() Options {
 	}
 }
 
+func (c InventorySourceConfig) options() InventorySourceOptions {
+	return InventorySourceOptions(c)
+}
+
+// clusterLabels returns the configured labels by cluster name.
+func clusterLabels(cs map[string]ClusterConfig) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for name, c := range cs {
+		if len(c.Labels) > 0 {
+			out[name] = c.Labels
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
 // SetupLogging applies the log settings to klog, for the whole process.
 func SetupLogging(c LogConfig) error {
 	var fs flag.FlagSet
@@ -425,6 +505,26 @@ func SetupLogging(c LogConfig) error {
 		klog.SetSlogLogger(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.Level(-c.Level)})))
 	}
 	return nil
+}
+
+// validateInventory reports the bad fields of one inventory source's
+// configuration.
+func validateInventory(field string, c InventorySourceConfig, bad func(field, format string, args ...any)) {
+	if c.Namespace != "" {
+		if msgs := validation.IsDNS1123Label(c.Namespace); len(msgs) > 0 {
+			bad(field+".namespace", "%q: %s", c.Namespace, strings.Join(msgs, "; "))
+		}
+	}
+	if !c.Enabled && (c.Namespace != "" || c.Kubeconfig != "" || c.ProvidersFile != "" || c.AllowExecPlugins) {
+		bad(field+".enabled", "other fields are set but the source is not enabled")
+	}
+	if field == "clusterProfiles" {
+		if c.Enabled && c.ProvidersFile == "" {
+			bad(field+".providersFile", "required: it maps the profiles' access providers to exec plugins")
+		}
+	} else if c.ProvidersFile != "" {
+		bad(field+".providersFile", "applies to clusterProfiles only")
+	}
 }
 
 // validateIndexes reports each bad entry of indexes, named as

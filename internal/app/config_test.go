@@ -165,6 +165,17 @@ func TestConfigValidate(t *testing.T) {
 		}},
 		{name: "dir is a file", config: app.Config{KubeconfigDir: writeConfig(t, "")}, want: []string{"kubeconfigDir:", "is not a directory"}},
 		{name: "secrets kubeconfig alone", config: app.Config{ClusterSecrets: app.ClusterSecretsConfig{Kubeconfig: "/k"}}, want: []string{"clusterSecrets.kubeconfig: set without clusterSecrets.namespace"}},
+		{name: "inventories", config: app.Config{
+			ClusterProfiles: app.InventorySourceConfig{Enabled: true, AllowExecPlugins: true},
+			ClusterAPI:      app.InventorySourceConfig{Namespace: "Bad_NS"},
+			ArgoCD:          app.InventorySourceConfig{Enabled: true, ProvidersFile: "/p"},
+			Clusters:        map[string]app.ClusterConfig{"prod": {Labels: map[string]string{"bad key!": "v", "env": "not valid!"}}},
+		}, want: []string{
+			"clusterProfiles.providersFile: required", "clusterProfiles.allowExecPlugins: applies to clusterAPI and argoCD",
+			`clusterAPI.namespace: "Bad_NS"`, "clusterAPI.enabled: other fields are set but the source is not enabled",
+			"argoCD.providersFile: applies to clusterProfiles only",
+			`clusters["prod"].labels["bad key!"]: bad key`, `clusters["prod"].labels["env"]: bad value`,
+		}},
 		{name: "contexts without files", config: app.Config{KubeconfigDir: dir, Contexts: []string{"a"}}, want: []string{"contexts: applies to kubeconfigs"}},
 		{name: "bad port", config: app.Config{Addr: "127.0.0.1:http"}, want: []string{`addr: bad port "http"`}},
 		{name: "indexes", config: app.Config{Indexes: map[string][]string{

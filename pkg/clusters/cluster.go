@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/fleetcache/fleetcache/pkg/inventory"
 )
 
 // Cluster is one registered cluster.
@@ -21,6 +23,11 @@ type Cluster struct {
 	Name string
 	// Config reaches the cluster's kube-apiserver.
 	Config *rest.Config
+	// Info is what the cluster's source says about it beside how to reach
+	// it: the source object's labels, the source, the control plane's
+	// health. The Registry ignores it (a relabel restarts nothing);
+	// Sources publishes it, with the configured labels, to its Inventory.
+	Info inventory.Info
 }
 
 // maxNameLen bounds a cluster name. Context names such as EKS ARNs

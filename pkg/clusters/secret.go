@@ -14,9 +14,7 @@ import (
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/klog/v2"
 )
 
 // SecretLabel marks a Secret as a cluster registration: Secrets with the
@@ -78,7 +76,7 @@ func secretCluster(name string, data map[string][]byte) (Cluster, error) {
 		return Cluster{}, fmt.Errorf("both %q and %q are set: use one", SecretKeyKubeconfig, SecretKeyServer)
 	case hasKubeconfig:
 		var err error
-		if cfg, err = secretKubeconfig(kc); err != nil {
+		if cfg, err = secretKubeconfig(kc, false); err != nil {
 			return Cluster{}, fmt.Errorf("%s: %w", SecretKeyKubeconfig, err)
 		}
 	case len(data[SecretKeyServer]) > 0:
@@ -101,7 +99,11 @@ func secretCluster(name string, data map[string][]byte) (Cluster, error) {
 	return c, nil
 }
 
-func secretKubeconfig(data []byte) (*rest.Config, error) {
+// secretKubeconfig returns the cluster of the current (or only) context of
+// a kubeconfig held in a Secret, which must be self-contained: no file
+// names, no auth-provider plugins, and exec credential plugins only when
+// allowExec.
+func secretKubeconfig(data []byte, allowExec bool) (*rest.Config, error) {
 	kc, err := clientcmd.Load(data)
 	if err != nil {
 		return nil, err
@@ -122,8 +124,8 @@ func secretKubeconfig(data []byte) (*rest.Config, error) {
 	}
 	if u, ok := kc.AuthInfos[kctx.AuthInfo]; ok {
 		switch {
-		case u.Exec != nil:
-			return nil, errors.New("exec credential plugins are not allowed in cluster secrets")
+		case u.Exec != nil && !allowExec:
+			return nil, errors.New("exec credential plugins are not allowed in cluster secrets (see allowExecPlugins)")
 		case u.AuthProvider != nil:
 			return nil, errors.New("auth-provider plugins are not allowed in cluster secrets")
 		case u.ClientCertificate != "" || u.ClientKey != "" || u.TokenFile != "":
@@ -141,7 +143,8 @@ type SetSink interface {
 // SecretSource registers one cluster per Secret labelled SecretLabel=true in
 // a namespace, and follows those Secrets as they are added, changed and
 // deleted. A Secret that cannot be used is reported as invalid under the name
-// of the cluster it names; nothing else changes.
+// of the cluster it names; nothing else changes. The cluster's labels are the
+// Secret's, without SecretLabel.
 type SecretSource struct {
 	client    kubernetes.Interface
 	namespace string
@@ -163,50 +166,39 @@ func (s *SecretSource) Name() string { return "secrets in namespace " + s.namesp
 // Start watches the Secrets until ctx ends. Each change sets the whole list
 // again, so a burst of changes costs one update once it has been read.
 func (s *SecretSource) Start(ctx context.Context) error {
-	logger := klog.FromContext(ctx).WithValues("source", s.Name())
-	selector := labels.Set{SecretLabel: "true"}.AsSelector().String()
-	factory := kubeinformers.NewSharedInformerFactoryWithOptions(s.client, 0,
-		kubeinformers.WithNamespace(s.namespace),
-		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector }))
+	factory := secretInformers(s.client, s.namespace, labels.Set{SecretLabel: "true"}.AsSelector())
 	defer factory.Shutdown()
-	informer := factory.Core().V1().Secrets()
-	changed := make(chan struct{}, 1)
-	notify := func() {
-		select {
-		case changed <- struct{}{}:
-		default:
+	return follow(ctx, s.Name(), "cluster secret", factory.Core().V1().Secrets().Informer(), factory.Start,
+		secretsRead(func(sec *corev1.Secret) registration {
+			c, err := FromSecret(sec)
+			c.Info.Labels = withoutKeys(sec.Labels, SecretLabel)
+			return registration{name: secretName(sec), cluster: c, err: err}
+		}), s.sink)
+}
+
+// secretInformers returns an informer factory for the Secrets of namespace
+// (every namespace when "") that sel selects.
+func secretInformers(client kubernetes.Interface, namespace string, sel labels.Selector) kubeinformers.SharedInformerFactory {
+	return kubeinformers.NewSharedInformerFactoryWithOptions(client, 0,
+		kubeinformers.WithNamespace(namespace),
+		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel.String() }))
+}
+
+// secretsRead returns a read function for follow that turns each Secret of
+// the store into a registration with fn.
+func secretsRead(fn func(*corev1.Secret) registration) func([]any) []registration {
+	return func(objs []any) []registration {
+		out := make([]registration, 0, len(objs))
+		for _, o := range objs {
+			sec, ok := o.(*corev1.Secret)
+			if !ok {
+				continue
+			}
+			r := fn(sec)
+			r.key = sec.Namespace + "/" + sec.Name
+			out = append(out, r)
 		}
-	}
-	if _, err := informer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { notify() },
-		UpdateFunc: func(any, any) { notify() },
-		DeleteFunc: func(any) { notify() },
-	}); err != nil {
-		return fmt.Errorf("watch cluster secrets: %w", err)
-	}
-	factory.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), informer.Informer().HasSynced) {
-		return nil // ctx ended
-	}
-	notify() // an empty namespace still sets an (empty) list once
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-changed:
-		}
-		secrets, err := informer.Lister().Secrets(s.namespace).List(labels.Everything())
-		if err != nil {
-			logger.Error(err, "List cluster secrets")
-			continue
-		}
-		cs, invalid, dups := secretClusters(secrets)
-		for name, err := range invalid {
-			logger.Error(err, "Cluster secret not usable", "cluster", name)
-		}
-		if err := errors.Join(append(dups, s.sink.Set(s.Name(), cs, invalid))...); err != nil {
-			logger.Error(err, "Some cluster secrets were not registered")
-		}
+		return out
 	}
 }
 
@@ -214,22 +206,12 @@ func (s *SecretSource) Start(ctx context.Context) error {
 // into errors by cluster name. When two Secrets name the same cluster, the
 // first by Secret name registers it and the other is an error in dups.
 func secretClusters(secrets []*corev1.Secret) (cs []Cluster, invalid map[string]error, dups []error) {
-	slices.SortFunc(secrets, func(a, b *corev1.Secret) int { return strings.Compare(a.Name, b.Name) })
-	invalid = map[string]error{}
-	from := map[string]string{}
-	for _, sec := range secrets {
-		name := secretName(sec)
-		if first, dup := from[name]; dup {
-			dups = append(dups, fmt.Errorf("cluster secret %s/%s: cluster %q already defined by secret %s", sec.Namespace, sec.Name, name, first))
-			continue
-		}
-		from[name] = sec.Name
-		c, err := FromSecret(sec)
-		if err != nil {
-			invalid[name] = err
-			continue
-		}
-		cs = append(cs, c)
+	objs := make([]any, len(secrets))
+	for i, s := range secrets {
+		objs[i] = s
 	}
-	return cs, invalid, dups
+	return collect("cluster secret", secretsRead(func(sec *corev1.Secret) registration {
+		c, err := FromSecret(sec)
+		return registration{name: secretName(sec), cluster: c, err: err}
+	})(objs))
 }

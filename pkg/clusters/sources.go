@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"sync"
+
+	"github.com/fleetcache/fleetcache/pkg/inventory"
 )
 
 // ConfigReporter is told about clusters that a source names but cannot build
@@ -15,6 +17,24 @@ type ConfigReporter interface {
 	// ConfigError records err for the named cluster; a nil err means the
 	// cluster's configuration is usable again, or the cluster is gone.
 	ConfigError(cluster string, err error)
+}
+
+// InventorySink takes what the inventory says about every registered
+// cluster; *inventory.Store implements it.
+type InventorySink interface {
+	Set(all map[string]inventory.Info)
+}
+
+// SourcesOptions configures Sources. The zero value is ready to use.
+type SourcesOptions struct {
+	// Inventory receives, after every change, the Info of each registered
+	// cluster: its source's labels overlaid with Labels. Default nil:
+	// published nowhere.
+	Inventory InventorySink
+	// Labels are configured labels by cluster name; they are added to, and
+	// win over, the labels the cluster's source gives it. Names that no
+	// source registers are ignored. Default none.
+	Labels map[string]map[string]string
 }
 
 // Sources merges the clusters that several sources name (kubeconfig files, a
@@ -30,10 +50,11 @@ type ConfigReporter interface {
 type Sources struct {
 	reg      *Registry
 	reporter ConfigReporter
+	opts     SourcesOptions
 
-	// mu serializes Set calls, so that the registry sees the lists in the
-	// order they were set. Neither the registry nor the reporter call back
-	// into Sources, so holding it across those calls cannot deadlock.
+	// mu serializes Set calls, so that the registry and the inventory see
+	// the lists in the order they were set. Neither calls back into
+	// Sources, so holding it across those calls cannot deadlock.
 	mu       sync.Mutex
 	good     map[string]map[string]Cluster // source -> name -> last good cluster
 	invalid  map[string]map[string]error   // source -> name -> why it is unusable
@@ -43,10 +64,11 @@ type Sources struct {
 
 // NewSources returns Sources that register into reg and report configuration
 // errors to reporter (which may be nil).
-func NewSources(reg *Registry, reporter ConfigReporter) *Sources {
+func NewSources(reg *Registry, reporter ConfigReporter, opts SourcesOptions) *Sources {
 	return &Sources{
 		reg:      reg,
 		reporter: reporter,
+		opts:     opts,
 		good:     map[string]map[string]Cluster{},
 		invalid:  map[string]map[string]error{},
 		owner:    map[string]string{},
@@ -102,16 +124,38 @@ func (s *Sources) Set(source string, cs []Cluster, invalid map[string]error) err
 	}
 
 	var union []Cluster
+	info := map[string]inventory.Info{}
 	for _, name := range slices.Sorted(maps.Keys(s.owner)) {
 		if c, ok := s.good[s.owner[name]][name]; ok {
 			union = append(union, c)
+			info[name] = s.infoOf(s.owner[name], c)
 		}
 	}
 	if err := s.reg.Set(union); err != nil {
 		errs = append(errs, err)
 	}
 	s.reportLocked()
+	if s.opts.Inventory != nil {
+		s.opts.Inventory.Set(info)
+	}
 	return errors.Join(errs...)
+}
+
+// infoOf returns what the inventory shows of c, registered by source: its
+// source's labels overlaid with the configured ones.
+func (s *Sources) infoOf(source string, c Cluster) inventory.Info {
+	info := c.Info
+	if info.Source == "" {
+		info.Source = source
+	}
+	if conf := s.opts.Labels[c.Name]; len(conf) > 0 {
+		info.Labels = maps.Clone(info.Labels)
+		if info.Labels == nil {
+			info.Labels = map[string]string{}
+		}
+		maps.Copy(info.Labels, conf)
+	}
+	return info
 }
 
 // namesLocked returns the sorted names that source names, usable or not.

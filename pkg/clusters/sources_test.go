@@ -54,7 +54,7 @@ func hosts(reg *Registry) map[string]string {
 func TestSources(t *testing.T) {
 	reg := NewRegistry(newFakeRunner(), testOptions)
 	rep := &fakeReporter{}
-	src := NewSources(reg, rep)
+	src := NewSources(reg, rep, SourcesOptions{})
 	bad := errors.New("bad kubeconfig")
 
 	type step struct {
@@ -233,7 +233,7 @@ func TestSecretClustersDuplicates(t *testing.T) {
 	if got := slices.Sorted(maps.Keys(invalid)); !slices.Equal(got, []string{"c"}) {
 		t.Errorf("invalid %v, want c", got)
 	}
-	if len(dups) != 1 || !strings.Contains(dups[0].Error(), "already defined by secret a") {
+	if len(dups) != 1 || !strings.Contains(dups[0].Error(), "already defined by fleet/a") {
 		t.Errorf("dups %v", dups)
 	}
 }

@@ -1,13 +1,25 @@
 package graphql
 
 import (
+	"context"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/klog/v2"
 
 	"github.com/fleetcache/fleetcache/pkg/fanout"
+	"github.com/fleetcache/fleetcache/pkg/inventory"
 )
+
+// Inventory is what the server reads of the clusters' inventory;
+// *inventory.Store implements it.
+type Inventory interface {
+	Get(name string) (inventory.Info, bool)
+	Narrow(names []string, sel labels.Selector) ([]string, uint64)
+	CountByLabel(counts map[string]int, key string) map[string]int
+	Watch() (version uint64, changed context.Context)
+}
 
 // Option defaults.
 const (
@@ -66,6 +78,10 @@ type Options struct {
 	// transports put the authenticated caller there), or an anonymous one
 	// that sees nothing. Default nil: everything is visible.
 	Authorizer Authorizer
+	// Inventory holds the clusters' labels, source and control plane
+	// health (Cluster.labels, clusterSelector, facets by CLUSTER_LABEL).
+	// Default: an empty inventory.Store, in which no cluster has labels.
+	Inventory Inventory
 	// Logger receives the server's log lines. Default klog.Background().
 	Logger klog.Logger
 	// Registerer is where the server registers its metrics (request
@@ -103,6 +119,9 @@ func (o Options) withDefaults() Options {
 		o.DocumentCacheSize = defaultDocumentCacheSize
 	}
 	o.Fanout = o.Fanout.WithDefaults()
+	if o.Inventory == nil {
+		o.Inventory = inventory.NewStore()
+	}
 	if o.Logger.GetSink() == nil {
 		o.Logger = klog.Background()
 	}

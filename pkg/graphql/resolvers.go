@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strings"
 	"sync"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldselector"
 	"github.com/fleetcache/fleetcache/pkg/index/search"
+	"github.com/fleetcache/fleetcache/pkg/inventory"
 )
 
 func resolveNamespace(o *index.Object) any {
@@ -233,7 +235,7 @@ func (s *Server) resolveResources(p graphql.ResolveParams) (any, error) {
 	if err := s.checkContext(p.Context); err != nil {
 		return nil, err
 	}
-	f, clusters, err := parseFilter(p.Args["filter"])
+	f, clusters, _, err := s.resolveFilter(p.Args["filter"])
 	if err != nil {
 		return nil, err
 	}
@@ -370,7 +372,7 @@ func (s *Server) resolveFacets(p graphql.ResolveParams) (any, error) {
 	if err := s.checkContext(p.Context); err != nil {
 		return nil, err
 	}
-	f, _, err := parseFilter(p.Args["filter"])
+	f, _, _, err := s.resolveFilter(p.Args["filter"])
 	if err != nil {
 		return nil, err
 	}
@@ -379,6 +381,9 @@ func (s *Server) resolveFacets(p graphql.ResolveParams) (any, error) {
 		return nil, err
 	}
 	fs, _ := s.scopeFilters(p.Context, f)
+	if by.Key == facetClusterLabel {
+		return s.facetsByClusterLabel(s.ix.FacetsUnion(fs, index.FacetBy{Key: index.FacetCluster}), by.Label), nil
+	}
 	out := s.ix.FacetsUnion(fs, by)
 	if out == nil {
 		out = []index.Facet{}
@@ -394,10 +399,10 @@ func facetBy(args map[string]any) (index.FacetBy, error) {
 	labelKey, hasKey := args["labelKey"].(string)
 	field, hasField := args["field"].(string)
 	switch {
-	case by.Key == index.FacetLabel && labelKey == "":
-		return by, badInput("facets by LABEL need a labelKey")
-	case by.Key != index.FacetLabel && hasKey:
-		return by, badInput("labelKey is only used with by: LABEL")
+	case (by.Key == index.FacetLabel || by.Key == facetClusterLabel) && labelKey == "":
+		return by, badInput("facets by LABEL and CLUSTER_LABEL need a labelKey")
+	case by.Key != index.FacetLabel && by.Key != facetClusterLabel && hasKey:
+		return by, badInput("labelKey is only used with by: LABEL and CLUSTER_LABEL")
 	case by.Key == index.FacetField && !hasField:
 		return by, badInput("facets by FIELD need a field")
 	case by.Key != index.FacetField && hasField:
@@ -416,10 +421,22 @@ func facetBy(args map[string]any) (index.FacetBy, error) {
 
 func (s *Server) resolveClusters(p graphql.ResolveParams) (any, error) {
 	statuses, _ := s.health.Clusters()
-	out := make([]*health.ClusterStatus, len(statuses))
+	var selected []string
+	v, bySelector := p.Args["selector"].(string)
+	if bySelector {
+		sel, err := inventory.ParseSelector(v)
+		if err != nil {
+			return nil, badInput("%w", err)
+		}
+		selected, _ = s.opts.Inventory.Narrow(nil, sel)
+	}
+	out := make([]*health.ClusterStatus, 0, len(statuses))
 	for i := range statuses {
+		if _, ok := slices.BinarySearch(selected, statuses[i].Name); bySelector && !ok {
+			continue
+		}
 		st := s.redactHealth(p.Context, statuses[i])
-		out[i] = &st
+		out = append(out, &st)
 	}
 	return out, nil
 }

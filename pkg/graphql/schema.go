@@ -13,6 +13,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/inventory"
 )
 
 // The schema, in SDL (descriptions left out):
@@ -21,7 +22,7 @@ import (
 //	scalar Time
 //
 //	type Query {
-//	  clusters: [Cluster!]!
+//	  clusters(selector: String): [Cluster!]!
 //	  cluster(name: String!): Cluster
 //	  resource(cluster: String!, kind: String!, namespace: String, name: String!): Resource
 //	  resources(filter: ResourceFilter, sort: [ResourceSort!], first: Int = 100, after: String): ResourceConnection!
@@ -31,6 +32,7 @@ import (
 //	input ResourceFilter {
 //	  clusters: [String!]  kinds: [String!]  namespaces: [String!]
 //	  labelSelector: String  nameContains: String  ownerUid: String  fieldSelector: String  search: String
+//	  clusterSelector: String
 //	}
 //
 //	enum SortOrder { ASC DESC }
@@ -53,13 +55,14 @@ import (
 //	type ResourceEdge { cursor: String!  node: Resource! }
 //	type PageInfo { hasNextPage: Boolean!  endCursor: String }
 //
-//	enum FacetKey { CLUSTER NAMESPACE KIND LABEL FIELD }
+//	enum FacetKey { CLUSTER CLUSTER_LABEL NAMESPACE KIND LABEL FIELD }
 //	type Facet { value: String!  count: Int! }
 //
 //	enum SyncStatus { PENDING SYNCING SYNCED DEGRADED DISCONNECTED }
 //	type Cluster {
 //	  name: String!  status: SyncStatus!  stale: Boolean!  lastSyncTime: Time  lastEventTime: Time
 //	  objectCount: Int!  message: String  resources: [ResourceSync!]!
+//	  labels: JSON!  source: String  controlPlaneHealthy: Boolean  controlPlaneMessage: String
 //	}
 //	type ResourceSync {
 //	  resource: String!  kind: String!  status: SyncStatus!  objectCount: Int!  lastError: String
@@ -178,7 +181,9 @@ var facetKeyEnum = graphql.NewEnum(graphql.EnumConfig{
 	Name:        "FacetKey",
 	Description: "What facets group matching objects by.",
 	Values: graphql.EnumValueConfigMap{
-		"CLUSTER":   {Value: index.FacetCluster, Description: "The cluster name."},
+		"CLUSTER": {Value: index.FacetCluster, Description: "The cluster name."},
+		"CLUSTER_LABEL": {Value: facetClusterLabel, Description: "The value of the cluster label labelKey of the object's cluster " +
+			"(Cluster.labels); objects of clusters without it are not counted."},
 		"NAMESPACE": {Value: index.FacetNamespace, Description: `The namespace; "" for cluster-scoped objects.`},
 		"KIND":      {Value: index.FacetKind, Description: `The kind: "Pod", or "Deployment.apps" outside the core group.`},
 		"LABEL":     {Value: index.FacetLabel, Description: "The value of the label labelKey; objects without it are not counted."},
@@ -212,6 +217,9 @@ var resourceFilterInput = graphql.NewInputObject(graphql.InputObjectConfig{
 			`"status.phase!=Running,spec.nodeName in (node-1,node-2),status.containerStatuses[].restartCount>3". ` +
 			`Operators =, ==, !=, in, notin, >, < (numbers), path (present), !path (absent); across an array ([]) some ` +
 			`element must satisfy it, for != and notin no element may equal. See "Paths and field selectors" in docs/graphql.md.`},
+		"clusterSelector": {Type: graphql.String, Description: `A Kubernetes label selector over the clusters' labels (Cluster.labels): ` +
+			`"env=prod,region in (eu,us)". With clusters, the clusters of both. In resourceEvents, a cluster that starts or stops ` +
+			`matching (relabelled) brings its objects as ADDED or DELETED.`},
 		"search": {Type: graphql.String, Description: `Words, each of which must begin (case-insensitively) a token of the name, ` +
 			`namespace, a label key or value, an annotation value or a container image: "redis prod". Tokens are the runs of ` +
 			`letters and digits. See "Search" in docs/graphql.md.`},
@@ -248,7 +256,7 @@ func nonNullList(t graphql.Type) *graphql.NonNull {
 func (s *Server) newSchema() (graphql.Schema, error) {
 	resource := s.resourceType()
 	conn := s.connectionType(resource)
-	cluster := clusterType()
+	cluster := s.clusterType()
 	query := s.queryType(resource, conn, cluster)
 	subscription := s.subscriptionType(resource, cluster)
 	return graphql.NewSchema(graphql.SchemaConfig{Query: query, Subscription: subscription})
@@ -408,8 +416,14 @@ func facetType() *graphql.Object {
 
 // clusterType returns Cluster, a cluster's sync health, with the
 // ResourceSync of each of its types.
-func clusterType() *graphql.Object {
+func (s *Server) clusterType() *graphql.Object {
 	resourceSync := resourceSyncType()
+	info := func(fn func(inventory.Info) any) graphql.FieldResolveFn {
+		return clusterField(func(c *health.ClusterStatus) any {
+			i, _ := s.opts.Inventory.Get(c.Name)
+			return fn(i)
+		})
+	}
 	return graphql.NewObject(graphql.ObjectConfig{
 		Name:        "Cluster",
 		Description: "A registered cluster and how fresh its cached objects are.",
@@ -434,6 +448,25 @@ func clusterType() *graphql.Object {
 				}
 				return out
 			})},
+			"labels": {Type: graphql.NewNonNull(jsonScalar), Description: "The cluster's labels, as an object: its source's " +
+				"(a ClusterProfile's, a Secret's without the source's marker labels) overlaid with the configured ones.",
+				Resolve: info(func(i inventory.Info) any {
+					if i.Labels == nil {
+						return map[string]string{}
+					}
+					return i.Labels
+				})},
+			"source": {Type: graphql.String, Description: `Where the cluster is registered from: "ClusterProfile fleet/prod-eu", "kubeconfig files".`,
+				Resolve: info(func(i inventory.Info) any { return nonEmpty(i.Source) })},
+			"controlPlaneHealthy": {Type: graphql.Boolean, Description: "The inventory's own view of the control plane (a ClusterProfile's ControlPlaneHealthy condition); null when the source says nothing.",
+				Resolve: info(func(i inventory.Info) any {
+					if i.ControlPlaneHealthy == nil {
+						return nil
+					}
+					return *i.ControlPlaneHealthy
+				})},
+			"controlPlaneMessage": {Type: graphql.String, Description: "The reason and message of that condition.",
+				Resolve: info(func(i inventory.Info) any { return nonEmpty(i.ControlPlaneMessage) })},
 			"removed": {Type: graphql.NewNonNull(graphql.Boolean), Description: "True only in the clusterHealth event reporting that the cluster was removed; the other fields are then its last status.",
 				Resolve: func(p graphql.ResolveParams) (any, error) {
 					u, ok := p.Source.(*clusterUpdate)
@@ -512,7 +545,9 @@ func (s *Server) resourceEventType(resource *graphql.Object) *graphql.Object {
 func (s *Server) queryType(resource, conn, cluster *graphql.Object) *graphql.Object {
 	facet := facetType()
 	queryFields := graphql.Fields{
-		"clusters": {Type: nonNullList(cluster), Description: "Every registered cluster, by name.", Resolve: s.resolveClusters},
+		"clusters": {Type: nonNullList(cluster), Description: "Every registered cluster, by name.",
+			Args:    graphql.FieldConfigArgument{"selector": {Type: graphql.String, Description: `Only the clusters whose labels this label selector matches: "env=prod".`}},
+			Resolve: s.resolveClusters},
 		"cluster": {Type: cluster, Description: "One cluster, or null if it is not registered.",
 			Args:    graphql.FieldConfigArgument{"name": {Type: graphql.NewNonNull(graphql.String), Description: "The cluster name."}},
 			Resolve: s.resolveCluster},

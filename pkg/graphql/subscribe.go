@@ -272,6 +272,10 @@ func (s *Server) subscribeResources(ctx context.Context, o *operation, root *ast
 	if err != nil {
 		return nil, errorResult(codeOf(err), err)
 	}
+	sel, err := clusterSelectorOf(args["filter"])
+	if err != nil {
+		return nil, errorResult(codeOf(err), err)
+	}
 	epoch, current := s.ix.Epoch(), s.ix.Revision()
 	start := current
 	if v, ok := args["since"].(string); ok {
@@ -294,6 +298,9 @@ func (s *Server) subscribeResources(ctx context.Context, o *operation, root *ast
 	req := fanout.Request[*operation]{Filter: f, Group: executionKey(o, root) + s.userKey(ctx), Value: o, Start: start}
 	if rs.user != nil {
 		req.Visible = rs.visible
+	}
+	if sel != nil {
+		return &Subscription{src: s.subscribeSelected(rs, f, sel, req)}, nil
 	}
 	rs.sub = s.hub.Subscribe(req)
 	rs.op = rs.sub.Value() // shared by the group: o may be garbage now
@@ -415,6 +422,9 @@ type resourceSub struct {
 	user *authn.User
 	// decisions are the user's recent decisions, by where an object is.
 	decisions map[authz.Attributes]decision
+	// at is the revision of the last delivery next returned: the client
+	// has seen every change up to it (see selectorSub).
+	at uint64
 }
 
 // decision is whether a subscriber may see the objects of a place (a
@@ -437,6 +447,7 @@ func (r *resourceSub) next(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return r.ended(err)
 	}
+	r.at = d.Revision
 	if d.Heartbeat {
 		return &Result{Extensions: map[string]any{
 			"cursor":    cursor.EncodeRevision(r.s.ix.Epoch(), d.Revision),
