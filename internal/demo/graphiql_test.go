@@ -1,8 +1,6 @@
 package demo
 
 import (
-	"context"
-	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,49 +14,6 @@ import (
 	"github.com/fleetcache/fleetcache/internal/graphiql"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 )
-
-// graphiQLState is what GraphiQL shows, read as the user sees it.
-type graphiQLState struct {
-	Query    string   `json:"query"`    // the query editor's text
-	Response string   `json:"response"` // the response editor's text
-	Hints    []string `json:"hints"`    // the autocompletion list, while shown
-	Running  bool     `json:"running"`  // the execute button offers to stop
-}
-
-const readGraphiQL = `(() => {
-	const cm = (sel) => document.querySelector(sel + ' .CodeMirror')?.CodeMirror;
-	const button = document.querySelector('.graphiql-execute-button');
-	return JSON.stringify({
-		query: cm('.graphiql-query-editor')?.getValue() ?? '',
-		response: cm('.graphiql-response')?.getValue() ?? '',
-		hints: Array.from(document.querySelectorAll('.CodeMirror-hints .CodeMirror-hint')).map((li) => li.textContent),
-		running: (button?.getAttribute('aria-label') ?? '').toLowerCase().includes('stop'),
-	});
-})()`
-
-func readGraphiQLState(t *testing.T, ctx context.Context) (graphiQLState, string) {
-	t.Helper()
-	out, err := chromedp.Run(ctx, chromedp.Evaluate[string](readGraphiQL))
-	if err != nil {
-		t.Fatalf("read GraphiQL: %v", err)
-	}
-	var s graphiQLState
-	if err := json.Unmarshal([]byte(out), &s); err != nil {
-		t.Fatalf("decode %s: %v", out, err)
-	}
-	return s, out
-}
-
-// setQuery replaces the query editor's text, as a paste would.
-func setQuery(t *testing.T, ctx context.Context, query string) {
-	t.Helper()
-	q, _ := json.Marshal(query)
-	js := `(() => { const cm = document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror;
-		cm.setValue(` + string(q) + `); cm.focus(); cm.setCursor(cm.lineCount(), 0); return true; })()`
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js)); err != nil {
-		t.Fatalf("set the query: %v", err)
-	}
-}
 
 // testGraphiQL opens GraphiQL on the running demo in headless chromium:
 // typing in the query editor offers the schema's fields to complete, a
@@ -75,21 +30,21 @@ func testGraphiQL(t *testing.T, base string) {
 		t.Fatalf("open GraphiQL: %v", err)
 	}
 	testcluster.Eventually(t, 30*time.Second, "GraphiQL's editors", func() (bool, string) {
-		s, raw := readGraphiQLState(t, ctx)
+		s, raw := browsertest.ReadGraphiQL(t, ctx)
 		return strings.Contains(s.Query, "clusters"), raw
 	})
 
 	// Autocompletion: typing "clu" at the top level offers "clusters",
 	// which needs the schema GraphiQL introspected; Enter takes it.
-	setQuery(t, ctx, "{\n  ")
+	browsertest.SetGraphiQLQuery(t, ctx, "{\n  ")
 	testcluster.Eventually(t, 30*time.Second, "completions of the typed field name", func() (bool, string) {
 		// Typing again until the list shows: the schema may still be loading.
 		if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(".graphiql-query-editor .CodeMirror textarea"), "c")); err != nil {
 			t.Fatalf("type: %v", err)
 		}
-		s, raw := readGraphiQLState(t, ctx)
+		s, raw := browsertest.ReadGraphiQL(t, ctx)
 		if len(s.Hints) == 0 {
-			setQuery(t, ctx, "{\n  ")
+			browsertest.SetGraphiQLQuery(t, ctx, "{\n  ")
 		}
 		return len(s.Hints) > 0, raw
 	})
@@ -97,7 +52,7 @@ func testGraphiQL(t *testing.T, base string) {
 		t.Fatalf("type: %v", err)
 	}
 	testcluster.Eventually(t, 10*time.Second, `"cluster" and "clusters" offered for "clu"`, func() (bool, string) {
-		s, raw := readGraphiQLState(t, ctx)
+		s, raw := browsertest.ReadGraphiQL(t, ctx)
 		return slices.Equal(s.Hints, []string{"cluster", "clusters"}), raw
 	})
 	browsertest.Screenshot(t, ctx, filepath.Join(shots, "graphiql-autocomplete.png"))
@@ -106,39 +61,33 @@ func testGraphiQL(t *testing.T, base string) {
 		t.Fatalf("take the completion: %v", err)
 	}
 	testcluster.Eventually(t, 10*time.Second, "the completion in the editor", func() (bool, string) {
-		s, raw := readGraphiQLState(t, ctx)
+		s, raw := browsertest.ReadGraphiQL(t, ctx)
 		return strings.Contains(s.Query, "  clusters"), raw
 	})
 
-	setQuery(t, ctx, "{ clusters { name status objectCount } }")
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(".graphiql-execute-button"))); err != nil {
-		t.Fatalf("run: %v", err)
-	}
+	browsertest.SetGraphiQLQuery(t, ctx, "{ clusters { name status objectCount } }")
+	browsertest.RunGraphiQL(t, ctx)
 	testcluster.Eventually(t, 30*time.Second, "the demo clusters in the response", func() (bool, string) {
-		s, raw := readGraphiQLState(t, ctx)
+		s, raw := browsertest.ReadGraphiQL(t, ctx)
 		return strings.Contains(s.Response, `"prod-eu"`) && strings.Contains(s.Response, `"staging"`) && strings.Contains(s.Response, "SYNCED"), raw
 	})
 
 	// A subscription over graphql-ws: the response shows each event as it
 	// comes, so it changes while the churn goes on.
-	setQuery(t, ctx, `subscription { resourceEvents(filter: {kinds: ["Pod", "ConfigMap", "Widget"]}) { type cursor resource { cluster kind name } } }`)
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(".graphiql-execute-button"))); err != nil {
-		t.Fatalf("subscribe: %v", err)
-	}
+	browsertest.SetGraphiQLQuery(t, ctx, `subscription { resourceEvents(filter: {kinds: ["Pod", "ConfigMap", "Widget"]}) { type cursor resource { cluster kind name } } }`)
+	browsertest.RunGraphiQL(t, ctx)
 	seen := map[string]bool{}
 	testcluster.Eventually(t, 60*time.Second, "three different live events in the response", func() (bool, string) {
-		s, raw := readGraphiQLState(t, ctx)
+		s, raw := browsertest.ReadGraphiQL(t, ctx)
 		if strings.Contains(s.Response, `"resourceEvents"`) && strings.Contains(s.Response, `"cursor"`) {
 			seen[s.Response] = true
 		}
 		return len(seen) >= 3 && s.Running, raw
 	})
 	browsertest.Screenshot(t, ctx, filepath.Join(shots, "graphiql-subscription.png"))
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(".graphiql-execute-button"))); err != nil {
-		t.Fatalf("stop the subscription: %v", err)
-	}
+	browsertest.RunGraphiQL(t, ctx) // stops it
 	testcluster.Eventually(t, 10*time.Second, "the subscription stopped", func() (bool, string) {
-		s, raw := readGraphiQLState(t, ctx)
+		s, raw := browsertest.ReadGraphiQL(t, ctx)
 		return !s.Running, raw
 	})
 	for _, p := range problems() {
