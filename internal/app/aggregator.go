@@ -194,11 +194,13 @@ type Aggregator struct {
 func New(opts Options) (*Aggregator, error) {
 	ix := index.New(opts.Index)
 	tr := health.NewTracker(ix, health.Options{})
-	fleet, err := informers.NewFleet(ix, tr, opts.Informers)
+	reg := prometheus.NewRegistry()
+	infOpts := opts.Informers
+	infOpts.Registerer = reg
+	fleet, err := informers.NewFleet(ix, tr, infOpts)
 	if err != nil {
 		return nil, fmt.Errorf("informers: %w", err)
 	}
-	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		health.NewCollector(tr))
 	registry := clusters.NewRegistry(fleet, clusters.Options{})

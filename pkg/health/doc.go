@@ -5,11 +5,15 @@
 // succeeded or could not reach the server, a probe result, an object event);
 // the Tracker derives a Status for each resource type and for the cluster:
 //
-//	PENDING       registered, nothing started yet
-//	SYNCING       some type has not finished its initial list
+//	PENDING       registered, nothing started yet, or waiting for its turn to list
+//	SYNCING       some type has not finished its initial list (or relists, or its server is slow)
 //	SYNCED        every type is synced and the API server is reachable
 //	DEGRADED      reachable, but some types fail (forbidden, not served, sync deadline passed)
 //	DISCONNECTED  the API server cannot be reached; the last known data stays, marked stale
+//
+// Its locks are sharded per cluster, and object events are counted in an
+// EventCounter without any lock, so that the reports of hundreds of
+// clusters do not contend.
 //
 // Every change of a derived status is recorded with a version number, so a
 // consumer can read the current ClusterStatus list and then follow Changes

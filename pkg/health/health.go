@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fleetcache/fleetcache/internal/changelog"
@@ -139,18 +140,28 @@ type Options struct {
 
 // Tracker derives and records the sync health of every cluster. It is safe
 // for concurrent use.
+//
+// Its locks are sharded per cluster, so that the reports of hundreds of
+// clusters do not wait for each other: a report of one cluster holds mu for
+// reading and that cluster's own mutex. Adding or removing a cluster and
+// reading every cluster at once (Clusters) hold mu for writing. Object
+// events take no lock at all (EventCounter).
 type Tracker struct {
 	counts Counter
 	opts   Options
 
-	mu       sync.Mutex
+	mu       sync.RWMutex
 	clusters map[string]*clusterState
-	// changes is appended to with mu held, so Clusters returns states and
-	// their version together.
-	changes *changelog.Log[Change]
+	// recordMu numbers and appends changes one at a time; it is taken
+	// with a cluster's mutex held, so each cluster's changes are recorded
+	// in the order they happened, and Clusters, which holds mu for
+	// writing, reads every state and the version together.
+	recordMu sync.Mutex
+	changes  *changelog.Log[Change]
 }
 
 type clusterState struct {
+	mu        sync.Mutex // guards the fields below and the resources' states
 	name      string
 	added     bool // AddCluster was called: the cluster runs
 	started   bool
@@ -158,7 +169,7 @@ type clusterState struct {
 	probeOK   time.Time // the last successful probe
 	configErr error     // its source's configuration cannot be used (see ConfigError)
 	resources map[string]*resourceState
-	changes   rateWindow // object events, for ClusterStatus.ChangeRate
+	changes   *rateWindow // object events, for ClusterStatus.ChangeRate
 }
 
 type resourceState struct {
@@ -168,12 +179,47 @@ type resourceState struct {
 	// current: the data is known current. Only ResourceSynced sets it (a
 	// list applied to the index); ResourceInterrupted and ResourceStarting
 	// clear it. No probe or successful request does.
-	current  bool
-	asOf     time.Time // while !current: when the data was last known current
-	err      error     // API error: forbidden, not found, not served, sync deadline
-	connErr  error     // the last request could not reach the server
-	listed   bool      // a list happened since the last watch request
-	eventsAt time.Time // kept apart from ResourceStatus to keep event recording cheap
+	current bool
+	asOf    time.Time // while !current: when the data was last known current
+	err     error     // API error: forbidden, not found, not served, sync deadline
+	connErr error     // the last request could not reach the server
+	listed  bool      // a list happened since the last watch request
+	queued  string    // why the type waits to list (a fleet-wide list slot); empty when it does not
+	slow    error     // the server answered too slowly or shed the request (timeout, 429): it is busy, not gone
+	events  *EventCounter
+}
+
+// EventCounter counts the object changes of one resource type of one
+// cluster. The informers record every object event in it without taking a
+// lock; the Tracker reads it when asked for a status.
+type EventCounter struct {
+	added, modified, deleted atomic.Uint64
+	last                     atomic.Int64 // Unix nanoseconds of the last event; 0 before the first
+	window                   *rateWindow  // the cluster's; nil for a type the Tracker does not know
+}
+
+// Record counts one object change of type typ that arrived at time at.
+func (e *EventCounter) Record(typ EventType, at time.Time) {
+	switch typ {
+	case EventAdded:
+		e.added.Add(1)
+	case EventModified:
+		e.modified.Add(1)
+	case EventDeleted:
+		e.deleted.Add(1)
+	}
+	e.last.Store(at.UnixNano())
+	if e.window != nil {
+		e.window.add(at)
+	}
+}
+
+func (e *EventCounter) counts() (EventCounts, time.Time) {
+	var at time.Time
+	if ns := e.last.Load(); ns != 0 {
+		at = time.Unix(0, ns)
+	}
+	return EventCounts{Added: e.added.Load(), Modified: e.modified.Load(), Deleted: e.deleted.Load()}, at
 }
 
 // DefaultOptions returns the Options with every default filled in: what a
@@ -203,6 +249,30 @@ func NewTracker(counts Counter, opts Options) *Tracker {
 	return &Tracker{counts: counts, opts: opts, clusters: map[string]*clusterState{}, changes: changelog.New[Change](opts.Retention)}
 }
 
+// lockCluster returns the state of cluster, creating it if create, locked
+// (its mutex, and mu for reading, or for writing when it was created), and
+// the function that unlocks it; nil if it does not exist and !create.
+func (t *Tracker) lockCluster(cluster string, create bool) (c *clusterState, created bool, unlock func()) {
+	t.mu.RLock()
+	if c, ok := t.clusters[cluster]; ok {
+		c.mu.Lock()
+		return c, false, func() { c.mu.Unlock(); t.mu.RUnlock() }
+	}
+	t.mu.RUnlock()
+	if !create {
+		return nil, false, nil
+	}
+	t.mu.Lock()
+	c, ok := t.clusters[cluster]
+	if !ok {
+		c = &clusterState{name: cluster, resources: map[string]*resourceState{},
+			changes: newRateWindow(t.opts.ChangeRateInterval, t.opts.ChangeRateIntervals)}
+		t.clusters[cluster] = c
+	}
+	c.mu.Lock()
+	return c, !ok, func() { c.mu.Unlock(); t.mu.Unlock() }
+}
+
 // AddCluster registers a cluster as PENDING. Adding a known cluster keeps its state.
 func (t *Tracker) AddCluster(name string) {
 	t.update(name, func(c *clusterState) { c.added = true })
@@ -217,7 +287,9 @@ func (t *Tracker) ConfigError(name string, err error) {
 	t.mu.Lock()
 	if c, ok := t.clusters[name]; ok && err == nil && !c.added {
 		delete(t.clusters, name)
+		c.mu.Lock()
 		t.recordLocked(Change{Cluster: c.statusLocked(t.opts.Now()), Removed: true})
+		c.mu.Unlock()
 		t.mu.Unlock()
 		return
 	}
@@ -236,7 +308,9 @@ func (t *Tracker) RemoveCluster(name string) {
 	c, ok := t.clusters[name]
 	if ok {
 		delete(t.clusters, name)
+		c.mu.Lock()
 		t.recordLocked(Change{Cluster: c.statusLocked(t.opts.Now()), Removed: true})
+		c.mu.Unlock()
 	}
 	t.mu.Unlock()
 }
@@ -250,7 +324,32 @@ func (t *Tracker) ResourceStarting(cluster, resource, kind string) {
 		r.Kind = kind
 		r.SyncStartTime = now
 		r.loseLocked(now, r.Reason)
-		r.started, r.err, r.connErr = true, nil, nil
+		r.started, r.err, r.connErr, r.queued, r.slow = true, nil, nil, "", nil
+	})
+}
+
+// ResourceQueued reports that a type waits for its turn to list (the
+// fleet bounds how many lists run at once): why says so. A type that never
+// synced is PENDING meanwhile, one that has is SYNCING; neither is an error.
+// ResourceListing ends the wait.
+func (t *Tracker) ResourceQueued(cluster, resource, why string) {
+	t.updateResource(cluster, resource, func(r *resourceState) { r.queued = why })
+}
+
+// ResourceListing reports that a type's list has its turn and runs.
+func (t *Tracker) ResourceListing(cluster, resource string) {
+	t.updateResource(cluster, resource, func(r *resourceState) { r.queued = "" })
+}
+
+// ResourceSlow reports that a request for a type was answered too late or
+// shed by a busy server (a timeout, 429 Too Many Requests): the server is
+// there, so the type is SYNCING with that reason rather than DISCONNECTED
+// or DEGRADED, until a request succeeds or the sync deadline passes.
+func (t *Tracker) ResourceSlow(cluster, resource string, err error) {
+	now := t.opts.Now()
+	t.updateResource(cluster, resource, func(r *resourceState) {
+		r.slow = err
+		r.LastErrorTime = now
 	})
 }
 
@@ -260,7 +359,7 @@ func (t *Tracker) ResourceStarting(cluster, resource, kind string) {
 func (t *Tracker) ResourceSynced(cluster, resource string) {
 	now := t.opts.Now()
 	t.updateResource(cluster, resource, func(r *resourceState) {
-		r.synced, r.current, r.err, r.connErr = true, true, nil, nil
+		r.synced, r.current, r.err, r.connErr, r.queued, r.slow = true, true, nil, nil, "", nil
 		r.Reason, r.asOf = "", time.Time{}
 		r.LastSyncTime = now
 		if !r.SyncStartTime.IsZero() {
@@ -321,7 +420,7 @@ func (t *Tracker) ResourceUnreachable(cluster, resource string, err error) {
 // type current: only ResourceSynced does.
 func (t *Tracker) ResourceRequestOK(cluster, resource string) {
 	t.updateResource(cluster, resource, func(r *resourceState) {
-		r.connErr = nil
+		r.connErr, r.slow = nil, nil
 		if r.err != nil && !errors.Is(r.err, ErrSyncDeadline) {
 			r.err = nil
 		}
@@ -352,25 +451,21 @@ func (t *Tracker) ResourceWatch(cluster, resource string) {
 	})
 }
 
-// ResourceEvent records that an object change of a type arrived at time at.
-// It runs for every object event, so it only counts: it records no Change.
-func (t *Tracker) ResourceEvent(cluster, resource string, typ EventType, at time.Time) {
-	t.mu.Lock()
-	if c, ok := t.clusters[cluster]; ok {
-		if r, ok := c.resources[resource]; ok {
-			r.eventsAt = at
-			c.changes.addLocked(at, t.opts.ChangeRateInterval, t.opts.ChangeRateIntervals)
-			switch typ {
-			case EventAdded:
-				r.Events.Added++
-			case EventModified:
-				r.Events.Modified++
-			case EventDeleted:
-				r.Events.Deleted++
-			}
-		}
+// EventCounter returns the counter in which the informers record the object
+// events of a type (call it after ResourceStarting). Counting takes no lock:
+// hundreds of clusters' events never wait for each other or for a reader.
+// For a type the Tracker does not know it returns a counter that nothing
+// reads; a type removed and added again gets a new counter.
+func (t *Tracker) EventCounter(cluster, resource string) *EventCounter {
+	c, _, unlock := t.lockCluster(cluster, false)
+	if c == nil {
+		return &EventCounter{}
 	}
-	t.mu.Unlock()
+	defer unlock()
+	if r, ok := c.resources[resource]; ok {
+		return r.events
+	}
+	return &EventCounter{}
 }
 
 // RemoveResource forgets a type of a cluster (no longer configured).
@@ -391,7 +486,8 @@ func (t *Tracker) Probe(cluster string, err error) {
 			return
 		}
 		for _, r := range c.resources {
-			r.loseLocked(latest(c.probeOK, r.LastSyncTime, r.eventsAt), "API server does not answer")
+			_, eventsAt := r.events.counts()
+			r.loseLocked(latest(c.probeOK, r.LastSyncTime, eventsAt), "API server does not answer")
 		}
 	})
 }
@@ -410,7 +506,7 @@ func (t *Tracker) updateResource(cluster, resource string, fn func(*resourceStat
 	t.update(cluster, func(c *clusterState) {
 		r, ok := c.resources[resource]
 		if !ok {
-			r = &resourceState{ResourceStatus: ResourceStatus{Resource: resource}}
+			r = &resourceState{ResourceStatus: ResourceStatus{Resource: resource}, events: &EventCounter{window: c.changes}}
 			c.resources[resource] = r
 		}
 		c.started = true
@@ -421,22 +517,20 @@ func (t *Tracker) updateResource(cluster, resource string, fn func(*resourceStat
 // update applies fn to the cluster's state, creating it if needed, and
 // records a Change when the derived status of the cluster or a type changed.
 func (t *Tracker) update(cluster string, fn func(*clusterState)) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	c, ok := t.clusters[cluster]
-	if !ok {
-		c = &clusterState{name: cluster, resources: map[string]*resourceState{}}
-		t.clusters[cluster] = c
-	}
+	c, created, unlock := t.lockCluster(cluster, true)
+	defer unlock()
 	now := t.opts.Now()
 	before := c.fingerprintLocked(now)
 	fn(c)
-	if !ok || c.fingerprintLocked(now) != before {
+	if created || c.fingerprintLocked(now) != before {
 		t.recordLocked(Change{Cluster: t.clusterStatusLocked(c, t.opts.Now())})
 	}
 }
 
+// recordLocked records ch; the caller holds the mutex of ch's cluster.
 func (t *Tracker) recordLocked(ch Change) {
+	t.recordMu.Lock()
+	defer t.recordMu.Unlock()
 	ch.Version = t.changes.Version() + 1
 	t.changes.Append(ch)
 }
@@ -454,7 +548,7 @@ func (c *clusterState) fingerprintLocked(now time.Time) string {
 
 func (r *resourceState) statusLocked(reachable bool, now time.Time) ResourceStatus {
 	s := r.ResourceStatus
-	s.LastEventTime = r.eventsAt
+	s.Events, s.LastEventTime = r.events.counts()
 	switch {
 	case r.err != nil:
 		s.Status, s.LastError = Degraded, r.err.Error()
@@ -463,10 +557,13 @@ func (r *resourceState) statusLocked(reachable bool, now time.Time) ResourceStat
 		if r.connErr != nil {
 			s.LastError = r.connErr.Error()
 		}
-	case !r.started:
+	case !r.started || (r.queued != "" && !r.synced):
 		s.Status = Pending
 	case !r.current:
 		s.Status = Syncing
+		if r.slow != nil {
+			s.LastError = r.slow.Error()
+		}
 	default:
 		s.Status = Synced
 	}
@@ -481,7 +578,9 @@ func (r *resourceState) statusLocked(reachable bool, now time.Time) ResourceStat
 func (c *clusterState) statusLocked(now time.Time) ClusterStatus {
 	s := ClusterStatus{Name: c.name, Status: Pending}
 	reachable := c.probeErr == nil
-	var unreachable, syncing, resyncing, degraded []string
+	var unreachable, syncing, resyncing, degraded, queued, slow []string
+	var queuedWhy string
+	waitingOnly := true // every type that is not failing waits for its first turn to list
 	var connErr error = c.probeErr
 	neverCurrent := false
 	for _, name := range slices.Sorted(maps.Keys(c.resources)) {
@@ -508,10 +607,20 @@ func (c *clusterState) statusLocked(now time.Time) ClusterStatus {
 			}
 		case rs.Status == Degraded:
 			degraded = append(degraded, name+": "+rs.LastError)
+		case r.queued != "":
+			queued, queuedWhy = append(queued, name), r.queued
+			waitingOnly = waitingOnly && !r.synced
 		case rs.Status == Syncing && r.synced:
 			resyncing = append(resyncing, name+": "+rs.Reason)
+			waitingOnly = false
 		case rs.Status == Pending || rs.Status == Syncing:
 			syncing = append(syncing, name)
+			waitingOnly = false
+		default:
+			waitingOnly = false
+		}
+		if r.slow != nil && rs.Status == Syncing {
+			slow = append(slow, name+": "+r.slow.Error())
 		}
 	}
 	if neverCurrent {
@@ -534,14 +643,23 @@ func (c *clusterState) statusLocked(now time.Time) ClusterStatus {
 	case !c.started:
 		s.Status = Pending
 		s.Message = "waiting for discovery"
-	case len(syncing) > 0 || len(resyncing) > 0:
+	case len(queued) > 0 && waitingOnly:
+		s.Status = Pending
+		s.Message = fmt.Sprintf("%s: %v", queuedWhy, queued)
+	case len(syncing) > 0 || len(resyncing) > 0 || len(queued) > 0:
 		s.Status = Syncing
 		var parts []string
 		if len(syncing) > 0 {
 			parts = append(parts, fmt.Sprintf("initial sync in progress: %v", syncing))
 		}
+		if len(slow) > 0 {
+			parts = append(parts, fmt.Sprintf("API server slow to answer, retrying: %v", slow))
+		}
 		if len(resyncing) > 0 {
 			parts = append(parts, fmt.Sprintf("relisting, data not current: %v", resyncing))
+		}
+		if len(queued) > 0 {
+			parts = append(parts, fmt.Sprintf("%s: %v", queuedWhy, queued))
 		}
 		s.Message = strings.Join(parts, "; ")
 	case len(degraded) > 0:
@@ -567,7 +685,7 @@ func (c *clusterState) statusLocked(now time.Time) ClusterStatus {
 // clusterStatusLocked is c's status with its change rates.
 func (t *Tracker) clusterStatusLocked(c *clusterState, now time.Time) ClusterStatus {
 	s := c.statusLocked(now)
-	s.ChangeRate = c.changes.ratesLocked(now, t.opts.ChangeRateInterval, t.opts.ChangeRateIntervals)
+	s.ChangeRate = c.changes.rates(now, t.opts.ChangeRateIntervals)
 	return s
 }
 
@@ -584,23 +702,22 @@ func (t *Tracker) fillCounts(s *ClusterStatus) {
 
 // Cluster returns the status of one cluster.
 func (t *Tracker) Cluster(name string) (ClusterStatus, bool) {
-	t.mu.Lock()
-	c, ok := t.clusters[name]
-	var s ClusterStatus
-	if ok {
-		s = t.clusterStatusLocked(c, t.opts.Now())
+	c, _, unlock := t.lockCluster(name, false)
+	if c == nil {
+		return ClusterStatus{}, false
 	}
-	t.mu.Unlock()
-	if ok {
-		t.fillCounts(&s)
-	}
-	return s, ok
+	s := t.clusterStatusLocked(c, t.opts.Now())
+	unlock()
+	t.fillCounts(&s)
+	return s, true
 }
 
 // Clusters returns the status of every cluster, sorted by name, and the
 // version it was read at (follow Changes after it).
 func (t *Tracker) Clusters() ([]ClusterStatus, uint64) {
 	now := t.opts.Now()
+	// Writing: no cluster's report is halfway, so the states and the
+	// version agree.
 	t.mu.Lock()
 	out := make([]ClusterStatus, 0, len(t.clusters))
 	for _, name := range slices.Sorted(maps.Keys(t.clusters)) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -64,6 +65,60 @@ func TestStatusDerivation(t *testing.T) {
 			name: "all synced",
 			steps: func(tr *Tracker) {
 				tr.ResourceStarting("c1", "pods", "Pod")
+				tr.ResourceSynced("c1", "pods")
+			},
+			want: summary{Status: Synced, Resources: map[string]Status{"pods": Synced}},
+		},
+		{
+			name: "waiting for a list slot",
+			steps: func(tr *Tracker) {
+				tr.ResourceStarting("c1", "pods", "Pod")
+				tr.ResourceQueued("c1", "pods", "waiting for a list slot")
+			},
+			want: summary{Status: Pending, Resources: map[string]Status{"pods": Pending}},
+		},
+		{
+			name: "one type listing, one waiting",
+			steps: func(tr *Tracker) {
+				tr.ResourceStarting("c1", "pods", "Pod")
+				tr.ResourceStarting("c1", "configmaps", "ConfigMap")
+				tr.ResourceQueued("c1", "pods", "waiting for a list slot")
+			},
+			want: summary{Status: Syncing, Resources: map[string]Status{"pods": Pending, "configmaps": Syncing}},
+		},
+		{
+			name: "listing after the wait",
+			steps: func(tr *Tracker) {
+				tr.ResourceStarting("c1", "pods", "Pod")
+				tr.ResourceQueued("c1", "pods", "waiting for a list slot")
+				tr.ResourceListing("c1", "pods")
+			},
+			want: summary{Status: Syncing, Resources: map[string]Status{"pods": Syncing}},
+		},
+		{
+			name: "relist waiting for a list slot",
+			steps: func(tr *Tracker) {
+				tr.ResourceStarting("c1", "pods", "Pod")
+				tr.ResourceSynced("c1", "pods")
+				tr.ResourceInterrupted("c1", "pods", "watch ended before its timeout", t0)
+				tr.ResourceStarting("c1", "pods", "Pod")
+				tr.ResourceQueued("c1", "pods", "waiting for a list slot")
+			},
+			want: summary{Status: Syncing, Resources: map[string]Status{"pods": Syncing}},
+		},
+		{
+			name: "slow server",
+			steps: func(tr *Tracker) {
+				tr.ResourceStarting("c1", "pods", "Pod")
+				tr.ResourceSlow("c1", "pods", errors.New("the server has received too many requests"))
+			},
+			want: summary{Status: Syncing, Resources: map[string]Status{"pods": Syncing}},
+		},
+		{
+			name: "slow server, then synced",
+			steps: func(tr *Tracker) {
+				tr.ResourceStarting("c1", "pods", "Pod")
+				tr.ResourceSlow("c1", "pods", errors.New("the server has received too many requests"))
 				tr.ResourceSynced("c1", "pods")
 			},
 			want: summary{Status: Synced, Resources: map[string]Status{"pods": Synced}},
@@ -208,7 +263,7 @@ func TestStatusDetails(t *testing.T) {
 	tr.ResourceWatch("c1", "pods") // resumed again
 	tr.ResourceList("c1", "pods")  // relist (410)
 	tr.ResourceWatch("c1", "pods") // follows the relist
-	tr.ResourceEvent("c1", "pods", EventModified, t0.Add(time.Minute))
+	tr.EventCounter("c1", "pods").Record(EventModified, t0.Add(time.Minute))
 	tr.ResourceStarting("c1", "configmaps", "ConfigMap")
 	tr.ResourceError("c1", "configmaps", "ConfigMap", errForbidden)
 
@@ -238,9 +293,9 @@ func TestChanges(t *testing.T) {
 	_, v0 := tr.Clusters()
 	tr.AddCluster("c1")
 	tr.ResourceStarting("c1", "pods", "Pod")
-	tr.ResourceEvent("c1", "pods", EventAdded, t0) // not a status change
-	tr.ResourceWatch("c1", "pods")                 // not a status change
-	tr.ResourceStarting("c1", "pods", "Pod")       // same status again
+	tr.EventCounter("c1", "pods").Record(EventAdded, t0) // not a status change
+	tr.ResourceWatch("c1", "pods")                       // not a status change
+	tr.ResourceStarting("c1", "pods", "Pod")             // same status again
 	tr.ResourceSynced("c1", "pods")
 	tr.ResourceUnreachable("c1", "pods", errRefused)
 	tr.ResourceRequestOK("c1", "pods") // reachable, not current yet
@@ -344,7 +399,7 @@ func TestCurrentAsOf(t *testing.T) {
 	now = t0.Add(2 * time.Minute)
 	check("both current", now, now, now)
 
-	tr.ResourceEvent("c1", "pods", EventModified, t0.Add(90*time.Second))
+	tr.EventCounter("c1", "pods").Record(EventModified, t0.Add(90*time.Second))
 	now = t0.Add(3 * time.Minute)
 	tr.Probe("c1", errRefused)
 	// The last signs: pods' last event at 1m30s, configmaps' sync and the
@@ -371,4 +426,95 @@ func TestCurrentAsOf(t *testing.T) {
 	check("pods interrupted", t0.Add(5*time.Minute), t0.Add(5*time.Minute), now)
 	tr.ResourceInterrupted("c1", "pods", "later", now)
 	check("a second interruption keeps the first", t0.Add(5*time.Minute), t0.Add(5*time.Minute), now)
+}
+
+func TestQueuedAndSlowMessages(t *testing.T) {
+	tr := newTracker(0)
+	tr.ResourceStarting("c1", "pods", "Pod")
+	tr.ResourceStarting("c1", "configmaps", "ConfigMap")
+	tr.ResourceQueued("c1", "pods", "waiting for a list slot (4 lists at once)")
+	tr.ResourceQueued("c1", "configmaps", "waiting for a list slot (4 lists at once)")
+	got, _ := tr.Cluster("c1")
+	if want := "waiting for a list slot (4 lists at once): [configmaps pods]"; got.Status != Pending || got.Message != want {
+		t.Errorf("both waiting: %s %q, want PENDING %q", got.Status, got.Message, want)
+	}
+	tr.ResourceListing("c1", "configmaps")
+	tr.ResourceSlow("c1", "configmaps", errors.New("the server has received too many requests"))
+	got, _ = tr.Cluster("c1")
+	want := "initial sync in progress: [configmaps]; API server slow to answer, retrying: [configmaps: the server has received too many requests]; waiting for a list slot (4 lists at once): [pods]"
+	if got.Status != Syncing || got.Message != want {
+		t.Errorf("one slow, one waiting: %s %q, want SYNCING %q", got.Status, got.Message, want)
+	}
+	for _, r := range got.Resources {
+		if r.Resource == "configmaps" && r.LastError != "the server has received too many requests" {
+			t.Errorf("configmaps lastError %q", r.LastError)
+		}
+	}
+}
+
+// TestConcurrentClusters reports for many clusters at once, as the
+// informers of a fleet do, while a reader takes snapshots and follows the
+// changes: run with -race. Every snapshot must hold each cluster in the
+// status of its last change up to the snapshot's version.
+func TestConcurrentClusters(t *testing.T) {
+	tr := NewTracker(nil, Options{Retention: 1 << 16})
+	const clusters, rounds = 16, 50
+	var wg sync.WaitGroup
+	for i := range clusters {
+		name := fmt.Sprintf("c%d", i)
+		wg.Go(func() {
+			for range rounds {
+				tr.ResourceStarting(name, "pods", "Pod")
+				ev := tr.EventCounter(name, "pods")
+				ev.Record(EventAdded, t0)
+				tr.ResourceSynced(name, "pods")
+			}
+		})
+	}
+	stop := make(chan struct{})
+	var reader sync.WaitGroup
+	reader.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			states, v := tr.Clusters()
+			changes, err := tr.Changes(0)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			last := map[string]Status{}
+			for _, ch := range changes {
+				if ch.Version <= v {
+					last[ch.Cluster.Name] = ch.Cluster.Status
+				}
+			}
+			for _, s := range states {
+				if want := last[s.Name]; s.Status != want {
+					t.Errorf("snapshot at version %d: %s is %s, its last change up to there says %s", v, s.Name, s.Status, want)
+				}
+			}
+		}
+	})
+	wg.Wait()
+	close(stop)
+	reader.Wait()
+	states, _ := tr.Clusters()
+	for _, s := range states {
+		if s.Status != Synced || s.Resources[0].Events.Added != rounds {
+			t.Errorf("%s: %s, %d added, want SYNCED, %d", s.Name, s.Status, s.Resources[0].Events.Added, rounds)
+		}
+	}
+	changes, err := tr.Changes(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ch := range changes {
+		if ch.Version != uint64(i+1) {
+			t.Fatalf("change %d has version %d", i, ch.Version)
+		}
+	}
 }

@@ -19,7 +19,7 @@ func TestChangeRate(t *testing.T) {
 	tr.ResourceStarting("c1", "configmaps", "ConfigMap")
 	events := func(resource string, n int, at time.Time) {
 		for range n {
-			tr.ResourceEvent("c1", resource, EventModified, at)
+			tr.EventCounter("c1", resource).Record(EventModified, at)
 		}
 	}
 	rates := func() []float64 {

@@ -9,20 +9,35 @@ import (
 )
 
 // Fleet runs one Ingester per cluster, all feeding one index and one health
-// tracker. It implements clusters.Runner.
+// tracker. It implements clusters.Runner. Its clusters share what need not
+// be per cluster: the list slots that bound how many lists run at once
+// (Options.MaxConcurrentLists), one prober for all API servers, and the
+// metrics.
 type Fleet struct {
-	index  *index.Index
-	health *health.Tracker
-	opts   Options
+	index   *index.Index
+	health  *health.Tracker
+	opts    Options
+	gate    *listGate
+	prober  *prober
+	metrics *metrics
 }
 
-// NewFleet returns a Fleet; it validates the configured resource types.
+// NewFleet returns a Fleet; it validates the configured resource types and
+// registers the informers' metrics with opts.Registerer, if set.
 func NewFleet(ix *index.Index, h *health.Tracker, opts Options) (*Fleet, error) {
 	opts = opts.withDefaults()
 	if _, err := parseResourceNames(opts.Resources); err != nil {
 		return nil, err
 	}
-	return &Fleet{index: ix, health: h, opts: opts}, nil
+	f := &Fleet{index: ix, health: h, opts: opts, gate: newListGate(opts.MaxConcurrentLists), prober: newProber()}
+	if opts.Registerer != nil {
+		m, err := newMetrics(opts.Registerer, f.gate)
+		if err != nil {
+			return nil, err
+		}
+		f.metrics = m
+	}
+	return f, nil
 }
 
 // RunCluster runs the ingestion of c until ctx ends.
@@ -31,6 +46,7 @@ func (f *Fleet) RunCluster(ctx context.Context, c clusters.Cluster) error {
 	if err != nil {
 		return err
 	}
+	ing.gate, ing.prober, ing.metrics = f.gate, f.prober, f.metrics
 	return ing.Start(ctx)
 }
 

@@ -3,13 +3,17 @@ package informers
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net"
 	"net/http"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
@@ -50,12 +54,41 @@ type Options struct {
 	WatchTimeout time.Duration
 	// ProbeTimeout bounds one probe. Default 5s.
 	ProbeTimeout time.Duration
+	// DisconnectAfter is how long an API server may leave probes
+	// unanswered (timeouts) before its cluster is DISCONNECTED. A timeout
+	// says the answer was late, which fleetcache's own load (starting many
+	// clusters) can cause as well as the server; a refused or reset
+	// connection or a failed TLS handshake means the server cannot be
+	// reached, and counts at once. Default 30s.
+	DisconnectAfter time.Duration
+	// MaxConcurrentLists bounds how many lists (initial lists and relists,
+	// plain or streaming) run at once across all clusters of a Fleet; the
+	// types waiting for their turn are PENDING (SYNCING when relisting) with
+	// that reason. A list holds its turn until it is applied to the index,
+	// so this also bounds the memory of lists being decoded. Default
+	// DefaultMaxConcurrentLists().
+	MaxConcurrentLists int
+	// ClientQPS and ClientBurst limit the requests fleetcache sends to each
+	// member cluster (lists, watches, discovery, CRD reads), one token bucket
+	// per cluster, shared by its types; probes are not limited, so that
+	// fleetcache's own limit never makes a cluster look unreachable.
+	// Defaults 20 and 40: a cluster's start takes one discovery round and a
+	// list and a watch per type (about 35 requests with the default types).
+	ClientQPS   float32
+	ClientBurst int
+	// Registerer receives the informers' metrics (ingest lag). Default: none.
+	Registerer prometheus.Registerer
 	// CacheSecretData keeps the data and stringData of Secrets (core v1),
 	// when Resources include them. Default false: they are dropped before
 	// the object is stored, so that the cache and every answer built from
 	// it hold the Secret's metadata (name, labels, type) and no credential.
 	CacheSecretData bool
 }
+
+// DefaultMaxConcurrentLists is Options.MaxConcurrentLists' default: twice
+// the CPUs Go may use, at least 4. Decoding a list is CPU work; more at
+// once only holds more responses in memory.
+func DefaultMaxConcurrentLists() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
 
 func (o Options) withDefaults() Options {
 	if len(o.Resources) == 0 {
@@ -76,6 +109,18 @@ func (o Options) withDefaults() Options {
 	if o.ProbeTimeout <= 0 {
 		o.ProbeTimeout = 5 * time.Second
 	}
+	if o.DisconnectAfter <= 0 {
+		o.DisconnectAfter = 30 * time.Second
+	}
+	if o.MaxConcurrentLists <= 0 {
+		o.MaxConcurrentLists = DefaultMaxConcurrentLists()
+	}
+	if o.ClientQPS <= 0 {
+		o.ClientQPS = 20
+	}
+	if o.ClientBurst <= 0 {
+		o.ClientBurst = 40
+	}
 	return o
 }
 
@@ -87,10 +132,11 @@ type Sink interface {
 	Objects(cluster, resource string) []*index.Object
 }
 
-// Ingester runs the ingestion of one cluster: one dynamic shared informer per
-// configured type, feeding a Sink and reporting to a health.Tracker. An
-// informer whose data stops being current is replaced by a fresh one as
-// soon as the API server answers (see Start).
+// Ingester runs the ingestion of one cluster: one run per configured type,
+// a client-go reflector that lists and watches the type and applies what it
+// gets straight to a Sink (runStore), reporting to a health.Tracker. A run
+// whose data stops being current is replaced by a fresh one as soon as the
+// API server answers (see Start).
 type Ingester struct {
 	name      string
 	sink      Sink
@@ -99,12 +145,19 @@ type Ingester struct {
 	names     []resourceName
 	dynamic   dynamic.Interface
 	discovery discovery.DiscoveryInterface
-	// lists and watches are the REST clients of the informers' requests
+	// lists and watches are the REST clients of the runs' requests
 	// (listWatch); watches has no rate limit.
 	lists, watches rest.Interface
+	// probeClient sends the probes, past the cluster's rate limiter.
+	probeClient rest.Interface
 	// dialer tracks the cluster's connections so that Start closes every
 	// one of them when the cluster stops, busy or idle.
 	dialer *connrotation.Dialer
+	// Shared by the clusters of a Fleet (their own when nil): the list
+	// slots (nil: lists are not bounded), the prober and the metrics.
+	gate    *listGate
+	prober  *prober
+	metrics *metrics
 
 	mu sync.Mutex
 	// reachable: the last probe succeeded and no request failed to connect
@@ -112,23 +165,28 @@ type Ingester struct {
 	reachable bool
 	// probeFailed: the last probe failed.
 	probeFailed bool
+	// unansweredSince is when the probes began to time out, zero while
+	// they are answered (see Options.DisconnectAfter).
+	unansweredSince time.Time
+	// probeTarget is the cluster's place in the prober while Start runs.
+	probeTarget *probeTarget
 	// runs holds the current run of each started type; Start alone changes it.
 	runs map[string]*typeRun
 	// stale holds the runs to replace, by resource.
 	stale map[string]*typeRun
-	// wake tells Start that stale or reachable changed; probeNow asks the
-	// probe to run at once. Both hold at most one signal.
-	wake, probeNow chan struct{}
+	// wake tells Start that stale or reachable changed; it holds at most
+	// one signal.
+	wake chan struct{}
 	// noCRD holds the custom resource types whose CustomResourceDefinition
 	// could not be read (logged once each).
 	noCRD map[string]bool
 }
 
-// typeRun is one run of one type's informer: its own reflector, store and
-// handler, stopped and waited for as a whole.
+// typeRun is one run of one type's reflector and its store, stopped and
+// waited for as a whole.
 type typeRun struct {
-	t   *index.Type
-	inf cache.SharedIndexInformer
+	t         *index.Type
+	reflector *cache.Reflector
 	// ctx ends when the run is stopped (cancel).
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -142,6 +200,10 @@ type typeRun struct {
 	// expired is set when the run's own watch was refused with 410 Gone:
 	// its replacement need not ask again.
 	expired bool
+	// slotHeld: the run holds a list slot (see listGate).
+	slotHeld bool
+	// deadline is the run's sync deadline, started with its first list.
+	deadline *time.Timer
 
 	// resumeFrom is the resourceVersion an interrupted run before this one
 	// stopped at, while the server has not answered whether a watch could
@@ -163,10 +225,10 @@ func (r *typeRun) lastResourceVersion() string {
 	r.mu.Lock()
 	expired := r.expired
 	r.mu.Unlock()
-	if expired || r.inf == nil {
+	if expired || r.reflector == nil {
 		return ""
 	}
-	return r.inf.LastSyncResourceVersion()
+	return r.reflector.LastSyncResourceVersion()
 }
 
 func (r *typeRun) isInterrupted() bool {
@@ -184,6 +246,9 @@ func (r *typeRun) markSynced(report func()) bool {
 		return false
 	}
 	r.isSynced = true
+	if r.deadline != nil {
+		r.deadline.Stop()
+	}
 	report()
 	return true
 }
@@ -207,9 +272,12 @@ func NewIngester(name string, cfg *rest.Config, sink Sink, h *health.Tracker, op
 		return nil, fmt.Errorf("cluster %q: %w", name, err)
 	}
 	c := &Ingester{name: name, sink: sink, health: h, opts: opts, names: names, reachable: true,
-		runs: map[string]*typeRun{}, stale: map[string]*typeRun{}, wake: make(chan struct{}, 1), probeNow: make(chan struct{}, 1),
+		runs: map[string]*typeRun{}, stale: map[string]*typeRun{}, wake: make(chan struct{}, 1),
 		noCRD: map[string]bool{}}
 	cfg = rest.CopyConfig(cfg)
+	// One token bucket for all of the cluster's clients but the probe's.
+	cfg.QPS, cfg.Burst = opts.ClientQPS, opts.ClientBurst
+	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(opts.ClientQPS, opts.ClientBurst)
 	if cfg.Proxy == nil {
 		// A config with a Proxy func is never shared through client-go's
 		// transport cache: this cluster gets connections of its own, which
@@ -218,7 +286,7 @@ func NewIngester(name string, cfg *rest.Config, sink Sink, h *health.Tracker, op
 	}
 	dial := cfg.Dial
 	if dial == nil {
-		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+		dial = (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext
 	}
 	c.dialer = connrotation.NewDialer(connrotation.DialFunc(dial))
 	cfg.Dial = c.dialer.DialContext
@@ -243,17 +311,28 @@ func NewIngester(name string, cfg *rest.Config, sink Sink, h *health.Tracker, op
 	if c.watches, err = rest.UnversionedRESTClientForConfigAndClient(restCfg, httpClient); err != nil {
 		return nil, fmt.Errorf("cluster %q: REST client: %w", name, err)
 	}
+	probeCfg := rest.CopyConfig(cfg)
+	probeCfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
+	probeDiscovery, err := discovery.NewDiscoveryClientForConfigAndClient(probeCfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %q: probe client: %w", name, err)
+	}
+	c.probeClient = probeDiscovery.RESTClient()
 	return c, nil
 }
 
-// Start runs the cache until ctx ends, then stops every informer and
+// dialTimeout bounds a TCP connect to a member API server: one that does
+// not accept within it is not reachable.
+const dialTimeout = 10 * time.Second
+
+// Start runs the cache until ctx ends, then stops every run and
 // goroutine it started before returning. Objects stay in the sink: removing
 // them is the caller's decision (a restarted cache reconciles them).
 //
 // A type's data is current from the moment a list of it has been applied to
 // the sink until its watch is interrupted (a request that cannot reach the
 // server, a watch refused with 410 Gone or cut before its timeout, a failed
-// probe). Its informer is then replaced by a fresh one, which lists at once,
+// probe). Its run is then replaced by a fresh one, which lists at once,
 // as soon as the API server answers again: recovery waits on the probe
 // (ProbeRetryInterval), never on client-go's backoff.
 func (c *Ingester) Start(ctx context.Context) error {
@@ -262,8 +341,6 @@ func (c *Ingester) Start(ctx context.Context) error {
 	// only idle ones would leave a connection whose last stream is still
 	// being torn down, and its read goroutine with it.
 	defer c.dialer.CloseAll()
-	var wg sync.WaitGroup
-	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer func() {
@@ -279,7 +356,17 @@ func (c *Ingester) Start(ctx context.Context) error {
 	}()
 
 	c.health.AddCluster(c.name)
-	wg.Go(func() { c.probe(ctx) })
+	if c.prober == nil {
+		c.prober = newProber() // a cluster on its own: its own prober
+	}
+	target := c.prober.add(ctx, c)
+	c.mu.Lock()
+	c.probeTarget = target
+	c.mu.Unlock()
+	// Before the runs stop and the connections close: no probe reports
+	// for the cluster after Start returns.
+	defer c.prober.remove(target)
+	defer cancel()
 
 	pending := c.names
 	retry := time.NewTicker(c.opts.DiscoveryRetry)
@@ -312,8 +399,11 @@ func (c *Ingester) replace(run *typeRun) {
 func (c *Ingester) unreachable() {
 	c.mu.Lock()
 	c.reachable = false
+	target := c.probeTarget
 	c.mu.Unlock()
-	signal(c.probeNow)
+	if target != nil {
+		c.prober.probeNow(target)
+	}
 }
 
 // replaceStale stops each stale run and starts its replacement, if the
@@ -348,7 +438,7 @@ func (c *Ingester) replaceStale(ctx context.Context) {
 		if err != nil {
 			// Not expected: the same type started before. The old run
 			// stays, stopped, and is retried at the next wake.
-			klog.FromContext(ctx).Error(err, "Restarting informer failed", "resource", resource)
+			klog.FromContext(ctx).Error(err, "Restarting the type's run failed", "resource", resource)
 			c.replace(old)
 			continue
 		}
@@ -365,7 +455,7 @@ func signal(ch chan struct{}) {
 	}
 }
 
-// startServed starts an informer for every name the cluster serves and
+// startServed starts a run for every name the cluster serves and
 // returns the names still to look up.
 func (c *Ingester) startServed(ctx context.Context, names []resourceName) []resourceName {
 	logger := klog.FromContext(ctx)
@@ -381,7 +471,7 @@ func (c *Ingester) startServed(ctx context.Context, names []resourceName) []reso
 		c.setPrinter(t)
 		run, err := c.startRun(ctx, t)
 		if err != nil {
-			logger.Error(err, "Starting informer failed, will retry", "resource", t.Resource)
+			logger.Error(err, "Starting the type's run failed, will retry", "resource", t.Resource)
 			missing[t.Resource] = err
 			continue
 		}
@@ -398,105 +488,103 @@ func (c *Ingester) startServed(ctx context.Context, names []resourceName) []reso
 	return rest
 }
 
-// startRun starts a fresh informer for t: it lists, then watches.
+// startRun starts a fresh run for t: its reflector lists, then watches,
+// and applies what it gets to the sink through a runStore.
 func (c *Ingester) startRun(ctx context.Context, t *index.Type) (*typeRun, error) {
 	c.loadPrinterColumns(ctx, t)
 	ctx, cancel := context.WithCancel(ctx)
 	run := &typeRun{t: t, ctx: ctx, cancel: cancel}
 	lw := &listWatch{cache: c, t: t, run: run, path: collectionPath(t.GVR)}
+	gated := &gatedListWatch{c: c, run: run, lw: lw}
 	// A ListWatch claims WatchList semantics: with client-go's
 	// WatchListClient feature on (the default), the reflector lists by a
 	// streaming watch (sendInitialEvents), and falls back to a plain list
 	// when the server refuses it.
-	inf := cache.NewSharedIndexInformerWithOptions(&cache.ListWatch{
-		ListWithContextFunc:  lw.ListWithContext,
-		WatchFuncWithContext: lw.WatchWithContext,
-	}, &index.Object{}, cache.SharedIndexInformerOptions{ObjectDescription: t.Resource})
-	if err := inf.SetWatchErrorHandlerWithContext(c.watchErrorHandler(t)); err != nil {
-		cancel()
-		return nil, fmt.Errorf("set watch error handler of %s: %w", t.Resource, err)
-	}
-	reg, err := inf.AddEventHandler(&handler{cache: c, resource: t.Resource})
-	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("add event handler of %s: %w", t.Resource, err)
+	lws := &cache.ListWatch{
+		ListWithContextFunc:  gated.ListWithContext,
+		WatchFuncWithContext: gated.WatchWithContext,
 	}
 	c.health.ResourceStarting(c.name, t.Resource, t.KindName())
-	run.inf = inf
-	run.wg.Go(func() { inf.RunWithContext(ctx) })
-	run.wg.Go(func() { c.awaitSync(ctx, run, inf.GetStore(), reg) })
+	store := &runStore{c: c, run: run, events: c.health.EventCounter(c.name, t.Resource)}
+	if c.metrics != nil {
+		store.lag = c.metrics.lag.WithLabelValues(t.Resource)
+	}
+	logger := klog.FromContext(ctx).WithValues("resource", t.Resource)
+	// No expected type: watch events carry *timedObject as well as
+	// *index.Object, and the store takes both.
+	run.reflector = cache.NewReflectorWithOptions(lws, nil, store, cache.ReflectorOptions{
+		Name: c.name + "/" + t.Resource, TypeDescription: t.Resource, Logger: &logger})
+	run.wg.Go(func() {
+		defer c.releaseSlot(run)
+		defer func() {
+			run.mu.Lock()
+			if run.deadline != nil {
+				run.deadline.Stop()
+			}
+			run.mu.Unlock()
+		}()
+		run.reflector.RunWithContext(ctx)
+	})
 	return run, nil
 }
 
-// awaitSync waits until every object of the initial list reached the
-// handler, reports the type synced and prunes objects the sink still holds
-// from an earlier run of this cluster that the cluster no longer has.
-func (c *Ingester) awaitSync(ctx context.Context, run *typeRun, store cache.Store, reg cache.ResourceEventHandlerRegistration) {
-	t := run.t
-	deadline := time.NewTimer(c.opts.SyncTimeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(25 * time.Millisecond)
-	defer tick.Stop()
-	for !reg.HasSynced() {
-		select {
-		case <-ctx.Done():
-			return
-		case <-deadline.C:
-			c.health.ResourceError(c.name, t.Resource, t.KindName(),
-				fmt.Errorf("%w: not synced after %s", health.ErrSyncDeadline, c.opts.SyncTimeout))
-		case <-tick.C:
-		}
+// listApplied reports that a list of run's type has been applied to the
+// sink: the run's list slot goes to the next list, and the type is synced.
+func (c *Ingester) listApplied(run *typeRun) {
+	c.releaseSlot(run)
+	if run.markSynced(func() { c.health.ResourceSynced(c.name, run.t.Resource) }) {
+		klog.FromContext(run.ctx).V(2).Info("Resource synced", "resource", run.t.Resource)
 	}
-	for _, o := range c.sink.Objects(c.name, t.Resource) {
-		if _, exists, _ := store.GetByKey(storeKey(o)); !exists {
-			c.sink.DeleteObject(o)
-		}
-	}
-	if run.markSynced(func() { c.health.ResourceSynced(c.name, t.Resource) }) {
-		klog.FromContext(ctx).V(2).Info("Resource synced", "resource", t.Resource)
-	}
-}
-
-func storeKey(o *index.Object) string {
-	if o.Namespace == "" {
-		return o.Name
-	}
-	return o.Namespace + "/" + o.Name
 }
 
 // secrets is the type whose data Options.CacheSecretData governs.
 var secrets = schema.GroupResource{Resource: "secrets"}
 
-// probe checks that the API server answers, every ProbeInterval while it
-// does and every ProbeRetryInterval while it does not, and at once when a
-// request failed to connect. A failed probe closes the cluster's
-// connections, so that a watch on a silently dead one fails instead of
-// hanging, and marks every run stale; a successful one lets Start replace
-// the stale runs.
-func (c *Ingester) probe(ctx context.Context) {
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-timer.C:
-		case <-c.probeNow:
-		}
-		pctx, cancel := context.WithTimeout(ctx, c.opts.ProbeTimeout)
-		err := c.discovery.RESTClient().Get().AbsPath("/version").Do(pctx).Error()
-		cancel()
-		if ctx.Err() != nil {
-			return
-		}
-		c.health.Probe(c.name, err)
-		c.probed(err)
-		if err != nil {
-			timer.Reset(c.opts.ProbeRetryInterval)
-		} else {
-			timer.Reset(c.opts.ProbeInterval)
-		}
+// probe checks once that the API server answers (GET /version, bounded by
+// ProbeTimeout) and returns when to probe again: after ProbeInterval while
+// it answers, ProbeRetryInterval while it does not. A failed probe closes
+// the cluster's connections, so that a watch on a silently dead one fails
+// instead of hanging, and marks every run stale; a successful one lets
+// Start replace the stale runs. A probe that times out counts as failed
+// only once the server has left probes unanswered for DisconnectAfter: a
+// late answer may be fleetcache's own doing (see Options.DisconnectAfter).
+// The prober calls it.
+func (c *Ingester) probe(ctx context.Context) time.Duration {
+	pctx, cancel := context.WithTimeout(ctx, c.opts.ProbeTimeout)
+	err := c.probeClient.Get().AbsPath("/version").Do(pctx).Error()
+	cancel()
+	if ctx.Err() != nil {
+		return 0
 	}
+	now := time.Now()
+	c.mu.Lock()
+	switch {
+	case err != nil && isTimeout(err):
+		if c.unansweredSince.IsZero() {
+			c.unansweredSince = now
+		}
+		if unanswered := now.Sub(c.unansweredSince); unanswered < c.opts.DisconnectAfter {
+			c.mu.Unlock()
+			klog.FromContext(ctx).V(2).Info("Probe not answered in time; not disconnected yet", "err", err, "unansweredFor", unanswered)
+			return c.opts.ProbeRetryInterval
+		}
+	default:
+		c.unansweredSince = time.Time{}
+	}
+	c.mu.Unlock()
+	c.health.Probe(c.name, err)
+	c.probed(err)
+	if err != nil {
+		return c.opts.ProbeRetryInterval
+	}
+	return c.opts.ProbeInterval
+}
+
+// isTimeout reports whether err says an answer came too late rather than
+// that the server cannot be reached.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }
 
 func (c *Ingester) probed(err error) {
@@ -524,33 +612,4 @@ func (c *Ingester) staleAll() {
 			c.stale[resource] = r
 		}
 	}
-}
-
-// handler applies informer events to the sink.
-type handler struct {
-	cache    *Ingester
-	resource string
-}
-
-func (h *handler) OnAdd(obj any, _ bool)  { h.upsert(obj, health.EventAdded) }
-func (h *handler) OnUpdate(_, newObj any) { h.upsert(newObj, health.EventModified) }
-func (h *handler) OnDelete(obj any) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	if o, ok := obj.(*index.Object); ok {
-		h.cache.sink.Delete(o.Key())
-		h.event(health.EventDeleted)
-	}
-}
-
-func (h *handler) upsert(obj any, typ health.EventType) {
-	if o, ok := obj.(*index.Object); ok {
-		h.cache.sink.Upsert(o)
-		h.event(typ)
-	}
-}
-
-func (h *handler) event(typ health.EventType) {
-	h.cache.health.ResourceEvent(h.cache.name, h.resource, typ, time.Now())
 }

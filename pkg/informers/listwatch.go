@@ -120,13 +120,14 @@ func (lw *listWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptio
 	}
 	// As client-go's REST client runs a watch: a decoding error becomes an
 	// ERROR event, the end of the body the end of the watch.
-	w := watch.NewStreamWatcherWithLogger(klog.FromContext(ctx), wire.NewWatchDecoder(body, lw.decoder()),
+	dec := lw.decoder()
+	w := watch.NewStreamWatcherWithLogger(klog.FromContext(ctx), &observedDecoder{Decoder: wire.NewWatchDecoder(body, dec), wire: dec, lw: lw},
 		apierrors.NewClientErrorReporter(http.StatusInternalServerError, http.MethodGet, "ClientWatchDecoding"))
 	var timeout time.Duration
 	if opts.TimeoutSeconds != nil {
 		timeout = time.Duration(*opts.TimeoutSeconds) * time.Second
 	}
-	return newObservedWatch(w, lw, start, timeout), nil
+	return &observedWatch{Interface: w, lw: lw, ctx: ctx, start: start, timeout: timeout}, nil
 }
 
 // parked holds a request of an interrupted run until the run is stopped and
@@ -155,7 +156,10 @@ func (lw *listWatch) listing() {
 	lw.cache.health.ResourceList(lw.cache.name, lw.t.Resource)
 }
 
-// report classifies the outcome of a request.
+// report classifies the outcome of a request. A server that answers late
+// or sheds the request (a timeout, 429 Too Many Requests) is busy, not
+// gone: the type is SYNCING with that reason, and only a connection that
+// cannot be made or is cut makes it DISCONNECTED.
 func (lw *listWatch) report(ctx context.Context, err error) {
 	c := lw.cache
 	var status apierrors.APIStatus
@@ -166,8 +170,16 @@ func (lw *listWatch) report(ctx context.Context, err error) {
 		// The run is stopping: not the server's doing.
 	case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
 		lw.expired()
+	case apierrors.IsTooManyRequests(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err):
+		// The reflector retries after its backoff.
+		c.health.ResourceSlow(c.name, lw.t.Resource, err)
 	case errors.As(err, &status):
-		// Forbidden, not found, ...: the watch error handler reports it.
+		// Forbidden, not found, ...: the reflector retries; the type
+		// fails until a request succeeds.
+		c.health.ResourceError(c.name, lw.t.Resource, lw.t.KindName(), err)
+	case isTimeout(err):
+		c.health.ResourceSlow(c.name, lw.t.Resource, err)
+		lw.interrupted("API server slow to answer")
 	default:
 		c.health.ResourceUnreachable(c.name, lw.t.Resource, err)
 		lw.interrupted("API server unreachable")
@@ -192,99 +204,69 @@ func (lw *listWatch) interrupted(why string) {
 	}
 }
 
-// observedWatch passes a watch's events on to the reflector and tells its
-// listWatch of a 410 Gone in the stream and of an end before the watch's
-// timeout. Stop returns once its goroutine has.
+// observedDecoder tells its listWatch of the errors a watch stream
+// carries (a 410 Gone, say), in the goroutine that decodes the stream, and
+// hands on each added or modified object with the time it changed in its
+// cluster (timedObject), for the ingest lag.
+type observedDecoder struct {
+	watch.Decoder
+	wire *wire.Decoder
+	lw   *listWatch
+}
+
+func (d *observedDecoder) Decode() (watch.EventType, runtime.Object, error) {
+	typ, obj, err := d.Decoder.Decode()
+	if o, ok := obj.(*index.Object); ok && err == nil && (typ == watch.Added || typ == watch.Modified) {
+		if changed := d.wire.LastChange(); !changed.IsZero() {
+			return typ, &timedObject{Object: o, changed: changed}, nil
+		}
+	}
+	if err == nil && typ == watch.Error {
+		if err := apierrors.FromObject(obj); apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+			d.lw.expired()
+		} else {
+			d.lw.interrupted(fmt.Sprintf("watch failed: %v", err))
+		}
+	}
+	return typ, obj, err
+}
+
+// timedObject is an object of a watch event with the time it changed in
+// its cluster; runStore stores the object alone. It lives no longer than
+// the event.
+type timedObject struct {
+	*index.Object
+	changed time.Time
+}
+
+// observedWatch is a watch whose end its listWatch is told of when the
+// reflector stops it: at the watch's timeout the reflector resumes from the
+// last resourceVersion, as client-go always does; earlier, the stream was
+// cut (a restart, a dropped connection) and what it missed is not known
+// until the type is listed again. It adds no goroutine: the reflector stops
+// every watch as soon as its stream ends, in its own goroutine, and errors
+// in the stream are seen by its observedDecoder.
 type observedWatch struct {
-	w        watch.Interface
+	watch.Interface
 	lw       *listWatch
+	ctx      context.Context // the request's: it ends when the run stops
 	start    time.Time
 	timeout  time.Duration
-	out      chan watch.Event
-	stop     chan struct{}
 	stopOnce sync.Once
-	done     chan struct{}
 }
-
-func newObservedWatch(w watch.Interface, lw *listWatch, start time.Time, timeout time.Duration) *observedWatch {
-	o := &observedWatch{w: w, lw: lw, start: start, timeout: timeout,
-		out: make(chan watch.Event), stop: make(chan struct{}), done: make(chan struct{})}
-	go o.run()
-	return o
-}
-
-func (o *observedWatch) ResultChan() <-chan watch.Event { return o.out }
 
 func (o *observedWatch) Stop() {
 	o.stopOnce.Do(func() {
-		close(o.stop)
-		o.w.Stop()
+		o.Interface.Stop()
+		switch {
+		case o.ctx.Err() != nil:
+			// The run is stopping.
+		case o.timeout > 0 && time.Since(o.start) >= time.Duration(float64(o.timeout)*earlyEnd):
+			// The server's normal end.
+		default:
+			o.lw.interrupted("watch ended before its timeout")
+		}
 	})
-	<-o.done
-}
-
-func (o *observedWatch) run() {
-	defer close(o.done)
-	defer close(o.out)
-	for {
-		select {
-		case <-o.stop:
-			return
-		case ev, ok := <-o.w.ResultChan():
-			if !ok {
-				o.ended()
-				return
-			}
-			if ev.Type == watch.Error {
-				o.failed(apierrors.FromObject(ev.Object))
-			}
-			select {
-			case o.out <- ev:
-			case <-o.stop:
-				return
-			}
-		}
-	}
-}
-
-func (o *observedWatch) failed(err error) {
-	switch {
-	case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
-		o.lw.expired()
-	default:
-		o.lw.interrupted(fmt.Sprintf("watch failed: %v", err))
-	}
-}
-
-// ended handles the end of the server's stream: at its timeout the
-// reflector resumes from the last resourceVersion, as client-go always does;
-// earlier, the stream was cut (a restart, a dropped connection) and what it
-// missed is not known until the type is listed again.
-func (o *observedWatch) ended() {
-	select {
-	case <-o.stop:
-		return
-	default:
-	}
-	if o.timeout > 0 && time.Since(o.start) >= time.Duration(float64(o.timeout)*earlyEnd) {
-		return
-	}
-	o.lw.interrupted("watch ended before its timeout")
-}
-
-// watchErrorHandler reports API errors of lists and watches (forbidden, not
-// found, not served) to health before client-go's own handling.
-func (c *Ingester) watchErrorHandler(t *index.Type) cache.WatchErrorHandlerWithContext {
-	return func(ctx context.Context, r *cache.Reflector, err error) {
-		if ctx.Err() != nil {
-			return // the run is stopping: not the server's doing
-		}
-		var status apierrors.APIStatus
-		if errors.As(err, &status) && !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
-			c.health.ResourceError(c.name, t.Resource, t.KindName(), err)
-		}
-		cache.DefaultWatchErrorHandler(ctx, r, err)
-	}
 }
 
 // resumeCheckTimeout bounds checkResume: the server ends its watch after a

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -29,6 +30,39 @@ type Decoder struct {
 	buf    []byte
 	labels index.Labels
 	owners []index.OwnerRef
+	// changed is the newest managedFields time of the last object decoded.
+	changed time.Time
+}
+
+// LastChange returns the newest time in the managedFields of the object
+// decoded last: when a manager last changed it, by the server's clock, to
+// the second. Zero when it has none. The informers estimate ingest lag
+// from it.
+func (d *Decoder) LastChange() time.Time { return d.changed }
+
+// timeKey begins the time of a managedFields entry; keys of the fields
+// inside an entry are written "f:<name>", so they never match it.
+var timeKey = []byte(`"time":"`)
+
+// newestTime returns the latest RFC 3339 time among the "time" members of
+// the managedFields b, without decoding them.
+func newestTime(b []byte) time.Time {
+	var newest time.Time
+	for {
+		i := bytes.Index(b, timeKey)
+		if i < 0 {
+			return newest
+		}
+		b = b[i+len(timeKey):]
+		end := bytes.IndexByte(b, '"')
+		if end < 0 {
+			return newest
+		}
+		if t, err := time.Parse(time.RFC3339, string(b[:end])); err == nil && t.After(newest) {
+			newest = t
+		}
+		b = b[end:]
+	}
 }
 
 // NewDecoder returns a Decoder of the objects of type t in cluster. With
@@ -116,7 +150,7 @@ func (d *Decoder) object(b []byte, i int) (*index.Object, int, error) {
 	}
 	out := append(d.buf[:0], '{')
 	var m index.Meta
-	d.labels, d.owners = d.labels[:0], d.owners[:0]
+	d.labels, d.owners, d.changed = d.labels[:0], d.owners[:0], time.Time{}
 	hasKind, hasAPIVersion := false, false
 	written := 0
 	for first := true; ; first = false {
@@ -219,10 +253,11 @@ func (d *Decoder) metadata(out, b []byte, ks, ke, i int, first bool, m *index.Me
 		}
 		key := name(b, ks, ke, esc)
 		if string(key) == "managedFields" {
-			_, ve, _, err := d.sc.skipValue(b, vi)
+			vs, ve, _, err := d.sc.skipValue(b, vi)
 			if err != nil {
 				return out, ve, err
 			}
+			d.changed = newestTime(b[vs:ve])
 			i = ve
 			continue
 		}

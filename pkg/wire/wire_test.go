@@ -103,6 +103,28 @@ func TestObjectMeta(t *testing.T) {
 	}
 }
 
+// TestLastChange reads the newest managedFields time, and forgets it with
+// the next object.
+func TestLastChange(t *testing.T) {
+	d := NewDecoder("c1", podType, false)
+	in := `{"metadata":{"name":"a","managedFields":[` +
+		`{"manager":"kubectl","operation":"Update","time":"2026-01-02T03:04:05Z","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:labels":{"f:time":{}}}}},` +
+		`{"manager":"ctl","operation":"Apply","time":"2026-01-02T03:09:00Z","fieldsV1":{"f:data":{"f:time":{}}}},` +
+		`{"manager":"old","time":"2025-12-31T00:00:00Z"}]}}`
+	if _, err := d.Object([]byte(in)); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := d.LastChange(), time.Date(2026, 1, 2, 3, 9, 0, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("LastChange = %v, want %v", got, want)
+	}
+	if _, err := d.Object([]byte(`{"metadata":{"name":"b"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.LastChange(); !got.IsZero() {
+		t.Errorf("LastChange of an object without managedFields = %v, want zero", got)
+	}
+}
+
 func TestObjectErrors(t *testing.T) {
 	for _, in := range []string{
 		``, `[]`, `{`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{"a":1 "b":2}`, `{"a":[1,]}`, `{"a":[1 2]}`, `{"a":{"b":1]}`,

@@ -1,0 +1,358 @@
+package informers_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/fleetcache/fleetcache/internal/testcluster"
+	"github.com/fleetcache/fleetcache/pkg/clusters"
+	"github.com/fleetcache/fleetcache/pkg/health"
+	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/informers"
+)
+
+// fleetNamespace holds the ConfigMaps of the fleet tests, the same in
+// every test server.
+const fleetNamespace = "fleet-scale"
+
+// seedFleet creates n ConfigMaps in fleetNamespace of every test server.
+func seedFleet(tb testing.TB, n int) {
+	tb.Helper()
+	for _, c := range env.Clusters() {
+		dc := testcluster.Dynamic(tb, c.AdminConfig())
+		testcluster.CreateNamespace(tb, dc, fleetNamespace)
+		testcluster.Seed(tb, dc, configMaps, n, func(i int) *unstructured.Unstructured {
+			return configMap(fleetNamespace, fmt.Sprintf("cm-%04d", i), map[string]any{"key": strings.Repeat("v", 64)})
+		})
+	}
+}
+
+// aliases registers n clusters, each an alias of one of the test servers
+// in turn, as kubeconfig contexts pointing at the same servers would:
+// each is its own cluster to fleetcache, with its own connection, lists
+// and watches.
+func aliases(n int) []clusters.Cluster {
+	servers := env.Clusters()
+	out := make([]clusters.Cluster, n)
+	for i := range out {
+		s := servers[i%len(servers)]
+		out[i] = clusters.Cluster{Name: fmt.Sprintf("%s-%04d", s.Name(), i), Config: s.AdminConfig()}
+	}
+	return out
+}
+
+// healthWatch follows every status change of a Tracker from the start, and
+// keeps the largest number of clusters ever DISCONNECTED, DEGRADED and
+// waiting for a list slot at once. It reads the change log, not samples:
+// no state is missed, however short.
+type healthWatch struct {
+	done chan struct{}
+	err  error
+
+	mu                             sync.Mutex
+	status                         map[string]health.Status
+	waiting                        map[string]bool
+	maxDisconnected, maxDegraded   int
+	maxWaiting                     int
+	allSynced                      time.Time // when every cluster was first SYNCED
+	firstDisconnected, firstDegrad string    // an example of each, with its message
+}
+
+func watchHealth(ctx context.Context, tr *health.Tracker, clusters int) *healthWatch {
+	w := &healthWatch{done: make(chan struct{}), status: map[string]health.Status{}, waiting: map[string]bool{}}
+	go func() {
+		defer close(w.done)
+		var after uint64
+		for {
+			changes, err := tr.Changes(after)
+			if err != nil {
+				w.err = err
+				return
+			}
+			for _, ch := range changes {
+				w.apply(ch, clusters)
+				after = ch.Version
+			}
+			if err := tr.Wait(ctx, after); err != nil {
+				return
+			}
+		}
+	}()
+	return w
+}
+
+func (w *healthWatch) apply(ch health.Change, clusters int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := ch.Cluster
+	w.status[s.Name] = s.Status
+	w.waiting[s.Name] = strings.Contains(s.Message, "waiting for its turn to list")
+	var disconnected, degraded, waiting, synced int
+	for name, st := range w.status {
+		switch st {
+		case health.Disconnected:
+			disconnected++
+		case health.Degraded:
+			degraded++
+		case health.Synced:
+			synced++
+		}
+		if w.waiting[name] {
+			waiting++
+		}
+	}
+	if s.Status == health.Disconnected && w.firstDisconnected == "" {
+		w.firstDisconnected = s.Name + ": " + s.Message
+	}
+	if s.Status == health.Degraded && w.firstDegrad == "" {
+		w.firstDegrad = s.Name + ": " + s.Message
+	}
+	w.maxDisconnected = max(w.maxDisconnected, disconnected)
+	w.maxDegraded = max(w.maxDegraded, degraded)
+	w.maxWaiting = max(w.maxWaiting, waiting)
+	if synced == clusters && w.allSynced.IsZero() {
+		w.allSynced = time.Now()
+	}
+}
+
+// footprint is what the process holds, read from /proc and the runtime.
+type footprint struct {
+	rss, heap  uint64
+	goroutines int
+	fds        int
+}
+
+func measure(tb testing.TB) footprint {
+	tb.Helper()
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return footprint{rss: procStatus(tb, "VmRSS"), heap: m.HeapAlloc, goroutines: runtime.NumGoroutine(), fds: len(fds)}
+}
+
+// procStatus reads a size in bytes from /proc/self/status.
+func procStatus(tb testing.TB, field string) uint64 {
+	tb.Helper()
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	tb.Fatalf("no %s in /proc/self/status", field)
+	return 0
+}
+
+// fleetRun is the outcome of one fleet start.
+type fleetRun struct {
+	clusters, objects                        int
+	synced                                   time.Duration
+	maxDisconnected, maxDegraded, maxWaiting int
+	before, after                            footprint
+	hwm                                      uint64
+	metrics                                  *prometheus.Registry
+}
+
+// startAliasedFleet registers n aliased clusters caching resource, starts
+// them all at once and waits until every one is SYNCED and holds what its
+// server lists, following health throughout.
+func startAliasedFleet(tb testing.TB, n int, resource string, opts informers.Options) fleetRun {
+	tb.Helper()
+	before := measure(tb)
+	ix := index.New(index.Options{})
+	// Enough retention for every change of the start: the watcher must not
+	// miss one.
+	tr := health.NewTracker(ix, health.Options{Retention: 64 * n})
+	reg := prometheus.NewRegistry()
+	opts.Resources = []string{resource}
+	opts.Registerer = reg
+	f, err := informers.NewFleet(ix, tr, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	registry := clusters.NewRegistry(f, clusters.Options{})
+	cs := aliases(n)
+	for _, c := range cs {
+		if err := registry.Add(c); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	watch := watchHealth(ctx, tr, n)
+	begin := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- registry.Start(ctx) }()
+	tb.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			tb.Errorf("registry: %v", err)
+		}
+		<-watch.done
+	})
+
+	want := map[string]int{}
+	for _, s := range env.Clusters() {
+		want[s.Name()] = len(serverState(tb, testcluster.Dynamic(tb, s.AdminConfig()), informersGVR(resource)))
+	}
+	testcluster.Eventually(tb, 5*time.Minute, fmt.Sprintf("%d clusters SYNCED with every object", n), func() (bool, string) {
+		watch.mu.Lock()
+		synced := !watch.allSynced.IsZero()
+		watch.mu.Unlock()
+		if !synced {
+			statuses, _ := tr.Clusters()
+			count := map[health.Status]int{}
+			for _, s := range statuses {
+				count[s.Status]++
+			}
+			return false, fmt.Sprint(count)
+		}
+		for _, c := range cs {
+			server := c.Name[:strings.Index(c.Name, "-")]
+			if got := ix.ObjectCount(c.Name, resource); got != want[server] {
+				return false, fmt.Sprintf("%s holds %d %s, its server %d", c.Name, got, resource, want[server])
+			}
+		}
+		return true, ""
+	})
+	if watch.err != nil {
+		tb.Fatalf("following health: %v", watch.err)
+	}
+	watch.mu.Lock()
+	defer watch.mu.Unlock()
+	out := fleetRun{clusters: n, synced: watch.allSynced.Sub(begin),
+		maxDisconnected: watch.maxDisconnected, maxDegraded: watch.maxDegraded, maxWaiting: watch.maxWaiting,
+		before: before, metrics: reg}
+	for _, c := range cs {
+		out.objects += ix.ObjectCount(c.Name, "")
+	}
+	if watch.maxDisconnected > 0 {
+		tb.Errorf("%d clusters DISCONNECTED at once while every server was up, e.g. %s", watch.maxDisconnected, watch.firstDisconnected)
+	}
+	if watch.maxDegraded > 0 {
+		tb.Errorf("%d clusters DEGRADED at once while every server was up, e.g. %s", watch.maxDegraded, watch.firstDegrad)
+	}
+	out.after = measure(tb)
+	out.hwm = procStatus(tb, "VmHWM")
+	return out
+}
+
+// limitRanges is a type the test servers hold none of.
+var limitRanges = schema.GroupVersionResource{Version: "v1", Resource: "limitranges"}
+
+func informersGVR(resource string) schema.GroupVersionResource {
+	switch resource {
+	case "configmaps":
+		return configMaps
+	case "limitranges":
+		return limitRanges
+	}
+	panic("no GVR for " + resource)
+}
+
+func (r fleetRun) perCluster() (goroutines, fds float64) {
+	return float64(r.after.goroutines-r.before.goroutines) / float64(r.clusters),
+		float64(r.after.fds-r.before.fds) / float64(r.clusters)
+}
+
+// TestFleetStart starts 200 clusters at once, aliases of the three test
+// servers, each with 300 ConfigMaps, with few list slots: no cluster may be
+// reported DISCONNECTED or DEGRADED on the way while every server is up,
+// clusters must have waited their turn (PENDING with the reason), and one
+// cluster with one type may cost at most 6 goroutines and one connection.
+func TestFleetStart(t *testing.T) {
+	seedFleet(t, 300)
+	r := startAliasedFleet(t, 200, "configmaps", informers.Options{MaxConcurrentLists: 4})
+	goroutines, fds := r.perCluster()
+	t.Logf("%d clusters, %d objects: all SYNCED after %s; at most %d DISCONNECTED, %d DEGRADED, %d waiting for a list slot; per cluster %.2f goroutines, %.2f fds",
+		r.clusters, r.objects, r.synced.Round(time.Millisecond), r.maxDisconnected, r.maxDegraded, r.maxWaiting, goroutines, fds)
+	if r.maxWaiting == 0 {
+		t.Errorf("no cluster ever waited for a list slot: the start was not bounded")
+	}
+	// The fleet's own goroutines (the prober's, the registry's, this
+	// test's health watch) are not per cluster: a few are allowed besides.
+	if extra := r.after.goroutines - r.before.goroutines; extra > 6*r.clusters+16 {
+		t.Errorf("%d more goroutines for %d clusters with one type (%.2f each), want at most 6 each", extra, r.clusters, goroutines)
+	}
+	if fds > 1.05 {
+		t.Errorf("%.2f file descriptors per cluster, want one connection each", fds)
+	}
+
+	// A change reaches every alias of its server by a watch event whose
+	// lag is measured from the object's managedFields time.
+	c1 := env.Cluster("c1")
+	update(t, testcluster.Dynamic(t, c1.AdminConfig()), fleetNamespace, "cm-0000", map[string]any{"key": "changed"})
+	testcluster.Eventually(t, 30*time.Second, "ingest lag observed for every alias of c1", func() (bool, string) {
+		families, err := r.metrics.Gather()
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, f := range families {
+			if f.GetName() != "fleetcache_ingest_lag_seconds" {
+				continue
+			}
+			h := f.GetMetric()[0].GetHistogram()
+			mean := h.GetSampleSum() / float64(h.GetSampleCount())
+			if h.GetSampleCount() >= 67 && mean > 5 {
+				t.Errorf("mean ingest lag %.1fs over %d events, want seconds at most", mean, h.GetSampleCount())
+			}
+			return h.GetSampleCount() >= 67, fmt.Sprintf("%d samples, sum %.2fs", h.GetSampleCount(), h.GetSampleSum())
+		}
+		return false, "no fleetcache_ingest_lag_seconds"
+	})
+}
+
+// BenchmarkFleetStart is TestFleetStart at 1,000 clusters × 300 ConfigMaps
+// (issue 19), and at 1,000 clusters of a type without objects, for the
+// footprint of a cluster before its objects. Run it alone, without -race:
+//
+//	go test -run '^$' -bench 'BenchmarkFleetStart/clusters=1000/configmaps=300' -benchtime 1x ./pkg/informers/
+//	go test -run '^$' -bench 'BenchmarkFleetStart/clusters=1000/objects=0' -benchtime 1x ./pkg/informers/
+//
+// one at a time: the process's RSS does not shrink back after the first.
+func BenchmarkFleetStart(b *testing.B) {
+	seedFleet(b, 300)
+	for _, tc := range []struct {
+		name, resource string
+	}{{"clusters=1000/objects=0", "limitranges"}, {"clusters=1000/configmaps=300", "configmaps"}} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				r := startAliasedFleet(b, 1000, tc.resource, informers.Options{})
+				goroutines, fds := r.perCluster()
+				b.ReportMetric(r.synced.Seconds(), "s-to-all-synced")
+				b.ReportMetric(float64(r.maxDisconnected), "max-disconnected")
+				b.ReportMetric(float64(r.maxWaiting), "max-waiting")
+				b.ReportMetric(float64(r.after.rss-r.before.rss)/(1<<20), "MiB-rss")
+				b.ReportMetric(float64(r.hwm)/(1<<20), "MiB-rss-peak")
+				b.ReportMetric(float64(r.after.heap-r.before.heap)/(1<<20), "MiB-heap")
+				b.ReportMetric(float64(int64(r.after.heap)-int64(r.before.heap))/float64(r.clusters), "B-heap/cluster")
+				b.ReportMetric(goroutines, "goroutines/cluster")
+				b.ReportMetric(fds, "fds/cluster")
+				b.ReportMetric(float64(r.objects), "objects")
+				b.StopTimer()
+			}
+		})
+	}
+}

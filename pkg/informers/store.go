@@ -1,0 +1,114 @@
+package informers
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/fleetcache/fleetcache/pkg/health"
+	"github.com/fleetcache/fleetcache/pkg/index"
+)
+
+// runStore is the store of one run's reflector. It applies what the
+// reflector hands it to the sink at once, in the reflector's goroutine: no
+// informer store, DeltaFIFO, processor or handler goroutines sit between a
+// watch and the index (a shared informer costs about ten goroutines and two
+// queues per type; this costs none). client-go calls it from one goroutine.
+type runStore struct {
+	c      *Ingester
+	run    *typeRun
+	events *health.EventCounter
+	// lag observes the time from an object's change in its cluster to its
+	// arrival in the index (see changeTime); nil when not measured.
+	lag interface{ Observe(float64) }
+	// listed is set by the run's first Replace: later lists of the same
+	// run count their objects as modified.
+	listed bool
+}
+
+var _ cache.ReflectorStore = (*runStore)(nil)
+
+func (s *runStore) Add(obj any) error    { return s.upsert(obj, health.EventAdded) }
+func (s *runStore) Update(obj any) error { return s.upsert(obj, health.EventModified) }
+
+func (s *runStore) Delete(obj any) error {
+	o, err := s.object(obj)
+	if err != nil {
+		return err
+	}
+	s.c.sink.Delete(o.Key())
+	s.events.Record(health.EventDeleted, time.Now())
+	return nil
+}
+
+// Resync is a no-op: the reflector has no resync period.
+func (s *runStore) Resync() error { return nil }
+
+// Replace applies a complete list: every listed object is upserted (the
+// index ignores those it holds unchanged), the objects of this cluster and
+// type that the list lacks are deleted (pointer-conditional, so that a newer
+// version is never removed), and then the run is synced.
+func (s *runStore) Replace(list []any, _ string) error {
+	typ := health.EventAdded
+	if s.listed {
+		typ = health.EventModified
+	}
+	now := time.Now()
+	keep := make(map[index.Key]struct{}, len(list))
+	for _, item := range list {
+		o, err := s.object(item)
+		if err != nil {
+			return err
+		}
+		keep[o.Key()] = struct{}{}
+		s.c.sink.Upsert(o)
+		s.events.Record(typ, now)
+	}
+	for _, o := range s.c.sink.Objects(s.c.name, s.run.t.Resource) {
+		if _, ok := keep[o.Key()]; !ok && s.c.sink.DeleteObject(o) {
+			s.events.Record(health.EventDeleted, now)
+		}
+	}
+	s.listed = true
+	s.c.listApplied(s.run)
+	return nil
+}
+
+func (s *runStore) upsert(obj any, typ health.EventType) error {
+	changed := changeTime(obj)
+	o, err := s.object(obj)
+	if err != nil {
+		return err
+	}
+	s.c.sink.Upsert(o)
+	now := time.Now()
+	s.events.Record(typ, now)
+	if s.lag != nil && !changed.IsZero() {
+		s.lag.Observe(max(now.Sub(changed), 0).Seconds())
+	}
+	return nil
+}
+
+func (s *runStore) object(obj any) (*index.Object, error) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	if o, ok := obj.(*timedObject); ok {
+		obj = o.Object
+	}
+	o, ok := obj.(*index.Object)
+	if !ok {
+		return nil, fmt.Errorf("%s: unexpected object of type %T", s.run.t.Resource, obj)
+	}
+	return o, nil
+}
+
+// changeTime is when the object of a watch event changed in its cluster, as
+// far as the event tells (see timedObject); zero when unknown.
+func changeTime(obj any) time.Time {
+	if o, ok := obj.(*timedObject); ok {
+		return o.changed
+	}
+	return time.Time{}
+}
