@@ -28,14 +28,23 @@ type Proxy struct {
 
 // StartProxy starts a Proxy to the cluster's API server. The caller closes it.
 func (c *Cluster) StartProxy() (*Proxy, error) {
+	return StartProxy(strings.TrimPrefix(c.URL(), "https://"))
+}
+
+// StartProxy starts a Proxy to target, a host:port on loopback (the
+// aggregator's listener, say). The caller closes it.
+func StartProxy(target string) (*Proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("proxy listen: %w", err)
 	}
-	p := &Proxy{target: strings.TrimPrefix(c.URL(), "https://"), addr: ln.Addr().String(), conns: map[net.Conn]struct{}{}}
+	p := &Proxy{target: target, addr: ln.Addr().String(), conns: map[net.Conn]struct{}{}}
 	p.serve(ln)
 	return p, nil
 }
+
+// Addr returns the proxy's host:port.
+func (p *Proxy) Addr() string { return p.addr }
 
 // URL returns the proxy's address as an API server URL; the API server's
 // certificate is valid for it (127.0.0.1).

@@ -442,8 +442,9 @@ type serverRow struct {
 
 type column struct{ Name, Value string }
 
-// serverTable lists kind k's test objects as the API server's Table.
-func serverTable(t *testing.T, c *testcluster.Cluster, k columnKind, ns string) []serverRow {
+// fetchTable lists kind k's test objects in ns of cluster c as the API
+// server's Table (what kubectl get prints).
+func fetchTable(t *testing.T, c *testcluster.Cluster, k columnKind, ns string) metav1.Table {
 	t.Helper()
 	cfg := c.AdminConfig()
 	client, err := rest.HTTPClientFor(cfg)
@@ -472,6 +473,13 @@ func serverTable(t *testing.T, c *testcluster.Cluster, k columnKind, ns string) 
 	if err := json.NewDecoder(res.Body).Decode(&table); err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("table of %s: status %d, %v", k.resource, res.StatusCode, err)
 	}
+	return table
+}
+
+// serverTable lists kind k's test objects as the API server's Table.
+func serverTable(t *testing.T, c *testcluster.Cluster, k columnKind, ns string) []serverRow {
+	t.Helper()
+	table := fetchTable(t, c, k, ns)
 	var out []serverRow
 	for _, r := range table.Rows {
 		var row serverRow
@@ -548,14 +556,12 @@ func (f *fleet) apiTable(t *testing.T, cluster string, k columnKind, ns string) 
 	return out
 }
 
-// TestColumnsOnRealClusters creates objects of every kind of columnKinds
-// in every cluster (three), with statuses that make their cells non-trivial, and
-// checks that Resource.columns is what the API servers' Tables print,
-// ages aside and relative durations compared without their text.
-func TestColumnsOnRealClusters(t *testing.T) {
-	ns := freshNamespace("columns")
-	clusters := env.Clusters()
-	for _, c := range clusters {
+// startColumnFleet creates, in ns of every cluster, objects of every kind
+// of columnKinds whose cells are not trivial, then starts a fleet that
+// caches those kinds (Secrets' data too) and waits until it is synced.
+func startColumnFleet(t *testing.T, ns string) *fleet {
+	t.Helper()
+	for _, c := range env.Clusters() {
 		objs := &columnObjects{t: t, d: dyn(t, c), ns: ns, now: time.Now()}
 		objs.clusterScoped()
 		objs.pods()
@@ -573,6 +579,17 @@ func TestColumnsOnRealClusters(t *testing.T) {
 	opts.CacheSecretData = true
 	f := newFleet(t, app.Options{Informers: opts})
 	f.waitSynced(t)
+	return f
+}
+
+// TestColumnsOnRealClusters creates objects of every kind of columnKinds
+// in every cluster (three), with statuses that make their cells non-trivial, and
+// checks that Resource.columns is what the API servers' Tables print,
+// ages aside and relative durations compared without their text.
+func TestColumnsOnRealClusters(t *testing.T) {
+	ns := freshNamespace("columns")
+	clusters := env.Clusters()
+	f := startColumnFleet(t, ns)
 
 	compared := map[string]int{}
 	byName := func(a, b serverRow) int { return strings.Compare(a.name, b.name) }
