@@ -9,19 +9,21 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/duration"
 )
 
 // clusterStatus is a Cluster as `clusters` asks for it.
 type clusterStatus struct {
-	Name          string     `json:"name"`
-	Status        string     `json:"status"`
-	Stale         bool       `json:"stale"`
-	CurrentAsOf   *time.Time `json:"currentAsOf"`
-	LastEventTime *time.Time `json:"lastEventTime"`
-	LastSyncTime  *time.Time `json:"lastSyncTime"`
-	ObjectCount   int        `json:"objectCount"`
-	Message       *string    `json:"message"`
+	Name          string            `json:"name"`
+	Status        string            `json:"status"`
+	Stale         bool              `json:"stale"`
+	CurrentAsOf   *time.Time        `json:"currentAsOf"`
+	LastEventTime *time.Time        `json:"lastEventTime"`
+	LastSyncTime  *time.Time        `json:"lastSyncTime"`
+	ObjectCount   int               `json:"objectCount"`
+	Message       *string           `json:"message"`
+	Labels        map[string]string `json:"labels"`
 	Resources     []struct {
 		Resource    string     `json:"resource"`
 		Status      string     `json:"status"`
@@ -31,12 +33,13 @@ type clusterStatus struct {
 	} `json:"resources"`
 }
 
-const clustersQuery = `{ clusters { name status stale currentAsOf lastEventTime lastSyncTime objectCount message
+const clustersQuery = `{ clusters { name status stale currentAsOf lastEventTime lastSyncTime objectCount message labels
   resources { resource status objectCount currentAsOf lastError } } }`
 
 // runClusters prints every cluster's health: its status, how fresh its
 // data is ("current", or "stale 4m" since it was last known current),
-// objects, the last change's age and why it is not SYNCED.
+// objects, the last change's age and why it is not SYNCED; -o wide adds
+// its labels and a line per resource type.
 func runClusters(ctx context.Context, o *options, args []string, stdout io.Writer) error {
 	if len(args) > 0 {
 		return usageError("clusters takes no arguments")
@@ -61,13 +64,22 @@ func runClusters(ctx context.Context, o *options, args []string, stdout io.Write
 	}
 	now := time.Now()
 	tw := newTabWriter(stdout)
-	fmt.Fprintln(tw, "CLUSTER\tSTATUS\tDATA\tOBJECTS\tLAST CHANGE\tMESSAGE")
+	wide := o.output == "wide"
+	header := "CLUSTER\tSTATUS\tDATA\tOBJECTS\tLAST CHANGE\tMESSAGE"
+	if wide {
+		header += "\tLABELS"
+	}
+	fmt.Fprintln(tw, header)
 	for _, cl := range got.Clusters {
 		msg := "<none>"
 		if cl.Message != nil && *cl.Message != "" {
 			msg = oneLine(*cl.Message)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", cl.Name, cl.Status, freshness(cl.Status, cl.CurrentAsOf, now), cl.ObjectCount, ago(cl.LastEventTime, now), msg)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s", cl.Name, cl.Status, freshness(cl.Status, cl.CurrentAsOf, now), cl.ObjectCount, ago(cl.LastEventTime, now), msg)
+		if wide {
+			fmt.Fprint(tw, "\t"+labels.FormatLabels(cl.Labels))
+		}
+		fmt.Fprintln(tw)
 		if o.output != "wide" {
 			continue
 		}
@@ -106,7 +118,8 @@ func ago(t *time.Time, now time.Time) string {
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // runCount prints how many objects of the kind match the filters, by
-// cluster, namespace, kind, a label's value or a path's value (facets).
+// cluster, namespace, kind, a label's value, a cluster label's value or a
+// path's value (facets).
 func runCount(ctx context.Context, o *options, args []string, stdout io.Writer) error {
 	if len(args) > 1 {
 		return usageError("count takes at most a kind: kubectl fleet count pods --by namespace")
@@ -117,12 +130,14 @@ func runCount(ctx context.Context, o *options, args []string, stdout io.Writer) 
 		header = strings.ToUpper(key)
 	case "label":
 		by, arg, header = "LABEL", value, "LABEL "+value
+	case "cluster-label":
+		by, arg, header = "CLUSTER_LABEL", value, "CLUSTER LABEL "+value
 	case "field":
 		by, arg, header = "FIELD", value, strings.ToUpper(value)
 	default:
-		return usageError(fmt.Sprintf("--by %q: use cluster, namespace, kind, label=KEY or field=PATH", o.by))
+		return usageError(fmt.Sprintf("--by %q: use cluster, namespace, kind, label=KEY, cluster-label=KEY or field=PATH", o.by))
 	}
-	if (by == "LABEL" || by == "FIELD") && arg == "" {
+	if (by == "LABEL" || by == "CLUSTER_LABEL" || by == "FIELD") && arg == "" {
 		return usageError(fmt.Sprintf("--by %s needs a value: label=KEY or field=PATH", o.by))
 	}
 	c, err := Connect(o.connect)
@@ -141,7 +156,7 @@ func runCount(ctx context.Context, o *options, args []string, stdout io.Writer) 
 	}
 	vars := map[string]any{"f": o.filter(c, kind), "by": by}
 	switch by {
-	case "LABEL":
+	case "LABEL", "CLUSTER_LABEL":
 		vars["labelKey"] = arg
 	case "FIELD":
 		vars["field"] = arg

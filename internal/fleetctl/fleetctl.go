@@ -19,7 +19,7 @@ Usage:
                 [--clusters a,b] [--cluster-selector SELECTOR] [--sort-by PATH]
                 [-o wide|json|yaml|name|custom-columns=HEADER:PATH,...] [-w [--output-watch-events]]
   kubectl fleet clusters [-o wide|json|yaml]
-  kubectl fleet count KIND [--by cluster|namespace|label=KEY|field=PATH] [the filters of get]
+  kubectl fleet count KIND [--by cluster|namespace|kind|label=KEY|cluster-label=KEY|field=PATH] [the filters of get]
 
 The server and credentials come from the kubeconfig context named "fleetcache",
 else the current context (--context picks another), or from --server and --token.
@@ -68,7 +68,7 @@ func flagSet(o *options) *pflag.FlagSet {
 	fs.BoolVarP(&o.watch, "watch", "w", false, "after listing, print each change (resumes after a disconnect)")
 	fs.BoolVar(&o.watchOnly, "watch-only", false, "print the changes only, not the list first")
 	fs.BoolVar(&o.watchEvents, "output-watch-events", false, "with --watch, print the event type (ADDED, MODIFIED, DELETED) first")
-	fs.StringVar(&o.by, "by", "cluster", "count: cluster, namespace, kind, label=KEY or field=PATH")
+	fs.StringVar(&o.by, "by", "cluster", "count: cluster, namespace, kind, label=KEY, cluster-label=KEY or field=PATH")
 	fs.IntVar(&o.chunkSize, "chunk-size", 500, "objects per request")
 	return fs
 }
@@ -169,12 +169,12 @@ func (o *options) filter(c *Client, kind string) map[string]any {
 	return f
 }
 
-// filterError explains a filter the server rejected. A server without
-// ResourceFilter.clusterSelector refuses --cluster-selector as a field
-// it does not know.
+// filterError explains a filter the server rejected. A server older than
+// ResourceFilter.clusterSelector refuses --cluster-selector as a field it
+// does not know.
 func (o *options) filterError(err error) error {
 	var e *Error
-	if errors.As(err, &e) && o.clusterSelector != "" && strings.Contains(e.Message, "clusterSelector") {
+	if errors.As(err, &e) && o.clusterSelector != "" && strings.Contains(e.Message, "clusterSelector") && strings.Contains(e.Message, "Unknown field") {
 		return fmt.Errorf("--cluster-selector: this fleetcache server does not support cluster selectors (ResourceFilter.clusterSelector): %w", err)
 	}
 	return err

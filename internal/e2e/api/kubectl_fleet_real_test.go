@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -21,6 +22,7 @@ import (
 	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/fleetctl"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
+	"github.com/fleetcache/fleetcache/pkg/inventory"
 )
 
 // kubectlFleet runs `kubectl fleet args...` in the test's process and
@@ -342,8 +344,8 @@ func TestKubectlFleetErrorsOnRealClusters(t *testing.T) {
 			stderr: []string{`the server doesn't have a resource type "widgets"`, "configmaps"}},
 		{name: "not found", args: []string{"get", "ns", "no-such-namespace", "--token", token}, code: 1,
 			stderr: []string{`namespaces "no-such-namespace" not found in any cluster`}},
-		{name: "cluster selector", args: []string{"get", "configmaps", "-A", "--cluster-selector", "env in (prod", "--token", token}, code: 1,
-			stderr: []string{"--cluster-selector"}},
+		{name: "bad cluster selector", args: []string{"get", "configmaps", "-A", "--cluster-selector", "env in (prod", "--token", token}, code: 1,
+			stderr: []string{"Error from server (BAD_USER_INPUT)", "env in (prod"}},
 		{name: "token over http", args: []string{"clusters", "--server", f.serverURL(), "--token", token}, code: 1,
 			stderr: []string{"refused the credentials (401 Unauthorized)", "over https only"}},
 		{name: "usage", args: []string{"get"}, code: 2, stderr: []string{"get takes a kind"}},
@@ -372,6 +374,63 @@ func TestKubectlFleetErrorsOnRealClusters(t *testing.T) {
 		})
 	}
 }
+
+// TestKubectlFleetClusterSelectorOnRealClusters labels the three
+// clusters and checks --cluster-selector, counts by a cluster label and the
+// labels of clusters -o wide.
+func TestKubectlFleetClusterSelectorOnRealClusters(t *testing.T) {
+	ns := freshNamespace("kfleet-sel")
+	for _, c := range env.Clusters() {
+		d := dyn(t, c)
+		createNamespace(t, d, ns)
+		create(t, d, gvr("", "v1", "configmaps"), configMap(ns, "settings", nil, map[string]any{"k": "v"}))
+	}
+	f := startFleet(t, "configmaps", "namespaces")
+	f.waitSynced(t)
+	f.Inventory.Set(map[string]inventory.Info{
+		"c1": {Labels: map[string]string{"env": "prod", "region": "eu"}},
+		"c2": {Labels: map[string]string{"env": "prod", "region": "us"}},
+		"c3": {Labels: map[string]string{"env": "staging"}},
+	})
+	server := []string{"--server", f.serverURL()}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"get", []string{"get", "cm", "-n", ns, "--cluster-selector", "env=prod"}, `CLUSTER   NAME       DATA   AGE
+c1        settings   1      <duration>
+c2        settings   1      <duration>
+`},
+		{"get with clusters", []string{"get", "cm", "-n", ns, "--cluster-selector", "env=prod", "--clusters", "c2,c3", "-o", "name"}, "configmap/settings\n"},
+		{"count", []string{"count", "configmaps", "-n", ns, "--by", "cluster-label=env"}, `CLUSTER LABEL env   COUNT
+prod                2
+staging             1
+`},
+		{"count selected", []string{"count", "configmaps", "-n", ns, "--cluster-selector", "region", "--by", "cluster"}, `CLUSTER   COUNT
+c1        1
+c2        1
+`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := kubectlFleet(t.Context(), append(slices.Clone(server), tc.args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			if diff := gocmp.Diff(tc.want, relativeInTable.ReplaceAllString(out, "<duration>")); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+	code, out, errOut := kubectlFleet(t.Context(), append(server, "clusters", "-o", "wide")...)
+	if code != 0 || !strings.Contains(out, "LABELS") || !strings.Contains(out, "env=prod,region=eu") || !strings.Contains(out, "env=staging") {
+		t.Errorf("clusters -o wide: exit %d, %s%s", code, out, errOut)
+	}
+}
+
+// relativeInTable matches an age cell, padding included.
+var relativeInTable = regexp.MustCompile(`(?m)(\d+[smhdy])+ *$`)
 
 // writeKubeconfig writes a kubeconfig whose current context, "cluster",
 // names closed, a server that refuses connections, and whose context
