@@ -31,15 +31,17 @@ import (
 	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/testcert"
 	"github.com/fleetcache/fleetcache/pkg/authz"
+	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 )
 
 const (
-	chartDir      = "helm/fleetcache"
-	allValues     = "testdata/values-all.yaml"
-	releaseNS     = "fleet"
-	configPath    = "/etc/fleetcache/config.yaml"
-	memberRoleYML = "member-cluster/clusterrole.yaml"
+	chartDir        = "helm/fleetcache"
+	allValues       = "testdata/values-all.yaml"
+	inventoryValues = "testdata/values-inventory.yaml"
+	releaseNS       = "fleet"
+	configPath      = "/etc/fleetcache/config.yaml"
+	memberRoleYML   = "member-cluster/clusterrole.yaml"
 	// authDelegatorCRB binds system:auth-delegator to the ServiceAccount;
 	// the namespace is in its name because the binding is cluster-wide.
 	authDelegatorCRB = "fleetcache-" + releaseNS + "-auth-delegator"
@@ -168,6 +170,7 @@ func TestChartLint(t *testing.T) {
 	}{
 		{name: "defaults"},
 		{name: "everything on", args: []string{"--values", allValues}},
+		{name: "inventories", args: []string{"--values", inventoryValues}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -316,6 +319,7 @@ func TestChartConfig(t *testing.T) {
 		"kubeconfigDir":  "/etc/fleetcache/kubeconfigs",
 		"contexts":       []any{},
 		"clusterSecrets": map[string]any{"namespace": "fleet-secrets"},
+		"clusters":       map[string]any{},
 		"resources":      []any{"pods", "deployments.apps", "widgets.example.com", "replicasets.apps"},
 		"readyz":         map[string]any{"exclude": []any{"flaky"}, "disabled": false},
 		"limits":         map[string]any{"maxPageSize": float64(500), "requestTimeout": "20s"},
@@ -659,5 +663,93 @@ func TestMemberClusterRoleRules(t *testing.T) {
 				t.Errorf("rendered member ClusterRole (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestChartInventory checks the inventory sources' values: the config file
+// enables them, the providers file is mounted where it points and parses,
+// and each source may read exactly its objects (a ClusterRole for every
+// namespace, else a Role in its namespace) and nothing else.
+func TestChartInventory(t *testing.T) {
+	objs := render(t, "--values", inventoryValues)
+	var cm *corev1.ConfigMap
+	var providers *corev1.ConfigMap
+	for _, o := range objs {
+		if c, ok := o.typed.(*corev1.ConfigMap); ok && c.Name == "fleetcache" {
+			cm = c
+		} else if ok && c.Name == "fleetcache-providers" {
+			providers = c
+		}
+	}
+	if cm == nil || providers == nil {
+		t.Fatalf("ConfigMaps fleetcache and fleetcache-providers not both rendered: %v", objs)
+	}
+	cfg := loadConfig(t, cm)
+	want := app.Config{
+		ClusterProfiles: app.InventorySourceConfig{Enabled: true, ProvidersFile: "/etc/fleetcache/providers/providers.json"},
+		ClusterAPI:      app.InventorySourceConfig{Enabled: true, Namespace: "capi-clusters"},
+		ArgoCD:          app.InventorySourceConfig{Enabled: true, Namespace: "argocd", AllowExecPlugins: true},
+		Clusters:        map[string]app.ClusterConfig{"prod-eu": {Labels: map[string]string{"env": "prod", "region": "eu"}}},
+	}
+	got := app.Config{ClusterProfiles: cfg.ClusterProfiles, ClusterAPI: cfg.ClusterAPI, ArgoCD: cfg.ArgoCD, Clusters: cfg.Clusters}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("config (-want +got):\n%s", diff)
+	}
+	p, err := clusters.ParseProviders([]byte(providers.Data["providers.json"]))
+	if err != nil {
+		t.Fatalf("providers.json: %v\n%s", err, providers.Data["providers.json"])
+	}
+	if names := p.Names(); !slices.Equal(names, []string{"open-cluster-management"}) {
+		t.Errorf("providers %v", names)
+	}
+	d := find[*appsv1.Deployment](t, objs, "Deployment")
+	mounted := false
+	for _, m := range d.Spec.Template.Spec.Containers[0].VolumeMounts {
+		for _, v := range d.Spec.Template.Spec.Volumes {
+			mounted = mounted || m.Name == v.Name && m.MountPath == "/etc/fleetcache/providers" &&
+				v.ConfigMap != nil && v.ConfigMap.Name == providers.Name
+		}
+	}
+	if !mounted {
+		t.Errorf("%s not mounted at /etc/fleetcache/providers", providers.Name)
+	}
+	// The sources read the cluster fleetcache runs in, with its token.
+	noAuth := render(t, "--values", inventoryValues, "--set", "authn.mode=none", "--set", "clusterSecrets.enabled=false")
+	if m := find[*appsv1.Deployment](t, noAuth, "Deployment").Spec.Template.Spec.AutomountServiceAccountToken; m == nil || !*m {
+		t.Errorf("automountServiceAccountToken %v with inventories on, want true", m)
+	}
+
+	type grant struct{ Kind, Namespace, Name string }
+	var grants []grant
+	rules := map[string][]rbacv1.PolicyRule{}
+	for _, o := range objs {
+		switch r := o.typed.(type) {
+		case *rbacv1.Role:
+			grants = append(grants, grant{"Role", r.Namespace, r.Name})
+			rules[r.Name] = r.Rules
+		case *rbacv1.ClusterRole:
+			grants = append(grants, grant{"ClusterRole", "", r.Name})
+			rules[r.Name] = r.Rules
+		}
+	}
+	wantGrants := []grant{
+		{"ClusterRole", "", "fleetcache-inventory-clusterprofiles"},
+		{"Role", "argocd", "fleetcache-inventory-argocd"},
+		{"Role", "capi-clusters", "fleetcache-inventory-cluster-api"},
+		{"Role", releaseNS, "fleetcache-cluster-secrets"},
+	}
+	slices.SortFunc(grants, func(a, b grant) int { return strings.Compare(a.Kind+a.Namespace, b.Kind+b.Namespace) })
+	if diff := cmp.Diff(wantGrants, grants); diff != "" {
+		t.Errorf("roles (-want +got):\n%s", diff)
+	}
+	read := []string{"get", "list", "watch"}
+	for name, want := range map[string][]rbacv1.PolicyRule{
+		"fleetcache-inventory-clusterprofiles": {{APIGroups: []string{"multicluster.x-k8s.io"}, Resources: []string{"clusterprofiles"}, Verbs: read}},
+		"fleetcache-inventory-argocd":          {{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: read}},
+		"fleetcache-inventory-cluster-api":     {{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: read}},
+	} {
+		if diff := cmp.Diff(want, rules[name]); diff != "" {
+			t.Errorf("%s rules (-want +got):\n%s", name, diff)
+		}
 	}
 }

@@ -423,3 +423,66 @@ func TestChartProbesWithTLS(t *testing.T) {
 		}
 	}
 }
+
+// TestChartInventoryRBAC applies the chart's inventory roles to a real
+// cluster and asks its authorizer what the pod's ServiceAccount may do:
+// read ClusterProfiles everywhere and Secrets in the Cluster API and Argo CD
+// namespaces, and no other Secret.
+func TestChartInventoryRBAC(t *testing.T) {
+	c := env.Cluster("c1")
+	client := kubernetes.NewForConfigOrDie(c.AdminConfig())
+	dyn := testcluster.Dynamic(t, c.AdminConfig())
+	for _, ns := range []string{releaseNS, "argocd", "capi-clusters"} {
+		testcluster.CreateNamespace(t, dyn, ns)
+	}
+	var sa string
+	for _, o := range render(t, "--values", inventoryValues) {
+		var err error
+		switch r := o.typed.(type) {
+		case *rbacv1.Role:
+			_, err = client.RbacV1().Roles(r.Namespace).Create(t.Context(), r, metav1.CreateOptions{})
+		case *rbacv1.RoleBinding:
+			_, err = client.RbacV1().RoleBindings(r.Namespace).Create(t.Context(), r, metav1.CreateOptions{})
+		case *rbacv1.ClusterRole:
+			_, err = client.RbacV1().ClusterRoles().Create(t.Context(), r, metav1.CreateOptions{})
+		case *rbacv1.ClusterRoleBinding:
+			if strings.Contains(r.Name, "inventory") {
+				_, err = client.RbacV1().ClusterRoleBindings().Create(t.Context(), r, metav1.CreateOptions{})
+			}
+		case *corev1.ServiceAccount:
+			sa = "system:serviceaccount:" + r.Namespace + ":" + r.Name
+		}
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("%s: %v", o, err)
+		}
+	}
+	allowed := func(verb, group, resource, ns string) (bool, string) {
+		r, err := client.AuthorizationV1().SubjectAccessReviews().Create(t.Context(), &authorizationv1.SubjectAccessReview{
+			Spec: authorizationv1.SubjectAccessReviewSpec{User: sa, Groups: []string{"system:serviceaccounts"},
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Group: group, Resource: resource, Namespace: ns}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return r.Status.Allowed, r.Status.Reason
+	}
+	for _, tt := range []struct {
+		verb, group, resource, ns string
+		want                      bool
+	}{
+		{"watch", "multicluster.x-k8s.io", "clusterprofiles", "", true},
+		{"list", "multicluster.x-k8s.io", "clusterprofiles", "open-cluster-management", true},
+		{"list", "", "secrets", "argocd", true},
+		{"watch", "", "secrets", "capi-clusters", true},
+		{"list", "", "secrets", "default", false},
+		{"list", "", "secrets", "", false},
+		{"update", "", "secrets", "argocd", false},
+		{"update", "multicluster.x-k8s.io", "clusterprofiles", "open-cluster-management", false},
+	} {
+		name := fmt.Sprintf("%s %s.%s in %q", tt.verb, tt.resource, tt.group, tt.ns)
+		testcluster.Eventually(t, 30*time.Second, name, func() (bool, string) {
+			ok, why := allowed(tt.verb, tt.group, tt.resource, tt.ns)
+			return ok == tt.want, fmt.Sprintf("allowed %v, want %v: %s", ok, tt.want, why)
+		})
+	}
+}

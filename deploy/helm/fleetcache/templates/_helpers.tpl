@@ -115,6 +115,22 @@ authz and serving from the values of those names.
 {{- if .Values.clusterSecrets.enabled }}
 {{- $_ := set $cfg "clusterSecrets" (dict "namespace" (include "fleetcache.clusterSecretsNamespace" .)) }}
 {{- end }}
+{{- with .Values.inventory.clusterProfiles }}
+{{- if .enabled }}
+{{- /* config.clusterProfiles may add a kubeconfig (a hub elsewhere). */}}
+{{- $src := merge (dict "enabled" true "providersFile" "/etc/fleetcache/providers/providers.json") (get $cfg "clusterProfiles" | default dict) }}
+{{- with .namespace }}{{ $_ := set $src "namespace" . }}{{ end }}
+{{- $_ := set $cfg "clusterProfiles" $src }}
+{{- end }}
+{{- end }}
+{{- range $key, $src := dict "clusterAPI" .Values.inventory.clusterAPI "argoCD" .Values.inventory.argoCD }}
+{{- if $src.enabled }}
+{{- $out := merge (dict "enabled" true) (get $cfg $key | default dict) }}
+{{- with $src.namespace }}{{ $_ := set $out "namespace" . }}{{ end }}
+{{- if $src.allowExecPlugins }}{{ $_ := set $out "allowExecPlugins" true }}{{ end }}
+{{- $_ := set $cfg $key $out }}
+{{- end }}
+{{- end }}
 {{- $authn := dict "mode" .Values.authn.mode }}
 {{- with .Values.authn.cacheTTL }}
 {{- $_ := set $authn "cacheTTL" . }}
