@@ -26,9 +26,14 @@ GRAPHIQL_UI := internal/graphiql/ui
 GRAPHIQL_BUNDLE := internal/graphiql/dist/graphiql.js
 ui: $(GRAPHIQL_BUNDLE) ## Build the GraphiQL bundle with npm and esbuild (Node.js 20+; skipped when up to date).
 
-$(GRAPHIQL_BUNDLE): $(GRAPHIQL_UI)/package.json $(GRAPHIQL_UI)/package-lock.json $(GRAPHIQL_UI)/build.mjs $(wildcard $(GRAPHIQL_UI)/src/*)
+# npm ci runs when the lock file changes, esbuild when a source does.
+$(GRAPHIQL_UI)/node_modules/.installed: $(GRAPHIQL_UI)/package.json $(GRAPHIQL_UI)/package-lock.json
 	@command -v npm >/dev/null || { echo "make ui: needs Node.js 20 or newer with npm (make testdeps installs them)" >&2; exit 1; }
-	cd $(GRAPHIQL_UI) && npm ci --no-audit --no-fund --loglevel=error && node build.mjs
+	cd $(GRAPHIQL_UI) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+$(GRAPHIQL_BUNDLE): $(GRAPHIQL_UI)/node_modules/.installed $(GRAPHIQL_UI)/build.mjs $(wildcard $(GRAPHIQL_UI)/src/*)
+	cd $(GRAPHIQL_UI) && node build.mjs
 	@touch $@
 
 test: testbin testdeps ui ## Run every test with the race detector against real kube-apiservers (what CI runs).

@@ -281,7 +281,7 @@ func TestDockerfileBuildsGraphiQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(makefile), "npm ci --no-audit --no-fund --loglevel=error && node build.mjs") {
+	if !strings.Contains(string(makefile), "npm ci --no-audit --no-fund") || !strings.Contains(string(makefile), "node build.mjs") {
 		t.Error("make ui no longer bundles as the Dockerfile does: keep them alike")
 	}
 }

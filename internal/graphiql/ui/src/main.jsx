@@ -69,17 +69,24 @@ function newFetcher(token, onStatus) {
       return res;
     },
   });
-  // The toolkit picks WebSocket for a subscription from opts.documentAST,
-  // which GraphiQL parses from the editor after a delay: a subscription run
-  // right after an edit would go over HTTP. Parse the text actually sent.
+  // GraphiQL parses the editor's text after a delay, so a query run right
+  // after an edit (a paste, then Ctrl-Enter) comes with the previous text's
+  // AST and operation name: the toolkit would send a subscription over HTTP,
+  // or name an operation the text no longer has. Parse the text actually
+  // sent, and name its only operation when the name given is not in it.
   const fetcher = (params, opts) => {
     let documentAST = opts?.documentAST;
+    let { operationName } = params;
     try {
       documentAST = parse(params.query);
+      const ops = documentAST.definitions.filter((d) => d.kind === 'OperationDefinition');
+      if (ops.length === 1 && !ops.some((op) => op.name?.value === operationName)) {
+        operationName = ops[0].name?.value ?? null;
+      }
     } catch {
       // Not valid: the server says why.
     }
-    return base(params, { ...opts, documentAST });
+    return base({ ...params, operationName }, { ...opts, documentAST });
   };
   return { fetcher, dispose: () => wsClient.dispose() };
 }
