@@ -54,13 +54,14 @@ func fill(ix *index.Index, clusterCount, n int) {
 			name := fmt.Sprintf("pod-%07d", i)
 			app, tier := appLabels(i / benchNamespaces)
 			raw := fmt.Appendf(nil, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":%q,"namespace":%q,"labels":{"app":%q,"tier":%q}},"spec":{"nodeName":"node-%d"}}`, name, ns, app, tier, i%20)
-			ix.Upsert(&index.Object{
+			o := &index.Object{
 				Cluster: cluster, Type: podType, Namespace: ns, Name: name,
 				UID:             types.UID(fmt.Sprintf("%s-%s-%s", cluster, ns, name)),
 				ResourceVersion: "1",
 				Labels:          index.Labels{{Key: "app", Value: app}, {Key: "tier", Value: tier}},
-				Raw:             raw,
-			})
+			}
+			o.SetRaw(raw)
+			ix.Upsert(o)
 		}
 	}
 }

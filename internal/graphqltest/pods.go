@@ -101,9 +101,8 @@ func RealisticPod(t *index.Type, cluster string, i int, base time.Time) *index.O
 		Labels:          index.Labels{{Key: "app", Value: app}, {Key: "pod-template-hash", Value: hash}, {Key: "tier", Value: tier}},
 		Owners:          []index.OwnerRef{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: app + "-" + hash, UID: types.UID(rsUID), Controller: true}},
 		Created:         created,
-		Raw:             raw,
 	}
-	index.LocateMembers(o)
+	o.SetRaw(raw)
 	return o
 }
 

@@ -57,16 +57,16 @@ var printers = map[schema.GroupKind]printer{
 func For(o *index.Object, now time.Time) []Column {
 	name := Column{Name: "Name", Value: o.Name}
 	if c, ok := o.Type.Printer.(*Custom); ok {
-		return plain(c.row(name, o.Raw, o.Created, now, false))
+		return plain(c.row(name, o.Raw(), o.Created, now, false))
 	}
 	if o.Type.Kind == "Secret" && o.Type.GVR.Group == "" {
-		return printSecret(name, o.Raw, o.Type.Printer == DataNotCached)
+		return printSecret(name, o.Raw(), o.Type.Printer == DataNotCached)
 	}
 	p := printers[schema.GroupKind{Group: o.Type.GVR.Group, Kind: o.Type.Kind}]
 	if p == nil {
 		return []Column{name}
 	}
-	cols, err := p(o.Raw, now)
+	cols, err := p(o.Raw(), now)
 	if err != nil {
 		return []Column{name}
 	}
@@ -126,7 +126,7 @@ var layouts = map[schema.GroupKind]layout{
 // columns at .metadata.creationTimestamp), as the server computes it.
 func Row(o *index.Object, now time.Time, ages bool) []Cell {
 	if c, ok := o.Type.Printer.(*Custom); ok {
-		return c.row(Column{Name: "Name", Value: o.Name}, o.Raw, o.Created, now, ages)
+		return c.row(Column{Name: "Name", Value: o.Name}, o.Raw(), o.Created, now, ages)
 	}
 	cols := For(o, now)
 	l, ok := layouts[schema.GroupKind{Group: o.Type.GVR.Group, Kind: o.Type.Kind}]

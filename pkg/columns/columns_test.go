@@ -28,7 +28,9 @@ func object(t *index.Type, raw string) *index.Object {
 		dur, _ := time.ParseDuration(d)
 		raw = strings.ReplaceAll(raw, "{{ago:"+d+"}}", ago(dur))
 	}
-	return &index.Object{Type: t, Name: "x", Raw: []byte(raw)}
+	o := &index.Object{Type: t, Name: "x"}
+	o.SetRaw([]byte(raw))
+	return o
 }
 
 // cols is "Name=Value|Name=Value…" as columns, Name=x first.

@@ -494,8 +494,8 @@ func TestObjectIsStoredBytes(t *testing.T) {
 	s := newServer(t, f.ix, f.tracker, Options{})
 	o := f.object(t, "c1/configmaps/web/settings")
 	body := mustJSON(t, run(t, s, `{ resource(cluster: "c1", kind: "ConfigMap", namespace: "web", name: "settings") { object } }`, nil))
-	if !bytes.Contains(body, o.Raw) {
-		t.Errorf("response %s does not hold the stored bytes %s", body, o.Raw)
+	if !bytes.Contains(body, o.Raw()) {
+		t.Errorf("response %s does not hold the stored bytes %s", body, o.Raw())
 	}
 	var got struct {
 		Data struct {

@@ -68,7 +68,7 @@ func resolveAnnotations(p graphql.ResolveParams) (any, error) {
 			Annotations map[string]string `json:"annotations"`
 		} `json:"metadata"`
 	}
-	if err := json.Unmarshal(o.Raw, &v); err != nil {
+	if err := json.Unmarshal(o.Raw(), &v); err != nil {
 		return nil, fmt.Errorf("decode annotations of %s: %w", o.Key(), err)
 	}
 	if v.Metadata.Annotations == nil {

@@ -283,7 +283,7 @@ func (s *Server) resourceType() *graphql.Object {
 		"annotations":       {Type: graphql.NewNonNull(jsonScalar), Description: "The annotations, as an object.", Resolve: resolveAnnotations},
 		"creationTimestamp": {Type: timeScalar, Description: "When the object was created.", Resolve: objectField(func(o *index.Object) any { return o.Created })},
 		"object": {Type: graphql.NewNonNull(jsonScalar), Description: "The whole cached object (without managedFields).",
-			Resolve: objectField(func(o *index.Object) any { return json.RawMessage(o.Raw) })},
+			Resolve: objectField(func(o *index.Object) any { return json.RawMessage(o.Raw()) })},
 		"field": {Type: jsonScalar, Description: "The value at path in the object (status.phase, spec.containers[].image, " +
 			`metadata.annotations["example.com/owner"], cluster): a list of the values found where the path crosses an array ([]), ` +
 			"null when absent.",

@@ -96,7 +96,8 @@ func benchFleet(n int) []*Object {
 	newObj := func(cluster string, t *Type, ns, name string, ls Labels, owners []OwnerRef, raw []byte) *Object {
 		uid++
 		o := &Object{Cluster: cluster, Type: t, Namespace: ns, Name: name, UID: types.UID(fmt.Sprintf("u%d", uid)),
-			ResourceVersion: "1", Labels: ls, Owners: owners, Raw: raw}
+			ResourceVersion: "1", Labels: ls, Owners: owners}
+		o.SetRaw(raw)
 		out = append(out, o)
 		return o
 	}

@@ -3,7 +3,9 @@
 // in-memory structure that the API layer reads.
 //
 // An Index holds *Object values (see object.go), the compact immutable form
-// shared with the clusters' informer stores. Each object has a Key (cluster,
+// shared with the clusters' informer stores; an Object's JSON body is
+// compressed by its Type's Codec (package compact) and decoded when read,
+// into reused buffers by the index's own reads. Each object has a Key (cluster,
 // resource, namespace, name) that identifies it and a Position (cluster,
 // namespace, name, kind, resource) that orders it. Writers call Upsert,
 // Delete, DeleteObject, RemoveCluster and RemoveResource; every applied

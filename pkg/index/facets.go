@@ -64,22 +64,27 @@ func (ix *Index) FacetsUnion(fs []Filter, by FacetBy) []Facet {
 			counts[v]++
 		}
 	}
+	// read counts the values read from the objects' bytes. Its keys are
+	// copies: a value read points into a decoded body that the next
+	// object's overwrites (and assigning to a map's existing string key
+	// stores the new key, hence the pointers).
+	read := map[string]*int{}
 	if by.Key == FacetField {
 		var seen []string // the values of one object
+		var r bodyReader
 		count = func(o *Object) {
 			seen = seen[:0]
-			by.Field.EachIn(o.Doc(), func(v fieldpath.Value) bool {
+			by.Field.EachIn(r.doc(o), func(v fieldpath.Value) bool {
 				s, ok := fieldFacetValue(v)
 				if !ok || slices.Contains(seen, s) {
 					return true
 				}
 				seen = append(seen, s)
-				if n, ok := counts[s]; ok {
-					counts[s] = n + 1
+				if n := read[s]; n != nil {
+					*n++
 				} else {
-					// s may point into the object's bytes: do not keep
-					// them alive through the result.
-					counts[strings.Clone(s)] = 1
+					n := 1
+					read[strings.Clone(s)] = &n
 				}
 				return true
 			})
@@ -97,6 +102,9 @@ func (ix *Index) FacetsUnion(fs []Filter, by FacetBy) []Facet {
 		}
 	}
 	ix.mu.RUnlock()
+	for v, n := range read {
+		counts[v] += *n
+	}
 	out := make([]Facet, 0, len(counts))
 	for v, n := range counts {
 		out = append(out, Facet{Value: v, Count: n})

@@ -114,9 +114,9 @@ func (ix *Index) IndexedPaths(resource string) []fieldpath.Path {
 
 // fieldValues appends to dst the distinct values at path in o, in the form
 // facets count them. They may point into o's bytes.
-func fieldValues(path fieldpath.Path, o *Object, dst []string) []string {
+func fieldValues(path fieldpath.Path, o *Object, r *bodyReader, dst []string) []string {
 	start := len(dst)
-	path.EachIn(o.Doc(), func(v fieldpath.Value) bool {
+	path.EachIn(r.doc(o), func(v fieldpath.Value) bool {
 		if s, ok := fieldFacetValue(v); ok {
 			dst = append(dst, s)
 		}
@@ -140,11 +140,11 @@ func (ix *Index) indexFieldsLocked(o *Object, kindName string) {
 	kinds[kindName]++
 	var buf [4]string
 	for _, fi := range ix.fields.byResource[o.Type.Resource] {
-		for _, v := range fieldValues(fi.path, o, buf[:0]) {
+		for _, v := range fieldValues(fi.path, o, &ix.bodies, buf[:0]) {
 			fi.postingLocked(v).put(o, ix.freelist)
 		}
 		if fi.ordered != nil {
-			fi.ordered.put(o, ix.freelist)
+			fi.ordered.put(o, ix.freelist, &ix.bodies)
 		}
 	}
 }
@@ -159,11 +159,11 @@ func (ix *Index) unindexFieldsLocked(o *Object, kindName string) {
 	}
 	var buf [4]string
 	for _, fi := range ix.fields.byResource[o.Type.Resource] {
-		for _, v := range fieldValues(fi.path, o, buf[:0]) {
+		for _, v := range fieldValues(fi.path, o, &ix.bodies, buf[:0]) {
 			removeFrom(fi.values, v, fi.values[v], o)
 		}
 		if fi.ordered != nil {
-			fi.ordered.remove(o)
+			fi.ordered.remove(o, &ix.bodies)
 		}
 	}
 }
@@ -173,8 +173,8 @@ func (ix *Index) unindexFieldsLocked(o *Object, kindName string) {
 func (ix *Index) reindexFieldsLocked(old, o *Object) {
 	var oldBuf, newBuf [4]string
 	for _, fi := range ix.fields.byResource[o.Type.Resource] {
-		nv := fieldValues(fi.path, o, newBuf[:0])
-		for _, v := range fieldValues(fi.path, old, oldBuf[:0]) {
+		nv := fieldValues(fi.path, o, &ix.bodies, newBuf[:0])
+		for _, v := range fieldValues(fi.path, old, &ix.bodies, oldBuf[:0]) {
 			if !slices.Contains(nv, v) {
 				removeFrom(fi.values, v, fi.values[v], old)
 			}
@@ -184,8 +184,8 @@ func (ix *Index) reindexFieldsLocked(old, o *Object) {
 			fi.postingLocked(v).put(o, ix.freelist)
 		}
 		if fi.ordered != nil {
-			fi.ordered.remove(old)
-			fi.ordered.put(o, ix.freelist)
+			fi.ordered.remove(old, &ix.bodies)
+			fi.ordered.put(o, ix.freelist, &ix.bodies)
 		}
 	}
 }

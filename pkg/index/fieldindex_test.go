@@ -208,7 +208,7 @@ func (ix *Index) checkFieldIndexes() string {
 			if want[fi] == nil {
 				want[fi] = map[string][]*Object{}
 			}
-			for _, v := range fieldValues(fi.path, o, nil) {
+			for _, v := range fieldValues(fi.path, o, nil, nil) {
 				want[fi][v] = append(want[fi][v], o)
 			}
 		}

@@ -268,11 +268,12 @@ func sortedSet(vs []string) []string {
 }
 
 // matches reports whether o satisfies every constraint of the query.
-func (q *query) matches(o *Object) bool { return q.matchesBut(o, -1) }
+func (q *query) matches(o *Object, r *bodyReader) bool { return q.matchesBut(o, -1, r) }
 
 // matchesBut is matches without the field requirement q.fieldReqs[skipField],
-// which a plan's sources satisfy throughout.
-func (q *query) matchesBut(o *Object, skipField int) bool {
+// which a plan's sources satisfy throughout. r decodes o's body if a
+// constraint reads it.
+func (q *query) matchesBut(o *Object, skipField int, r *bodyReader) bool {
 	if q.clusters != nil && !contains(q.clusters, o.Cluster) {
 		return false
 	}
@@ -297,11 +298,11 @@ func (q *query) matchesBut(o *Object, skipField int) bool {
 			return false
 		}
 	}
-	if !q.search.Empty() && !searchMatches(q.search, o) {
+	if !q.search.Empty() && !searchMatches(q.search, o, r) {
 		return false
 	}
 	for i := range q.fieldReqs {
-		if i != skipField && !q.fieldReqs[i].MatchesIn(o.Doc()) {
+		if i != skipField && !q.fieldReqs[i].MatchesIn(r.doc(o)) {
 			return false
 		}
 	}
@@ -560,6 +561,7 @@ func (ix *Index) collectLocked(q *query, p *plan, from *Object, need int) []*Obj
 	var out []*Object
 	visited := 0
 	start := new(Object) // where a range starts
+	var br bodyReader
 	for _, r := range ranges {
 		seek, skip := from, from != nil // skip the object at from, if any
 		if p.ranges != nil {
@@ -585,7 +587,7 @@ func (ix *Index) collectLocked(q *query, p *plan, from *Object, need int) []*Obj
 					return false
 				}
 				visited++
-				if !p.exact && !q.matchesBut(o, p.fieldDone-1) {
+				if !p.exact && !q.matchesBut(o, p.fieldDone-1, &br) {
 					return true
 				}
 				out = append(out, o)
@@ -629,6 +631,7 @@ func (ix *Index) eachLocked(q *query, p *plan, fn func(*Object)) {
 	}
 	visited := 0
 	start := new(Object)
+	var br bodyReader
 	for _, r := range ranges {
 		var seek *Object
 		if p.ranges != nil {
@@ -644,7 +647,7 @@ func (ix *Index) eachLocked(q *query, p *plan, fn func(*Object)) {
 				if p.overlap && seenBefore(p.sources[:i], o) {
 					return true
 				}
-				if p.exact || q.matchesBut(o, p.fieldDone-1) {
+				if p.exact || q.matchesBut(o, p.fieldDone-1, &br) {
 					fn(o)
 				}
 				return true

@@ -205,7 +205,7 @@ func refMatches(f Filter, o *Object) bool {
 	return in(f.Clusters, o.Cluster) && in(f.Namespaces, o.Namespace) && in(f.Resources, o.Type.Resource) &&
 		kindOK && ownerOK && (f.Selector == nil || f.Selector.Matches(labels.Set(o.Labels.Map()))) &&
 		(f.NameContains == "" || strings.Contains(o.Name, f.NameContains)) &&
-		f.Fields.Matches(o.Cluster, o.Raw)
+		f.Fields.Matches(o.Cluster, o.Raw())
 }
 
 // randomFleet returns n objects with random placement, kinds, labels and

@@ -55,18 +55,18 @@ func withPodStatus(phase, node string, restarts int, images ...string) func(*Obj
 		for i, im := range images {
 			containers[i] = map[string]any{"name": fmt.Sprintf("c%d", i), "image": im}
 		}
-		o.Raw, _ = json.Marshal(map[string]any{
+		raw, _ := json.Marshal(map[string]any{
 			"metadata": map[string]any{"name": o.Name, "namespace": o.Namespace},
 			"spec":     map[string]any{"nodeName": node, "containers": containers},
 			"status":   map[string]any{"phase": phase, "restarts": restarts},
 		})
-		LocateMembers(o)
+		o.SetRaw(raw)
 	}
 }
 
 // withRaw sets the object's stored JSON.
 func withRaw(raw string) func(*Object) {
-	return func(o *Object) { o.Raw = []byte(raw); LocateMembers(o) }
+	return func(o *Object) { o.SetRaw([]byte(raw)) }
 }
 
 func mustFields(t testing.TB, s string) fieldselector.Selector {
@@ -150,7 +150,7 @@ func (ix *Index) checkInvariants() string {
 		for _, r := range o.Owners {
 			want.owners[r.UID] = append(want.owners[r.UID], o)
 		}
-		for _, tok := range searchTokens(o) {
+		for _, tok := range searchTokens(o, nil) {
 			want.tokens[tok] = append(want.tokens[tok], o)
 		}
 		clusters[o.Cluster]++
@@ -230,18 +230,18 @@ func (oi *orderedIndex) check(all []*Object) string {
 	// values, as the tree does.
 	var present, absent []*Object
 	for _, o := range all {
-		if sortValueOf(oi.path, o).Kind == Absent {
+		if sortValueOf(oi.path, o, nil).Kind == Absent {
 			absent = append(absent, o)
 		} else {
 			present = append(present, o)
 		}
 	}
 	slices.SortStableFunc(present, func(a, b *Object) int {
-		return compareNatural(sortValueOf(oi.path, a), sortValueOf(oi.path, b))
+		return compareNatural(sortValueOf(oi.path, a, nil), sortValueOf(oi.path, b, nil))
 	})
 	want, got := keys(present), []string{}
 	oi.tree.Ascend(func(e orderedEntry) bool {
-		if e.v != sortValueOf(oi.path, e.o) {
+		if e.v != sortValueOf(oi.path, e.o, nil) {
 			got = append(got, "stale value of "+e.o.Key().String())
 		}
 		got = append(got, e.o.Key().String())

@@ -86,6 +86,9 @@ type Index struct {
 	// scratch is a placeholder object for seeking while mu is held for
 	// writing.
 	scratch Object
+	// bodies decodes the bodies that writes read, with mu held for
+	// writing.
+	bodies bodyReader
 
 	// scanned counts the candidates reads visited; tests check with it that
 	// narrow filters do not scan the index.
@@ -323,7 +326,7 @@ func (ix *Index) insertLocked(o *Object) {
 		ix.ownerPostingLocked(r.UID).put(o, fl)
 	}
 	ix.indexTokensLocked(o)
-	ix.created.put(o, fl)
+	ix.created.put(o, fl, nil)
 	ix.indexFieldsLocked(o, te.kindName)
 
 	st := ix.clusters[o.Cluster]
@@ -357,7 +360,7 @@ func (ix *Index) removeLocked(o *Object) {
 		removeFrom(ix.owners, r.UID, ix.owners[r.UID], o)
 	}
 	ix.unindexTokensLocked(o, nil)
-	ix.created.remove(o)
+	ix.created.remove(o, nil)
 
 	st := ix.clusters[o.Cluster]
 	st.objects--
@@ -419,10 +422,10 @@ func (ix *Index) replaceLocked(old, o *Object) {
 	for _, r := range o.Owners {
 		ix.ownerPostingLocked(r.UID).put(o, fl)
 	}
-	ix.unindexTokensLocked(old, searchTokens(o))
+	ix.unindexTokensLocked(old, searchTokens(o, &ix.bodies))
 	ix.indexTokensLocked(o)
-	ix.created.remove(old)
-	ix.created.put(o, fl)
+	ix.created.remove(old, nil)
+	ix.created.put(o, fl, nil)
 	ix.reindexFieldsLocked(old, o)
 }
 

@@ -10,4 +10,7 @@ type Matcher struct{ q query }
 func NewMatcher(f Filter) *Matcher { return &Matcher{q: compile(f)} }
 
 // Matches reports whether o satisfies every constraint of the filter.
-func (m *Matcher) Matches(o *Object) bool { return !m.q.nothing && m.q.matches(o) }
+func (m *Matcher) Matches(o *Object) bool {
+	var r bodyReader
+	return !m.q.nothing && m.q.matches(o, &r)
+}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/fleetcache/fleetcache/pkg/index/compact"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 )
 
@@ -36,6 +37,10 @@ type Type struct {
 	// whose data is not cached, columns.DataNotCached. Nil otherwise.
 	// (any: the index cannot name pkg/columns, which imports it.)
 	Printer any
+	// Codec compresses the bodies of the type's objects (package
+	// compact), one Codec per resource shared by every cluster; nil
+	// stores them as they are.
+	Codec *compact.Codec
 }
 
 // KindName is the kind as filters name it: "Pod" for the core group,
@@ -105,9 +110,10 @@ type OwnerRef struct {
 }
 
 // Object is the compact form in which fleetcache holds every cached object:
-// the object's JSON bytes plus the few fields the indexes need. The informer
-// store of its cluster and the global index share the same *Object; it is
-// never modified after Build (or NewObject) returns. It is a runtime.Object,
+// the object's JSON bytes (compressed by its Type's Codec, see Raw) plus
+// the few fields the indexes need. The informer store of its cluster and
+// the global index share the same *Object; it is never modified after
+// Build (or NewObject, or SetRaw) returns. It is a runtime.Object,
 // so that client-go's reflector takes it from list and watch responses.
 type Object struct {
 	Cluster         string
@@ -119,28 +125,110 @@ type Object struct {
 	Labels          Labels
 	Owners          []OwnerRef
 	Created         time.Time
-	// Raw is the object encoded as compact JSON.
-	Raw []byte
-	// specAt and statusAt are where in Raw the values of the top-level
-	// members spec and status begin, 0 when not known (LocateMembers).
+	// body is the object encoded as compact JSON, compressed by
+	// Type.Codec once it is trained (Raw decodes it).
+	body compact.Body
+	// specAt and statusAt are where in the JSON the values of the
+	// top-level members spec and status begin, 0 when not known.
 	specAt, statusAt uint32
 }
 
-// Doc returns the object as paths read it (see fieldpath.Doc).
-func (o *Object) Doc() fieldpath.Doc {
-	return fieldpath.Doc{Cluster: o.Cluster, Raw: o.Raw, Spec: int(o.specAt), Status: int(o.statusAt)}
-}
-
-// LocateMembers records where the values of the top-level members spec
-// and status begin in o.Raw, so that paths into them read those members
-// only: status comes after kilobytes of spec. NewObject does it; code that
-// builds an Object otherwise may call it before the object is shared.
-func LocateMembers(o *Object) {
-	if len(o.Raw) > math.MaxUint32 {
+// SetRaw stores raw, the object encoded as compact JSON, as o's body
+// (compressed by o.Type.Codec when it has one, so set Type first), and
+// records where the values of the top-level members spec and status begin,
+// so that paths into them read those members only: status comes after
+// kilobytes of spec. Build calls it; code that builds an Object field by
+// field calls it once, before the object is shared. raw must not change
+// afterwards: an uncompressed body is raw itself.
+func (o *Object) SetRaw(raw []byte) {
+	var codec *compact.Codec
+	if o.Type != nil {
+		codec = o.Type.Codec
+	}
+	o.body = codec.Encode(raw)
+	o.specAt, o.statusAt = 0, 0
+	if len(raw) > math.MaxUint32 {
 		return
 	}
-	d := fieldpath.Members(o.Cluster, o.Raw)
+	d := fieldpath.Members(o.Cluster, raw)
 	o.specAt, o.statusAt = uint32(d.Spec), uint32(d.Status)
+}
+
+// Raw returns the object encoded as compact JSON, byte for byte what
+// SetRaw was given. An uncompressed body is returned as it is stored and
+// must not be modified; a compressed one is decoded into a new slice
+// (about a microsecond for a 3 KB Pod), so readers of many objects use
+// Doc's cheaper forms inside the index.
+func (o *Object) Raw() []byte {
+	if raw, ok := compact.View(o.body); ok {
+		return raw
+	}
+	raw, err := o.Type.Codec.Decode(nil, o.body)
+	if err != nil {
+		// Bodies are made by the same Codec: this cannot happen.
+		return nil
+	}
+	return raw
+}
+
+// Compressed reports whether the object's body is stored compressed.
+func (o *Object) Compressed() bool { return o.body.Compressed() }
+
+// BodySize is how many bytes the object's stored body takes.
+func (o *Object) BodySize() int { return len(o.body) }
+
+// Doc returns the object as paths read it (see fieldpath.Doc). For a
+// compressed body it decodes a copy of the JSON.
+func (o *Object) Doc() fieldpath.Doc {
+	return fieldpath.Doc{Cluster: o.Cluster, Raw: o.Raw(), Spec: int(o.specAt), Status: int(o.statusAt)}
+}
+
+// bodyReader decodes compressed bodies into reused buffers, for the reads
+// of one query or one write: it keeps the last two objects decoded (a
+// write reads the old and the new version of an object in turns), so a Doc
+// it returns, and every string read from it, stays valid until two other
+// objects have been read. Whoever keeps a value longer copies it. A nil
+// bodyReader decodes into a new buffer each time. It is not safe for
+// concurrent use.
+type bodyReader struct {
+	slots [2]decodedBody
+	last  int
+}
+
+// decodedBody is an object whose body a bodyReader decoded.
+type decodedBody struct {
+	o   *Object
+	buf []byte
+}
+
+// doc returns o as paths read it, decoding a compressed body into one of
+// the reader's buffers unless it holds o already.
+func (r *bodyReader) doc(o *Object) fieldpath.Doc {
+	return fieldpath.Doc{Cluster: o.Cluster, Raw: r.raw(o), Spec: int(o.specAt), Status: int(o.statusAt)}
+}
+
+// raw returns o's JSON, decoded into one of the reader's buffers.
+func (r *bodyReader) raw(o *Object) []byte {
+	if raw, ok := compact.View(o.body); ok {
+		return raw
+	}
+	if r == nil {
+		return o.Raw()
+	}
+	for i := range r.slots {
+		if r.slots[i].o == o {
+			r.last = i
+			return r.slots[i].buf
+		}
+	}
+	i := 1 - r.last
+	s := &r.slots[i]
+	raw, err := o.Type.Codec.Decode(s.buf[:0], o.body)
+	if err != nil {
+		raw = raw[:0] // bodies are made by the same Codec: this cannot happen
+	}
+	s.o, s.buf, r.last = o, raw, i
+	return raw
 }
 
 // Key returns the object's key in the global index.
@@ -202,8 +290,8 @@ type Meta struct {
 }
 
 // Build returns the Object of cluster and t whose metadata is m and whose
-// JSON is raw, compact, which it keeps: the caller must not modify raw
-// afterwards. Build takes m.Labels and m.Owners, sorting the labels by key.
+// JSON is raw, compact, which it keeps (compressed by t's Codec, see
+// SetRaw): the caller must not modify raw afterwards. Build takes m.Labels and m.Owners, sorting the labels by key.
 // Strings that repeat across objects (cluster, namespace, label keys and
 // values, owner API versions and kinds) are interned so each distinct
 // value is held once.
@@ -216,9 +304,8 @@ func Build(cluster string, t *Type, m Meta, raw []byte) *Object {
 		UID:             m.UID,
 		ResourceVersion: m.ResourceVersion,
 		Created:         m.Created,
-		Raw:             raw,
 	}
-	LocateMembers(o)
+	o.SetRaw(raw)
 	if len(m.Labels) > 0 {
 		for i, l := range m.Labels {
 			m.Labels[i] = Label{Key: intern(l.Key), Value: intern(l.Value)}

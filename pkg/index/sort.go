@@ -23,7 +23,7 @@ type SortedPosition struct {
 func SortValues(keys []SortKey, o *Object) []SortValue {
 	vs := make([]SortValue, len(keys))
 	for i, k := range keys {
-		vs[i] = sortValueOf(k.Path, o)
+		vs[i] = sortValueOf(k.Path, o, nil).owned()
 	}
 	return vs
 }
@@ -123,21 +123,28 @@ type sortedObject struct {
 func (ix *Index) topLocked(qs []query, plans []plan, s *sorter) []*Object {
 	h := &sortHeap{keys: s.keys}
 	scratch := make([]SortValue, len(s.keys))
+	var r bodyReader
 	for i := range qs {
 		if plans[i].none {
 			continue
 		}
 		ix.eachLocked(&qs[i], &plans[i], func(o *Object) {
 			for j, k := range s.keys {
-				scratch[j] = sortValueOf(k.Path, o)
+				scratch[j] = sortValueOf(k.Path, o, &r)
 			}
 			switch {
 			case !s.isAfter(scratch, o):
 			case len(h.items) < s.need:
-				heap.Push(h, sortedObject{vals: slices.Clone(scratch), o: o})
+				vals := make([]SortValue, len(scratch))
+				for j, v := range scratch {
+					vals[j] = v.owned()
+				}
+				heap.Push(h, sortedObject{vals: vals, o: o})
 			case compareSorted(s.keys, scratch, o, h.items[0].vals, h.items[0].o) < 0:
 				// Better than the worst kept: take its place.
-				copy(h.items[0].vals, scratch)
+				for j, v := range scratch {
+					h.items[0].vals[j] = v.owned()
+				}
 				h.items[0].o = o
 				heap.Fix(h, 0)
 			}
@@ -231,6 +238,7 @@ type walk struct {
 	aborted bool
 	out     []*Object
 	buf     []sortedObject
+	bodies  bodyReader
 }
 
 // group reads the objects of one group, all with the first key's value
@@ -258,7 +266,7 @@ func (w *walk) group(g SortValue, each func(fn func(*Object) bool)) {
 		vals := make([]SortValue, len(s.keys))
 		vals[0] = g
 		for i := 1; i < len(s.keys); i++ {
-			vals[i] = sortValueOf(s.keys[i].Path, o)
+			vals[i] = sortValueOf(s.keys[i].Path, o, &w.bodies).owned()
 		}
 		w.buf = append(w.buf, sortedObject{vals: vals, o: o})
 		return true
@@ -280,7 +288,7 @@ func (w *walk) group(g SortValue, each func(fn func(*Object) bool)) {
 // matches reports whether o matches one of the queries.
 func (w *walk) matches(o *Object) bool {
 	for i := range w.qs {
-		if !w.plans[i].none && w.qs[i].matches(o) {
+		if !w.plans[i].none && w.qs[i].matches(o, &w.bodies) {
 			return true
 		}
 	}
@@ -329,17 +337,17 @@ func newOrderedIndex(path fieldpath.Path) *orderedIndex {
 
 func (oi *orderedIndex) len() int { return oi.tree.Len() + oi.absent.len() }
 
-func (oi *orderedIndex) put(o *Object, fl *btree.FreeListG[*Object]) {
-	if v := sortValueOf(oi.path, o); v.Kind != Absent {
-		oi.tree.ReplaceOrInsert(orderedEntry{v: v, o: o})
+func (oi *orderedIndex) put(o *Object, fl *btree.FreeListG[*Object], r *bodyReader) {
+	if v := sortValueOf(oi.path, o, r); v.Kind != Absent {
+		oi.tree.ReplaceOrInsert(orderedEntry{v: v.interned(), o: o})
 	} else {
 		oi.absent.put(o, fl)
 	}
 }
 
 // remove removes o, which must be the object put: its value is read again.
-func (oi *orderedIndex) remove(o *Object) {
-	if v := sortValueOf(oi.path, o); v.Kind != Absent {
+func (oi *orderedIndex) remove(o *Object, r *bodyReader) {
+	if v := sortValueOf(oi.path, o, r); v.Kind != Absent {
 		oi.tree.Delete(orderedEntry{v: v, o: o})
 	} else {
 		oi.absent.remove(o)

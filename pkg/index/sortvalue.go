@@ -64,8 +64,9 @@ var creationTimestamp = fieldpath.MustParse("metadata.creationTimestamp")
 
 // sortValueOf returns the value of the sort path p for o: for
 // metadata.creationTimestamp from Object.Created, otherwise read from the
-// stored bytes.
-func sortValueOf(p fieldpath.Path, o *Object) SortValue {
+// stored bytes, which r decodes. A String's Str may point into r's
+// buffers: whoever keeps the value beyond r's next read keeps v.owned().
+func sortValueOf(p fieldpath.Path, o *Object, r *bodyReader) SortValue {
 	if p.String() == creationTimestamp.String() {
 		if o.Created.IsZero() {
 			return SortValue{}
@@ -73,7 +74,7 @@ func sortValueOf(p fieldpath.Path, o *Object) SortValue {
 		return timeValue(o.Created)
 	}
 	var v SortValue
-	p.EachIn(o.Doc(), func(x fieldpath.Value) bool {
+	p.EachIn(r.doc(o), func(x fieldpath.Value) bool {
 		switch x.Kind {
 		case fieldpath.Number:
 			v = SortValue{Kind: Number, Num: x.Num}
@@ -90,6 +91,25 @@ func sortValueOf(p fieldpath.Path, o *Object) SortValue {
 		}
 		return false
 	})
+	return v
+}
+
+// owned returns v with a String's text copied, so that it no longer
+// points into a decoded body.
+func (v SortValue) owned() SortValue {
+	if v.Kind == String {
+		v.Str = strings.Clone(v.Str)
+	}
+	return v
+}
+
+// interned is owned for the values an ordered index keeps: the values at
+// a configured path repeat across objects (phases, node names), so each
+// distinct one is held once.
+func (v SortValue) interned() SortValue {
+	if v.Kind == String {
+		v.Str = intern(v.Str)
+	}
 	return v
 }
 

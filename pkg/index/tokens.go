@@ -15,7 +15,7 @@ const maxObjectTokens = 1024
 // eachSearchToken calls fn with each token of o's searched text, the
 // same tokens for the token index and for matching, until fn returns
 // false.
-func eachSearchToken(o *Object, fn func(tok string) bool) {
+func eachSearchToken(o *Object, r *bodyReader, fn func(tok string) bool) {
 	n := 0
 	bounded := func(tok string) bool {
 		if n++; n > maxObjectTokens {
@@ -31,18 +31,19 @@ func eachSearchToken(o *Object, fn func(tok string) bool) {
 			return
 		}
 	}
-	search.StoredText(o.Raw, bounded)
+	search.StoredText(r.raw(o), bounded)
 }
 
 // searchMatches reports whether o matches the search q.
-func searchMatches(q search.Query, o *Object) bool {
-	return q.Matches(func(fn func(string) bool) { eachSearchToken(o, fn) })
+func searchMatches(q search.Query, o *Object, r *bodyReader) bool {
+	return q.Matches(func(fn func(string) bool) { eachSearchToken(o, r, fn) })
 }
 
-// searchTokens returns o's tokens, sorted and without repeats.
-func searchTokens(o *Object) []string {
+// searchTokens returns o's tokens, sorted and without repeats. They may
+// point into r's buffers.
+func searchTokens(o *Object, r *bodyReader) []string {
 	var out []string
-	eachSearchToken(o, func(tok string) bool {
+	eachSearchToken(o, r, func(tok string) bool {
 		out = append(out, tok)
 		return true
 	})
@@ -52,7 +53,7 @@ func searchTokens(o *Object) []string {
 
 // indexTokensLocked adds o to the postings of its tokens.
 func (ix *Index) indexTokensLocked(o *Object) {
-	eachSearchToken(o, func(tok string) bool {
+	eachSearchToken(o, &ix.bodies, func(tok string) bool {
 		p, ok := ix.tokens.Get(tok)
 		if !ok {
 			p = new(posting)
@@ -66,7 +67,7 @@ func (ix *Index) indexTokensLocked(o *Object) {
 // unindexTokensLocked removes o from the postings of its tokens, except
 // those in keep (sorted), and drops postings that become empty.
 func (ix *Index) unindexTokensLocked(o *Object, keep []string) {
-	eachSearchToken(o, func(tok string) bool {
+	eachSearchToken(o, &ix.bodies, func(tok string) bool {
 		if _, kept := slices.BinarySearch(keep, tok); kept {
 			return true
 		}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/compact"
 )
 
 // Options configure the ingestion of every cluster.
@@ -83,6 +84,11 @@ type Options struct {
 	// the object is stored, so that the cache and every answer built from
 	// it hold the Secret's metadata (name, labels, type) and no credential.
 	CacheSecretData bool
+	// Codecs compress the stored objects' JSON (package compact): one
+	// Codec, and one dictionary, per resource type, shared by every
+	// cluster that uses these Options. Default: a new registry, which
+	// NewFleet fills in once for all its clusters.
+	Codecs *compact.Codecs
 }
 
 // DefaultMaxConcurrentLists is Options.MaxConcurrentLists' default: twice
@@ -120,6 +126,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ClientBurst <= 0 {
 		o.ClientBurst = 40
+	}
+	if o.Codecs == nil {
+		o.Codecs = new(compact.Codecs)
 	}
 	return o
 }
@@ -469,6 +478,7 @@ func (c *Ingester) startServed(ctx context.Context, names []resourceName) []reso
 	}
 	for _, t := range types {
 		c.setPrinter(t)
+		t.Codec = c.opts.Codecs.For(t.Resource)
 		run, err := c.startRun(ctx, t)
 		if err != nil {
 			logger.Error(err, "Starting the type's run failed, will retry", "resource", t.Resource)

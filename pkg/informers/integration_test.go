@@ -27,6 +27,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/compact"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 )
 
@@ -44,7 +45,9 @@ type fleet struct {
 	registry *clusters.Registry
 }
 
-// testOptions probe often so that tests observe state changes quickly.
+// testOptions probe often so that tests observe state changes quickly,
+// and compress the objects' bodies once a few kilobytes of each type have
+// been seen, so that every test reads compressed objects too.
 func testOptions(resources ...string) informers.Options {
 	return informers.Options{
 		Resources:      resources,
@@ -52,6 +55,7 @@ func testOptions(resources ...string) informers.Options {
 		SyncTimeout:    time.Minute,
 		ProbeInterval:  time.Second,
 		ProbeTimeout:   time.Second,
+		Codecs:         &compact.Codecs{TrainBytes: 2048},
 	}
 }
 
@@ -231,8 +235,8 @@ func TestSameNameInThreeClusters(t *testing.T) {
 		if o == nil {
 			t.Fatalf("%s/same/twin not in the index", c.Name())
 		}
-		if !bytes.Contains(o.Raw, []byte(`"cluster":"`+c.Name()+`"`)) {
-			t.Errorf("%s/same/twin holds another cluster's object: %s", c.Name(), o.Raw)
+		if !bytes.Contains(o.Raw(), []byte(`"cluster":"`+c.Name()+`"`)) {
+			t.Errorf("%s/same/twin holds another cluster's object: %s", c.Name(), o.Raw())
 		}
 		got = append(got, o.UID)
 	}
@@ -266,7 +270,7 @@ func TestChangesReachIndexAndFeed(t *testing.T) {
 		return cmp.Equal(want, got), fmt.Sprint(got)
 	})
 	a := f.index.Get(index.Key{Cluster: "c1", Resource: "configmaps", Namespace: "changes", Name: "a"})
-	if a == nil || !bytes.Contains(a.Raw, []byte(`"v":"2"`)) {
+	if a == nil || !bytes.Contains(a.Raw(), []byte(`"v":"2"`)) {
 		t.Errorf("c1/changes/a = %v, want data v=2", a)
 	}
 	for _, c := range env.Clusters() {
@@ -458,12 +462,12 @@ func TestNoManagedFields(t *testing.T) {
 		t.Fatal("index is empty")
 	}
 	for _, o := range page.Objects {
-		if bytes.Contains(o.Raw, []byte(`"managedFields"`)) || bytes.Contains(o.Raw, []byte("last-applied-configuration")) {
-			t.Errorf("%s still carries managedFields or last-applied: %s", o.Key(), o.Raw)
+		if bytes.Contains(o.Raw(), []byte(`"managedFields"`)) || bytes.Contains(o.Raw(), []byte("last-applied-configuration")) {
+			t.Errorf("%s still carries managedFields or last-applied: %s", o.Key(), o.Raw())
 		}
 	}
 	o := f.index.Get(index.Key{Cluster: "c1", Resource: "configmaps", Namespace: "stripped", Name: "applied"})
-	if o == nil || !bytes.Contains(o.Raw, []byte(`"team":"a"`)) {
+	if o == nil || !bytes.Contains(o.Raw(), []byte(`"team":"a"`)) {
 		t.Errorf("other annotations must stay: %v", o)
 	}
 }

@@ -94,7 +94,7 @@ func TestSecretData(t *testing.T) {
 				t.Errorf("columns (-want +got):\n%s", diff)
 			}
 			object := graphqlObject(t, srv.URL)
-			for what, raw := range map[string][]byte{"index": o.Raw, "GraphQL object": object} {
+			for what, raw := range map[string][]byte{"index": o.Raw(), "GraphQL object": object} {
 				if got := bytes.Contains(raw, []byte(`"data"`)); got != tc.cacheData {
 					t.Errorf("%s holds data: %v, want %v: %s", what, got, tc.cacheData, raw)
 				}

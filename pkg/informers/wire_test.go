@@ -74,7 +74,7 @@ func wirePod(t testing.TB, ns string, i int) (pod *unstructured.Unstructured, st
 	t.Helper()
 	o := graphqltest.RealisticPod(&index.Type{Kind: "Pod"}, "x", i, time.Now())
 	var m map[string]any
-	if err := json.Unmarshal(o.Raw, &m); err != nil {
+	if err := json.Unmarshal(o.Raw(), &m); err != nil {
 		t.Fatal(err)
 	}
 	u := &unstructured.Unstructured{Object: m}
@@ -215,19 +215,23 @@ func TestStoredBytesAreTheServers(t *testing.T) {
 }
 
 // checkStored compares each of the namespace's Pods in the index with the
-// server's JSON and typed Pod.
+// server's JSON and typed Pod; most of them are stored compressed
+// (testOptions), so this checks that they read back byte for byte.
 func checkStored(t *testing.T, f *fleet, cs kubernetes.Interface, ns string, count int) {
 	t.Helper()
 	objs := f.index.Objects("c1", "pods")
-	n := 0
+	n, compressed := 0, 0
 	for _, o := range objs {
 		if o.Namespace != ns {
 			continue
 		}
 		n++
+		if o.Compressed() {
+			compressed++
+		}
 		want := serverJSON(t, cs, "/api/v1/namespaces/"+ns+"/pods/"+o.Name)
-		if !bytes.Equal(o.Raw, want) {
-			t.Errorf("%s: stored bytes differ from the server's less managedFields:\n%s", o.Name, cmp.Diff(string(want), string(o.Raw)))
+		if !bytes.Equal(o.Raw(), want) {
+			t.Errorf("%s: stored bytes differ from the server's less managedFields:\n%s", o.Name, cmp.Diff(string(want), string(o.Raw())))
 			continue
 		}
 		var pod corev1.Pod
@@ -249,6 +253,9 @@ func checkStored(t *testing.T, f *fleet, cs kubernetes.Interface, ns string, cou
 	}
 	if n != count {
 		t.Errorf("%d Pods of %s in the index, want %d", n, ns, count)
+	}
+	if compressed < n/2 {
+		t.Errorf("only %d of %d Pods are stored compressed: the comparison says little about compression", compressed, n)
 	}
 }
 
@@ -286,8 +293,8 @@ func TestPagedListStoresEveryObject(t *testing.T) {
 	for _, o := range f.index.Objects("c1", "configmaps") {
 		if o.Namespace == ns {
 			seen[o.Name] = true
-			if !bytes.HasPrefix(o.Raw, []byte(`{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"`+o.Name+`"`)) {
-				t.Errorf("%s: stored %s", o.Name, o.Raw)
+			if !bytes.HasPrefix(o.Raw(), []byte(`{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"`+o.Name+`"`)) {
+				t.Errorf("%s: stored %s", o.Name, o.Raw())
 			}
 		}
 	}

@@ -72,11 +72,11 @@ func TestObject(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, string(o.Raw)); diff != "" {
+			if diff := cmp.Diff(tc.want, string(o.Raw())); diff != "" {
 				t.Errorf("stored (-want +got):\n%s", diff)
 			}
-			if !json.Valid(o.Raw) {
-				t.Errorf("stored invalid JSON %s", o.Raw)
+			if !json.Valid(o.Raw()) {
+				t.Errorf("stored invalid JSON %s", o.Raw())
 			}
 		})
 	}
@@ -132,7 +132,7 @@ func TestObjectErrors(t *testing.T) {
 		`{"metadata":{"creationTimestamp":"yesterday"}}`, `{"metadata":{"name":"a"`, `{"a":[[[`,
 	} {
 		if o, err := NewDecoder("c1", podType, false).Object([]byte(in)); err == nil {
-			t.Errorf("%q: decoded to %s, want an error", in, o.Raw)
+			t.Errorf("%q: decoded to %s, want an error", in, o.Raw())
 		}
 	}
 }
@@ -149,7 +149,7 @@ func TestList(t *testing.T) {
 	}
 	var got []string
 	for _, item := range list.Items {
-		got = append(got, string(item.(*index.Object).Raw))
+		got = append(got, string(item.(*index.Object).Raw()))
 	}
 	want := []string{`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","namespace":"n"}}`,
 		`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"b","namespace":"n"},"spec":{}}`}
@@ -195,7 +195,7 @@ func TestWatchDecoder(t *testing.T) {
 		switch o := obj.(type) {
 		case *index.Object:
 			a := o.GetObjectMeta()
-			got = append(got, event{typ, a.GetResourceVersion(), string(o.Raw), a.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"})
+			got = append(got, event{typ, a.GetResourceVersion(), string(o.Raw()), a.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"})
 		case *metav1.Status:
 			err := apierrors.FromObject(o)
 			if !apierrors.IsResourceExpired(err) {
@@ -258,8 +258,8 @@ func FuzzObject(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !json.Valid(o.Raw) {
-			t.Fatalf("stored invalid JSON %q from %q", o.Raw, in)
+		if !json.Valid(o.Raw()) {
+			t.Fatalf("stored invalid JSON %q from %q", o.Raw(), in)
 		}
 		var want map[string]any
 		if err := json.Unmarshal(in, &want); err != nil {
@@ -278,11 +278,11 @@ func FuzzObject(f *testing.F) {
 			}
 		}
 		var got map[string]any
-		if err := json.Unmarshal(o.Raw, &got); err != nil {
+		if err := json.Unmarshal(o.Raw(), &got); err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
-			t.Fatalf("%q stored as %q (-want +got):\n%s", in, o.Raw, diff)
+			t.Fatalf("%q stored as %q (-want +got):\n%s", in, o.Raw(), diff)
 		}
 	})
 }

@@ -1,0 +1,223 @@
+package compact
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/klauspost/compress/s2"
+)
+
+// The forms of a Body, told by its first byte. JSON never begins with a
+// control character, so a plain body is the JSON itself, without a copy
+// or a header; only bytes that happen to begin with one of these markers
+// are stored behind the marker escaped.
+const (
+	// s2Dict: an S2 block compressed against the Codec's dictionary follows.
+	s2Dict byte = 1
+	// escaped: the bytes follow as they are.
+	escaped byte = 2
+)
+
+// Defaults of a Codec's training.
+const (
+	// TrainBytes is how many bytes of sample bodies a Codec collects
+	// before it builds its dictionary: S2's largest dictionary.
+	TrainBytes = s2.MaxDictSize
+	// maxSample bounds the part of one body taken as a sample, so that one
+	// huge object does not make the whole dictionary.
+	maxSample = 8 << 10
+)
+
+// Body is an object's JSON in the form a Codec stored it: plain or
+// compressed, as its first byte says. A nil Body is an empty document.
+type Body []byte
+
+// Plain returns raw as a Body that is not compressed, for objects whose
+// type has no Codec. It copies nothing when raw is JSON (and raw must not
+// change afterwards then).
+func Plain(raw []byte) Body {
+	if len(raw) == 0 {
+		return nil
+	}
+	if raw[0] != s2Dict && raw[0] != escaped {
+		return Body(raw)
+	}
+	b := make(Body, 1+len(raw))
+	b[0] = escaped
+	copy(b[1:], raw)
+	return b
+}
+
+// Compressed reports whether the body is compressed.
+func (b Body) Compressed() bool { return len(b) > 0 && b[0] == s2Dict }
+
+// Size is how many bytes the body holds.
+func (b Body) Size() int { return cap(b) }
+
+// ErrCorrupt reports a body that does not decode.
+var ErrCorrupt = errors.New("compact: corrupt body")
+
+// Codec compresses the bodies of one resource type. It is safe for
+// concurrent use.
+type Codec struct {
+	resource   string
+	trainBytes int
+	// dict is set once, when training ends.
+	dict atomic.Pointer[s2.Dict]
+
+	mu      sync.Mutex
+	samples [][]byte // the samples collected so far, until trained
+	sampled int      // their size in bytes
+}
+
+// NewCodec returns a Codec for one resource type, untrained, that trains
+// on the first trainBytes bytes of bodies (0: TrainBytes).
+func NewCodec(resource string, trainBytes int) *Codec {
+	if trainBytes <= 0 {
+		trainBytes = TrainBytes
+	}
+	return &Codec{resource: resource, trainBytes: trainBytes}
+}
+
+// Resource is the resource name the Codec serves.
+func (c *Codec) Resource() string { return c.resource }
+
+// Trained reports whether the Codec has built its dictionary.
+func (c *Codec) Trained() bool { return c.dict.Load() != nil }
+
+// Encode returns raw, an object's JSON, as a Body: compressed once the
+// Codec is trained and when that makes it smaller, plain otherwise (see
+// Plain: a plain Body may be raw itself, which must not change then). A
+// nil Codec stores plain bodies.
+func (c *Codec) Encode(raw []byte) Body {
+	if c == nil || len(raw) == 0 {
+		return Plain(raw)
+	}
+	d := c.dict.Load()
+	if d == nil {
+		d = c.sample(raw)
+	}
+	if d == nil {
+		return Plain(raw)
+	}
+	dst := make([]byte, 1+s2.MaxEncodedLen(len(raw)))
+	enc := d.EncodeBetter(dst[1:1], raw)
+	if len(enc) >= len(raw) {
+		return Plain(raw)
+	}
+	// Copy to a slice of the exact size: the worst-case buffer is larger
+	// than the raw JSON.
+	b := make(Body, 1+len(enc))
+	b[0] = s2Dict
+	copy(b[1:], enc)
+	return b
+}
+
+// sample keeps a copy of (the start of) raw as a training sample and
+// builds the dictionary once there are TrainBytes of them; it returns the
+// dictionary if there is one now.
+func (c *Codec) sample(raw []byte) *s2.Dict {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d := c.dict.Load(); d != nil {
+		return d
+	}
+	c.samples = append(c.samples, bytes.Clone(raw[:min(len(raw), maxSample)]))
+	c.sampled += min(len(raw), maxSample)
+	if c.sampled < c.trainBytes {
+		return nil
+	}
+	d := train(c.samples)
+	c.samples, c.sampled = nil, 0
+	if d != nil {
+		c.dict.Store(d)
+	}
+	return d
+}
+
+// train builds a dictionary from samples: their concatenation, the
+// latest last (S2 reaches the end of a dictionary with the shortest
+// offsets), cut to S2's largest dictionary. The repeat offset starts at
+// the common beginning of the bodies ({"apiVersion":"v1","kind":"Pod",…).
+func train(samples [][]byte) *s2.Dict {
+	var data []byte
+	for _, s := range samples {
+		data = append(data, s...)
+	}
+	first := samples[len(samples)-1]
+	return s2.MakeDict(data, first[:min(len(first), 64)])
+}
+
+// Decode appends the JSON of b to dst and returns it. A plain body's JSON
+// is appended too; use View to read one without copying.
+func (c *Codec) Decode(dst []byte, b Body) ([]byte, error) {
+	if raw, ok := View(b); ok {
+		return append(dst, raw...), nil
+	}
+	if c == nil {
+		return dst, fmt.Errorf("%w: compressed body without a codec", ErrCorrupt)
+	}
+	d := c.dict.Load()
+	if d == nil {
+		return dst, fmt.Errorf("%w: compressed body of %s before training", ErrCorrupt, c.resource)
+	}
+	n, err := s2.DecodedLen(b[1:])
+	if err != nil {
+		return dst, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	start := len(dst)
+	dst = grow(dst, n)
+	out, err := d.Decode(dst[start:start+n], b[1:])
+	if err != nil {
+		return dst[:start], fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	return dst[:start+len(out)], nil
+}
+
+// View returns the JSON of a plain body without copying it, and false
+// for a compressed one.
+func View(b Body) ([]byte, bool) {
+	switch {
+	case len(b) == 0:
+		return nil, true
+	case b[0] == s2Dict:
+		return nil, false
+	case b[0] == escaped:
+		return b[1:], true
+	}
+	return b, true
+}
+
+// grow extends dst by n bytes.
+func grow(dst []byte, n int) []byte {
+	if cap(dst)-len(dst) >= n {
+		return dst[:len(dst)+n]
+	}
+	out := make([]byte, len(dst)+n, max(2*cap(dst), len(dst)+n))
+	copy(out, dst)
+	return out
+}
+
+// Codecs hands out one Codec per resource type. It is safe for concurrent
+// use; the zero value is ready.
+type Codecs struct {
+	// TrainBytes is how many bytes of bodies each Codec trains on.
+	// Default TrainBytes; tests set less, so that a few objects are
+	// enough to compress the rest.
+	TrainBytes int
+
+	m sync.Map // resource name -> *Codec
+}
+
+// For returns the Codec of resource (a kubectl name: "pods"), creating it
+// on first use.
+func (cs *Codecs) For(resource string) *Codec {
+	if c, ok := cs.m.Load(resource); ok {
+		return c.(*Codec)
+	}
+	c, _ := cs.m.LoadOrStore(resource, NewCodec(resource, cs.TrainBytes))
+	return c.(*Codec)
+}

@@ -1,0 +1,247 @@
+package index_test
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/fleetcache/fleetcache/internal/graphqltest"
+	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/compact"
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
+	"github.com/fleetcache/fleetcache/pkg/index/fieldselector"
+)
+
+// scaleClusters is how many clusters the scale benchmark spreads its Pods
+// over.
+const scaleClusters = 100
+
+// BenchmarkIndexScale is issue 16's benchmark of the index alone: it fills
+// an index with realistic Pods (graphqltest.RealisticPod, about 3 KB of
+// JSON each) spread over 100 clusters, as the informers would (each type's
+// bodies compressed by the resource's Codec unless compression=off), and
+// reports the live heap per Pod, the apply rate of the fill (new Pods) and
+// of modifications, and the p50 and p99 of the portal's reads: a page of 50
+// with its total whose label selector matches 1 % of the Pods, a page in
+// one namespace, pages sorted by creation time and by an unindexed path in
+// a namespace, and facets. FLEETCACHE_SCALE_PODS sets the sizes
+// (comma-separated; default 1000000); 10,000,000 needs about 20 GiB.
+func BenchmarkIndexScale(b *testing.B) {
+	sizes := []int{1_000_000}
+	if s := os.Getenv("FLEETCACHE_SCALE_PODS"); s != "" {
+		sizes = nil
+		for _, f := range splitComma(s) {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	for _, n := range sizes {
+		for _, mode := range []string{"on", "off"} {
+			b.Run(fmt.Sprintf("pods=%d/compression=%s", n, mode), func(b *testing.B) { benchScale(b, n, mode == "on") })
+		}
+	}
+}
+
+func splitComma(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == ',' {
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return out
+}
+
+func benchScale(b *testing.B, n int, compress bool) {
+	podType := &index.Type{Resource: "pods", GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}
+	if compress {
+		podType.Codec = compact.NewCodec("pods", 0)
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	perCluster := n / scaleClusters
+	cluster := func(c int) string { return fmt.Sprintf("c%03d", c) }
+
+	before := liveHeap()
+	ix := index.New(index.Options{Retention: 1000})
+	// Objects are built in batches and then applied, so that the apply
+	// rate is the index's alone.
+	var applying time.Duration
+	batch := make([]*index.Object, 0, 10_000)
+	flush := func() {
+		start := time.Now()
+		for _, o := range batch {
+			ix.Upsert(o)
+		}
+		applying += time.Since(start)
+		batch = batch[:0]
+	}
+	for c := range scaleClusters {
+		for i := range perCluster {
+			batch = append(batch, graphqltest.RealisticPod(podType, cluster(c), i, base))
+			if len(batch) == cap(batch) {
+				flush()
+			}
+		}
+	}
+	flush()
+	heap := float64(liveHeap()-before) / float64(n)
+	var bodies, jsonBytes, compressed int
+	for _, o := range ix.Objects(cluster(0), "pods") {
+		bodies += o.BodySize()
+		jsonBytes += len(o.Raw())
+		if o.Compressed() {
+			compressed++
+		}
+	}
+	b.Logf("%d Pods: %.0f B of live heap per Pod; bodies %.0f B for %.0f B of JSON (%d of %d compressed in %s); fill %.0f Pods/s",
+		n, heap, float64(bodies)/float64(perCluster), float64(jsonBytes)/float64(perCluster), compressed, perCluster, cluster(0),
+		float64(n)/applying.Seconds())
+
+	// Modifications: a new resourceVersion and phase for Pods across the
+	// fleet, as status updates arrive.
+	mods := make([]*index.Object, 0, 20_000)
+	for i := range cap(mods) {
+		c, j := i%scaleClusters, (i*7919)%perCluster
+		o := graphqltest.RealisticPod(podType, cluster(c), j, base)
+		o.ResourceVersion = fmt.Sprintf("%d-%s", i, o.ResourceVersion)
+		mods = append(mods, o)
+	}
+	start := time.Now()
+	for _, o := range mods {
+		if !ix.Upsert(o) {
+			b.Fatal("a modification was a no-op")
+		}
+	}
+	modRate := float64(len(mods)) / time.Since(start).Seconds()
+	b.Logf("modifications: %.0f changes/s", modRate)
+
+	// The label selector app=x matches the Pods of one app across the
+	// clusters: pick the app whose Pods are nearest 1 % of all (each of
+	// graphqltest's 200 apps holds 0.5 % once a cluster has 20,000 Pods,
+	// 1 % at 10,000).
+	sel1 := onePercent(b, ix, n)
+	ns := []string{"ns-07"}
+	queries := []struct {
+		name string
+		run  func() int
+	}{
+		{"page+count/labels-1pct", func() int {
+			f := index.Filter{Selector: sel1}
+			return len(ix.List(f, nil, 50).Objects) + ix.Count(f)
+		}},
+		{"page+count/labels-1pct-and-tier", func() int {
+			f := index.Filter{Selector: mustSelector(b, sel1.String()+",tier=fe")}
+			return len(ix.List(f, nil, 50).Objects) + ix.Count(f)
+		}},
+		{"page+count/namespace+tier", func() int {
+			f := index.Filter{Namespaces: ns, Selector: mustSelector(b, "tier=fe")}
+			return len(ix.List(f, nil, 50).Objects) + ix.Count(f)
+		}},
+		{"page+count/indexed-phase=Failed", func() int {
+			f := index.Filter{Fields: mustFieldSelector(b, "status.phase=Failed")}
+			return len(ix.List(f, nil, 50).Objects) + ix.Count(f)
+		}},
+		{"page+count/unindexed-phase!=Running-in-namespace", func() int {
+			// graphqltest puts few Pods that are not Running in ns-07.
+			f := index.Filter{Namespaces: []string{"ns-04"}, Fields: mustFieldSelector(b, "status.phase!=Running")}
+			return len(ix.List(f, nil, 50).Objects) + ix.Count(f)
+		}},
+		{"sort/created-desc", func() int {
+			p, err := ix.ListSorted([]index.Filter{{}}, []index.SortKey{{Path: fieldpath.MustParse("metadata.creationTimestamp"), Desc: true}}, nil, 50)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return len(p.Objects)
+		}},
+		{"sort/unindexed-startTime-in-namespace", func() int {
+			f := index.Filter{Namespaces: ns}
+			p, err := ix.ListSorted([]index.Filter{f}, []index.SortKey{{Path: fieldpath.MustParse("status.startTime"), Desc: true}}, nil, 50)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return len(p.Objects)
+		}},
+		{"facets/phase", func() int {
+			return len(ix.Facets(index.Filter{}, index.FacetBy{Key: index.FacetField, Field: fieldpath.MustParse("status.phase")}))
+		}},
+		{"facets/label-tier", func() int {
+			return len(ix.Facets(index.Filter{}, index.FacetBy{Key: index.FacetLabel, Label: "tier"}))
+		}},
+		{"facets/unindexed-qosClass-in-namespace", func() int {
+			f := index.Filter{Namespaces: ns}
+			return len(ix.Facets(f, index.FacetBy{Key: index.FacetField, Field: fieldpath.MustParse("status.qosClass")}))
+		}},
+	}
+	for _, q := range queries {
+		b.Run(q.name, func(b *testing.B) {
+			if q.run() == 0 {
+				b.Fatal("the query selects nothing")
+			}
+			lat := make([]time.Duration, 0, 1<<12)
+			for b.Loop() {
+				start := time.Now()
+				q.run()
+				lat = append(lat, time.Since(start))
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2])/float64(time.Microsecond), "p50-µs")
+			b.ReportMetric(float64(lat[len(lat)*99/100])/float64(time.Microsecond), "p99-µs")
+		})
+	}
+	b.ReportMetric(heap, "heap-B/pod")
+	b.ReportMetric(float64(n)/applying.Seconds(), "fill-pods/s")
+	b.ReportMetric(modRate, "changes/s")
+	runtime.KeepAlive(ix)
+}
+
+// onePercent returns a selector on the label app whose value selects
+// about 1 % of the n Pods.
+func onePercent(b *testing.B, ix *index.Index, n int) labels.Selector {
+	facets := ix.Facets(index.Filter{}, index.FacetBy{Key: index.FacetLabel, Label: "app"})
+	best := facets[0]
+	for _, f := range facets {
+		if abs(f.Count-n/100) < abs(best.Count-n/100) {
+			best = f
+		}
+	}
+	b.Logf("app=%s selects %d of %d Pods", best.Value, best.Count, n)
+	return mustSelector(b, "app="+best.Value)
+}
+
+func abs(x int) int { return max(x, -x) }
+
+func mustSelector(b *testing.B, s string) labels.Selector {
+	sel, err := labels.Parse(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return sel
+}
+
+func mustFieldSelector(b *testing.B, s string) fieldselector.Selector {
+	sel, err := fieldselector.Parse(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return sel
+}
+
+func liveHeap() uint64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
