@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
+	"github.com/fleetcache/fleetcache/pkg/graphql/direct"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
@@ -37,26 +38,11 @@ func resolveLabels(o *index.Object) any {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, l.Key)
+		b = direct.AppendString(b, l.Key)
 		b = append(b, ':')
-		b = appendJSONString(b, l.Value)
+		b = direct.AppendString(b, l.Value)
 	}
 	return json.RawMessage(append(b, '}'))
-}
-
-// appendJSONString appends s as a JSON string. Label keys and values are
-// plain ASCII by Kubernetes' validation; anything else goes through
-// encoding/json.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s)
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }
 
 // resolveAnnotations decodes the annotations from the object's JSON: the

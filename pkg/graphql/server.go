@@ -20,6 +20,7 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/fleetcache/fleetcache/pkg/fanout"
+	"github.com/fleetcache/fleetcache/pkg/graphql/direct"
 	"github.com/fleetcache/fleetcache/pkg/graphql/document"
 	"github.com/fleetcache/fleetcache/pkg/graphql/ordered"
 	"github.com/fleetcache/fleetcache/pkg/health"
@@ -463,7 +464,7 @@ func (s *Server) execute(ctx context.Context, doc *parsedDocument, op *ast.Opera
 			case err == nil:
 				s.direct.Add(1)
 				return &Result{Data: json.RawMessage(data), Executed: true, data: data}
-			case errors.Is(err, errResponseTooLarge):
+			case errors.Is(err, direct.ErrTooLarge):
 				return s.responseTooLarge(nil)
 			}
 		}
@@ -473,10 +474,10 @@ func (s *Server) execute(ctx context.Context, doc *parsedDocument, op *ast.Opera
 
 // runPlanWithin runs p until ctx ends; see runPlan. A resolver may be slow
 // to return (a long index read); as graphql-go's executor does, the request
-// does not wait for it past its deadline (errNotDirect: graphql-go reports
+// does not wait for it past its deadline (direct.ErrNotDirect: graphql-go reports
 // the timeout), and the plan's goroutine ends on its own, its resolvers
 // checking ctx before each index read.
-func (s *Server) runPlanWithin(ctx context.Context, p *plan, args map[string]map[string]any) ([]byte, error) {
+func (s *Server) runPlanWithin(ctx context.Context, p *direct.Plan, args map[string]map[string]any) ([]byte, error) {
 	type outcome struct {
 		data []byte
 		err  error
@@ -490,7 +491,7 @@ func (s *Server) runPlanWithin(ctx context.Context, p *plan, args map[string]map
 	case o := <-done:
 		return o.data, o.err
 	case <-ctx.Done():
-		return nil, errNotDirect
+		return nil, direct.ErrNotDirect
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/authz"
 	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
+	"github.com/fleetcache/fleetcache/pkg/graphql/direct"
 	"github.com/fleetcache/fleetcache/pkg/graphql/document"
 	"github.com/fleetcache/fleetcache/pkg/graphql/ordered"
 	"github.com/fleetcache/fleetcache/pkg/health"
@@ -55,7 +56,7 @@ type operation struct {
 	sel   *ordered.Selections
 	// plan executes the operation's payloads directly; nil when graphql-go
 	// does (see direct.go).
-	plan *plan
+	plan *direct.Plan
 }
 
 // payload executes o with root (an event) as the root value: directly
@@ -70,7 +71,7 @@ func (s *Server) payload(ctx context.Context, o *operation, root any) *Result {
 		switch {
 		case err == nil:
 			return &Result{Data: json.RawMessage(data), Executed: true, data: data}
-		case errors.Is(err, errResponseTooLarge):
+		case errors.Is(err, direct.ErrTooLarge):
 			return s.responseTooLarge(nil)
 		}
 	}
