@@ -223,18 +223,24 @@ func TestStatusPageInBrowser(t *testing.T) {
 	})
 
 	// Changes in c1 show as its change rate once their 10 s interval ends
-	// and the page refreshes.
+	// and the page refreshes. The rate shown is the last complete
+	// interval's, so the changes go on (one a poll) until the page shows it.
 	kube := kubernetes.NewForConfigOrDie(env.Cluster("c1").AdminConfig())
-	for i := range 20 {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("dashboard-%d", i), Namespace: "default"}}
-		if _, err := kube.CoreV1().ConfigMaps("default").Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
+	cm, err := kube.CoreV1().ConfigMaps("default").Create(t.Context(),
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "dashboard-rate", Namespace: "default"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = kube.CoreV1().ConfigMaps("default").Delete(context.Background(), cm.Name, metav1.DeleteOptions{})
+	})
+	changes := 0
+	testcluster.Eventually(t, 60*time.Second, "c1's change rate above zero, and the fleet's", func() (bool, string) {
+		changes++
+		cm.Data = map[string]string{"n": fmt.Sprint(changes)}
+		if cm, err = kube.CoreV1().ConfigMaps("default").Update(t.Context(), cm, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() {
-			_ = kube.CoreV1().ConfigMaps("default").Delete(context.Background(), cm.Name, metav1.DeleteOptions{})
-		})
-	}
-	testcluster.Eventually(t, 40*time.Second, "c1's change rate above zero, and the fleet's", func() (bool, string) {
 		got, _, raw := rows(t, ctx)
 		s, _ := summary(t, ctx)
 		return got["c1"].Rate != "0/s" && s.Rate != "0/s", raw
