@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -85,6 +86,15 @@ func (p pluginState) runs() []string {
 func (p pluginState) env(expiresIn time.Duration) map[string]string {
 	return map[string]string{"TOKEN_FILE": p.tokenFile, "LOG_FILE": p.logFile, "EXPIRES_IN": expiresIn.String()}
 }
+
+// unique returns prefix with a suffix of its own, so that a test can run
+// again (-count) against clusters that keep the namespaces of earlier runs.
+func unique(prefix string) string {
+	uniqueN++
+	return fmt.Sprintf("%s-%d-%d", prefix, time.Now().UnixNano()%1e9, uniqueN)
+}
+
+var uniqueN int
 
 var clusterProfiles = schema.GroupVersionResource{Group: "multicluster.x-k8s.io", Version: "v1alpha1", Resource: "clusterprofiles"}
 
@@ -194,7 +204,7 @@ func TestClusterProfilesLive(t *testing.T) {
 	}
 	dc := testcluster.Dynamic(t, c1.AdminConfig())
 	installProfileCRD(t, dc)
-	const ns = "fleet-profiles"
+	ns := unique("fleet-profiles")
 	testcluster.CreateNamespace(t, dc, ns)
 
 	state := newPluginState(t, c2.AdminConfig().BearerToken)
@@ -235,7 +245,7 @@ func TestClusterProfilesLive(t *testing.T) {
 	waitCluster(t, addr, "west", "west from credentialProviders", status("SYNCED"))
 	east, _ := inventoryOf(t, addr, "east")
 	if east.Labels["env"] != "prod" || east.ControlPlaneHealthy == nil || !*east.ControlPlaneHealthy ||
-		east.Source == nil || *east.Source != "ClusterProfile fleet-profiles/east" {
+		east.Source == nil || *east.Source != "ClusterProfile "+ns+"/east" {
 		t.Errorf("east's inventory: %+v", east)
 	}
 	// The plugin got the cluster and its extension (provideClusterInfo).
@@ -275,7 +285,7 @@ func TestClusterProfilesLive(t *testing.T) {
 	putProfile(t, dc, ns, "north", nil, map[string]any{"accessProviders": []any{accessProvider("unknown-provider", c3, nil)}})
 	waitCluster(t, addr, "north", "north with its error", func(c *clusterState) bool {
 		return c != nil && c.Message != nil && strings.Contains(*c.Message,
-			"clusterprofile fleet-profiles/north: no access provider of the profile (unknown-provider) is in the providers file (fleet-token)")
+			"clusterprofile "+ns+"/north: no access provider of the profile (unknown-provider) is in the providers file (fleet-token)")
 	})
 	// The profile moves to another server: west follows.
 	putProfile(t, dc, ns, "west", nil, map[string]any{"accessProviders": []any{accessProvider("fleet-token", c2, nil)}})
@@ -303,7 +313,8 @@ func TestClusterAPISecretsLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	kube1 := kubernetes.NewForConfigOrDie(c1.AdminConfig())
-	for _, ns := range []string{"capi-a", "capi-b"} {
+	capiA, capiB := unique("capi-a"), unique("capi-b")
+	for _, ns := range []string{capiA, capiB} {
 		if _, err := kube1.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -338,10 +349,10 @@ func TestClusterAPISecretsLive(t *testing.T) {
 	}
 	addr := startRun(t, app.Options{ClusterAPI: app.InventorySourceOptions{Enabled: true, Kubeconfig: home}})
 
-	put("capi-a", "prod-1", "prod-1-kubeconfig", map[string]string{"env": "prod"}, map[string][]byte{"value": kubeconfigOf(c2, "admin")})
+	put(capiA, "prod-1", "prod-1-kubeconfig", map[string]string{"env": "prod"}, map[string][]byte{"value": kubeconfigOf(c2, "admin")})
 	// The cluster's other Secrets carry the label too, and register nothing.
-	put("capi-a", "prod-1", "prod-1-ca", nil, map[string][]byte{"tls.crt": []byte("x")})
-	put("capi-b", "dev-1", "dev-1-kubeconfig", nil, map[string][]byte{"value": kubeconfigOf(c3, "admin")})
+	put(capiA, "prod-1", "prod-1-ca", nil, map[string][]byte{"tls.crt": []byte("x")})
+	put(capiB, "dev-1", "dev-1-kubeconfig", nil, map[string][]byte{"value": kubeconfigOf(c3, "admin")})
 	waitCluster(t, addr, "prod-1", "prod-1 from its kubeconfig Secret", status("SYNCED"))
 	waitCluster(t, addr, "dev-1", "dev-1 from another namespace", status("SYNCED"))
 	if c, _ := inventoryOf(t, addr, "prod-1"); c.Labels["env"] != "prod" || c.Labels[clusters.CAPIClusterNameLabel] != "" {
@@ -352,24 +363,24 @@ func TestClusterAPISecretsLive(t *testing.T) {
 	}
 
 	// Rotated credentials: Cluster API rewrites the Secret.
-	put("capi-a", "prod-1", "prod-1-kubeconfig", map[string]string{"env": "prod"}, map[string][]byte{"value": kubeconfigOf(c2, "carol")})
+	put(capiA, "prod-1", "prod-1-kubeconfig", map[string]string{"env": "prod"}, map[string][]byte{"value": kubeconfigOf(c2, "carol")})
 	waitCluster(t, addr, "prod-1", "prod-1 on carol's credentials (forbidden)", func(c *clusterState) bool {
 		return c != nil && c.Status == "DEGRADED" && c.Message != nil && strings.Contains(*c.Message, "forbidden")
 	})
-	put("capi-a", "prod-1", "prod-1-kubeconfig", map[string]string{"env": "prod"}, map[string][]byte{"value": kubeconfigOf(c2, "admin")})
+	put(capiA, "prod-1", "prod-1-kubeconfig", map[string]string{"env": "prod"}, map[string][]byte{"value": kubeconfigOf(c2, "admin")})
 	waitCluster(t, addr, "prod-1", "prod-1 back on admin's", status("SYNCED"))
 
 	// A Secret without value: an error on its cluster, the rest run.
-	put("capi-b", "broken", "broken-kubeconfig", nil, map[string][]byte{"other": []byte("x")})
+	put(capiB, "broken", "broken-kubeconfig", nil, map[string][]byte{"other": []byte("x")})
 	waitCluster(t, addr, "broken", "broken with its error", func(c *clusterState) bool {
 		return c != nil && c.Message != nil &&
-			strings.Contains(*c.Message, `cluster api secret capi-b/broken-kubeconfig: no kubeconfig: data key "value" is missing or empty`)
+			strings.Contains(*c.Message, "cluster api secret "+capiB+`/broken-kubeconfig: no kubeconfig: data key "value" is missing or empty`)
 	})
 	if cs, _ := clustersOf(addr); cs["prod-1"].Status != "SYNCED" || cs["dev-1"].Status != "SYNCED" {
 		t.Errorf("the others changed with the bad Secret: %+v", cs)
 	}
 
-	for _, s := range [][2]string{{"capi-a", "prod-1-kubeconfig"}, {"capi-b", "dev-1-kubeconfig"}, {"capi-b", "broken-kubeconfig"}} {
+	for _, s := range [][2]string{{capiA, "prod-1-kubeconfig"}, {capiB, "dev-1-kubeconfig"}, {capiB, "broken-kubeconfig"}} {
 		if err := kube1.CoreV1().Secrets(s[0]).Delete(t.Context(), s[1], metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -390,7 +401,7 @@ func TestArgoCDSecretsLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	kube1 := kubernetes.NewForConfigOrDie(c1.AdminConfig())
-	const ns = "argocd"
+	ns := unique("argocd")
 	if _, err := kube1.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -455,7 +466,7 @@ func TestArgoCDSecretsLive(t *testing.T) {
 	put("cluster-bad", nil, map[string]string{"name": "argo-bad", "server": c3.URL(), "config": `{"bearerToken": `})
 	put("cluster-aws", nil, map[string]string{"name": "argo-aws", "server": c3.URL(), "config": `{"awsAuthConfig": {"clusterName": "x"}}`})
 	waitCluster(t, addr, "argo-bad", "argo-bad with its error", func(c *clusterState) bool {
-		return c != nil && c.Message != nil && strings.Contains(*c.Message, "argo cd cluster secret argocd/cluster-bad: config:")
+		return c != nil && c.Message != nil && strings.Contains(*c.Message, "argo cd cluster secret "+ns+"/cluster-bad: config:")
 	})
 	waitCluster(t, addr, "argo-aws", "argo-aws with its error", func(c *clusterState) bool {
 		return c != nil && c.Message != nil && strings.Contains(*c.Message, "awsAuthConfig is not supported")
@@ -471,5 +482,160 @@ func TestArgoCDSecretsLive(t *testing.T) {
 	}
 	for _, name := range []string{"argo-east", "argo-west", "argo-bad", "argo-aws"} {
 		waitCluster(t, addr, name, "a deleted Secret's cluster to go", gone)
+	}
+}
+
+// TestClusterSelectorLive selects clusters by their labels (an Argo CD
+// Secret's, and configured ones) in queries, facets and a subscription over
+// WebSocket, and relabels them while the subscription runs: a cluster that
+// starts matching brings its objects as ADDED, one that stops takes them
+// away as DELETED.
+func TestClusterSelectorLive(t *testing.T) {
+	c1, c2, c3 := env.Cluster("c1"), env.Cluster("c2"), env.Cluster("c3")
+	home := filepath.Join(t.TempDir(), "argocd")
+	if err := env.WriteKubeconfig(home, "admin", c1); err != nil {
+		t.Fatal(err)
+	}
+	argoNS, ns := unique("argocd-selector"), unique("selector-test")
+	kube1 := kubernetes.NewForConfigOrDie(c1.AdminConfig())
+	if _, err := kube1.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: argoNS}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	members := map[string]*testcluster.Cluster{"sel-a": c2, "sel-b": c3}
+	kubes := map[string]kubernetes.Interface{}
+	for name, c := range members {
+		kubes[name] = kubernetes.NewForConfigOrDie(c.AdminConfig())
+		if _, err := kubes[name].CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	createCM := func(cluster, name string) {
+		t.Helper()
+		if _, err := kubes[cluster].CoreV1().ConfigMaps(ns).Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	label := func(cluster, env string) {
+		t.Helper()
+		c := members[cluster]
+		config, _ := json.Marshal(map[string]any{"bearerToken": c.AdminConfig().BearerToken, "tlsClientConfig": map[string]any{"caData": c.AdminConfig().CAData}})
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: cluster, Labels: map[string]string{
+			clusters.ArgoCDSecretTypeLabel: clusters.ArgoCDSecretTypeCluster, "env": env,
+		}}, Data: map[string][]byte{"name": []byte(cluster), "server": []byte(c.URL()), "config": config}}
+		secrets := kube1.CoreV1().Secrets(argoNS)
+		if _, err := secrets.Update(t.Context(), s, metav1.UpdateOptions{}); apierrors.IsNotFound(err) {
+			if _, err = secrets.Create(t.Context(), s, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	createCM("sel-a", "first-a")
+	createCM("sel-b", "first-b")
+	label("sel-a", "prod")
+	label("sel-b", "dev")
+	addr := startRun(t, app.Options{
+		ArgoCD:        app.InventorySourceOptions{Enabled: true, Namespace: argoNS, Kubeconfig: home},
+		ClusterLabels: map[string]map[string]string{"sel-b": {"region": "eu"}},
+	})
+	waitCluster(t, addr, "sel-a", "sel-a synced", status("SYNCED"))
+	waitCluster(t, addr, "sel-b", "sel-b synced", status("SYNCED"))
+
+	// Queries: resources, clusters and facets by the clusters' labels.
+	names := func(selector string) []string {
+		var d struct {
+			Resources struct {
+				Edges []struct {
+					Node struct{ Cluster, Name string }
+				}
+			}
+		}
+		q := fmt.Sprintf(`{ resources(filter: {clusterSelector: %q, namespaces: [%q], kinds: ["ConfigMap"]}) { edges { node { cluster name } } } }`, selector, ns)
+		if err := gql(addr, q, &d); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range d.Resources.Edges {
+			out = append(out, e.Node.Cluster+"/"+e.Node.Name)
+		}
+		return out
+	}
+	testcluster.Eventually(t, 30*time.Second, "the ConfigMaps in the index", func() (bool, string) {
+		got := names("")
+		return len(got) == 2, fmt.Sprint(got)
+	})
+	for selector, want := range map[string][]string{
+		"env=prod":          {"sel-a/first-a"},
+		"region=eu":         {"sel-b/first-b"}, // configured
+		"env=qa":            nil,
+		"env in (prod,dev)": {"sel-a/first-a", "sel-b/first-b"},
+	} {
+		if got := names(selector); !slices.Equal(got, want) {
+			t.Errorf("clusterSelector %q: %v, want %v", selector, got, want)
+		}
+	}
+	var cs struct{ Clusters []struct{ Name string } }
+	if err := gql(addr, `{ clusters(selector: "region=eu") { name } }`, &cs); err != nil || len(cs.Clusters) != 1 || cs.Clusters[0].Name != "sel-b" {
+		t.Errorf("clusters(selector: region=eu) = %+v, %v; want sel-b", cs.Clusters, err)
+	}
+	var fs struct {
+		Facets []struct {
+			Value string
+			Count int
+		}
+	}
+	if err := gql(addr, fmt.Sprintf(`{ facets(by: CLUSTER_LABEL, labelKey: "env", filter: {namespaces: [%q], kinds: ["ConfigMap"]}) { value count } }`, ns), &fs); err != nil {
+		t.Fatal(err)
+	}
+	if want := []struct {
+		Value string
+		Count int
+	}{{"dev", 1}, {"prod", 1}}; !slices.Equal(fs.Facets, want) {
+		t.Errorf("facets by CLUSTER_LABEL env: %+v, want %+v", fs.Facets, want)
+	}
+
+	// A subscription from a listed revision, so that nothing is missed.
+	var rev struct{ Resources struct{ Revision string } }
+	if err := gql(addr, `{ resources(first: 0) { revision } }`, &rev); err != nil {
+		t.Fatal(err)
+	}
+	sub := wsSubscribe(t, addr, "", `subscription($f: ResourceFilter, $since: String) {
+		resourceEvents(filter: $f, since: $since) { type resource { cluster namespace kind name } } }`,
+		map[string]any{"since": rev.Resources.Revision, "f": map[string]any{"clusterSelector": "env=prod", "namespaces": []any{ns}}})
+	cm := func(cluster, name string) obj { return obj{cluster, ns, "ConfigMap", name} }
+	createCM("sel-b", "live-b") // not selected
+	createCM("sel-a", "live-a")
+	if e := sub.next(t); e != (event{"ADDED", cm("sel-a", "live-a")}) {
+		t.Fatalf("first event %v, want ADDED live-a", e)
+	}
+
+	// sel-b starts matching: its objects arrive as ADDED.
+	label("sel-b", "prod")
+	var got []event
+	for range 2 {
+		got = append(got, sub.next(t))
+	}
+	if want := added(cm("sel-b", "first-b"), cm("sel-b", "live-b")); !slices.Equal(got, want) {
+		t.Errorf("sel-b relabelled into the selector: %v, want %v", got, want)
+	}
+	// sel-a stops matching: its objects go as DELETED.
+	label("sel-a", "dev")
+	got = nil
+	for range 2 {
+		got = append(got, sub.next(t))
+	}
+	if want := deleted(cm("sel-a", "first-a"), cm("sel-a", "live-a")); !slices.Equal(got, want) {
+		t.Errorf("sel-a relabelled out of the selector: %v, want %v", got, want)
+	}
+	// Afterwards only sel-b's changes come: sel-a's reach the index first.
+	createCM("sel-a", "after-a")
+	testcluster.Eventually(t, 30*time.Second, "after-a in the index", func() (bool, string) {
+		got := names("")
+		return slices.Contains(got, "sel-a/after-a"), fmt.Sprint(got)
+	})
+	createCM("sel-b", "after-b")
+	if e := sub.next(t); e != (event{"ADDED", cm("sel-b", "after-b")}) {
+		t.Errorf("after the relabels: %v, want ADDED after-b", e)
 	}
 }
