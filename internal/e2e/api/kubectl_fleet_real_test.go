@@ -350,6 +350,38 @@ func TestKubectlFleetErrorsOnRealClusters(t *testing.T) {
 			stderr: []string{"refused the credentials (401 Unauthorized)", "over https only"}},
 		{name: "usage", args: []string{"get"}, code: 2, stderr: []string{"get takes a kind"}},
 	}
+	t.Run("watch over TLS with a token", func(t *testing.T) {
+		// The WebSocket goes through client-go's transport: its TLS
+		// settings and the bearer token on the upgrade request.
+		ns := freshNamespace("kfleet-tls")
+		d := dyn(t, home)
+		createNamespace(t, d, ns)
+		create(t, d, gvr("", "v1", "configmaps"), configMap(ns, "listed", nil, nil))
+		testcluster.Eventually(t, 30*time.Second, "the index to hold it", func() (bool, string) {
+			code, out, errOut := kubectlFleet(t.Context(), append(slices.Clone(server), "get", "cm", "-n", ns, "--token", token)...)
+			return code == 0 && strings.Contains(out, "listed"), out + errOut
+		})
+		ctx, cancel := context.WithCancel(t.Context())
+		var out, errOut syncBuffer
+		done := make(chan int, 1)
+		go func() {
+			done <- fleetctl.Main(ctx, append(slices.Clone(server), "get", "cm", "-n", ns, "-w", "--token", token), &out, &errOut)
+		}()
+		// The watch follows from its list's revision: a ConfigMap created
+		// once the list is printed is a change it prints, however late
+		// the subscription starts.
+		testcluster.Eventually(t, 30*time.Second, "the list", func() (bool, string) {
+			return strings.Contains(out.String(), "listed"), out.String() + errOut.String()
+		})
+		create(t, d, gvr("", "v1", "configmaps"), configMap(ns, "cm-after", nil, nil))
+		testcluster.Eventually(t, 30*time.Second, "the change", func() (bool, string) {
+			return strings.Contains(out.String(), "cm-after"), out.String() + errOut.String()
+		})
+		cancel()
+		if code := <-done; code != 0 || !strings.Contains(out.String(), "cm-") {
+			t.Errorf("exit %d; stdout %q; stderr %q", code, out.String(), errOut.String())
+		}
+	})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
