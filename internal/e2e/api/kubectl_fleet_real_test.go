@@ -22,6 +22,7 @@ import (
 	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/fleetctl"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
+	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/inventory"
 )
 
@@ -283,6 +284,79 @@ func TestKubectlFleetWatchAcrossDisconnect(t *testing.T) {
 	if diff := gocmp.Diff(want, lines); diff != "" {
 		t.Errorf("printed changes (-want +got):\n%s", diff)
 	}
+}
+
+// TestKubectlFleetWatchExpiredCursor cuts a watch's connection while more
+// changes happen than the index retains: when it comes back, its cursor
+// has expired, and it lists again, printing every ConfigMap, then follows.
+func TestKubectlFleetWatchExpiredCursor(t *testing.T) {
+	ns := freshNamespace("kfleet-expired")
+	c := env.Clusters()[0]
+	d := dyn(t, c)
+	createNamespace(t, d, ns)
+	f := newFleet(t, app.Options{Informers: testInformers("configmaps", "namespaces"), Index: index.Options{Retention: 5}})
+	f.waitSynced(t)
+	proxy, err := testcluster.StartProxy(strings.TrimPrefix(f.serverURL(), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+
+	ctx, cancel := context.WithCancel(t.Context())
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- fleetctl.Main(ctx, []string{"get", "configmaps", "-n", ns, "-w", "-o", "name", "--server", "http://" + proxy.Addr()}, &out, &errOut)
+	}()
+	defer func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("kubectl fleet exited with %d: %s", code, errOut.String())
+		}
+	}()
+	cm := gvr("", "v1", "configmaps")
+	testcluster.Eventually(t, 30*time.Second, "the watch to start", func() (bool, string) {
+		return strings.Contains(errOut.String(), "No resources found"), errOut.String()
+	})
+	create(t, d, cm, configMap(ns, "first", nil, nil))
+	testcluster.Eventually(t, 30*time.Second, "the first change", func() (bool, string) {
+		return strings.Contains(out.String(), "configmap/first\n"), out.String()
+	})
+
+	proxy.Cut()
+	var names []string
+	for i := range 10 {
+		name := fmt.Sprintf("during-%d", i)
+		create(t, d, cm, configMap(ns, name, nil, nil))
+		names = append(names, name)
+	}
+	testcluster.Eventually(t, 30*time.Second, "the index to hold the changes", func() (bool, string) {
+		var got struct{ Resources struct{ TotalCount int } }
+		f.mustQuery(t, `query($ns: [String!]) { resources(filter: {kinds: ["ConfigMap"], namespaces: $ns}) { totalCount } }`,
+			map[string]any{"ns": []any{ns}}, &got)
+		return got.Resources.TotalCount == 11, fmt.Sprint(got.Resources.TotalCount)
+	})
+	before := len(out.String())
+	if err := proxy.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 60*time.Second, "a new list after the expired cursor", func() (bool, string) {
+		relisted := out.String()[before:]
+		for _, n := range append([]string{"first"}, names...) {
+			if !strings.Contains(relisted, "configmap/"+n+"\n") {
+				return false, fmt.Sprintf("no %s in %q; stderr %s", n, relisted, errOut.String())
+			}
+		}
+		return true, ""
+	})
+	if !strings.Contains(errOut.String(), "listing again") {
+		t.Errorf("stderr does not say that it lists again: %s", errOut.String())
+	}
+	// And it follows from the new list.
+	create(t, d, cm, configMap(ns, "after", nil, nil))
+	testcluster.Eventually(t, 30*time.Second, "a change after the new list", func() (bool, string) {
+		return strings.Contains(out.String(), "configmap/after\n"), out.String()
+	})
 }
 
 // TestKubectlFleetErrorsOnRealClusters checks that each failure says what
