@@ -20,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetcache/fleetcache/internal/app"
@@ -638,4 +640,48 @@ func TestClusterSelectorLive(t *testing.T) {
 	if e := sub.next(t); e != (event{"ADDED", cm("sel-b", "after-b")}) {
 		t.Errorf("after the relabels: %v, want ADDED after-b", e)
 	}
+}
+
+// TestKubeconfigExecPluginRefresh registers a cluster from a kubeconfig
+// file whose user is an exec credential plugin (as EKS, GKE and AKS write
+// them) with tokens that expire every 2s: the plugin runs again as they
+// expire, the cluster stays synced, and a plugin that starts returning
+// another identity takes effect at its next run.
+func TestKubeconfigExecPluginRefresh(t *testing.T) {
+	c2 := env.Cluster("c2")
+	plugin := execPlugin(t)
+	state := newPluginState(t, c2.AdminConfig().BearerToken)
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["eks-like"] = &clientcmdapi.Cluster{Server: c2.URL(), CertificateAuthorityData: c2.AdminConfig().CAData}
+	exec := &clientcmdapi.ExecConfig{Command: plugin, APIVersion: "client.authentication.k8s.io/v1", InteractiveMode: clientcmdapi.NeverExecInteractiveMode}
+	for k, v := range state.env(2 * time.Second) {
+		exec.Env = append(exec.Env, clientcmdapi.ExecEnvVar{Name: k, Value: v})
+	}
+	kc.AuthInfos["eks-like"] = &clientcmdapi.AuthInfo{Exec: exec}
+	kc.Contexts["eks-like"] = &clientcmdapi.Context{Cluster: "eks-like", AuthInfo: "eks-like"}
+	dir := t.TempDir()
+	if err := clientcmd.WriteToFile(*kc, filepath.Join(dir, "config")); err != nil {
+		t.Fatal(err)
+	}
+	addr := startRun(t, app.Options{
+		KubeconfigDir: dir, DirInterval: 100 * time.Millisecond,
+		ClusterLabels: map[string]map[string]string{"eks-like": {"cloud": "aws"}},
+		Informers:     informers.Options{Resources: []string{"namespaces", "configmaps"}, WatchTimeout: time.Second},
+	})
+	waitCluster(t, addr, "eks-like", "the exec-plugin cluster synced", status("SYNCED"))
+	if c, _ := inventoryOf(t, addr, "eks-like"); c.Labels["cloud"] != "aws" {
+		t.Errorf("labels %v: want the configured cloud=aws", c.Labels)
+	}
+	before := len(state.runs())
+	testcluster.Eventually(t, 30*time.Second, "expired tokens to be refreshed", func() (bool, string) {
+		n := len(state.runs())
+		return n >= before+3, fmt.Sprintf("%d runs, %d before", n, before)
+	})
+	waitCluster(t, addr, "eks-like", "synced on refreshed tokens", status("SYNCED"))
+	state.setToken(t, c2.UserConfig("carol").BearerToken)
+	waitCluster(t, addr, "eks-like", "carol's refreshed token (forbidden)", func(c *clusterState) bool {
+		return c != nil && c.Status == "DEGRADED" && c.Message != nil && strings.Contains(*c.Message, "forbidden")
+	})
+	state.setToken(t, c2.AdminConfig().BearerToken)
+	waitCluster(t, addr, "eks-like", "back on admin's token", status("SYNCED"))
 }
