@@ -17,7 +17,7 @@ const usage = `kubectl fleet: what runs where in every cluster, from fleetcache.
 Usage:
   kubectl fleet get KIND [NAME] [-n NS | -A] [-l SELECTOR] [--field-selector SELECTOR]
                 [--clusters a,b] [--cluster-selector SELECTOR] [--sort-by PATH]
-                [-o wide|json|yaml|name|custom-columns=HEADER:PATH,...] [-w [--output-watch-events]]
+                [-o wide|json|yaml|name|jsonpath=TEMPLATE|custom-columns=HEADER:PATH,...] [-w [--output-watch-events]]
   kubectl fleet clusters [-o wide|json|yaml]
   kubectl fleet count KIND [--by cluster|namespace|kind|label=KEY|cluster-label=KEY|field=PATH] [the filters of get]
 
@@ -64,7 +64,7 @@ func flagSet(o *options) *pflag.FlagSet {
 	fs.StringSliceVar(&o.clusters, "clusters", nil, "only these clusters (a,b)")
 	fs.StringVar(&o.clusterSelector, "cluster-selector", "", "only the clusters whose labels match this selector (env=prod)")
 	fs.StringVar(&o.sortBy, "sort-by", "", "sort by the value at this path (.metadata.creationTimestamp), done by the server")
-	fs.StringVarP(&o.output, "output", "o", "", "wide, json, yaml, name or custom-columns=HEADER:PATH,...")
+	fs.StringVarP(&o.output, "output", "o", "", "wide, json, yaml, name, jsonpath=TEMPLATE or custom-columns=HEADER:PATH,...")
 	fs.BoolVarP(&o.watch, "watch", "w", false, "after listing, print each change (resumes after a disconnect)")
 	fs.BoolVar(&o.watchOnly, "watch-only", false, "print the changes only, not the list first")
 	fs.BoolVar(&o.watchEvents, "output-watch-events", false, "with --watch, print the event type (ADDED, MODIFIED, DELETED) first")

@@ -41,11 +41,18 @@ func newPrinter(o *options, w io.Writer) (printer, string, error) {
 		return &names{w: w, events: o.watchEvents}, `cluster kind resource name`, nil
 	case out == "json" || out == "yaml":
 		return &objects{w: w, yaml: out == "yaml", watch: o.watch, events: o.watchEvents}, objectFields, nil
+	case strings.HasPrefix(out, "jsonpath="):
+		tmpl := strings.TrimPrefix(out, "jsonpath=")
+		p := jsonpath.New("output").AllowMissingKeys(true)
+		if err := p.Parse(tmpl); err != nil {
+			return nil, "", usageError(fmt.Sprintf("-o jsonpath: %q: %v", tmpl, err))
+		}
+		return &objects{w: w, template: p, watch: o.watch, events: o.watchEvents}, objectFields, nil
 	case strings.HasPrefix(out, "custom-columns="):
 		cc, err := newCustomColumns(strings.TrimPrefix(out, "custom-columns="), w, o.watchEvents)
 		return cc, objectFields, err
 	}
-	return nil, "", usageError(fmt.Sprintf("unknown output format %q: use wide, json, yaml, name or custom-columns=HEADER:PATH,...", out))
+	return nil, "", usageError(fmt.Sprintf("unknown output format %q: use wide, json, yaml, name, jsonpath=TEMPLATE or custom-columns=HEADER:PATH,...", out))
 }
 
 // newTabWriter aligns columns as kubectl does (its printers.GetNewTabWriter).
@@ -166,12 +173,14 @@ func object(r row) (map[string]any, error) {
 	return obj, nil
 }
 
-// objects prints -o json and -o yaml: a v1 List of the objects, as
-// kubectl prints several (one object alone when a name was asked and one
-// cluster has it), then, while watching, each changed object.
+// objects prints -o json, -o yaml and -o jsonpath=TEMPLATE: a v1 List of
+// the objects, as kubectl prints several (one object alone when a name was
+// asked and one cluster has it), then, while watching, each changed
+// object; a template is executed on each of those, as kubectl does.
 type objects struct {
 	w                   io.Writer
 	yaml, watch, events bool
+	template            *jsonpath.JSONPath
 	// single: a name was asked, so one object prints alone.
 	single bool
 	items  []any
@@ -220,6 +229,12 @@ func (o *objects) flush() error {
 }
 
 func (o *objects) print(v any) error {
+	if o.template != nil {
+		if err := o.template.Execute(o.w, v); err != nil {
+			return fmt.Errorf("-o jsonpath: %w", err)
+		}
+		return nil
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "    ")

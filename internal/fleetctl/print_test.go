@@ -37,6 +37,8 @@ prod-eu   web         web-1             1/1     Running            5m    10.0.0.
 staging   web         web-long-name-2   1/1     CrashLoopBackOff   5m               <none>
 `},
 		{name: "name", opts: options{output: "name"}, want: "pod/web-1\npod/web-long-name-2\n"},
+		{name: "jsonpath", opts: options{output: `jsonpath={range .items[*]}{.metadata.annotations.fleetcache\.io/cluster}/{.metadata.name}{"\n"}{end}`},
+			want: "prod-eu/web-1\nstaging/web-long-name-2\n"},
 		{name: "custom columns", opts: options{output: "custom-columns=NAME:.metadata.name,IP:{.status.podIP},NODE:spec.nodeName"},
 			want: `CLUSTER   NAME              IP         NODE
 prod-eu   web-1             10.0.0.1   <none>
@@ -151,7 +153,7 @@ status:
 }
 
 func TestBadOutput(t *testing.T) {
-	for _, o := range []string{"jsonpath={.x}", "custom-columns=", "custom-columns=NAME", "custom-columns=A:{.a[}"} {
+	for _, o := range []string{"go-template={{.x}}", "jsonpath={.x", "custom-columns=", "custom-columns=NAME", "custom-columns=A:{.a[}"} {
 		if _, _, err := newPrinter(&options{output: o}, &bytes.Buffer{}); err == nil {
 			t.Errorf("-o %s accepted", o)
 		}
