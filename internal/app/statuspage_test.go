@@ -19,6 +19,7 @@ import (
 	"github.com/fleetcache/fleetcache/internal/browsertest"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/clusters"
+	"github.com/fleetcache/fleetcache/pkg/inventory"
 )
 
 // browser starts a headless chromium (see internal/browsertest).
@@ -314,13 +315,16 @@ func TestStatusPageAt300Clusters(t *testing.T) {
 	ctx, problems := browser(t)
 	browsertest.Viewport(t, ctx, 1366, 768, false)
 	agg, url := serveClusters(t, probeOptions())
+	labels := map[string]inventory.Info{}
 	for i := range 300 {
 		server := []string{"c1", "c2", "c3"}[i%3]
 		name := fmt.Sprintf("%s-alias-%03d", server, i/3)
 		if err := agg.Registry.Add(clusters.Cluster{Name: name, Config: env.Cluster(server).AdminConfig()}); err != nil {
 			t.Fatal(err)
 		}
+		labels[name] = inventory.Info{Labels: map[string]string{"server": server}}
 	}
+	agg.Inventory.Set(labels)
 	if err := chromedp.Do(ctx, chromedp.Navigate(url+"/")); err != nil {
 		t.Fatalf("open the status page: %v", err)
 	}
@@ -348,6 +352,28 @@ func TestStatusPageAt300Clusters(t *testing.T) {
 		s, _ := summary(t, ctx)
 		return slices.Equal(s.Statuses, []string{"100 DISCONNECTED", "200 SYNCED"}) && strings.HasPrefix(s.Stalest, "c3-"), raw
 	})
+	// The filter on a label: c3's hundred aliases.
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#filter"), "server=c3")); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 10*time.Second, "only the clusters labelled server=c3 shown", func() (bool, string) {
+		got, _, raw := rows(t, ctx)
+		n := 0
+		for name, r := range got {
+			if r.Hidden == strings.HasPrefix(name, "c3-") {
+				return false, name + ": " + raw
+			}
+			if !r.Hidden {
+				n++
+			}
+		}
+		return n == 100, raw
+	})
+	checkLayout(t, ctx, "status-300-filtered-phone", 390, 844, true)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const f = document.getElementById('filter');
+		f.value = ''; f.dispatchEvent(new Event('input')); return true; })()`)); err != nil {
+		t.Fatal(err)
+	}
 	checkLayout(t, ctx, "status-300-disconnected-desktop", 1366, 768, false)
 	checkLayout(t, ctx, "status-300-disconnected-phone", 390, 844, true)
 	for _, p := range problems() {

@@ -18,7 +18,7 @@ const MAX_BACKOFF_MS = 30000;
 const TOKEN_KEY = 'fleetcache.status.token';
 const SVG = 'http://www.w3.org/2000/svg';
 
-const FIELDS = 'name status stale message objectCount currentAsOf lastEventTime changeRate ' +
+const FIELDS = 'name labels status stale message objectCount currentAsOf lastEventTime changeRate ' +
   'resources { resource kind status objectCount currentAsOf lastError lastEventTime }';
 const SUBSCRIPTION = `subscription { clusterHealth { removed ${FIELDS} } }`;
 const QUERY = `{ clusters { ${FIELDS} } }`;
@@ -184,7 +184,8 @@ function renderCluster(entry, now) {
 
 function matches(c, query, now) {
   if (!query) return true;
-  const hay = `${c.name} ${c.status} ${freshness(c, now).text} ${lastError(c)} ${c.resources.map((r) => r.resource).join(' ')}`.toLowerCase();
+  const labels = Object.entries(c.labels ?? {}).map(([k, v]) => `${k}=${v}`).join(' ');
+  const hay = `${c.name} ${labels} ${c.status} ${freshness(c, now).text} ${lastError(c)} ${c.resources.map((r) => r.resource).join(' ')}`.toLowerCase();
   return query.split(/\s+/).every((word) => hay.includes(word));
 }
 
