@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"time"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -38,6 +39,8 @@ type Client struct {
 	namespace string
 	// source says where the server came from, for error messages.
 	source string
+	// idleTimeout overrides the package's idleTimeout (tests).
+	idleTimeout time.Duration
 }
 
 // Connect builds a Client the way kubectl finds a server: --server (with

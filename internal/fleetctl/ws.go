@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -126,9 +127,24 @@ func (c *Client) write(ctx context.Context, conn *websocket.Conn, m wsMessage) e
 	return nil
 }
 
+// idleTimeout is how long a subscription may stay silent before it is
+// taken for dead: fleetcache pings every KeepAliveInterval and sends a
+// heartbeat every 30 s, so a connection that a NAT or a partition lost
+// without a reset shows as silence.
+const idleTimeout = 90 * time.Second
+
 func (c *Client) read(ctx context.Context, conn *websocket.Conn, m *wsMessage) error {
-	_, b, err := conn.Read(ctx)
+	idle := c.idleTimeout
+	if idle == 0 {
+		idle = idleTimeout
+	}
+	rctx, cancel := context.WithTimeout(ctx, idle)
+	defer cancel()
+	_, b, err := conn.Read(rctx)
 	if err != nil {
+		if ctx.Err() == nil && rctx.Err() != nil {
+			return fmt.Errorf("%w: nothing from the server for %s", errInterrupted, idle)
+		}
 		return c.closed(ctx, err)
 	}
 	if err := json.Unmarshal(b, m); err != nil {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -106,6 +107,10 @@ func TestSubscribe(t *testing.T) {
 			var m wsMessage
 			_ = readMsg(r, c, &m) // the client's close
 		}},
+		{name: "silence", interrupted: true, script: func(t *testing.T, c *websocket.Conn, r *http.Request) {
+			ackAndSubscribe(t, c, r)
+			_, _, _ = c.Read(r.Context()) // until the client gives up and closes
+		}},
 		{name: "bad message", script: func(t *testing.T, c *websocket.Conn, r *http.Request) {
 			ackAndSubscribe(t, c, r)
 			c.Close(4400, "bad message")
@@ -114,6 +119,7 @@ func TestSubscribe(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := wsServer(t, tc.script)
+			c.idleTimeout = 300 * time.Millisecond
 			events := 0
 			err := c.Subscribe(t.Context(), "subscription { x }", nil, func(e event) error {
 				if e.Extensions.Cursor != "c1" {
