@@ -1,6 +1,9 @@
 package webasset
 
 import (
+	"bytes"
+	"compress/gzip"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -59,5 +62,68 @@ func TestServe(t *testing.T) {
 	w = serve(http.MethodPost, nil)
 	if w.Code != http.StatusMethodNotAllowed || w.Header().Get("Allow") != "GET, HEAD" || !strings.Contains(w.Body.String(), "the test page answers GET and HEAD") {
 		t.Errorf("POST: %d %q %v", w.Code, w.Body, w.Header())
+	}
+}
+
+func TestServeGzip(t *testing.T) {
+	big := New([]byte(strings.Repeat("console.log('graphiql');\n", 200)), "text/javascript; charset=utf-8")
+	small := New([]byte("let x;"), "text/javascript; charset=utf-8")
+	serve := func(f File, header map[string]string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		for k, v := range header {
+			r.Header.Set(k, v)
+		}
+		w := httptest.NewRecorder()
+		f.Serve(w, r, "no-cache")
+		return w
+	}
+	tests := []struct {
+		name           string
+		file           File
+		acceptEncoding string
+		wantGzip       bool
+	}{
+		{name: "gzip accepted", file: big, acceptEncoding: "gzip, deflate, br", wantGzip: true},
+		{name: "gzip with a weight", file: big, acceptEncoding: "br;q=1.0, gzip;q=0.8", wantGzip: true},
+		{name: "any encoding", file: big, acceptEncoding: "*", wantGzip: true},
+		{name: "gzip refused", file: big, acceptEncoding: "gzip;q=0, br"},
+		{name: "no header", file: big},
+		{name: "identity only", file: big, acceptEncoding: "identity"},
+		{name: "too small to compress", file: small, acceptEncoding: "gzip"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := serve(tt.file, map[string]string{"Accept-Encoding": tt.acceptEncoding})
+			body := w.Body.Bytes()
+			if got := w.Header().Get("Content-Encoding") == "gzip"; got != tt.wantGzip {
+				t.Fatalf("gzipped %v, want %v (headers %v)", got, tt.wantGzip, w.Header())
+			}
+			etag := w.Header().Get("ETag")
+			if tt.wantGzip {
+				zr, err := gzip.NewReader(bytes.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if body, err = io.ReadAll(zr); err != nil {
+					t.Fatal(err)
+				}
+				if etag == tt.file.ETag || len(w.Body.Bytes()) >= len(tt.file.Body) {
+					t.Errorf("gzip variant: ETag %s (identity's %s), %d bytes of %d", etag, tt.file.ETag, w.Body.Len(), len(tt.file.Body))
+				}
+			} else if etag != tt.file.ETag {
+				t.Errorf("ETag %s, want %s", etag, tt.file.ETag)
+			}
+			if !bytes.Equal(body, tt.file.Body) {
+				t.Errorf("body differs from the file's")
+			}
+			if tt.file.gz != nil && w.Header().Get("Vary") != "Accept-Encoding" {
+				t.Errorf("Vary %q, want Accept-Encoding", w.Header().Get("Vary"))
+			}
+			// The variant's own ETag revalidates it.
+			again := serve(tt.file, map[string]string{"Accept-Encoding": tt.acceptEncoding, "If-None-Match": etag})
+			if again.Code != http.StatusNotModified {
+				t.Errorf("GET with the ETag %s: %d, want 304", etag, again.Code)
+			}
+		})
 	}
 }
