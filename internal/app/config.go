@@ -69,6 +69,18 @@ type Config struct {
 	// watch such a device cuts counts as an interruption and costs a relist.
 	// Default: client-go's 5 to 10 minutes.
 	WatchTimeout metav1.Duration `json:"watchTimeout,omitzero"`
+	// MaxConcurrentLists bounds the lists (initial lists and relists) that
+	// run at once across all clusters; types waiting for their turn are
+	// PENDING with that reason. Default informers.DefaultMaxConcurrentLists.
+	MaxConcurrentLists int `json:"maxConcurrentLists,omitempty"`
+	// MemberQPS and MemberBurst limit the requests sent to each member
+	// cluster. Default informers.DefaultOptions().
+	MemberQPS   float64 `json:"memberQPS,omitempty"`
+	MemberBurst int     `json:"memberBurst,omitempty"`
+	// DisconnectAfter is how long a member API server may leave probes
+	// unanswered before its cluster is DISCONNECTED. Default
+	// informers.DefaultOptions().
+	DisconnectAfter metav1.Duration `json:"disconnectAfter,omitzero"`
 	// Addr is the HTTP listen address. Default DefaultAddr.
 	Addr string `json:"addr,omitempty"`
 	// Readyz configures /readyz.
@@ -339,6 +351,18 @@ func (c Config) Validate() error {
 	if w := c.WatchTimeout.Duration; w != 0 && w < time.Second {
 		bad("watchTimeout", "%v: must be at least 1s (0 means the default)", w)
 	}
+	if c.MaxConcurrentLists < 0 {
+		bad("maxConcurrentLists", "%d: must not be negative (0 means the default)", c.MaxConcurrentLists)
+	}
+	if c.MemberQPS < 0 {
+		bad("memberQPS", "%v: must not be negative (0 means the default)", c.MemberQPS)
+	}
+	if c.MemberBurst < 0 {
+		bad("memberBurst", "%d: must not be negative (0 means the default)", c.MemberBurst)
+	}
+	if d := c.DisconnectAfter.Duration; d < 0 {
+		bad("disconnectAfter", "%v: must not be negative (0 means the default)", d)
+	}
 	if c.Addr != "" {
 		if _, port, err := net.SplitHostPort(c.Addr); err != nil {
 			bad("addr", "%v", err)
@@ -456,7 +480,9 @@ func (c Config) Options() Options {
 		CORSAllowedOrigins: c.Serving.CORSAllowedOrigins,
 		Profiling:          c.Serving.Profiling,
 		Playground:         c.Serving.Playground,
-		Informers:          informers.Options{Resources: c.Resources, WatchTimeout: c.WatchTimeout.Duration, CacheSecretData: c.Serving.CacheSecretData},
+		Informers: informers.Options{Resources: c.Resources, WatchTimeout: c.WatchTimeout.Duration, CacheSecretData: c.Serving.CacheSecretData,
+			MaxConcurrentLists: c.MaxConcurrentLists, ClientQPS: float32(c.MemberQPS), ClientBurst: c.MemberBurst,
+			DisconnectAfter: c.DisconnectAfter.Duration},
 		GraphQL: graphql.Options{
 			DefaultPageSize:  l.DefaultPageSize,
 			MaxPageSize:      l.MaxPageSize,

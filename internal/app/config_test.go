@@ -327,6 +327,28 @@ func TestConfigWatchTimeout(t *testing.T) {
 	}
 }
 
+// TestConfigFleet checks that the fleet's settings reach the informers.
+func TestConfigFleet(t *testing.T) {
+	c, err := app.ParseArgs([]string{"--max-concurrent-lists", "7", "--member-qps", "5.5", "--member-burst", "11", "--disconnect-after", "1m"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	got := c.Options().Informers
+	if got.MaxConcurrentLists != 7 || got.ClientQPS != 5.5 || got.ClientBurst != 11 || got.DisconnectAfter != time.Minute {
+		t.Errorf("informers' options %+v, want 7 lists, 5.5 QPS, burst 11, disconnect after 1m", got)
+	}
+	bad, err := app.ParseArgs([]string{"--max-concurrent-lists", "-1", "--member-qps", "-1"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "maxConcurrentLists") || !strings.Contains(err.Error(), "memberQPS") {
+		t.Errorf("Validate = %v, want errors for maxConcurrentLists and memberQPS", err)
+	}
+}
+
 // TestConfigIndexes checks that indexes reach index.Options from the file:
 // a resource listed replaces its defaults, [] turns them off, the others
 // keep theirs.

@@ -32,7 +32,11 @@ var flagDefaults = []struct {
 	{flag: "cluster-secrets-namespace"},
 	{flag: "cluster-secrets-kubeconfig"},
 	{flag: "resources", def: strings.Join(informers.DefaultResources, ","), example: true},
-	{flag: "watch-timeout"}, // client-go's, which informers.Options.WatchTimeout leaves alone
+	{flag: "watch-timeout"},        // client-go's, which informers.Options.WatchTimeout leaves alone
+	{flag: "max-concurrent-lists"}, // sized to the machine: informers.DefaultMaxConcurrentLists
+	{flag: "member-qps", def: informers.DefaultOptions().ClientQPS},
+	{flag: "member-burst", def: informers.DefaultOptions().ClientBurst},
+	{flag: "disconnect-after", def: informers.DefaultOptions().DisconnectAfter},
 	{flag: "addr", def: DefaultAddr, example: true},
 	{flag: "readyz-exclude"},
 	{flag: "default-page-size", def: graphql.DefaultOptions().DefaultPageSize},

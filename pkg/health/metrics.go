@@ -31,7 +31,7 @@ func NewCollector(t *Tracker) *Collector {
 			"Sync status of the cluster: 1 for its current status, 0 for the others.",
 			[]string{"cluster", "status"}, nil),
 		resourceStatus: prometheus.NewDesc("fleetcache_resource_status",
-			"Sync status of a resource type of the cluster: 1 for its current status, 0 for the others.",
+			"Sync status of a resource type of the cluster: one series, 1, labelled with its current status.",
 			[]string{"cluster", "resource", "status"}, nil),
 		cachedObjects: prometheus.NewDesc("fleetcache_cached_objects",
 			"Objects of the resource type cached from the cluster.", cr, nil),
@@ -73,9 +73,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.currentAsOf, prometheus.GaugeValue, float64(cs.CurrentAsOf.UnixNano())/1e9, cs.Name)
 		}
 		for _, r := range cs.Resources {
-			for _, st := range statuses {
-				ch <- prometheus.MustNewConstMetric(c.resourceStatus, prometheus.GaugeValue, oneIf(r.Status == st), cs.Name, r.Resource, string(st))
-			}
+			// One series per type, not one per status: at 16 types the
+			// zeros would be 64 of a cluster's series (docs/metrics.md).
+			ch <- prometheus.MustNewConstMetric(c.resourceStatus, prometheus.GaugeValue, 1, cs.Name, r.Resource, string(r.Status))
 			ch <- prometheus.MustNewConstMetric(c.cachedObjects, prometheus.GaugeValue, float64(r.ObjectCount), cs.Name, r.Resource)
 			for _, e := range [...]struct {
 				typ EventType

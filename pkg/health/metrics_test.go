@@ -79,18 +79,10 @@ fleetcache_last_event_timestamp_seconds{cluster="c1",resource="pods"} 1.79534169
 # TYPE fleetcache_relists_total counter
 fleetcache_relists_total{cluster="c1",resource="configmaps"} 0
 fleetcache_relists_total{cluster="c1",resource="pods"} 1
-# HELP fleetcache_resource_status Sync status of a resource type of the cluster: 1 for its current status, 0 for the others.
+# HELP fleetcache_resource_status Sync status of a resource type of the cluster: one series, 1, labelled with its current status.
 # TYPE fleetcache_resource_status gauge
 fleetcache_resource_status{cluster="c1",resource="configmaps",status="DEGRADED"} 1
-fleetcache_resource_status{cluster="c1",resource="configmaps",status="DISCONNECTED"} 0
-fleetcache_resource_status{cluster="c1",resource="configmaps",status="PENDING"} 0
-fleetcache_resource_status{cluster="c1",resource="configmaps",status="SYNCED"} 0
-fleetcache_resource_status{cluster="c1",resource="configmaps",status="SYNCING"} 0
-fleetcache_resource_status{cluster="c1",resource="pods",status="DEGRADED"} 0
-fleetcache_resource_status{cluster="c1",resource="pods",status="DISCONNECTED"} 0
-fleetcache_resource_status{cluster="c1",resource="pods",status="PENDING"} 0
 fleetcache_resource_status{cluster="c1",resource="pods",status="SYNCED"} 1
-fleetcache_resource_status{cluster="c1",resource="pods",status="SYNCING"} 0
 # HELP fleetcache_watch_restarts_total Watches of the resource type resumed from a resourceVersion after they ended.
 # TYPE fleetcache_watch_restarts_total counter
 fleetcache_watch_restarts_total{cluster="c1",resource="configmaps"} 0

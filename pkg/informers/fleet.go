@@ -11,15 +11,16 @@ import (
 // Fleet runs one Ingester per cluster, all feeding one index and one health
 // tracker. It implements clusters.Runner. Its clusters share what need not
 // be per cluster: the list slots that bound how many lists run at once
-// (Options.MaxConcurrentLists), one prober for all API servers, and the
-// metrics.
+// (Options.MaxConcurrentLists), one prober for all API servers, the
+// resources of built-in group versions per server version, and the metrics.
 type Fleet struct {
-	index   *index.Index
-	health  *health.Tracker
-	opts    Options
-	gate    *listGate
-	prober  *prober
-	metrics *metrics
+	index    *index.Index
+	health   *health.Tracker
+	opts     Options
+	gate     *listGate
+	prober   *prober
+	metrics  *metrics
+	surfaces *surfaces
 }
 
 // NewFleet returns a Fleet; it validates the configured resource types and
@@ -29,7 +30,7 @@ func NewFleet(ix *index.Index, h *health.Tracker, opts Options) (*Fleet, error) 
 	if _, err := parseResourceNames(opts.Resources); err != nil {
 		return nil, err
 	}
-	f := &Fleet{index: ix, health: h, opts: opts, gate: newListGate(opts.MaxConcurrentLists), prober: newProber()}
+	f := &Fleet{index: ix, health: h, opts: opts, gate: newListGate(opts.MaxConcurrentLists), prober: newProber(), surfaces: newSurfaces()}
 	if opts.Registerer != nil {
 		m, err := newMetrics(opts.Registerer, f.gate)
 		if err != nil {
@@ -46,7 +47,7 @@ func (f *Fleet) RunCluster(ctx context.Context, c clusters.Cluster) error {
 	if err != nil {
 		return err
 	}
-	ing.gate, ing.prober, ing.metrics = f.gate, f.prober, f.metrics
+	ing.gate, ing.prober, ing.metrics, ing.surfaces = f.gate, f.prober, f.metrics, f.surfaces
 	return ing.Start(ctx)
 }
 

@@ -3,6 +3,8 @@ package informers_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"runtime"
 	"strconv"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -187,6 +190,7 @@ func startAliasedFleet(tb testing.TB, n int, resource string, opts informers.Opt
 	// miss one.
 	tr := health.NewTracker(ix, health.Options{Retention: 64 * n})
 	reg := prometheus.NewRegistry()
+	reg.MustRegister(health.NewCollector(tr))
 	opts.Resources = []string{resource}
 	opts.Registerer = reg
 	f, err := informers.NewFleet(ix, tr, opts)
@@ -255,6 +259,7 @@ func startAliasedFleet(tb testing.TB, n int, resource string, opts informers.Opt
 		tb.Errorf("%d clusters DEGRADED at once while every server was up, e.g. %s", watch.maxDegraded, watch.firstDegrad)
 	}
 	out.after = measure(tb)
+
 	out.hwm = procStatus(tb, "VmHWM")
 	return out
 }
@@ -351,8 +356,26 @@ func BenchmarkFleetStart(b *testing.B) {
 				b.ReportMetric(goroutines, "goroutines/cluster")
 				b.ReportMetric(fds, "fds/cluster")
 				b.ReportMetric(float64(r.objects), "objects")
-				b.StopTimer()
+				series, size := exposition(b, r.metrics)
+				b.ReportMetric(float64(series)/float64(r.clusters), "series/cluster")
+				b.ReportMetric(float64(size)/(1<<10), "KiB-metrics")
 			}
 		})
 	}
+}
+
+// exposition returns how many series reg holds and the size of /metrics'
+// uncompressed text, served as the aggregator serves it.
+func exposition(tb testing.TB, reg *prometheus.Registry) (series, size int) {
+	tb.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, f := range families {
+		series += len(f.GetMetric())
+	}
+	rec := httptest.NewRecorder()
+	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	return series, rec.Body.Len()
 }

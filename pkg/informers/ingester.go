@@ -96,6 +96,10 @@ type Options struct {
 // once only holds more responses in memory.
 func DefaultMaxConcurrentLists() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
 
+// DefaultOptions returns the Options with every default filled in: what a
+// zero Options means.
+func DefaultOptions() Options { return Options{}.withDefaults() }
+
 func (o Options) withDefaults() Options {
 	if len(o.Resources) == 0 {
 		o.Resources = DefaultResources
@@ -164,9 +168,10 @@ type Ingester struct {
 	dialer *connrotation.Dialer
 	// Shared by the clusters of a Fleet (their own when nil): the list
 	// slots (nil: lists are not bounded), the prober and the metrics.
-	gate    *listGate
-	prober  *prober
-	metrics *metrics
+	gate     *listGate
+	prober   *prober
+	metrics  *metrics
+	surfaces *surfaces
 
 	mu sync.Mutex
 	// reachable: the last probe succeeded and no request failed to connect
@@ -468,7 +473,7 @@ func signal(ch chan struct{}) {
 // returns the names still to look up.
 func (c *Ingester) startServed(ctx context.Context, names []resourceName) []resourceName {
 	logger := klog.FromContext(ctx)
-	types, missing, err := resolve(c.discovery, names)
+	types, missing, err := resolve(c.discovery, c.surfaces, names)
 	if err != nil {
 		logger.Info("Discovery failed, will retry", "err", err)
 		return names

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/discovery"
@@ -74,9 +76,57 @@ func parseResourceNames(names []string) ([]resourceName, error) {
 	return out, nil
 }
 
+// surfaces shares, across the clusters of a fleet, the resources of
+// Kubernetes' own group versions per server version: clusters of one
+// version serve the same built-in types, so a fleet of a thousand clusters
+// asks for /api/v1 (about 25 KB) and its like once per version, not once
+// per cluster. Custom and aggregated groups differ between clusters of one
+// version and are always asked. A fleet holds a handful of versions, so
+// the cache is not bounded.
+type surfaces struct {
+	mu sync.Mutex
+	m  map[string]*metav1.APIResourceList // by "gitVersion groupVersion"
+}
+
+func newSurfaces() *surfaces { return &surfaces{m: map[string]*metav1.APIResourceList{}} }
+
+// resources returns the resources of gv, from the cache when version (the
+// server's gitVersion; "" when unknown) serves it built in.
+func (s *surfaces) resources(d discovery.DiscoveryInterface, version, gv string, group string) (*metav1.APIResourceList, error) {
+	shared := s != nil && version != "" && builtIn(group)
+	key := version + " " + gv
+	if shared {
+		s.mu.Lock()
+		list, ok := s.m[key]
+		s.mu.Unlock()
+		if ok {
+			return list, nil
+		}
+	}
+	list, err := d.ServerResourcesForGroupVersion(gv)
+	if err != nil {
+		return nil, err
+	}
+	if shared {
+		s.mu.Lock()
+		s.m[key] = list
+		s.mu.Unlock()
+	}
+	return list, nil
+}
+
 // resolve looks the names up through discovery, in the preferred version of
-// each group. It returns the types found and, per name not served, an error.
-func resolve(d discovery.DiscoveryInterface, names []resourceName) ([]*index.Type, map[string]error, error) {
+// each group, reading built-in group versions from shared (nil: none). It
+// returns the types found and, per name not served, an error.
+func resolve(d discovery.DiscoveryInterface, shared *surfaces, names []resourceName) ([]*index.Type, map[string]error, error) {
+	var version string
+	if shared != nil {
+		v, err := d.ServerVersion()
+		if err != nil {
+			return nil, nil, fmt.Errorf("discover server version: %w", err)
+		}
+		version = v.GitVersion
+	}
 	groups, err := d.ServerGroups()
 	if err != nil {
 		return nil, nil, fmt.Errorf("discover api groups: %w", err)
@@ -96,7 +146,7 @@ func resolve(d discovery.DiscoveryInterface, names []resourceName) ([]*index.Typ
 		}
 		types, ok := byGV[gv]
 		if !ok {
-			list, err := d.ServerResourcesForGroupVersion(gv)
+			list, err := shared.resources(d, version, gv, n.gr.Group)
 			if err != nil {
 				return nil, nil, fmt.Errorf("discover %s: %w", gv, err)
 			}
