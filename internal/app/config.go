@@ -274,6 +274,14 @@ func unknownFields(v any, t reflect.Type, prefix string) []string {
 		return out
 	}
 	m, ok := v.(map[string]any)
+	if ok && t.Kind() == reflect.Map && t.Key().Kind() == reflect.String {
+		// Entries are named by their key: "clusters.prod-eu.lables".
+		var out []string
+		for _, key := range slices.Sorted(maps.Keys(m)) {
+			out = append(out, unknownFields(m[key], t.Elem(), prefix+key+".")...)
+		}
+		return out
+	}
 	if !ok || t.Kind() != reflect.Struct || t == reflect.TypeFor[metav1.Duration]() {
 		return nil
 	}

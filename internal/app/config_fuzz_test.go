@@ -56,6 +56,8 @@ func FuzzLoadConfig(f *testing.F) {
 		"indexes: {pods: [status.phase, 'metadata.annotations[\"a/b\"]'], deployments.apps: [], nodes: null}\n",
 		"indexes: {pods: [status..phase, cluster, status.phase, status.phase], 'Pods!\"': [x], events.k8s.io: 3}\n",
 		"indexes: [pods]\n",
+		"clusterProfiles: {enabled: true, namespace: ocm, providersFile: /p}\nclusterAPI: {enabled: true, allowExecPlugins: true}\nargoCD: {namespace: argocd}\n",
+		"clusters: {prod-eu: {labels: {env: prod, 'bad key': x}}, '': {labels: {a: b}}, x: {lables: {}}}\n",
 	} {
 		f.Add([]byte(seed))
 	}
