@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -266,6 +267,24 @@ func TestStatusPageInBrowser(t *testing.T) {
 	if err != nil || !strings.Contains(types, "configmaps") || !strings.Contains(types, "namespaces") || !strings.Contains(types, "stale for") {
 		t.Errorf("c2's drill-down: %s %v", types, err)
 	}
+
+	// The fleet by type: each type current in two clusters of three.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById('by-type').open = true`)); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 20*time.Second, "each type current in 2 of 3 clusters", func() (bool, string) {
+		out, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(Object.fromEntries(Array.from(
+			document.querySelectorAll('#by-type-rows tr')).map((tr) => [tr.dataset.resource, tr.children[2].textContent])))`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var byType map[string]string
+		if err := json.Unmarshal([]byte(out), &byType); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"configmaps": "2 of 3 clusters", "namespaces": "2 of 3 clusters"}
+		return cmp.Equal(byType, want), out
+	})
 
 	// The filter: by name, and by status with the summary's chip.
 	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#filter"), "c3")); err != nil {

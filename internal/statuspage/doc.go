@@ -3,8 +3,9 @@
 // objects cached, changes per second, the stalest cluster), then one row per
 // cluster, the one not current for longest first, with its status,
 // freshness, objects, a sparkline of its change rate and its last error, a
-// filter, and a drill-down to each cluster's resource types, updated live
-// without a reload (docs/operations.md, "Status page").
+// filter, the fleet by resource type, and a drill-down to each cluster's
+// resource types, updated live without a reload (docs/operations.md,
+// "Status page").
 //
 // Handler returns the http.Handler of the page (at "/") and its script and
 // style sheet (under AssetPrefix). Everything is embedded in the binary and

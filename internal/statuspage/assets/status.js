@@ -221,6 +221,37 @@ function summarize(all, now) {
   detail.className = worst ? 'detail fresh-stale' : 'detail fresh-current';
 }
 
+// summarizeTypes fills the fleet's per-type table: each resource type's
+// objects, how many of the clusters that have it hold it current, and an
+// error of a cluster where it fails.
+function summarizeTypes(all, now) {
+  const byType = new Map();
+  for (const c of all) {
+    for (const r of c.resources) {
+      let t = byType.get(r.resource);
+      if (!t) {
+        t = { objects: 0, current: 0, clusters: 0, error: '' };
+        byType.set(r.resource, t);
+      }
+      t.objects += r.objectCount;
+      t.clusters++;
+      if (freshness(r, now).current) t.current++;
+      if (!t.error && r.lastError) t.error = `${c.name}: ${r.lastError}`;
+    }
+  }
+  const rows = Array.from(byType.keys()).sort().map((name) => {
+    const t = byType.get(name);
+    const tr = el('tr', {},
+      el('td', { className: 'resource', textContent: name }),
+      el('td', { className: 'num count', textContent: t.objects.toLocaleString() }),
+      el('td', { className: t.current === t.clusters ? 'fresh-current' : 'fresh-stale', textContent: `${t.current} of ${t.clusters} clusters` }),
+      el('td', { className: 'type-error', textContent: t.error }));
+    tr.dataset.resource = name;
+    return tr;
+  });
+  document.getElementById('by-type-rows').replaceChildren(...rows);
+}
+
 // renderAll sorts the clusters worst first, re-renders them in that order
 // (moving an element keeps it open), applies the filter and updates the
 // summary.
@@ -236,6 +267,7 @@ function renderAll() {
     list.append(entry.details);
   }
   summarize(entries.map((e) => e.c), now);
+  summarizeTypes(entries.map((e) => e.c), now);
   shown.textContent = query ? `${visible} of ${entries.length} shown` : '';
   empty.hidden = clusters.size > 0;
 }
