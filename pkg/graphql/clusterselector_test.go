@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fleetcache/fleetcache/pkg/authn"
 	"github.com/fleetcache/fleetcache/pkg/inventory"
 )
 
@@ -128,5 +129,37 @@ func TestClusterSelectorRelabel(t *testing.T) {
 	defer cancel()
 	if res, err := sub.Next(ctx); err == nil {
 		t.Errorf("an event with no cluster selected: %+v", decode(t, res))
+	}
+}
+
+// TestClusterSelectorRelabelAuthorized: the objects a relabel brings or
+// takes away are checked against the caller's rights like any event, so a
+// relabel reveals nothing the caller may not see.
+func TestClusterSelectorRelabelAuthorized(t *testing.T) {
+	f := newFixture(t)
+	inv := inventory.NewStore()
+	inv.Set(labelled(map[string]map[string]string{"c1": {"env": "dev"}}))
+	a := &countingAuthorizer{allowed: map[string]bool{"mine": true}, ttl: time.Minute}
+	s := startServer(t, f.ix, f.tracker, Options{Inventory: inv, Authorizer: a})
+	f.ix.Upsert(version(t, "c1", "mine", "visible", "1", nil))
+	f.ix.Upsert(version(t, "c1", "theirs", "hidden", "1", nil))
+	sub, res := s.Subscribe(authn.WithUser(t.Context(), &authn.User{Name: "alice"}),
+		Request{Query: eventsQuery, Variables: map[string]any{"filter": map[string]any{"clusterSelector": "env=prod", "namespaces": []any{"mine", "theirs"}}}})
+	if sub == nil {
+		t.Fatalf("Subscribe: %+v", res)
+	}
+	t.Cleanup(sub.Close)
+	inv.Set(labelled(map[string]map[string]string{"c1": {"env": "prod"}}))
+	if diff := cmp.Diff([]string{"ADDED visible"}, nextN(t, sub, 1)); diff != "" {
+		t.Errorf("joining (-want +got):\n%s", diff)
+	}
+	inv.Set(labelled(map[string]map[string]string{"c1": {"env": "dev"}}))
+	if diff := cmp.Diff([]string{"DELETED visible"}, nextN(t, sub, 1)); diff != "" {
+		t.Errorf("leaving (-want +got):\n%s", diff)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	if res, err := sub.Next(ctx); err == nil {
+		t.Errorf("an event after the relabels: %+v", decode(t, res))
 	}
 }
