@@ -202,7 +202,13 @@ func New(opts Options) (*Aggregator, error) {
 		return nil, fmt.Errorf("informers: %w", err)
 	}
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		health.NewCollector(tr))
+		health.NewCollector(tr),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fleetcache_index_memory_budget_bytes",
+			Help: "The index's memory budget (limits.memoryBudget); 0 when there is none."},
+			func() float64 { return float64(ix.Budget().Budget) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fleetcache_index_estimated_bytes",
+			Help: "What the index holds as its memory budget counts it: about 1.3 KB per object plus the object's stored body."},
+			func() float64 { return float64(ix.Budget().Used) }))
 	registry := clusters.NewRegistry(fleet, clusters.Options{})
 	inv := inventory.NewStore()
 	gqlOpts, trOpts := opts.GraphQL, opts.Transport

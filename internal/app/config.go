@@ -186,6 +186,7 @@ type LimitsConfig struct {
 	MaxSubscriptionsPerConnection int             `json:"maxSubscriptionsPerConnection,omitempty"` // transport.Options.MaxSubscriptionsPerConnection
 	MaxConnectionsPerAddress      int             `json:"maxConnectionsPerAddress,omitempty"`      // transport.Options.MaxConnectionsPerAddress
 	EventRetention                int             `json:"eventRetention,omitempty"`                // index.Options.Retention
+	MemoryBudget                  int64           `json:"memoryBudget,omitempty"`                  // index.Options.MemoryBudget, bytes
 }
 
 // ServingConfig secures what the HTTP server serves, and to whom.
@@ -394,6 +395,7 @@ func (c Config) Validate() error {
 		{"limits.maxSubscriptionsPerConnection", int64(l.MaxSubscriptionsPerConnection)},
 		{"limits.maxConnectionsPerAddress", int64(l.MaxConnectionsPerAddress)},
 		{"limits.eventRetention", int64(l.EventRetention)},
+		{"limits.memoryBudget", l.MemoryBudget},
 	} {
 		if f.value < 0 {
 			bad(f.name, "must not be negative (0 means the default)")
@@ -472,7 +474,7 @@ func (c Config) Options() Options {
 		ClusterLabels:            clusterLabels(c.Clusters),
 		Addr:                     c.Addr,
 		Readyz:                   health.ReadyzOptions{Exclude: c.Readyz.Exclude, Disabled: c.Readyz.Disabled},
-		Index:                    index.Options{Retention: l.EventRetention, Indexes: indexPaths(c.Indexes)},
+		Index:                    index.Options{Retention: l.EventRetention, Indexes: indexPaths(c.Indexes), MemoryBudget: l.MemoryBudget},
 		Auth: AuthOptions{
 			Authn:           authnMode,
 			AuthnKubeconfig: c.Authn.Kubeconfig,

@@ -50,6 +50,7 @@ var flagDefaults = []struct {
 	{flag: "max-subscriptions-per-connection", def: transport.DefaultOptions().MaxSubscriptionsPerConnection},
 	{flag: "max-connections-per-address", def: transport.DefaultOptions().MaxConnectionsPerAddress},
 	{flag: "event-retention", def: index.DefaultOptions().Retention},
+	{flag: "memory-budget", def: index.DefaultOptions().MemoryBudget},
 	{flag: "tls-cert-file"},
 	{flag: "tls-private-key-file"},
 	{flag: "cors-allowed-origins"},

@@ -82,6 +82,16 @@ var portalQueries = []struct {
 	{"f-page-with-objects", `query($ns: String!) {
   resources(filter: {namespaces: [$ns], labelSelector: "tier=fe"}, first: 50) {
     edges { node { cluster namespace name object } } pageInfo { hasNextPage endCursor } } }`, nsVars},
+	// Issue 16's broad page: a label selector that matches 0.5 % of the
+	// Pods (graphqltest's app-N, one of 200 apps), 5,000 of 1,000,000,
+	// with totalCount; and the same with a second requirement, which the
+	// count must intersect (a third of them).
+	{"g-labels-1pct-count", `{
+  resources(filter: {labelSelector: "app=app-7"}, first: 50) {
+    totalCount edges { node { cluster namespace name } } pageInfo { hasNextPage endCursor } } }`, noVars},
+	{"g-labels-1pct-and-tier-count", `{
+  resources(filter: {labelSelector: "app=app-7,tier=fe"}, first: 50) {
+    totalCount edges { node { cluster namespace name } } pageInfo { hasNextPage endCursor } } }`, noVars},
 	{"f-page-with-3-fields", `query($ns: String!) {
   resources(filter: {namespaces: [$ns], labelSelector: "tier=fe"}, first: 50) {
     edges { node { cluster namespace name phase: field(path: "status.phase") node: field(path: "spec.nodeName")

@@ -2,6 +2,7 @@ package graphql
 
 import (
 	"encoding/json"
+	"math"
 	"strconv"
 	"time"
 
@@ -66,7 +67,7 @@ import (
 //	}
 //	type ResourceSync {
 //	  resource: String!  kind: String!  status: SyncStatus!  objectCount: Int!  lastError: String
-//	  lastSyncTime: Time  lastEventTime: Time
+//	  lastSyncTime: Time  lastEventTime: Time  metadataOnly: Int!  refused: Int!
 //	}
 //
 //	type Subscription {
@@ -492,6 +493,10 @@ func resourceSyncType() *graphql.Object {
 			"currentAsOf": {Type: timeScalar, Description: "The last moment this type's data was known current: now while SYNCED, frozen when its watch broke. Null if it never was.",
 				Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.CurrentAsOf })},
 			"lastEventTime": {Type: timeScalar, Description: "When the last object change arrived.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.LastEventTime })},
+			"metadataOnly": {Type: graphql.NewNonNull(graphql.Int), Description: "How many of its objects are held without their body, under the memory budget: their object holds metadata only.",
+				Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.MetadataOnly })},
+			"refused": {Type: graphql.NewNonNull(graphql.Int), Description: "How many of its objects were not cached, under the memory budget, since fleetcache started (at most 2147483647).",
+				Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return min(r.Refused, math.MaxInt32) })},
 		},
 	})
 }

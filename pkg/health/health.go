@@ -54,6 +54,12 @@ type ResourceStatus struct {
 	// Events counts the object changes the informer delivered to the
 	// index, by type; the objects of every (re)list count too.
 	Events EventCounts
+	// MetadataOnly counts the objects the index holds without their body
+	// and Refused those it did not store, under its memory budget
+	// (index.Options.MemoryBudget); read, as ObjectCount, from the index
+	// when it implements Degrader.
+	MetadataOnly int
+	Refused      uint64
 }
 
 // EventType is the type of an object change an informer delivered.
@@ -118,6 +124,13 @@ type Change struct {
 // Counter gives the number of cached objects; the global index implements it.
 type Counter interface {
 	ObjectCount(cluster, resource string) int
+}
+
+// Degrader tells how many objects of a type the index degraded under its
+// memory budget; a Counter that implements it fills
+// ResourceStatus.MetadataOnly and Refused.
+type Degrader interface {
+	Degraded(cluster, resource string) (metadataOnly int, refused uint64)
 }
 
 // ErrExpired means the changes after the requested version are no longer retained.
@@ -695,8 +708,13 @@ func (t *Tracker) fillCounts(s *ClusterStatus) {
 		return
 	}
 	s.ObjectCount = t.counts.ObjectCount(s.Name, "")
+	d, _ := t.counts.(Degrader)
 	for i := range s.Resources {
-		s.Resources[i].ObjectCount = t.counts.ObjectCount(s.Name, s.Resources[i].Resource)
+		r := &s.Resources[i]
+		r.ObjectCount = t.counts.ObjectCount(s.Name, r.Resource)
+		if d != nil {
+			r.MetadataOnly, r.Refused = d.Degraded(s.Name, r.Resource)
+		}
 	}
 }
 

@@ -19,6 +19,7 @@ type Collector struct {
 	watchRestarts, relists         *prometheus.Desc
 	watchExpired, currentAsOf      *prometheus.Desc
 	lastEvent, initialSyncDuration *prometheus.Desc
+	metadataOnly, refused          *prometheus.Desc
 }
 
 // NewCollector returns a Collector of t's state; register it with the
@@ -51,13 +52,17 @@ func NewCollector(t *Tracker) *Collector {
 			"Unix time of the last object change of the resource type; absent before the first one.", cr, nil),
 		initialSyncDuration: prometheus.NewDesc("fleetcache_initial_sync_duration_seconds",
 			"How long the last initial list of the resource type took, until every object reached the index; absent until it synced.", cr, nil),
+		metadataOnly: prometheus.NewDesc("fleetcache_metadata_only_objects",
+			"Objects of the resource type the index holds without their body, under its memory budget.", cr, nil),
+		refused: prometheus.NewDesc("fleetcache_refused_objects_total",
+			"Objects of the resource type the index did not store, under its memory budget.", cr, nil),
 	}
 }
 
 // Describe sends the descriptors of every metric the Collector produces.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.clusterStatus, c.resourceStatus, c.cachedObjects, c.events,
-		c.watchRestarts, c.relists, c.watchExpired, c.currentAsOf, c.lastEvent, c.initialSyncDuration} {
+		c.watchRestarts, c.relists, c.watchExpired, c.currentAsOf, c.lastEvent, c.initialSyncDuration, c.metadataOnly, c.refused} {
 		ch <- d
 	}
 }
@@ -86,6 +91,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.watchRestarts, prometheus.CounterValue, float64(r.WatchRestarts), cs.Name, r.Resource)
 			ch <- prometheus.MustNewConstMetric(c.relists, prometheus.CounterValue, float64(r.Relists), cs.Name, r.Resource)
 			ch <- prometheus.MustNewConstMetric(c.watchExpired, prometheus.CounterValue, float64(r.WatchExpired), cs.Name, r.Resource)
+			ch <- prometheus.MustNewConstMetric(c.metadataOnly, prometheus.GaugeValue, float64(r.MetadataOnly), cs.Name, r.Resource)
+			ch <- prometheus.MustNewConstMetric(c.refused, prometheus.CounterValue, float64(r.Refused), cs.Name, r.Resource)
 			if !r.LastEventTime.IsZero() {
 				ch <- prometheus.MustNewConstMetric(c.lastEvent, prometheus.GaugeValue, float64(r.LastEventTime.UnixNano())/1e9, cs.Name, r.Resource)
 			}

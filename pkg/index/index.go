@@ -33,6 +33,14 @@ type Options struct {
 	// (status.phase, spec.nodeName and spec.containers[].image of pods,
 	// and others for nodes, workloads, jobs, services and events).
 	Indexes map[string][]fieldpath.Path
+	// MemoryBudget bounds, in bytes, what the index holds, as it estimates
+	// it (BudgetStatus.Used: about 1.3 KB per object plus its stored
+	// body). Above three quarters of it, objects are stored without their
+	// body (metadata only: identity, labels, owners, creation time);
+	// objects whose metadata alone would pass it are refused (not
+	// stored). See docs/operations.md, "Memory budget". Default 0: no
+	// budget.
+	MemoryBudget int64
 }
 
 // DefaultOptions returns the Options with every default filled in: what a
@@ -89,6 +97,10 @@ type Index struct {
 	// bodies decodes the bodies that writes read, with mu held for
 	// writing.
 	bodies bodyReader
+	// budget is the accounting of Options.MemoryBudget; budgetBytes is
+	// the budget, which never changes.
+	budget      budgetLocked
+	budgetBytes int64
 
 	// scanned counts the candidates reads visited; tests check with it that
 	// narrow filters do not scan the index.
@@ -117,20 +129,22 @@ func New(opts Options) *Index {
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never returns an error.
 	fl := btree.NewFreeListG[*Object](freeListSize)
 	return &Index{
-		epoch:     hex.EncodeToString(b[:]),
-		freelist:  fl,
-		all:       newTreePosting(fl),
-		types:     map[*Type]*typeEntry{},
-		kinds:     map[string]*posting{},
-		resources: map[string]*posting{},
-		labels:    map[Label]*posting{},
-		labelKeys: map[string]*posting{},
-		owners:    map[types.UID]*posting{},
-		tokens:    search.NewTree[*posting](),
-		created:   newOrderedIndex(creationTimestamp),
-		fields:    newFieldIndexes(opts.Indexes),
-		clusters:  map[string]*clusterStats{},
-		log:       changelog.New[Event](opts.Retention),
+		epoch:       hex.EncodeToString(b[:]),
+		freelist:    fl,
+		all:         newTreePosting(fl),
+		types:       map[*Type]*typeEntry{},
+		kinds:       map[string]*posting{},
+		resources:   map[string]*posting{},
+		labels:      map[Label]*posting{},
+		labelKeys:   map[string]*posting{},
+		owners:      map[types.UID]*posting{},
+		tokens:      search.NewTree[*posting](),
+		created:     newOrderedIndex(creationTimestamp),
+		fields:      newFieldIndexes(opts.Indexes),
+		clusters:    map[string]*clusterStats{},
+		log:         changelog.New[Event](opts.Retention),
+		budget:      budgetLocked{budget: opts.MemoryBudget},
+		budgetBytes: opts.MemoryBudget,
 	}
 }
 
@@ -147,11 +161,20 @@ func (ix *Index) Revision() uint64 { return ix.log.Version() }
 // different UID was deleted and recreated: the index records a Deleted event
 // for the old object and an Added event for the new one. Otherwise it
 // records one Added or Modified event.
+//
+// Under a memory budget (Options.MemoryBudget) Upsert may drop o's body
+// before storing it, or refuse a new object, returning false (after
+// recording the deletion of an object it replaces): callers must not read
+// o's body concurrently with Upsert.
 func (ix *Index) Upsert(o *Object) bool {
 	ix.mu.Lock()
 	old := ix.findLocked(o.Key(), &ix.scratch)
 	switch {
 	case old == nil:
+		if !ix.admitLocked(o, nil) {
+			ix.mu.Unlock()
+			return false
+		}
 		ix.insertLocked(o)
 		ix.emitLocked(Added, o, nil)
 	case old.UID == o.UID && old.ResourceVersion == o.ResourceVersion:
@@ -160,9 +183,14 @@ func (ix *Index) Upsert(o *Object) bool {
 	case old.UID != o.UID:
 		ix.removeLocked(old)
 		ix.emitLocked(Deleted, old, nil)
+		if !ix.admitLocked(o, nil) {
+			ix.mu.Unlock()
+			return true
+		}
 		ix.insertLocked(o)
 		ix.emitLocked(Added, o, nil)
 	default:
+		ix.admitLocked(o, old)
 		ix.replaceLocked(old, o)
 		ix.emitLocked(Modified, o, old)
 	}
@@ -203,7 +231,11 @@ func (ix *Index) DeleteObject(o *Object) bool {
 // RemoveCluster removes every object of the cluster, recording one Deleted
 // event each, and returns how many it removed.
 func (ix *Index) RemoveCluster(cluster string) int {
-	return ix.removeAll(cluster, "")
+	n := ix.removeAll(cluster, "")
+	ix.mu.Lock()
+	ix.forgetRefusedLocked(cluster)
+	ix.mu.Unlock()
+	return n
 }
 
 // RemoveResource removes every object of one resource type of a cluster,
@@ -328,6 +360,7 @@ func (ix *Index) insertLocked(o *Object) {
 	ix.indexTokensLocked(o)
 	ix.created.put(o, fl, nil)
 	ix.indexFieldsLocked(o, te.kindName)
+	ix.chargeLocked(o, 1)
 
 	st := ix.clusters[o.Cluster]
 	if st == nil {
@@ -361,6 +394,7 @@ func (ix *Index) removeLocked(o *Object) {
 	}
 	ix.unindexTokensLocked(o, nil)
 	ix.created.remove(o, nil)
+	ix.chargeLocked(o, -1)
 
 	st := ix.clusters[o.Cluster]
 	st.objects--
@@ -386,6 +420,8 @@ func (ix *Index) replaceLocked(old, o *Object) {
 		return
 	}
 	fl := ix.freelist
+	ix.chargeLocked(old, -1)
+	ix.chargeLocked(o, 1)
 	ix.all.put(o, fl)
 	if old.Type != o.Type {
 		// Same kind name and resource, so the same postings: swap the

@@ -159,9 +159,17 @@ func (o *Object) SetRaw(raw []byte) {
 // must not be modified; a compressed one is decoded into a new slice
 // (about a microsecond for a 3 KB Pod), so readers of many objects use
 // Doc's cheaper forms inside the index.
+//
+// An object stored without its body (the memory budget, see
+// Options.MemoryBudget) reads as its metadata: apiVersion, kind, and the
+// name, namespace, UID, resourceVersion, creation time, labels and owner
+// references the index holds.
 func (o *Object) Raw() []byte {
 	if raw, ok := compact.View(o.body); ok {
 		return raw
+	}
+	if o.body.Dropped() {
+		return metadataJSON(o)
 	}
 	raw, err := o.Type.Codec.Decode(nil, o.body)
 	if err != nil {
@@ -173,6 +181,11 @@ func (o *Object) Raw() []byte {
 
 // Compressed reports whether the object's body is stored compressed.
 func (o *Object) Compressed() bool { return o.body.Compressed() }
+
+// MetadataOnly reports whether the object is stored without its body, as
+// the memory budget decided (see Options.MemoryBudget): Raw holds its
+// metadata only, and paths outside it have no value.
+func (o *Object) MetadataOnly() bool { return o.body.Dropped() }
 
 // BodySize is how many bytes the object's stored body takes.
 func (o *Object) BodySize() int { return len(o.body) }
@@ -212,7 +225,7 @@ func (r *bodyReader) raw(o *Object) []byte {
 	if raw, ok := compact.View(o.body); ok {
 		return raw
 	}
-	if r == nil {
+	if r == nil || o.body.Dropped() {
 		return o.Raw()
 	}
 	for i := range r.slots {

@@ -19,7 +19,7 @@ const TOKEN_KEY = 'fleetcache.status.token';
 const SVG = 'http://www.w3.org/2000/svg';
 
 const FIELDS = 'name labels status stale message objectCount currentAsOf lastEventTime changeRate ' +
-  'resources { resource kind status objectCount currentAsOf lastError lastEventTime }';
+  'resources { resource kind status objectCount currentAsOf lastError lastEventTime metadataOnly refused }';
 const SUBSCRIPTION = `subscription { clusterHealth { removed ${FIELDS} } }`;
 const QUERY = `{ clusters { ${FIELDS} } }`;
 
@@ -90,10 +90,22 @@ function compare(a, b, now) {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
+// budgetNote says what the memory budget did to the objects of type r,
+// '' when nothing.
+function budgetNote(r) {
+  const parts = [];
+  if (r.metadataOnly) parts.push(`${r.metadataOnly.toLocaleString()} metadata only`);
+  if (r.refused) parts.push(`${r.refused.toLocaleString()} refused`);
+  return parts.length ? `memory budget: ${parts.join(', ')}` : '';
+}
+
 // lastError is the first thing an on-call person needs to read about c.
 function lastError(c) {
   if (c.message) return c.message;
-  return c.resources.find((r) => r.lastError)?.lastError ?? '';
+  const r = c.resources.find((r) => r.lastError);
+  if (r) return r.lastError;
+  const d = c.resources.find((r) => budgetNote(r));
+  return d ? `${d.resource}: ${budgetNote(d)}` : '';
 }
 
 function rateText(perSecond) {
@@ -150,7 +162,7 @@ function typesTable(c, now) {
       el('td', { className: f.current ? 'fresh-current' : 'fresh-stale', textContent: f.text }),
       el('td', { className: 'num count', textContent: r.objectCount.toLocaleString() }),
       el('td', { className: 'events', textContent: r.lastEventTime ? `${duration(now - Date.parse(r.lastEventTime))} ago` : 'never' }),
-      el('td', { className: 'type-error', textContent: r.lastError ?? '' }));
+      el('td', { className: 'type-error', textContent: [r.lastError, budgetNote(r)].filter(Boolean).join('; ') }));
     tr.dataset.resource = r.resource;
     body.append(tr);
   }

@@ -19,7 +19,14 @@ const (
 	s2Dict byte = 1
 	// escaped: the bytes follow as they are.
 	escaped byte = 2
+	// dropped: the body was not kept (the index's memory budget); the
+	// Body is this one byte.
+	dropped byte = 3
 )
+
+// Dropped is the Body of an object whose JSON was not kept: a reader
+// builds what it can from the object's metadata instead.
+var Dropped = Body{dropped}
 
 // Defaults of a Codec's training.
 const (
@@ -42,7 +49,7 @@ func Plain(raw []byte) Body {
 	if len(raw) == 0 {
 		return nil
 	}
-	if raw[0] != s2Dict && raw[0] != escaped {
+	if raw[0] < s2Dict || raw[0] > dropped {
 		return Body(raw)
 	}
 	b := make(Body, 1+len(raw))
@@ -53,6 +60,9 @@ func Plain(raw []byte) Body {
 
 // Compressed reports whether the body is compressed.
 func (b Body) Compressed() bool { return len(b) > 0 && b[0] == s2Dict }
+
+// Dropped reports whether the body is Dropped: the JSON was not kept.
+func (b Body) Dropped() bool { return len(b) == 1 && b[0] == dropped }
 
 // Size is how many bytes the body holds.
 func (b Body) Size() int { return cap(b) }
@@ -157,8 +167,8 @@ func (c *Codec) Decode(dst []byte, b Body) ([]byte, error) {
 	if raw, ok := View(b); ok {
 		return append(dst, raw...), nil
 	}
-	if c == nil {
-		return dst, fmt.Errorf("%w: compressed body without a codec", ErrCorrupt)
+	if c == nil || b[0] != s2Dict {
+		return dst, fmt.Errorf("%w: a body of form %d without a codec, or dropped", ErrCorrupt, b[0])
 	}
 	d := c.dict.Load()
 	if d == nil {
@@ -183,7 +193,7 @@ func View(b Body) ([]byte, bool) {
 	switch {
 	case len(b) == 0:
 		return nil, true
-	case b[0] == s2Dict:
+	case b[0] == s2Dict, b.Dropped():
 		return nil, false
 	case b[0] == escaped:
 		return b[1:], true

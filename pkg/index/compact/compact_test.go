@@ -62,6 +62,7 @@ func TestPlainBodies(t *testing.T) {
 		{"json", []byte(`{"a":1}`), false},
 		{"begins with the compressed marker", []byte{s2Dict, 'x'}, true},
 		{"begins with the escape marker", []byte{escaped, 'x'}, true},
+		{"begins with the dropped marker", []byte{dropped}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

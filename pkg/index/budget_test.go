@@ -1,0 +1,104 @@
+package index
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestMemoryBudget fills an index past its memory budget and checks the
+// policy: bodies kept below three quarters, metadata only above, new objects
+// refused at the budget while modifications still apply, and bodies kept
+// again once deletions free room.
+func TestMemoryBudget(t *testing.T) {
+	body := `{"metadata":{"name":"x"},"spec":{"nodeName":"n1","data":"` + strings.Repeat("a", 700) + `"},"status":{"phase":"Running"}}`
+	full := int64(objectOverhead + len(body))
+	// Room for 10 objects with their body.
+	ix := New(Options{MemoryBudget: 10 * full})
+	pod := func(i int, opts ...func(*Object)) *Object {
+		return obj("c1", podType, "ns", fmt.Sprintf("p%03d", i), append([]func(*Object){withLabels("app", "web"), withRaw(body)}, opts...)...)
+	}
+	var kept, metaOnly, refused []string
+	for i := range 40 {
+		o := pod(i)
+		switch {
+		case !ix.Upsert(o):
+			refused = append(refused, o.Name)
+		case o.MetadataOnly():
+			metaOnly = append(metaOnly, o.Name)
+		default:
+			kept = append(kept, o.Name)
+		}
+	}
+	st := ix.Budget()
+	t.Logf("kept %d, metadata only %d, refused %d; %+v", len(kept), len(metaOnly), len(refused), st)
+	// 7 objects with their body fill three quarters; the rest of the
+	// budget holds objects of objectOverhead each.
+	wantMeta := int((10*full - 7*full) / objectOverhead)
+	if len(kept) != 7 || len(metaOnly) != wantMeta || len(refused) != 40-7-wantMeta {
+		t.Fatalf("kept %d with their body (want 7), %d metadata only (want %d), %d refused", len(kept), len(metaOnly), wantMeta, len(refused))
+	}
+	if st.Used > st.Budget || st.MetadataOnly != len(metaOnly) || st.Refused != uint64(len(refused)) {
+		t.Errorf("status %+v, want used within the budget, %d metadata only, %d refused", st, len(metaOnly), len(refused))
+	}
+	if m, r := ix.Degraded("c1", "pods"); m != len(metaOnly) || r != uint64(len(refused)) {
+		t.Errorf("Degraded = %d, %d", m, r)
+	}
+
+	// A metadata-only object reads as its metadata; labels still select it.
+	o := ix.Get(Key{Cluster: "c1", Resource: "pods", Namespace: "ns", Name: metaOnly[0]})
+	var got map[string]any
+	if err := json.Unmarshal(o.Raw(), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": metaOnly[0], "namespace": "ns",
+		"uid": string(o.UID), "resourceVersion": "1", "labels": map[string]any{"app": "web"}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("metadata-only object (-want +got):\n%s", diff)
+	}
+	if n := ix.Count(Filter{Selector: mustSelector(t, "app=web")}); n != len(kept)+len(metaOnly) {
+		t.Errorf("app=web counts %d", n)
+	}
+	if n := ix.Count(Filter{Fields: mustFields(t, "spec.nodeName=n1")}); n != len(kept) {
+		t.Errorf("spec.nodeName=n1 (indexed) counts %d, want the %d objects with a body", n, len(kept))
+	}
+
+	// A modification over the budget applies, without its body.
+	mod := modified(pod(0), "2")
+	if !ix.Upsert(mod) || !mod.MetadataOnly() {
+		t.Errorf("a modification over the budget: stored %t, metadata only %t", ix.Get(mod.Key()) == mod, mod.MetadataOnly())
+	}
+	if d := ix.checkInvariants(); d != "" {
+		t.Fatal(d)
+	}
+
+	// Deleting frees room: new objects keep their body again.
+	for i := range 25 {
+		ix.Delete(pod(i).Key())
+	}
+	fresh := pod(100)
+	if !ix.Upsert(fresh) || fresh.MetadataOnly() {
+		t.Errorf("after deletions a new object is stored %t, metadata only %t", ix.Get(fresh.Key()) == fresh, fresh.MetadataOnly())
+	}
+	if st := ix.Budget(); st.Used != int64(ix.Count(Filter{}))*objectOverhead+bodies(ix) {
+		t.Errorf("used %d does not add up", st.Used)
+	}
+	ix.RemoveCluster("c1")
+	if st := ix.Budget(); st.Used != 0 || st.MetadataOnly != 0 {
+		t.Errorf("empty index: %+v", st)
+	}
+	if _, r := ix.Degraded("c1", "pods"); r != 0 {
+		t.Errorf("a removed cluster still counts %d refusals", r)
+	}
+}
+
+func bodies(ix *Index) int64 {
+	n := int64(0)
+	for _, o := range ix.List(Filter{}, nil, 0).Objects {
+		n += int64(o.BodySize())
+	}
+	return n
+}
