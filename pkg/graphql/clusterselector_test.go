@@ -2,6 +2,7 @@ package graphql
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"testing"
 	"time"
@@ -161,5 +162,45 @@ func TestClusterSelectorRelabelAuthorized(t *testing.T) {
 	defer cancel()
 	if res, err := sub.Next(ctx); err == nil {
 		t.Errorf("an event after the relabels: %+v", decode(t, res))
+	}
+}
+
+// TestClusterHealthRelabel: clusterHealth sends a cluster again when its
+// labels change, so that a portal showing them stays current; a relabel of
+// another cluster sends nothing.
+func TestClusterHealthRelabel(t *testing.T) {
+	f := newFixture(t)
+	inv := inventory.NewStore()
+	inv.Set(labelled(map[string]map[string]string{"c1": {"env": "dev"}, "c2": {"env": "dev"}}))
+	s := startServer(t, f.ix, f.tracker, Options{Inventory: inv})
+	sub := subscribe(t, s, `subscription { clusterHealth(cluster: "c1") { name labels } }`, nil)
+	labels := func() map[string]string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		res, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatalf("Next: %v", err)
+		}
+		var d struct {
+			ClusterHealth struct{ Labels map[string]string }
+		}
+		if err := json.Unmarshal(mustJSON(t, res.Data), &d); err != nil {
+			t.Fatal(err)
+		}
+		return d.ClusterHealth.Labels
+	}
+	if got := labels(); got["env"] != "dev" {
+		t.Fatalf("initial labels %v", got)
+	}
+	inv.Set(labelled(map[string]map[string]string{"c1": {"env": "dev"}, "c2": {"env": "prod"}}))
+	inv.Set(labelled(map[string]map[string]string{"c1": {"env": "prod"}, "c2": {"env": "prod"}}))
+	if got := labels(); got["env"] != "prod" {
+		t.Errorf("labels after the relabel %v, want env=prod", got)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	if res, err := sub.Next(ctx); err == nil {
+		t.Errorf("another event: %s", mustJSON(t, res.Data))
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/graphql/document"
 	"github.com/fleetcache/fleetcache/pkg/graphql/ordered"
 	"github.com/fleetcache/fleetcache/pkg/health"
+	"github.com/fleetcache/fleetcache/pkg/inventory"
 )
 
 // The errors Subscription.Next ends a subscription with, besides io.EOF
@@ -528,6 +529,11 @@ type healthSub struct {
 	started bool
 	version uint64
 	pending []clusterUpdate
+	// inventory is what the inventory said of each cluster when its last
+	// status was queued, at version invVersion: a relabel sends the
+	// cluster again (inventoryChanges).
+	inventory  map[string]inventory.Info
+	invVersion uint64
 	// user is the caller, nil when nothing is restricted: messages that
 	// could name other tenants are hidden from it (Server.redactHealth).
 	user *authn.User
@@ -546,6 +552,14 @@ func (h *healthSub) next(ctx context.Context) (*Result, error) {
 		if len(h.pending) > 0 {
 			u := &h.pending[0]
 			h.pending = h.pending[1:]
+			if h.inventory == nil {
+				h.inventory = map[string]inventory.Info{}
+			}
+			if u.removed {
+				delete(h.inventory, u.status.Name)
+			} else {
+				h.inventory[u.status.Name], _ = h.s.opts.Inventory.Get(u.status.Name)
+			}
 			if h.user != nil {
 				ctx = authn.WithUser(ctx, h.user)
 				u.status = h.s.redactHealth(ctx, u.status)
@@ -553,6 +567,7 @@ func (h *healthSub) next(ctx context.Context) (*Result, error) {
 			return h.s.payload(ctx, h.op, u), nil
 		}
 		if !h.started {
+			h.invVersion, _ = h.s.opts.Inventory.Watch()
 			statuses, v := h.s.health.Clusters()
 			for _, st := range statuses {
 				if !h.hasCluster || st.Name == h.cluster {
@@ -575,6 +590,7 @@ func (h *healthSub) next(ctx context.Context) (*Result, error) {
 				h.pending = append(h.pending, clusterUpdate{status: c.Cluster, removed: c.Removed})
 			}
 		}
+		h.inventoryChanges()
 		if len(h.pending) > 0 {
 			continue
 		}
@@ -584,12 +600,39 @@ func (h *healthSub) next(ctx context.Context) (*Result, error) {
 	}
 }
 
-// wait waits for a change after h.version, until ctx or h.ctx ends.
+// inventoryChanges queues the current status of each followed cluster
+// whose labels, source or control plane condition changed since its last
+// status was queued.
+func (h *healthSub) inventoryChanges() {
+	v, _ := h.s.opts.Inventory.Watch()
+	if v == h.invVersion {
+		return
+	}
+	h.invVersion = v
+	statuses, _ := h.s.health.Clusters()
+	for _, st := range statuses {
+		if h.hasCluster && st.Name != h.cluster {
+			continue
+		}
+		if info, _ := h.s.opts.Inventory.Get(st.Name); !info.Equal(h.inventory[st.Name]) {
+			h.pending = append(h.pending, clusterUpdate{status: st})
+		}
+	}
+}
+
+// wait waits for a change after h.version, or of the inventory, until ctx
+// or h.ctx ends.
 func (h *healthSub) wait(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(h.ctx, cancel)
 	defer stop()
+	v, changed := h.s.opts.Inventory.Watch()
+	if v != h.invVersion {
+		return nil
+	}
+	stopInv := context.AfterFunc(changed, cancel)
+	defer stopInv()
 	return h.s.health.Wait(ctx, h.version)
 }
 

@@ -27,7 +27,9 @@ type Info struct {
 	ControlPlaneMessage string
 }
 
-func (i Info) equal(o Info) bool {
+// Equal reports whether i and o say the same; nil and empty Labels are
+// alike.
+func (i Info) Equal(o Info) bool {
 	return maps.Equal(i.Labels, o.Labels) && i.Source == o.Source &&
 		(i.ControlPlaneHealthy == nil) == (o.ControlPlaneHealthy == nil) &&
 		(i.ControlPlaneHealthy == nil || *i.ControlPlaneHealthy == *o.ControlPlaneHealthy) &&
@@ -65,7 +67,7 @@ func (s *Store) Set(all map[string]Info) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if maps.EqualFunc(s.clusters, next, Info.equal) {
+	if maps.EqualFunc(s.clusters, next, Info.Equal) {
 		return
 	}
 	s.clusters = next
