@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"time"
+	"unique"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -32,6 +33,14 @@ type Decoder struct {
 	owners []index.OwnerRef
 	// changed is the newest managedFields time of the last object decoded.
 	changed time.Time
+	// identParts hold the object's name, UID and resourceVersion, which
+	// become one string (ident): one allocation for the three.
+	identParts [3][]byte
+	ident      []byte
+	// interned maps the strings the index interns (namespaces, label keys
+	// and values, owners' API versions and kinds) to their interned form,
+	// so that a repeated one costs no allocation.
+	interned map[string]string
 }
 
 // LastChange returns the newest time in the managedFields of the object
@@ -58,11 +67,40 @@ func newestTime(b []byte) time.Time {
 		if end < 0 {
 			return newest
 		}
-		if t, err := time.Parse(time.RFC3339, string(b[:end])); err == nil && t.After(newest) {
+		if t, err := parseTime(b[:end]); err == nil && t.After(newest) {
 			newest = t
 		}
 		b = b[end:]
 	}
+}
+
+// maxInterned bounds Decoder.interned: labels unique to each object
+// (a Pod's name in a label) must not grow it with the response.
+const maxInterned = 4096
+
+// intern returns the interned string holding b.
+func (d *Decoder) intern(b []byte) string {
+	if s, ok := d.interned[string(b)]; ok {
+		return s
+	}
+	s := unique.Make(string(b)).Value()
+	if d.interned == nil {
+		d.interned = map[string]string{}
+	}
+	if len(d.interned) < maxInterned {
+		d.interned[s] = s
+	}
+	return s
+}
+
+// text returns the text of the string b[start:end] (quotes included):
+// a view of b unless it holds escapes.
+func text(b []byte, start, end int, escaped bool) ([]byte, error) {
+	if !escaped {
+		return b[start+1 : end-1], nil
+	}
+	s, err := stringValue(b, start, end, true)
+	return []byte(s), err
 }
 
 // NewDecoder returns a Decoder of the objects of type t in cluster. With
@@ -151,6 +189,9 @@ func (d *Decoder) object(b []byte, i int) (*index.Object, int, error) {
 	out := append(d.buf[:0], '{')
 	var m index.Meta
 	d.labels, d.owners, d.changed = d.labels[:0], d.owners[:0], time.Time{}
+	for f := range d.identParts {
+		d.identParts[f] = d.identParts[f][:0]
+	}
 	hasKind, hasAPIVersion := false, false
 	written := 0
 	for first := true; ; first = false {
@@ -223,6 +264,12 @@ func (d *Decoder) object(b []byte, i int) (*index.Object, int, error) {
 		raw = raw[:len(raw)-1] // no member follows the comma
 	}
 	raw = append(raw, out[1:]...)
+	d.ident = append(append(append(d.ident[:0], d.identParts[0]...), d.identParts[1]...), d.identParts[2]...)
+	if len(d.ident) > 0 {
+		id := string(d.ident)
+		name, uid := len(d.identParts[0]), len(d.identParts[0])+len(d.identParts[1])
+		m.Name, m.UID, m.ResourceVersion = id[:name], types.UID(id[name:uid]), id[uid:]
+	}
 	if len(d.labels) > 0 {
 		m.Labels = slices.Clone(d.labels)
 	}
@@ -294,7 +341,6 @@ func (d *Decoder) field(b []byte, i int, key []byte, m *index.Meta) (vs, ve int,
 	if vs >= len(b) {
 		return vs, vs, false, errIncomplete
 	}
-	var s string
 	switch string(key) {
 	case "name", "namespace", "uid", "resourceVersion", "creationTimestamp":
 		if b[vs] != '"' {
@@ -304,22 +350,19 @@ func (d *Decoder) field(b []byte, i int, key []byte, m *index.Meta) (vs, ve int,
 		if err != nil {
 			return vs, ve, false, err
 		}
-		if s, err = stringValue(b, vs, ve, esc); err != nil {
+		t, err := text(b, vs, ve, esc)
+		if err != nil {
 			return vs, ve, false, err
 		}
 		switch string(key) {
-		case "name":
-			m.Name = s
 		case "namespace":
-			m.Namespace = s
-		case "uid":
-			m.UID = types.UID(s)
-		case "resourceVersion":
-			m.ResourceVersion = s
+			m.Namespace = d.intern(t)
 		case "creationTimestamp":
-			if m.Created, err = time.Parse(time.RFC3339, s); err != nil {
-				return vs, ve, false, fmt.Errorf("creationTimestamp %q: %w", s, err)
+			if m.Created, err = parseTime(t); err != nil {
+				return vs, ve, false, fmt.Errorf("creationTimestamp: %w", err)
 			}
+		default:
+			d.setIdent(string(key), t)
 		}
 		return vs, ve, false, nil
 	case "labels":
@@ -332,6 +375,53 @@ func (d *Decoder) field(b []byte, i int, key []byte, m *index.Meta) (vs, ve int,
 		}
 	}
 	return d.sc.skipValue(b, vs)
+}
+
+// setIdent records the name, uid or resourceVersion (key) of the object.
+func (d *Decoder) setIdent(key string, t []byte) {
+	f := 0
+	switch key {
+	case "uid":
+		f = 1
+	case "resourceVersion":
+		f = 2
+	}
+	d.identParts[f] = append(d.identParts[f][:0], t...)
+}
+
+// parseTime reads a time as metav1.Time writes it (creationTimestamp,
+// managedFields' times): RFC 3339 in seconds; the common UTC form without
+// an allocation.
+func parseTime(t []byte) (time.Time, error) {
+	if len(t) == 20 && t[4] == '-' && t[7] == '-' && t[10] == 'T' && t[13] == ':' && t[16] == ':' && t[19] == 'Z' {
+		num := func(a, b int) (int, bool) {
+			n := 0
+			for _, c := range t[a:b] {
+				if c < '0' || c > '9' {
+					return 0, false
+				}
+				n = n*10 + int(c-'0')
+			}
+			return n, true
+		}
+		y, ok1 := num(0, 4)
+		mo, ok2 := num(5, 7)
+		dd, ok3 := num(8, 10)
+		h, ok4 := num(11, 13)
+		mi, ok5 := num(14, 16)
+		se, ok6 := num(17, 19)
+		if ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && mo >= 1 && mo <= 12 && dd >= 1 && dd <= 31 && h < 24 && mi < 60 && se < 60 {
+			tm := time.Date(y, time.Month(mo), dd, h, mi, se, 0, time.UTC)
+			if tm.Day() == dd { // not February 30th
+				return tm, nil
+			}
+		}
+	}
+	tm, err := time.Parse(time.RFC3339, string(t))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("time %q: %w", t, err)
+	}
+	return tm, nil
 }
 
 // annotations appends the annotations member whose value starts at b[i]
@@ -379,10 +469,11 @@ func (d *Decoder) labelsOf(b []byte, i int) (vs, ve int, spaced bool, err error)
 		if done {
 			return vs, vi, containsSpace(b[vs:vi]), nil
 		}
-		k, err := stringValue(b, ks, ke, esc)
+		kt, err := text(b, ks, ke, esc)
 		if err != nil {
 			return vs, ke, false, err
 		}
+		k := d.intern(kt)
 		if vi = skipSpace(b, vi); vi >= len(b) {
 			return vs, vi, false, errIncomplete
 		}
@@ -393,11 +484,11 @@ func (d *Decoder) labelsOf(b []byte, i int) (vs, ve int, spaced bool, err error)
 		if err != nil {
 			return vs, end, false, err
 		}
-		v, err := stringValue(b, vi, end, esc)
+		vt, err := text(b, vi, end, esc)
 		if err != nil {
 			return vs, end, false, err
 		}
-		d.labels = append(d.labels, index.Label{Key: k, Value: v})
+		d.labels = append(d.labels, index.Label{Key: k, Value: d.intern(vt)})
 		i = end
 	}
 }
@@ -438,14 +529,14 @@ func (d *Decoder) ownersOf(b []byte, i int) (vs, ve int, spaced bool, err error)
 				return vs, e, false, err
 			}
 			i = e
-			var text string
+			var t []byte
 			switch string(key) {
 			case "apiVersion", "kind", "name", "uid":
 				if b[s] != '"' {
 					continue
 				}
 				_, esc, _ := scanString(b, s)
-				if text, err = stringValue(b, s, e, esc); err != nil {
+				if t, err = text(b, s, e, esc); err != nil {
 					return vs, e, false, err
 				}
 			case "controller":
@@ -456,13 +547,13 @@ func (d *Decoder) ownersOf(b []byte, i int) (vs, ve int, spaced bool, err error)
 			}
 			switch string(key) {
 			case "apiVersion":
-				ref.APIVersion = text
+				ref.APIVersion = d.intern(t)
 			case "kind":
-				ref.Kind = text
+				ref.Kind = d.intern(t)
 			case "name":
-				ref.Name = text
+				ref.Name = string(t)
 			case "uid":
-				ref.UID = types.UID(text)
+				ref.UID = types.UID(t)
 			}
 		}
 		d.owners = append(d.owners, ref)

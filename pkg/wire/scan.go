@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -45,6 +46,7 @@ func expect(b []byte, i int, c byte) (int, error) {
 func scanString(b []byte, i int) (end int, escaped bool, err error) {
 	i++ // the opening quote
 	for {
+		i = plainRun(b, i)
 		for i < len(b) && !stringSpecial[b[i]] {
 			i++
 		}
@@ -80,6 +82,25 @@ func scanString(b []byte, i int) (end int, escaped bool, err error) {
 			return i, true, syntaxError(i, "invalid escape")
 		}
 	}
+}
+
+// plainRun returns the offset of the first 8-byte word at or after i that
+// may hold a quote, a backslash or a control character (or where fewer than
+// 8 bytes are left): strings are most of an object's bytes, and most of a
+// string's words hold none of them.
+func plainRun(b []byte, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q, bs := x^(ones*'"'), x^(ones*'\\')
+		// A byte below 0x20, or a zero byte in q or bs (a quote or a
+		// backslash in x), sets its high bit here; other bytes may too
+		// (borrows), which only sends the word to the byte loop.
+		if (x-ones*0x20)&^x&highs|(q-ones)&^q&highs|(bs-ones)&^bs&highs != 0 {
+			return i
+		}
+	}
+	return i
 }
 
 // stringSpecial marks the bytes that end a run of plain string bytes: the

@@ -269,6 +269,11 @@ func FuzzObject(f *testing.F) {
 		delete(want, "stringData")
 		want["kind"], want["apiVersion"] = memberOr(in, "kind", "Secret"), memberOr(in, "apiVersion", "v1")
 		if m, ok := want["metadata"].(map[string]any); ok {
+			for key, got := range map[string]string{"name": o.Name, "namespace": o.Namespace, "uid": string(o.UID), "resourceVersion": o.ResourceVersion} {
+				if v, ok := m[key].(string); ok && v != got {
+					t.Fatalf("%q: %s %q, want %q", in, key, got, v)
+				}
+			}
 			delete(m, "managedFields")
 			if a, ok := m["annotations"].(map[string]any); ok {
 				delete(a, LastApplied)
