@@ -25,7 +25,7 @@ import (
 // count as the server's normal timeout rather than an interruption.
 const earlyEnd = 0.9
 
-// listWatch is the ListerWatcher of one run of one type's informer. It sees
+// listWatch is the ListerWatcher of one run of one type's reflector. It sees
 // every list and watch the reflector makes and reports what they tell about
 // freshness: requests that could not reach the server, watches refused with
 // 410 Gone, watches that ended before their timeout, relists. A run whose

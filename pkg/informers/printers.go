@@ -23,7 +23,7 @@ import (
 //   - A type whose group is not built in is a custom resource: its Printer
 //     is a *columns.Custom, whose printer columns are read from the
 //     cluster's CustomResourceDefinition <plural>.<group> each time the
-//     type's informer starts (at first, and whenever it is replaced after
+//     type's run starts (at first, and whenever it is replaced after
 //     an interruption). A change of the CRD is therefore picked up at the
 //     type's next restart, not as it happens. A CRD that is missing
 //     (an aggregated API) or that fleetcache may not read means no printer
