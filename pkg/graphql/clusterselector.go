@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -100,6 +101,11 @@ type selectorSub struct {
 	clusters []string // the clusters followed now
 	version  uint64   // the inventory version they were read at
 	pending  []fanout.Change
+
+	// mu guards rs.sub, which next replaces while close, called from
+	// anywhere, closes it; closed keeps a replacement from outliving close.
+	mu     sync.Mutex
+	closed bool
 }
 
 // subscribeSelected starts rs following the clusters that sel picks
@@ -114,15 +120,23 @@ func (s *Server) subscribeSelected(rs *resourceSub, f index.Filter, sel labels.S
 // subscribe replaces the hub subscription by one over ss.clusters after
 // revision start.
 func (ss *selectorSub) subscribe(start uint64) {
-	if ss.rs.sub != nil {
-		ss.rs.sub.Close()
-	}
 	req := ss.req
 	req.Filter = ss.base
 	req.Filter.Clusters = orNoCluster(ss.clusters)
 	req.Start = start
-	ss.rs.sub = ss.s.hub.Subscribe(req)
-	ss.rs.op = ss.rs.sub.Value()
+	sub := ss.s.hub.Subscribe(req)
+	ss.mu.Lock()
+	old := ss.rs.sub
+	ss.rs.sub = sub
+	closed := ss.closed
+	ss.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+	if closed {
+		sub.Close() // its Next returns io.EOF
+	}
+	ss.rs.op = sub.Value()
 	ss.rs.at = start
 }
 
@@ -233,4 +247,12 @@ func diffSorted(a, b []string) (onlyA, onlyB []string) {
 
 func (ss *selectorSub) ready() bool { return len(ss.pending) > 0 || ss.rs.ready() }
 
-func (ss *selectorSub) close() { ss.rs.close() }
+func (ss *selectorSub) close() {
+	ss.mu.Lock()
+	ss.closed = true
+	sub := ss.rs.sub
+	ss.mu.Unlock()
+	if sub != nil {
+		sub.Close()
+	}
+}

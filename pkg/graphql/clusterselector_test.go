@@ -3,6 +3,8 @@ package graphql
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"slices"
 	"testing"
 	"time"
@@ -202,5 +204,37 @@ func TestClusterHealthRelabel(t *testing.T) {
 	defer cancel()
 	if res, err := sub.Next(ctx); err == nil {
 		t.Errorf("another event: %s", mustJSON(t, res.Data))
+	}
+}
+
+// TestClusterSelectorCloseWhileSwitching closes subscriptions while relabels
+// make them switch clusters: Close may come at any time (the race detector
+// checks it), and a closed subscription ends with io.EOF.
+func TestClusterSelectorCloseWhileSwitching(t *testing.T) {
+	f := newFixture(t)
+	inv := inventory.NewStore()
+	s := startServer(t, f.ix, f.tracker, Options{Inventory: inv})
+	for i := range 20 {
+		sub := subscribe(t, s, eventsQuery, map[string]any{"filter": map[string]any{"clusterSelector": "env=prod"}})
+		done := make(chan error, 1)
+		go func() { // ends with Next's error; the test waits for it
+			for {
+				if _, err := sub.Next(t.Context()); err != nil {
+					done <- err
+					return
+				}
+			}
+		}()
+		env := []string{"prod", "dev"}[i%2]
+		inv.Set(labelled(map[string]map[string]string{"c1": {"env": env}, "c2": {"env": "prod"}}))
+		sub.Close()
+		select {
+		case err := <-done:
+			if !errors.Is(err, io.EOF) {
+				t.Fatalf("Next after Close: %v, want io.EOF", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Next still waits 10s after Close")
+		}
 	}
 }
