@@ -69,6 +69,10 @@ type Config struct {
 	// watch such a device cuts counts as an interruption and costs a relist.
 	// Default: client-go's 5 to 10 minutes.
 	WatchTimeout metav1.Duration `json:"watchTimeout,omitzero"`
+	// StreamingLists lists each type by a streaming watch (WatchList)
+	// instead of a plain list. Default false: see
+	// informers.Options.StreamingLists.
+	StreamingLists bool `json:"streamingLists,omitzero"`
 	// MaxConcurrentLists bounds the lists (initial lists and relists) that
 	// run at once across all clusters; types waiting for their turn are
 	// PENDING with that reason. Default informers.DefaultMaxConcurrentLists.
@@ -490,7 +494,7 @@ func (c Config) Options() Options {
 		CORSAllowedOrigins: c.Serving.CORSAllowedOrigins,
 		Profiling:          c.Serving.Profiling,
 		Playground:         c.Serving.Playground,
-		Informers: informers.Options{Resources: c.Resources, WatchTimeout: c.WatchTimeout.Duration, CacheSecretData: c.Serving.CacheSecretData,
+		Informers: informers.Options{Resources: c.Resources, WatchTimeout: c.WatchTimeout.Duration, StreamingLists: c.StreamingLists, CacheSecretData: c.Serving.CacheSecretData,
 			MaxConcurrentLists: c.MaxConcurrentLists, ClientQPS: float32(c.MemberQPS), ClientBurst: c.MemberBurst,
 			DisconnectAfter: c.DisconnectAfter.Duration},
 		GraphQL: graphql.Options{

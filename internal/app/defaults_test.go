@@ -32,6 +32,7 @@ var flagDefaults = []struct {
 	{flag: "cluster-secrets-namespace"},
 	{flag: "cluster-secrets-kubeconfig"},
 	{flag: "resources", def: strings.Join(informers.DefaultResources, ","), example: true},
+	{flag: "streaming-lists", def: false},
 	{flag: "watch-timeout"},        // client-go's, which informers.Options.WatchTimeout leaves alone
 	{flag: "max-concurrent-lists"}, // sized to the machine: informers.DefaultMaxConcurrentLists
 	{flag: "member-qps", def: informers.DefaultOptions().ClientQPS},

@@ -62,6 +62,8 @@ var flagDefs = []flagDef{
 		func(c *Config) flag.Value { return &listValue{p: &c.Resources, split: true} }},
 	{"watch-timeout", "longest watch request to the member API servers; set it below the idle timeout of a proxy in between (default client-go's 5 to 10 minutes)",
 		func(c *Config) flag.Value { return (*durationValue)(&c.WatchTimeout.Duration) }},
+	{"streaming-lists", "list each type by a streaming watch (WatchList) instead of a plain list from the API server's watch cache (default false: plain lists cost the servers less)",
+		func(c *Config) flag.Value { return (*boolValue)(&c.StreamingLists) }},
 	{"max-concurrent-lists", "lists (initial lists and relists) running at once across all clusters; the others wait their turn, PENDING (default twice the CPUs, at least 4)",
 		func(c *Config) flag.Value { return (*intValue)(&c.MaxConcurrentLists) }},
 	{"member-qps", withDefault("requests per second to each member cluster (lists, watches, discovery; probes are not limited)", informers.DefaultOptions().ClientQPS),

@@ -146,8 +146,9 @@ func serverJSON(t testing.TB, cs kubernetes.Interface, path string) []byte {
 // the JSON a GET of each returns, byte for byte, less managedFields and
 // the last-applied annotation, and their metadata as the typed Pod has
 // it; after a change that arrives by the watch, again. It runs with
-// client-go's streaming lists (WatchList, the default) and without them
-// (a plain list), and checks from the requests which one ran.
+// streaming lists (Options.StreamingLists, client-go's WatchList) and
+// without them (plain lists, the default), and checks from the requests
+// which one ran.
 func TestStoredBytesAreTheServers(t *testing.T) {
 	c := env.Cluster("c1")
 	cfg := c.AdminConfig()
@@ -173,22 +174,24 @@ func TestStoredBytesAreTheServers(t *testing.T) {
 
 	for _, tc := range []struct {
 		name      string
-		watchList bool
+		streaming bool
 		want      []string // in the URL of some request
 	}{
 		{"streaming list", true, []string{"/api/v1/pods?", "sendInitialEvents=true", "watch=true"}},
 		{"plain list", false, []string{"/api/v1/pods?", "resourceVersion=0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, tc.watchList)
+			clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, true)
+			opts := testOptions("pods")
+			opts.StreamingLists = tc.streaming
 			var log requestLog
-			f := startFleet(t, index.Options{}, testOptions("pods"), clusters.Cluster{Name: "c1", Config: log.config(c.AdminConfig())})
+			f := startFleet(t, index.Options{}, opts, clusters.Cluster{Name: "c1", Config: log.config(c.AdminConfig())})
 			waitStatus(t, f, "c1", health.Synced)
 			if !log.saw(tc.want...) {
 				t.Errorf("no request with %q among %q", tc.want, log.urls)
 			}
-			if !tc.watchList && log.saw("sendInitialEvents=true") {
-				t.Errorf("a streaming list without WatchList: %q", log.urls)
+			if !tc.streaming && log.saw("sendInitialEvents=true") {
+				t.Errorf("a streaming list without StreamingLists: %q", log.urls)
 			}
 			checkStored(t, f, cs, ns, count)
 
@@ -274,7 +277,6 @@ func sortLabels(ls index.Labels) {
 // reflector asks for 500 at a time): every object is stored, once, and a
 // request carried a continue token.
 func TestPagedListStoresEveryObject(t *testing.T) {
-	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, false)
 	e := noWatchCacheEnv(t)
 	c := e.Cluster("c1")
 	dc := testcluster.Dynamic(t, c.AdminConfig())
