@@ -186,7 +186,7 @@ func (ix *Index) Lookup(cluster, namespace, name string) []*Object {
 	pivot := &Object{Cluster: cluster, Namespace: namespace, Name: name, Type: minType}
 	var out []*Object
 	ix.mu.RLock()
-	ix.all.ascend(pivot, func(o *Object) bool {
+	ix.all.Ascend(pivot, func(o *Object) bool {
 		if o.Cluster != cluster || o.Namespace != namespace || o.Name != name {
 			return false
 		}

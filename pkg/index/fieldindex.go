@@ -141,7 +141,7 @@ func (ix *Index) indexFieldsLocked(o *Object, kindName string) {
 	var buf [4]string
 	for _, fi := range ix.fields.byResource[o.Type.Resource] {
 		for _, v := range fieldValues(fi.path, o, &ix.bodies, buf[:0]) {
-			fi.postingLocked(v).put(o, ix.freelist)
+			fi.postingLocked(v).Put(o, ix.freelist)
 		}
 		if fi.ordered != nil {
 			fi.ordered.put(o, ix.freelist, &ix.bodies)
@@ -181,7 +181,7 @@ func (ix *Index) reindexFieldsLocked(old, o *Object) {
 		}
 		for _, v := range nv {
 			// put replaces old where it is, and adds o where it is not.
-			fi.postingLocked(v).put(o, ix.freelist)
+			fi.postingLocked(v).Put(o, ix.freelist)
 		}
 		if fi.ordered != nil {
 			fi.ordered.remove(old, &ix.bodies)
@@ -340,7 +340,7 @@ func (ix *Index) fieldFacetsLocked(q *query, path fieldpath.Path, counts map[str
 	case q.dims == answers:
 		for _, fi := range fis {
 			for v, p := range fi.values {
-				counts[v] += p.len()
+				counts[v] += p.Len()
 			}
 		}
 		return true
@@ -363,7 +363,7 @@ func (ix *Index) fieldFacetsLocked(q *query, path fieldpath.Path, counts map[str
 			n := 0
 			for _, r := range ranges {
 				*start = Object{Cluster: r.cluster, Namespace: r.namespace, Type: minType}
-				p.ascend(start, func(o *Object) bool {
+				p.Ascend(start, func(o *Object) bool {
 					if !r.contains(o) {
 						return false
 					}

@@ -199,7 +199,7 @@ func (ix *Index) checkFieldIndexes() string {
 	defer ix.mu.RUnlock()
 	kinds := map[string]map[string]int{}
 	want := map[*fieldIndex]map[string][]*Object{}
-	ix.all.ascend(nil, func(o *Object) bool {
+	ix.all.Ascend(nil, func(o *Object) bool {
 		if kinds[o.Type.Resource] == nil {
 			kinds[o.Type.Resource] = map[string]int{}
 		}
@@ -325,7 +325,7 @@ func TestFieldIndexChanges(t *testing.T) {
 		defer ix.mu.RUnlock()
 		out := map[string][]string{}
 		for v, p := range ix.fields.lookup("pods", path).values {
-			p.ascend(nil, func(o *Object) bool { out[v] = append(out[v], o.Key().String()+"@"+o.ResourceVersion); return true })
+			p.Ascend(nil, func(o *Object) bool { out[v] = append(out[v], o.Key().String()+"@"+o.ResourceVersion); return true })
 		}
 		return out
 	}

@@ -392,7 +392,7 @@ func (ix *Index) planLocked(q *query) plan {
 	if q.nothing {
 		return plan{none: true}
 	}
-	total := ix.all.len()
+	total := ix.all.Len()
 	best := plan{sources: []*posting{ix.all}, size: total, sizeExact: true, exact: q.dims == 0}
 	scoped := q.clusters != nil || q.namespaces != nil
 	if scoped {
@@ -410,7 +410,7 @@ func (ix *Index) planLocked(q *query) plan {
 	consider := func(ps []*posting) bool {
 		size := 0
 		for _, p := range ps {
-			size += p.len()
+			size += p.Len()
 		}
 		if size == 0 {
 			return false
@@ -576,7 +576,7 @@ func (ix *Index) collectLocked(q *query, p *plan, from *Object, need int) []*Obj
 		mark := len(out)
 		for _, src := range p.sources {
 			found, skipping := 0, skip
-			src.ascend(seek, func(o *Object) bool {
+			src.Ascend(seek, func(o *Object) bool {
 				if skipping {
 					skipping = false
 					if compareObjects(o, from) == 0 {
@@ -639,7 +639,7 @@ func (ix *Index) eachLocked(q *query, p *plan, fn func(*Object)) {
 			seek = start
 		}
 		for i, src := range p.sources {
-			src.ascend(seek, func(o *Object) bool {
+			src.Ascend(seek, func(o *Object) bool {
 				if p.ranges != nil && !r.contains(o) {
 					return false
 				}
@@ -660,7 +660,7 @@ func (ix *Index) eachLocked(q *query, p *plan, fn func(*Object)) {
 // seenBefore reports whether one of the sources holds o.
 func seenBefore(sources []*posting, o *Object) bool {
 	for _, s := range sources {
-		if s.has(o) {
+		if s.Has(o) {
 			return true
 		}
 	}
@@ -678,7 +678,7 @@ func (ix *Index) countFromStatsLocked(q *query) (int, bool) {
 	clusters := q.clusters
 	if clusters == nil {
 		if q.namespaces == nil && q.resources == nil {
-			return ix.all.len(), true
+			return ix.all.Len(), true
 		}
 		clusters = ix.clusterNames
 	}

@@ -130,7 +130,7 @@ func (ix *Index) checkInvariants() string {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	var all []*Object
-	ix.all.ascend(nil, func(o *Object) bool { all = append(all, o); return true })
+	ix.all.Ascend(nil, func(o *Object) bool { all = append(all, o); return true })
 	if !slices.IsSortedFunc(all, compareObjects) {
 		return "primary set out of order"
 	}
@@ -215,7 +215,7 @@ func samePostings[K comparable](got map[K]*posting, want map[K][]*Object) string
 			return "missing posting"
 		}
 		var have []*Object
-		p.ascend(nil, func(o *Object) bool { have = append(have, o); return true })
+		p.Ascend(nil, func(o *Object) bool { have = append(have, o); return true })
 		if !slices.Equal(have, objs) {
 			return "posting content differs"
 		}
@@ -251,6 +251,6 @@ func (oi *orderedIndex) check(all []*Object) string {
 		return d
 	}
 	var gotAbsent []*Object
-	oi.absent.ascend(nil, func(o *Object) bool { gotAbsent = append(gotAbsent, o); return true })
+	oi.absent.Ascend(nil, func(o *Object) bool { gotAbsent = append(gotAbsent, o); return true })
 	return cmp.Diff(keys(absent), keys(gotAbsent))
 }

@@ -302,7 +302,7 @@ func (ix *Index) ObjectCount(cluster, resource string) int {
 func (ix *Index) findLocked(k Key, pivot *Object) *Object {
 	*pivot = Object{Cluster: k.Cluster, Namespace: k.Namespace, Name: k.Name, Type: minType}
 	var found *Object
-	ix.all.ascend(pivot, func(o *Object) bool {
+	ix.all.Ascend(pivot, func(o *Object) bool {
 		if o.Name != k.Name || o.Namespace != k.Namespace || o.Cluster != k.Cluster {
 			return false
 		}
@@ -331,7 +331,7 @@ func (ix *Index) objectsLocked(cluster, resource string, pivot *Object) []*Objec
 	}
 	out := make([]*Object, 0, n)
 	*pivot = Object{Cluster: cluster, Type: minType}
-	p.ascend(pivot, func(o *Object) bool {
+	p.Ascend(pivot, func(o *Object) bool {
 		if o.Cluster != cluster {
 			return false
 		}
@@ -345,17 +345,17 @@ func (ix *Index) objectsLocked(cluster, resource string, pivot *Object) []*Objec
 // count.
 func (ix *Index) insertLocked(o *Object) {
 	fl := ix.freelist
-	ix.all.put(o, fl)
+	ix.all.Put(o, fl)
 	te := ix.typeLocked(o.Type)
 	te.objects++
-	te.kind.put(o, fl)
-	te.resource.put(o, fl)
+	te.kind.Put(o, fl)
+	te.resource.Put(o, fl)
 	for _, l := range o.Labels {
-		ix.labelPostingLocked(l).put(o, fl)
-		ix.labelKeyPostingLocked(l.Key).put(o, fl)
+		ix.labelPostingLocked(l).Put(o, fl)
+		ix.labelKeyPostingLocked(l.Key).Put(o, fl)
 	}
 	for _, r := range o.Owners {
-		ix.ownerPostingLocked(r.UID).put(o, fl)
+		ix.ownerPostingLocked(r.UID).Put(o, fl)
 	}
 	ix.indexTokensLocked(o)
 	ix.created.put(o, fl, nil)
@@ -377,7 +377,7 @@ func (ix *Index) insertLocked(o *Object) {
 // removeLocked removes o, which the index holds, from every posting and
 // count, and drops postings and counts that become empty.
 func (ix *Index) removeLocked(o *Object) {
-	ix.all.remove(o)
+	ix.all.Remove(o)
 	te := ix.types[o.Type]
 	ix.unindexFieldsLocked(o, te.kindName)
 	removeFrom(ix.kinds, te.kindName, te.kind, o)
@@ -422,7 +422,7 @@ func (ix *Index) replaceLocked(old, o *Object) {
 	fl := ix.freelist
 	ix.chargeLocked(old, -1)
 	ix.chargeLocked(o, 1)
-	ix.all.put(o, fl)
+	ix.all.Put(o, fl)
 	if old.Type != o.Type {
 		// Same kind name and resource, so the same postings: swap the
 		// type references.
@@ -433,8 +433,8 @@ func (ix *Index) replaceLocked(old, o *Object) {
 		}
 	}
 	te := ix.types[o.Type]
-	te.kind.put(o, fl)
-	te.resource.put(o, fl)
+	te.kind.Put(o, fl)
+	te.resource.Put(o, fl)
 
 	for _, l := range old.Labels {
 		v, ok := o.Labels.Lookup(l.Key)
@@ -447,8 +447,8 @@ func (ix *Index) replaceLocked(old, o *Object) {
 	}
 	for _, l := range o.Labels {
 		// put replaces old where it is, and adds o where it is not.
-		ix.labelPostingLocked(l).put(o, fl)
-		ix.labelKeyPostingLocked(l.Key).put(o, fl)
+		ix.labelPostingLocked(l).Put(o, fl)
+		ix.labelKeyPostingLocked(l.Key).Put(o, fl)
 	}
 	for _, r := range old.Owners {
 		if !hasOwner(o, r.UID) {
@@ -456,7 +456,7 @@ func (ix *Index) replaceLocked(old, o *Object) {
 		}
 	}
 	for _, r := range o.Owners {
-		ix.ownerPostingLocked(r.UID).put(o, fl)
+		ix.ownerPostingLocked(r.UID).Put(o, fl)
 	}
 	ix.unindexTokensLocked(old, searchTokens(o, &ix.bodies))
 	ix.indexTokensLocked(o)
@@ -512,8 +512,8 @@ func removeFrom[K comparable](m map[K]*posting, k K, p *posting, o *Object) {
 	if p == nil {
 		return
 	}
-	p.remove(o)
-	if p.len() == 0 {
+	p.Remove(o)
+	if p.Len() == 0 {
 		delete(m, k)
 	}
 }

@@ -193,7 +193,7 @@ func TestRandomWritesKeepIndexesConsistent(t *testing.T) {
 	if d := ix.checkInvariants(); d != "" {
 		t.Fatal(d)
 	}
-	if n := ix.all.len() + len(ix.types) + len(ix.labels) + len(ix.labelKeys) + len(ix.owners); n != 0 {
+	if n := ix.all.Len() + len(ix.types) + len(ix.labels) + len(ix.labelKeys) + len(ix.owners); n != 0 {
 		t.Errorf("%d objects or postings left", n)
 	}
 }

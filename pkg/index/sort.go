@@ -84,7 +84,7 @@ func (ix *Index) ListSorted(fs []Filter, keys []SortKey, after *SortedPosition, 
 	if oi := ix.orderedLocked(qs, plans, keys[0].Path); oi != nil && s.need <= candidates {
 		// Walking visits about need objects per share of the index that
 		// matches; reading every candidate visits candidates.
-		if total := oi.len(); s.need*total/candidates < candidates/2 {
+		if total := oi.Len(); s.need*total/candidates < candidates/2 {
 			objs, walked = ix.walkLocked(oi, qs, plans, s, candidates)
 		}
 	}
@@ -214,7 +214,7 @@ func (ix *Index) walkLocked(oi *orderedIndex, qs []query, plans []plan, s *sorte
 			if s.after != nil && s.after.Values[0].Kind == Absent && len(s.keys) == 1 {
 				from = s.pivot
 			}
-			oi.absent.ascend(from, fn)
+			oi.absent.Ascend(from, fn)
 		})
 	}
 	ix.scanned.Add(int64(w.visited))
@@ -335,13 +335,13 @@ func newOrderedIndex(path fieldpath.Path) *orderedIndex {
 	return &orderedIndex{path: path, tree: btree.NewG(treeDegree, lessEntries), absent: new(posting)}
 }
 
-func (oi *orderedIndex) len() int { return oi.tree.Len() + oi.absent.len() }
+func (oi *orderedIndex) Len() int { return oi.tree.Len() + oi.absent.Len() }
 
 func (oi *orderedIndex) put(o *Object, fl *btree.FreeListG[*Object], r *bodyReader) {
 	if v := sortValueOf(oi.path, o, r); v.Kind != Absent {
 		oi.tree.ReplaceOrInsert(orderedEntry{v: v.interned(), o: o})
 	} else {
-		oi.absent.put(o, fl)
+		oi.absent.Put(o, fl)
 	}
 }
 
@@ -350,7 +350,7 @@ func (oi *orderedIndex) remove(o *Object, r *bodyReader) {
 	if v := sortValueOf(oi.path, o, r); v.Kind != Absent {
 		oi.tree.Delete(orderedEntry{v: v, o: o})
 	} else {
-		oi.absent.remove(o)
+		oi.absent.Remove(o)
 	}
 }
 

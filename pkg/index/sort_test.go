@@ -189,7 +189,7 @@ func TestSortedWalkAndTopAgree(t *testing.T) {
 				t.Errorf("sort %v, filter %+v: ListSorted would walk %v, want %v", tc.spec, f, got, tc.ordered)
 			}
 			top := ix.topLocked(qs, plans, s)
-			walked, ok := ix.walkLocked(tc.ordered, qs, plans, s, ix.all.len()+1)
+			walked, ok := ix.walkLocked(tc.ordered, qs, plans, s, ix.all.Len()+1)
 			ix.mu.RUnlock()
 			if !ok {
 				t.Fatal("the walk gave up within a budget of every object")

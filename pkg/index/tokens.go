@@ -3,6 +3,7 @@ package index
 import (
 	"slices"
 
+	"github.com/fleetcache/fleetcache/pkg/index/postings"
 	"github.com/fleetcache/fleetcache/pkg/index/search"
 )
 
@@ -59,7 +60,7 @@ func (ix *Index) indexTokensLocked(o *Object) {
 			p = new(posting)
 			ix.tokens.Put(tok, p)
 		}
-		p.put(o, ix.freelist)
+		p.Put(o, ix.freelist)
 		return true
 	})
 }
@@ -72,7 +73,7 @@ func (ix *Index) unindexTokensLocked(o *Object, keep []string) {
 			return true
 		}
 		if p, ok := ix.tokens.Get(tok); ok {
-			if p.remove(o); p.len() == 0 {
+			if p.Remove(o); p.Len() == 0 {
 				ix.tokens.Delete(tok)
 			}
 		}
@@ -95,7 +96,7 @@ func (ix *Index) searchPostingsLocked(word string, limit int) (ps []*posting, ov
 	ix.tokens.Prefix(word, func(_ string, p *posting) bool {
 		ok = true
 		ps = append(ps, p)
-		size += p.len()
+		size += p.Len()
 		return size <= limit
 	})
 	switch {
@@ -108,11 +109,11 @@ func (ix *Index) searchPostingsLocked(word string, limit int) (ps []*posting, ov
 	}
 	merged := make([]*Object, 0, size)
 	for _, p := range ps {
-		p.ascend(nil, func(o *Object) bool {
+		p.Ascend(nil, func(o *Object) bool {
 			merged = append(merged, o)
 			return true
 		})
 	}
 	slices.SortFunc(merged, compareObjects)
-	return []*posting{{small: slices.Compact(merged)}}, false, true
+	return []*posting{postings.Sorted[*Object, positionOrder](slices.Compact(merged))}, false, true
 }
