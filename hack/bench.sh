@@ -19,6 +19,10 @@ run() {
 run go test -run '^$' -bench 'HeapPerPod' -benchtime 1x -count 3 -timeout 30m ./pkg/informers/
 run env GOMEMLIMIT=64MiB go test -run '^$' -bench 'HeapPerPod/pods=10000' -benchtime 1x -count 1 -timeout 30m ./pkg/informers/
 run go test -run '^$' -bench 'InitialSync' -benchtime 5x -count 2 -timeout 30m ./pkg/informers/
+# Fleet sync against the careful client-go baseline (issue 16), and decoding alone.
+run go test -run '^$' -bench 'FleetSync/clusters=12/' -benchtime 3x -count 1 -timeout 30m ./pkg/informers/
+run go test -run '^$' -bench 'FleetSync/clusters=30/' -benchtime 2x -count 1 -timeout 60m ./pkg/informers/
+run go test -run '^$' -bench 'DecodePodList' -benchmem -count 3 -cpu 1 ./pkg/wire/
 # A fleet of 1,000 aliased clusters starting at once (issue 19): each sub-benchmark in a process of its
 # own, since the process's RSS does not shrink back after the first.
 run go test -run '^$' -bench 'BenchmarkFleetStart/clusters=1000/configmaps=300' -benchtime 1x -timeout 30m ./pkg/informers/
