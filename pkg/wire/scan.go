@@ -130,16 +130,6 @@ func stringValue(b []byte, start, end int, escaped bool) (string, error) {
 	return s, nil
 }
 
-// keyIs reports whether the key b[start:end] (quotes included) is name,
-// an escaped key compared by its text.
-func keyIs(b []byte, start, end int, escaped bool, name string) bool {
-	if !escaped {
-		return string(b[start+1:end-1]) == name
-	}
-	s, err := stringValue(b, start, end, true)
-	return err == nil && s == name
-}
-
 // skipValue reads the value that starts at or after b[i] (whitespace
 // first is skipped). It returns where the value starts and ends, and
 // whether whitespace occurs inside it outside strings (the value is then
