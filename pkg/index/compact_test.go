@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -129,4 +130,31 @@ func TestCompressedAgreesWithPlain(t *testing.T) {
 func facetPathsOf(t *testing.T) []fieldpath.Path {
 	t.Helper()
 	return paths("status.phase", "status.n", "spec.containers[].image", "spec.nodeName")
+}
+
+// TestRawConcurrently reads compressed objects from many goroutines at
+// once, more objects than the cache of recent bodies holds, and checks
+// every read.
+func TestRawConcurrently(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	ty := compressedTwin(podType, r)
+	objs := make([]*Object, 600)
+	raws := make([]string, len(objs))
+	for i := range objs {
+		raws[i] = randomFieldRaw(r)
+		objs[i] = obj("c1", ty, "ns", fmt.Sprintf("p%d", i), withRaw(raws[i]))
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for n := range 3000 {
+				i := (n*7 + g*131) % len(objs)
+				if got := string(objs[i].Raw()); got != raws[i] {
+					t.Errorf("object %d reads back %s, want %s", i, got, raws[i])
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

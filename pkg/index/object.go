@@ -155,10 +155,12 @@ func (o *Object) SetRaw(raw []byte) {
 }
 
 // Raw returns the object encoded as compact JSON, byte for byte what
-// SetRaw was given. An uncompressed body is returned as it is stored and
-// must not be modified; a compressed one is decoded into a new slice
-// (about a microsecond for a 3 KB Pod), so readers of many objects use
-// Doc's cheaper forms inside the index.
+// SetRaw was given, which must not be modified. An uncompressed body is
+// returned as it is stored; a compressed one is decoded (about a
+// microsecond for a 3 KB Pod) and kept among the last 256 decoded
+// (recent.go), so that reading several fields of a page's objects decodes
+// each once. Reads of many objects inside the index use their own
+// buffers instead (bodyReader).
 //
 // An object stored without its body (the memory budget, see
 // Options.MemoryBudget) reads as its metadata: apiVersion, kind, and the
@@ -171,11 +173,15 @@ func (o *Object) Raw() []byte {
 	if o.body.Dropped() {
 		return metadataJSON(o)
 	}
+	if raw, ok := recentRaw(o); ok {
+		return raw
+	}
 	raw, err := o.Type.Codec.Decode(nil, o.body)
 	if err != nil {
 		// Bodies are made by the same Codec: this cannot happen.
 		return nil
 	}
+	rememberRaw(o, raw)
 	return raw
 }
 
