@@ -94,7 +94,8 @@ func (ix *Index) FacetsUnion(fs []Filter, by FacetBy) []Facet {
 	for i := range qs {
 		q := &qs[i]
 		if ix.facetsFromStatsLocked(q, by.Key, counts) ||
-			(by.Key == FacetField && ix.fieldFacetsLocked(q, by.Field, counts)) {
+			(by.Key == FacetField && ix.fieldFacetsLocked(q, by.Field, counts)) ||
+			(by.Key == FacetLabel && ix.labelFacetsLocked(q, by.Label, counts)) {
 			continue
 		}
 		if p := ix.planLocked(q); !p.none {
@@ -150,6 +151,21 @@ func fieldFacetValue(v fieldpath.Value) (string, bool) {
 		return strconv.FormatBool(v.Bool), true
 	}
 	return "", false
+}
+
+// labelFacetsLocked counts every object by its value of the label key from
+// the label postings' sizes, when q constrains nothing and there are fewer
+// distinct labels than objects to visit; it reports whether it did.
+func (ix *Index) labelFacetsLocked(q *query, key string, counts map[string]int) bool {
+	if q.nothing || q.dims != 0 || len(ix.labels) >= ix.all.Len() {
+		return false
+	}
+	for l, p := range ix.labels {
+		if l.Key == key {
+			counts[l.Value] += p.Len()
+		}
+	}
+	return true
 }
 
 // facetsFromStatsLocked fills counts from the per-cluster counters when the

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -83,5 +84,36 @@ func TestLookup(t *testing.T) {
 				t.Errorf("Lookup (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestLabelFacetsFromPostings checks that facets by a label of every
+// object, which add up the label postings, count what visiting each
+// object counts.
+func TestLabelFacetsFromPostings(t *testing.T) {
+	ix := New(Options{})
+	for i := range 300 {
+		ix.Upsert(obj(fmt.Sprintf("c%d", i%3), podType, fmt.Sprintf("ns%d", i%7), fmt.Sprintf("p%d", i),
+			withLabels("app", fmt.Sprintf("a%d", i%5), "tier", []string{"fe", "be"}[i%2])))
+	}
+	ix.Delete(Key{Cluster: "c0", Resource: "pods", Namespace: "ns0", Name: "p0"})
+	for _, key := range []string{"app", "tier", "none"} {
+		want := map[string]int{}
+		for _, o := range ix.List(Filter{}, nil, 0).Objects {
+			if v, ok := o.Labels.Lookup(key); ok {
+				want[v]++
+			}
+		}
+		before := ix.scanned.Load()
+		got := map[string]int{}
+		for _, f := range ix.Facets(Filter{}, FacetBy{Key: FacetLabel, Label: key}) {
+			got[f.Value] = f.Count
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("facets by %s (-objects +postings):\n%s", key, diff)
+		}
+		if n := ix.scanned.Load() - before; n != 0 {
+			t.Errorf("facets by %s visited %d objects", key, n)
+		}
 	}
 }
