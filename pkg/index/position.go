@@ -62,8 +62,6 @@ func compareObjects(a, b *Object) int {
 	return strings.Compare(a.Type.Resource, b.Type.Resource)
 }
 
-func lessObjects(a, b *Object) bool { return compareObjects(a, b) < 0 }
-
 // compareKindNames compares a.KindName() with b.KindName() without
 // allocating the concatenated names.
 func compareKindNames(a, b *Type) int {

@@ -127,7 +127,7 @@ func TestConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if cs.For("pods") != cs.For("pods") || cs.For("pods") == cs.For("nodes") {
+	if pods, again, nodes := cs.For("pods"), cs.For("pods"), cs.For("nodes"); pods != again || pods == nodes {
 		t.Error("Codecs.For does not give one Codec per resource")
 	}
 }
