@@ -213,6 +213,17 @@ var apiClients sync.Map // cluster name → dynamic.Interface
 // listFromAPIServers lists the page from each cluster (limit 50 each,
 // concurrently), merges by cluster/namespace/name and keeps 50.
 func listFromAPIServers(b *testing.B, ns, sel string) []string {
+	names := listEachAPIServer(b, func(dc dynamic.Interface) (*unstructured.UnstructuredList, error) {
+		return dc.Resource(configMaps).Namespace(ns).List(context.Background(), metav1.ListOptions{LabelSelector: sel, Limit: 50})
+	})
+	slices.Sort(names)
+	return names[:min(50, len(names))]
+}
+
+// listEachAPIServer runs list against every test cluster's API server
+// concurrently, as a client of a fleet without fleetcache would, and
+// returns the cluster/namespace/name of every object listed.
+func listEachAPIServer(b *testing.B, list func(dynamic.Interface) (*unstructured.UnstructuredList, error)) []string {
 	var mu sync.Mutex
 	var names []string
 	var wg sync.WaitGroup
@@ -220,21 +231,20 @@ func listFromAPIServers(b *testing.B, ns, sel string) []string {
 		v, _ := apiClients.LoadOrStore(c.Name(), testcluster.Dynamic(b, c.AdminConfig()))
 		dc := v.(dynamic.Interface)
 		wg.Go(func() {
-			list, err := dc.Resource(configMaps).Namespace(ns).List(context.Background(), metav1.ListOptions{LabelSelector: sel, Limit: 50})
+			l, err := list(dc)
 			if err != nil {
 				b.Error(err)
 				return
 			}
 			mu.Lock()
-			for _, u := range list.Items {
+			for _, u := range l.Items {
 				names = append(names, c.Name()+"/"+u.GetNamespace()+"/"+u.GetName())
 			}
 			mu.Unlock()
 		})
 	}
 	wg.Wait()
-	slices.Sort(names)
-	return names[:min(50, len(names))]
+	return names
 }
 
 func startSynced(b *testing.B, a *app.Aggregator, cs []clusters.Cluster) {

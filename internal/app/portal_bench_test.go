@@ -221,25 +221,7 @@ func seedPods(b *testing.B, dc dynamic.Interface, n int) {
 // selector, concurrently, limit at a time (0: all in one list), and
 // returns their names.
 func listFailed(b *testing.B, limit int64) []string {
-	var mu sync.Mutex
-	var names []string
-	var wg sync.WaitGroup
-	for _, c := range env.Clusters() {
-		v, _ := apiClients.LoadOrStore(c.Name(), testcluster.Dynamic(b, c.AdminConfig()))
-		dc := v.(dynamic.Interface)
-		wg.Go(func() {
-			list, err := dc.Resource(podsGVR).List(context.Background(), metav1.ListOptions{FieldSelector: "status.phase=Failed", Limit: limit})
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			mu.Lock()
-			for _, u := range list.Items {
-				names = append(names, c.Name()+"/"+u.GetNamespace()+"/"+u.GetName())
-			}
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	return names
+	return listEachAPIServer(b, func(dc dynamic.Interface) (*unstructured.UnstructuredList, error) {
+		return dc.Resource(podsGVR).List(context.Background(), metav1.ListOptions{FieldSelector: "status.phase=Failed", Limit: limit})
+	})
 }
