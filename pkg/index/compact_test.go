@@ -123,6 +123,11 @@ func TestCompressedAgreesWithPlain(t *testing.T) {
 			if diff := cmp.Diff(a, keys(listSortedAll(t, packed, f, ks, 5, nil))); diff != "" {
 				t.Errorf("%s: sorted by %v (-plain +compressed):\n%s", name, ks, diff)
 			}
+			// Goroutines that read compressed candidates at once each
+			// decode into their own buffers.
+			if diff := cmp.Diff(keys(bruteSorted(plain, f, ks)), keys(topShared(packed, f, ks))); diff != "" {
+				t.Errorf("%s: sorted by %v, read by three goroutines (-plain +compressed):\n%s", name, ks, diff)
+			}
 		}
 	}
 }

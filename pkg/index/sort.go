@@ -4,7 +4,9 @@ import (
 	"container/heap"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/google/btree"
 
@@ -105,6 +107,9 @@ type sorter struct {
 	after *SortedPosition
 	pivot *Object // after's Position
 	need  int
+	// workers is how many goroutines topLocked reads with; 0 lets it
+	// choose.
+	workers int
 }
 
 // isAfter reports whether o, with its values vals, sorts after s.after.
@@ -118,44 +123,105 @@ type sortedObject struct {
 	o    *Object
 }
 
+// parallelTopMin is how many candidates make topLocked share the reading
+// among goroutines: below it, starting them costs more than it saves.
+const parallelTopMin = 4096
+
 // topLocked reads every candidate of the plans that matches its query and
-// returns in order the first s.need of those after s.after.
+// returns in order the first s.need of those after s.after. Many
+// candidates in several ranges (clusters, namespaces) are read by up to
+// GOMAXPROCS goroutines, each with its own bodyReader and its own best
+// s.need: decoding and reading the candidates' bytes is what a sort by an
+// unindexed path spends its time on.
 func (ix *Index) topLocked(qs []query, plans []plan, s *sorter) []*Object {
-	h := &sortHeap{keys: s.keys}
-	scratch := make([]SortValue, len(s.keys))
-	var r bodyReader
+	var units []topUnit
+	candidates := 0
 	for i := range qs {
 		if plans[i].none {
 			continue
 		}
-		ix.eachLocked(&qs[i], &plans[i], func(o *Object) {
-			for j, k := range s.keys {
-				scratch[j] = sortValueOf(k.Path, o, &r)
-			}
-			switch {
-			case !s.isAfter(scratch, o):
-			case len(h.items) < s.need:
-				vals := make([]SortValue, len(scratch))
-				for j, v := range scratch {
-					vals[j] = v.owned()
-				}
-				heap.Push(h, sortedObject{vals: vals, o: o})
-			case compareSorted(s.keys, scratch, o, h.items[0].vals, h.items[0].o) < 0:
-				// Better than the worst kept: take its place.
-				for j, v := range scratch {
-					h.items[0].vals[j] = v.owned()
-				}
-				h.items[0].o = o
-				heap.Fix(h, 0)
+		candidates += plans[i].size
+		ranges := plans[i].ranges
+		if ranges == nil {
+			ranges = everything
+		}
+		for j := range ranges {
+			units = append(units, topUnit{q: &qs[i], p: &plans[i], r: ranges[j : j+1]})
+		}
+	}
+	workers := s.workers
+	switch {
+	case workers == 0 && candidates < parallelTopMin:
+		workers = 1
+	case workers == 0:
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = max(1, min(workers, len(units)))
+	heaps := make([]*sortHeap, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		heaps[w] = &sortHeap{keys: s.keys}
+		// The read lock the caller holds covers the workers: they run
+		// and end inside it.
+		wg.Go(func() {
+			var r bodyReader
+			for u := w; u < len(units); u += workers {
+				ix.topOf(units[u], s, heaps[w], &r)
 			}
 		})
 	}
-	slices.SortFunc(h.items, func(a, b sortedObject) int { return compareSorted(s.keys, a.vals, a.o, b.vals, b.o) })
-	out := make([]*Object, len(h.items))
-	for i, x := range h.items {
+	wg.Wait()
+	items := heaps[0].items
+	for _, h := range heaps[1:] {
+		items = append(items, h.items...)
+	}
+	slices.SortFunc(items, func(a, b sortedObject) int { return compareSorted(s.keys, a.vals, a.o, b.vals, b.o) })
+	if len(items) > s.need {
+		items = items[:s.need]
+	}
+	out := make([]*Object, len(items))
+	for i, x := range items {
 		out[i] = x.o
 	}
 	return out
+}
+
+// topUnit is a share of topLocked's reading: one range of a query's plan.
+type topUnit struct {
+	q *query
+	p *plan
+	r []scopeRange
+}
+
+// topOf reads the candidates of u into h, which keeps the best s.need,
+// decoding bodies with r.
+func (ix *Index) topOf(u topUnit, s *sorter, h *sortHeap, r *bodyReader) {
+	p := *u.p
+	if p.ranges != nil {
+		p.ranges = u.r
+	}
+	scratch := make([]SortValue, len(s.keys))
+	ix.eachLocked(u.q, &p, func(o *Object) {
+		for j, k := range s.keys {
+			scratch[j] = sortValueOf(k.Path, o, r)
+		}
+		switch {
+		case !s.isAfter(scratch, o):
+		case len(h.items) < s.need:
+			vals := make([]SortValue, len(scratch))
+			for j, v := range scratch {
+				vals[j] = v.owned()
+			}
+			heap.Push(h, sortedObject{vals: vals, o: o})
+		case compareSorted(s.keys, scratch, o, h.items[0].vals, h.items[0].o) < 0:
+			// Better than the worst kept: take its place.
+			for j, v := range scratch {
+				h.items[0].vals[j] = v.owned()
+			}
+			h.items[0].o = o
+			heap.Fix(h, 0)
+		}
+	})
 }
 
 // sortHeap keeps the best objects seen, the worst of them on top.

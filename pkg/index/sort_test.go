@@ -3,6 +3,7 @@ package index
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -22,6 +23,15 @@ func sortFleet(r *rand.Rand, n int) []*Object {
 		o.Created = base.Add(time.Duration(r.IntN(n/4+1)) * time.Second)
 	}
 	return fleet
+}
+
+// topShared returns every object matching f in the order of keys, as
+// topLocked reads them with three goroutines.
+func topShared(ix *Index, f Filter, keys []SortKey) []*Object {
+	qs := compileAll([]Filter{f})
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.topLocked(qs, []plan{ix.planLocked(&qs[0])}, &sorter{keys: keys, need: math.MaxInt, workers: 3})
 }
 
 func sortKeys(t testing.TB, spec ...string) []SortKey {
@@ -189,6 +199,8 @@ func TestSortedWalkAndTopAgree(t *testing.T) {
 				t.Errorf("sort %v, filter %+v: ListSorted would walk %v, want %v", tc.spec, f, got, tc.ordered)
 			}
 			top := ix.topLocked(qs, plans, s)
+			s.workers = 3
+			shared := ix.topLocked(qs, plans, s)
 			walked, ok := ix.walkLocked(tc.ordered, qs, plans, s, ix.all.Len()+1)
 			ix.mu.RUnlock()
 			if !ok {
@@ -196,6 +208,9 @@ func TestSortedWalkAndTopAgree(t *testing.T) {
 			}
 			if d := cmp.Diff(keys(top), keys(walked)); d != "" {
 				t.Fatalf("sort %v, filter %+v: walk and top differ (-top +walk):\n%s", tc.spec, f, d)
+			}
+			if d := cmp.Diff(keys(top), keys(shared)); d != "" {
+				t.Fatalf("sort %v, filter %+v: top read by one and by three goroutines differ (-one +three):\n%s", tc.spec, f, d)
 			}
 		}
 	}
