@@ -10,6 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fleetcache/fleetcache/pkg/authn"
+	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 )
 
 // TestFieldSelector: the filter's fieldSelector applies to resources,
@@ -194,5 +196,44 @@ func TestFacetsByFieldBadInput(t *testing.T) {
 				t.Errorf("message %q does not say %q", msg, tc.reason)
 			}
 		})
+	}
+}
+
+// TestFieldProjected: Resource.field answers the indexed paths from the
+// values kept beside the body (index.Type.Projected) exactly as it answers
+// from the body, scalars, lists and absent values alike.
+func TestFieldProjected(t *testing.T) {
+	query := `{ resources(filter: {kinds: ["Pod"]}, first: 10) { edges { node { name
+		phase: field(path: "status.phase") node: field(path: "spec.nodeName") images: field(path: "spec.containers[].image")
+		ip: field(path: "status.podIP") none: field(path: "status.nominatedNodeName") } } } }`
+	answer := func(projected bool) (string, int) {
+		ix := index.New(index.Options{})
+		ty := *podType
+		if projected {
+			ty.Projected = append(ix.IndexedPaths("pods"), fieldpath.MustParse("status.nominatedNodeName"))
+		}
+		kept := 0
+		for _, o := range newBenchPodsOf(t, &ty, 5) {
+			if _, ok := o.Projected(fieldpath.MustParse("spec.containers[].image")); ok {
+				kept++
+			}
+			ix.Upsert(o)
+		}
+		res := run(t, newServer(t, ix, newFixture(t).tracker, Options{}), query, nil)
+		if len(res.Errors) > 0 {
+			t.Fatal(res.Errors)
+		}
+		return string(mustJSON(t, res.Data)), kept
+	}
+	fromBody, _ := answer(false)
+	projected, kept := answer(true)
+	if kept != 5 {
+		t.Fatalf("%d of 5 Pods keep their images beside the body", kept)
+	}
+	if !strings.Contains(fromBody, `"images":["registry.example/web:1.25.3","registry.example/envoy:1.30.1"]`) || !strings.Contains(fromBody, `"none":null`) {
+		t.Fatalf("the page from the bodies lacks the images or the null: %s", fromBody)
+	}
+	if diff := cmp.Diff(fromBody, projected); diff != "" {
+		t.Errorf("from the bodies (-) and from the values beside them (+):\n%s", diff)
 	}
 }

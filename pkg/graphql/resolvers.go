@@ -80,6 +80,12 @@ func (s *Server) resolveField(p graphql.ResolveParams) (any, error) {
 		s.paths.Add(text, path)
 	}
 	o := p.Source.(*index.Object)
+	if v, ok := o.Projected(path); ok {
+		if string(v) == "null" {
+			return nil, nil
+		}
+		return json.RawMessage(v), nil
+	}
 	v := path.AppendJSONIn(nil, o.Doc())
 	if string(v) == "null" {
 		return nil, nil

@@ -48,7 +48,7 @@ type budgetLocked struct {
 }
 
 // cost is what the budget charges for o.
-func cost(o *Object) int64 { return objectOverhead + int64(len(o.body)) }
+func cost(o *Object) int64 { return objectOverhead + int64(len(o.body)+len(o.projected)) }
 
 // admitLocked applies the budget to o, about to replace old (nil for a
 // new object): above three quarters of the budget o's body is dropped; a new
@@ -74,7 +74,7 @@ func (ix *Index) admitLocked(o, old *Object) bool {
 	if used+cost(o) > b.budget/4*softShare && !o.body.Dropped() {
 		// o is not shared with any reader of bodies yet: the informer
 		// store that holds it reads its metadata only.
-		o.body, o.specAt, o.statusAt = compact.Dropped, 0, 0
+		o.body, o.specAt, o.statusAt, o.projected = compact.Dropped, 0, 0, ""
 	}
 	return true
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 
@@ -162,4 +163,46 @@ func TestRawConcurrently(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestProjected: the values of a type's Projected paths, kept beside the
+// body, are what the body holds at those paths, for plain and compressed
+// bodies, scalars, arrays and absent values; other paths, and objects
+// stored without their body, have none.
+func TestProjected(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	projected := paths("status.phase", "spec.nodeName", "spec.containers[].image", "status.n", "metadata.name")
+	for _, compressed := range []bool{false, true} {
+		ty := *podType
+		if compressed {
+			ty = *compressedTwin(podType, r)
+		}
+		ty.Projected = projected
+		for i := range 300 {
+			raw := `{"metadata":{"name":"p` + fmt.Sprint(i) + `"},` + randomFieldRaw(r)[1:]
+			o := obj("c1", &ty, "ns", fmt.Sprint("p", i), withRaw(raw))
+			for _, p := range projected {
+				got, ok := o.Projected(p)
+				if want := string(p.AppendJSONIn(nil, fieldpath.Doc{Cluster: "c1", Raw: []byte(raw)})); !ok || string(got) != want {
+					t.Fatalf("%s of %s: projected %q (%t), want %s", p, raw, got, ok, want)
+				}
+			}
+			if v, ok := o.Projected(fieldpath.MustParse("spec.unschedulable")); ok {
+				t.Fatalf("spec.unschedulable, not projected, has %q", v)
+			}
+		}
+	}
+
+	// The memory budget keeps metadata only: no values beside it either.
+	ty := *podType
+	ty.Projected = projected
+	ix := New(Options{MemoryBudget: 2 * objectOverhead})
+	o := obj("c1", &ty, "ns", "p", withRaw(`{"metadata":{"name":"p"},"spec":{"data":"`+strings.Repeat("a", objectOverhead)+`"},"status":{"phase":"Running"}}`))
+	ix.Upsert(o)
+	if got := ix.Get(o.Key()); got == nil || !got.MetadataOnly() {
+		t.Fatalf("a budget of two objects' overhead kept %+v", got)
+	}
+	if v, ok := ix.Get(o.Key()).Projected(fieldpath.MustParse("status.phase")); ok {
+		t.Errorf("a metadata-only object has status.phase %q", v)
+	}
 }

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"time"
 	"unique"
+	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -41,6 +43,13 @@ type Type struct {
 	// compact), one Codec per resource shared by every cluster; nil
 	// stores them as they are.
 	Codec *compact.Codec
+	// Projected are paths whose values each object of the type keeps
+	// beside its body, as Object.Projected returns them, so that a page
+	// showing them (Resource.field) decodes and parses no body: about
+	// 1.5 µs per path and object otherwise. pkg/informers sets them to the
+	// paths the index has secondary indexes on (Index.IndexedPaths), before
+	// any object points at the type.
+	Projected []fieldpath.Path
 }
 
 // KindName is the kind as filters name it: "Pod" for the core group,
@@ -131,6 +140,9 @@ type Object struct {
 	// specAt and statusAt are where in the JSON the values of the
 	// top-level members spec and status begin, 0 when not known.
 	specAt, statusAt uint32
+	// projected holds the values of Type.Projected in their order, each
+	// as its JSON text behind its length (a uvarint).
+	projected string
 }
 
 // SetRaw stores raw, the object encoded as compact JSON, as o's body
@@ -152,6 +164,46 @@ func (o *Object) SetRaw(raw []byte) {
 	}
 	d := fieldpath.Members(o.Cluster, raw)
 	o.specAt, o.statusAt = uint32(d.Spec), uint32(d.Status)
+	o.project(d)
+}
+
+// project keeps the values of the type's Projected paths in d, o's JSON.
+func (o *Object) project(d fieldpath.Doc) {
+	o.projected = ""
+	if o.Type == nil || len(o.Type.Projected) == 0 {
+		return
+	}
+	var out, v []byte
+	for _, p := range o.Type.Projected {
+		v = p.AppendJSONIn(v[:0], d)
+		out = binary.AppendUvarint(out, uint64(len(v)))
+		out = append(out, v...)
+	}
+	o.projected = string(out)
+}
+
+// Projected returns the JSON text of the value at p, as
+// fieldpath.Path.AppendJSONIn writes it ("null" when absent), when p is
+// one of the type's Projected paths, without decoding the body. The bytes
+// are the object's own and must not be modified. An object stored without
+// its body (MetadataOnly) has no projected values.
+func (o *Object) Projected(p fieldpath.Path) ([]byte, bool) {
+	if o.projected == "" {
+		return nil, false
+	}
+	// A view of the string, not a copy: a page reads it for every object.
+	rest := unsafe.Slice(unsafe.StringData(o.projected), len(o.projected))
+	for _, q := range o.Type.Projected {
+		n, k := binary.Uvarint(rest)
+		if k <= 0 || uint64(len(rest)-k) < n {
+			return nil, false // written by project: this cannot happen
+		}
+		if q.String() == p.String() {
+			return rest[k : k+int(n) : k+int(n)], true
+		}
+		rest = rest[k+int(n):]
+	}
+	return nil, false
 }
 
 // Raw returns the object encoded as compact JSON, byte for byte what

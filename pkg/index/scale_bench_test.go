@@ -33,7 +33,9 @@ const scaleClusters = 100
 // one namespace, pages sorted by creation time and by an unindexed path in
 // a namespace, and facets. FLEETCACHE_SCALE_PODS sets the sizes
 // (comma-separated; default 1000000; 10,000,000 needs about 20 GiB), and
-// FLEETCACHE_SCALE_COMPRESSION=on or off runs one side only.
+// FLEETCACHE_SCALE_COMPRESSION=on or off runs one side only;
+// FLEETCACHE_SCALE_PROJECTED=off stores no values beside the bodies
+// (index.Type.Projected), which the informers do.
 func BenchmarkIndexScale(b *testing.B) {
 	sizes := []int{1_000_000}
 	if s := os.Getenv("FLEETCACHE_SCALE_PODS"); s != "" {
@@ -79,6 +81,11 @@ func benchScale(b *testing.B, n int, compress bool) {
 
 	before := liveHeap()
 	ix := index.New(index.Options{Retention: 1000})
+	if os.Getenv("FLEETCACHE_SCALE_PROJECTED") != "off" {
+		// As the informers set up a type: the indexed paths' values
+		// beside each body.
+		podType.Projected = ix.IndexedPaths("pods")
+	}
 	// Objects are built in batches and then applied, so that the apply
 	// rate is the index's alone.
 	var applying time.Duration

@@ -27,6 +27,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/compact"
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 )
 
 // Options configure the ingestion of every cluster.
@@ -152,6 +153,9 @@ type Sink interface {
 	Delete(k index.Key) bool
 	DeleteObject(o *index.Object) bool
 	Objects(cluster, resource string) []*index.Object
+	// IndexedPaths are the paths of resource the sink indexes, which
+	// its objects keep beside their bodies (index.Type.Projected).
+	IndexedPaths(resource string) []fieldpath.Path
 }
 
 // Ingester runs the ingestion of one cluster: one run per configured type,
@@ -493,6 +497,7 @@ func (c *Ingester) startServed(ctx context.Context, names []resourceName) []reso
 	for _, t := range types {
 		c.setPrinter(t)
 		t.Codec = c.opts.Codecs.For(t.Resource)
+		t.Projected = c.sink.IndexedPaths(t.Resource)
 		run, err := c.startRun(ctx, t)
 		if err != nil {
 			logger.Error(err, "Starting the type's run failed, will retry", "resource", t.Resource)

@@ -20,6 +20,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 )
 
 // fieldPod is a Pod the field tests create, then give a status through the
@@ -267,6 +268,16 @@ func TestFieldSelectorOnRealClusters(t *testing.T) {
 			"ready": []any{true, true}, "owner": "team-b", "cluster": "c3", "reason": nil, "init": nil, "labels": map[string]any{"app": "db"}}
 		if diff := gocmp.Diff(want, got.Resource); diff != "" {
 			t.Errorf("fields (-want +got):\n%s", diff)
+		}
+		// The indexed paths answered from the values the informers kept
+		// beside the body, equal to what the body holds.
+		o := f.Index.Get(index.Key{Cluster: "c3", Resource: "pods", Namespace: ns, Name: "db-a"})
+		for _, p := range []string{"status.phase", "spec.nodeName", "spec.containers[].image"} {
+			path := fieldpath.MustParse(p)
+			kept, ok := o.Projected(path)
+			if body := string(path.AppendJSONIn(nil, o.Doc())); !ok || string(kept) != body {
+				t.Errorf("%s: kept beside the body %q (%t), the body holds %s", p, kept, ok, body)
+			}
 		}
 		// On a page, each object's own values.
 		var page struct {
