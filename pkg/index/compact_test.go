@@ -58,6 +58,10 @@ func TestCompressedAgreesWithPlain(t *testing.T) {
 		}
 		if b.Compressed() {
 			compressed++
+			// Status apart, so that status paths decode it alone.
+			if got, want := b.body.Split(), int(b.statusAt); got != want || want == 0 {
+				t.Fatalf("object %d is stored in parts at %d, its status begins at %d", i, got, want)
+			}
 		}
 		plain.Upsert(a)
 		packed.Upsert(b)

@@ -74,7 +74,7 @@ func (ix *Index) FacetsUnion(fs []Filter, by FacetBy) []Facet {
 		var r bodyReader
 		count = func(o *Object) {
 			seen = seen[:0]
-			by.Field.EachIn(r.doc(o), func(v fieldpath.Value) bool {
+			by.Field.EachIn(r.docFor(by.Field, o), func(v fieldpath.Value) bool {
 				s, ok := fieldFacetValue(v)
 				if !ok || slices.Contains(seen, s) {
 					return true

@@ -116,7 +116,7 @@ func (ix *Index) IndexedPaths(resource string) []fieldpath.Path {
 // facets count them. They may point into o's bytes.
 func fieldValues(path fieldpath.Path, o *Object, r *bodyReader, dst []string) []string {
 	start := len(dst)
-	path.EachIn(r.doc(o), func(v fieldpath.Value) bool {
+	path.EachIn(r.docFor(path, o), func(v fieldpath.Value) bool {
 		if s, ok := fieldFacetValue(v); ok {
 			dst = append(dst, s)
 		}

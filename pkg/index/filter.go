@@ -302,7 +302,7 @@ func (q *query) matchesBut(o *Object, skipField int, r *bodyReader) bool {
 		return false
 	}
 	for i := range q.fieldReqs {
-		if i != skipField && !q.fieldReqs[i].MatchesIn(r.doc(o)) {
+		if i != skipField && !q.fieldReqs[i].MatchesIn(r.docFor(q.fieldReqs[i].Path(), o)) {
 			return false
 		}
 	}

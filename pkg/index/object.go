@@ -125,21 +125,24 @@ type OwnerRef struct {
 // Build (or NewObject, or SetRaw) returns. It is a runtime.Object,
 // so that client-go's reflector takes it from list and watch responses.
 type Object struct {
-	Cluster         string
-	Type            *Type
-	Namespace       string
+	// The fields a scan of many objects reads (scopes, then the body) come
+	// first, so that they share the object's first cache line.
+	Cluster   string
+	Namespace string
+	Type      *Type
+	// specAt and statusAt are where in the JSON the values of the
+	// top-level members spec and status begin, 0 when not known.
+	specAt, statusAt uint32
+	// body is the object encoded as compact JSON, compressed by
+	// Type.Codec once it is trained (Raw decodes it).
+	body compact.Body
+
 	Name            string
 	UID             types.UID
 	ResourceVersion string
 	Labels          Labels
 	Owners          []OwnerRef
 	Created         time.Time
-	// body is the object encoded as compact JSON, compressed by
-	// Type.Codec once it is trained (Raw decodes it).
-	body compact.Body
-	// specAt and statusAt are where in the JSON the values of the
-	// top-level members spec and status begin, 0 when not known.
-	specAt, statusAt uint32
 	// projected holds the values of Type.Projected in their order, each
 	// as its JSON text behind its length (a uvarint).
 	projected string
@@ -157,13 +160,16 @@ func (o *Object) SetRaw(raw []byte) {
 	if o.Type != nil {
 		codec = o.Type.Codec
 	}
-	o.body = codec.Encode(raw)
 	o.specAt, o.statusAt = 0, 0
 	if len(raw) > math.MaxUint32 {
+		o.body = codec.Encode(raw)
 		return
 	}
 	d := fieldpath.Members(o.Cluster, raw)
 	o.specAt, o.statusAt = uint32(d.Spec), uint32(d.Status)
+	// Status apart: reads of status fields (phases, start times,
+	// container statuses) then decode that part alone.
+	o.body = codec.EncodeParts(raw, d.Status)
 	o.project(d)
 }
 
@@ -266,16 +272,44 @@ type bodyReader struct {
 	last  int
 }
 
-// decodedBody is an object whose body a bodyReader decoded.
+// decodedBody is an object whose body a bodyReader decoded: all of it, or
+// when status is only the part from where status begins.
 type decodedBody struct {
-	o   *Object
-	buf []byte
+	o      *Object
+	buf    []byte
+	status bool
 }
 
 // doc returns o as paths read it, decoding a compressed body into one of
 // the reader's buffers unless it holds o already.
 func (r *bodyReader) doc(o *Object) fieldpath.Doc {
 	return fieldpath.Doc{Cluster: o.Cluster, Raw: r.raw(o), Spec: int(o.specAt), Status: int(o.statusAt)}
+}
+
+// docFor returns o as p reads it: when p reads into status and o's body
+// keeps status apart (SetRaw), a StatusOnly Doc of that part alone, a
+// third of a Pod's bytes to decode; otherwise doc(o).
+func (r *bodyReader) docFor(p fieldpath.Path, o *Object) fieldpath.Doc {
+	if r == nil || !p.IntoStatus() || o.statusAt == 0 || o.body.Split() != int(o.statusAt) {
+		return r.doc(o)
+	}
+	for i := range r.slots {
+		if s := &r.slots[i]; s.o == o {
+			r.last = i
+			if s.status {
+				return fieldpath.Doc{Cluster: o.Cluster, Raw: s.buf, StatusOnly: true}
+			}
+			return fieldpath.Doc{Cluster: o.Cluster, Raw: s.buf, Spec: int(o.specAt), Status: int(o.statusAt)}
+		}
+	}
+	i := 1 - r.last
+	s := &r.slots[i]
+	raw, err := o.Type.Codec.DecodeSecond(s.buf[:0], o.body)
+	if err != nil {
+		raw = raw[:0] // bodies are made by the same Codec: this cannot happen
+	}
+	s.o, s.buf, s.status, r.last = o, raw, true, i
+	return fieldpath.Doc{Cluster: o.Cluster, Raw: raw, StatusOnly: true}
 }
 
 // raw returns o's JSON, decoded into one of the reader's buffers.
@@ -287,18 +321,20 @@ func (r *bodyReader) raw(o *Object) []byte {
 		return o.Raw()
 	}
 	for i := range r.slots {
-		if r.slots[i].o == o {
+		if r.slots[i].o == o && !r.slots[i].status {
 			r.last = i
 			return r.slots[i].buf
 		}
 	}
+	// A slot holding o's status part counts as another object: values
+	// read from it stay valid.
 	i := 1 - r.last
 	s := &r.slots[i]
 	raw, err := o.Type.Codec.Decode(s.buf[:0], o.body)
 	if err != nil {
 		raw = raw[:0] // bodies are made by the same Codec: this cannot happen
 	}
-	s.o, s.buf, r.last = o, raw, i
+	s.o, s.buf, s.status, r.last = o, raw, false, i
 	return raw
 }
 

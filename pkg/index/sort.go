@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/google/btree"
 
@@ -158,6 +159,10 @@ func (ix *Index) topLocked(qs []query, plans []plan, s *sorter) []*Object {
 	}
 	workers = max(1, min(workers, len(units)))
 	heaps := make([]*sortHeap, workers)
+	// Each worker takes the next unit not yet taken, so that one held up
+	// (by the collector, by another process) leaves its share to the
+	// others instead of making the whole read wait for it.
+	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := range workers {
 		heaps[w] = &sortHeap{keys: s.keys}
@@ -165,7 +170,7 @@ func (ix *Index) topLocked(qs []query, plans []plan, s *sorter) []*Object {
 		// and end inside it.
 		wg.Go(func() {
 			var r bodyReader
-			for u := w; u < len(units); u += workers {
+			for u := next.Add(1) - 1; u < int64(len(units)); u = next.Add(1) - 1 {
 				ix.topOf(units[u], s, heaps[w], &r)
 			}
 		})

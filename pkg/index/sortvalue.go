@@ -74,7 +74,7 @@ func sortValueOf(p fieldpath.Path, o *Object, r *bodyReader) SortValue {
 		return timeValue(o.Created)
 	}
 	var v SortValue
-	p.EachIn(r.doc(o), func(x fieldpath.Value) bool {
+	p.EachIn(r.docFor(p, o), func(x fieldpath.Value) bool {
 		switch x.Kind {
 		case fieldpath.Number:
 			v = SortValue{Kind: Number, Num: x.Num}

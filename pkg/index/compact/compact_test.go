@@ -63,6 +63,7 @@ func TestPlainBodies(t *testing.T) {
 		{"begins with the compressed marker", []byte{s2Dict, 'x'}, true},
 		{"begins with the escape marker", []byte{escaped, 'x'}, true},
 		{"begins with the dropped marker", []byte{dropped}, true},
+		{"begins with the parts marker", []byte{s2Parts, 'x'}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,6 +86,50 @@ func TestPlainBodies(t *testing.T) {
 				t.Errorf("body shares the JSON's bytes: %t, want %t", shared, !tt.copy)
 			}
 		})
+	}
+}
+
+// TestParts stores bodies in two parts at every kind of split and reads
+// them back whole, and their second part alone.
+func TestParts(t *testing.T) {
+	c := NewCodec("pods", 0)
+	for i := 0; !c.Trained(); i++ {
+		c.Encode(pod(i))
+	}
+	raw := pod(4242)
+	status := bytes.Index(raw, []byte(`"status":`)) + len(`"status":`)
+	for _, at := range []int{-1, 0, 1, status, len(raw) - 1, len(raw), len(raw) + 5} {
+		t.Run(fmt.Sprint(at), func(t *testing.T) {
+			b := c.EncodeParts(raw, at)
+			if !b.Compressed() {
+				t.Fatal("not compressed")
+			}
+			got, err := c.Decode([]byte("prefix"), b)
+			if err != nil || string(got) != "prefix"+string(raw) {
+				t.Fatalf("Decode = %q, %v", got, err)
+			}
+			split := at > 0 && at < len(raw)
+			if want := map[bool]int{true: at}[split]; b.Split() != want {
+				t.Fatalf("Split = %d, want %d", b.Split(), want)
+			}
+			second, err := c.DecodeSecond([]byte("prefix"), b)
+			switch {
+			case !split && err == nil:
+				t.Fatal("DecodeSecond of a body in one part did not fail")
+			case split && (err != nil || string(second) != "prefix"+string(raw[at:])):
+				t.Fatalf("DecodeSecond = %q, %v; want %q", second, err, raw[at:])
+			}
+		})
+	}
+	one, parts := c.Encode(raw), c.EncodeParts(raw, status)
+	t.Logf("%d B of JSON: %d B in one part, %d B in two", len(raw), len(one), len(parts))
+	// Truncated anywhere, a body in parts fails to decode; it never panics.
+	for n := 1; n < len(parts); n++ {
+		if _, err := c.Decode(nil, parts[:n]); err == nil {
+			t.Fatalf("a body cut to %d of %d bytes decoded", n, len(parts))
+		}
+		c.DecodeSecond(nil, parts[:n])
+		Body(parts[:n]).Split()
 	}
 }
 

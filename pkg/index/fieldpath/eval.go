@@ -51,6 +51,16 @@ type Doc struct {
 	Cluster      string
 	Raw          []byte
 	Spec, Status int
+	// StatusOnly marks a Doc whose Raw begins with the value of status,
+	// all that was decoded of a body stored in parts: paths into status
+	// read it (see IntoStatus), and others find nothing.
+	StatusOnly bool
+}
+
+// IntoStatus reports whether p reads a value inside the top-level member
+// status, which a StatusOnly Doc holds.
+func (p Path) IntoStatus() bool {
+	return !p.cluster && len(p.segs) > 1 && !p.segs[0].each && p.segs[0].key == "status"
 }
 
 // Each calls fn, in document order, for each value at p in the object of
@@ -75,7 +85,12 @@ func (p Path) EachIn(d Doc, fn func(Value) bool) bool {
 	if len(segs) == 0 || len(raw) == 0 {
 		return true
 	}
-	if at := d.memberAt(segs[0]); at > 0 && at < len(raw) && len(segs) > 1 {
+	if d.StatusOnly {
+		if !p.IntoStatus() {
+			return true
+		}
+		segs = segs[1:]
+	} else if at := d.memberAt(segs[0]); at > 0 && at < len(raw) && len(segs) > 1 {
 		// gjson reads the member's value, the first in raw[at:], and
 		// stops at its end.
 		raw, segs = raw[at:], segs[1:]
