@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -57,11 +58,15 @@ func portalStorage() []struct {
 
 // portalQueries are issue 15's portal queries, (a) to (f); vars gives the
 // variables of the i-th request.
-var portalQueries = []struct {
+// portalCase is one of the portal queries: its GraphQL and the variables
+// of its i-th request.
+type portalCase struct {
 	name  string
 	query string
 	vars  func(i int) map[string]any
-}{
+}
+
+var portalQueries = []portalCase{
 	{"a-fieldselector-indexed-namespace", `query($ns: String!) {
   resources(filter: {namespaces: [$ns], fieldSelector: "status.phase=Failed"}, first: 50) {
     totalCount edges { node { cluster namespace name } } pageInfo { hasNextPage endCursor } } }`, nsVars},
@@ -99,6 +104,17 @@ var portalQueries = []struct {
       images: field(path: "spec.containers[].image") } } pageInfo { hasNextPage endCursor } } }`, nsVars},
 }
 
+// portalQuery returns the portal query of that name.
+func portalQuery(b *testing.B, name string) portalCase {
+	for _, q := range portalQueries {
+		if q.name == name {
+			return q
+		}
+	}
+	b.Fatalf("no portal query %q", name)
+	return portalCase{}
+}
+
 func nsVars(i int) map[string]any {
 	return map[string]any{"ns": fmt.Sprintf("ns-%02d", i%graphqltest.PodNamespaces)}
 }
@@ -132,6 +148,27 @@ func BenchmarkPortalQueries(b *testing.B) {
 						measure(b, func() { c.do(b, q.query, q.vars(i)); i++ })
 					})
 				}
+				// (f)'s comparison, request by request: the page and the
+				// same page with three fields, alternating, so that both
+				// see the same machine.
+				b.Run("f-alternating", func(b *testing.B) {
+					page, fields := portalQuery(b, "f-page"), portalQuery(b, "f-page-with-3-fields")
+					var lat [2][]time.Duration
+					i := 0
+					for b.Loop() {
+						for j, q := range []portalCase{page, fields} {
+							start := time.Now()
+							c.do(b, q.query, q.vars(i))
+							lat[j] = append(lat[j], time.Since(start))
+						}
+						i++
+					}
+					for j, name := range []string{"page", "fields"} {
+						slices.Sort(lat[j])
+						b.ReportMetric(float64(lat[j][len(lat[j])/2].Microseconds()), name+"-p50-µs")
+						b.ReportMetric(float64(lat[j][len(lat[j])*99/100].Microseconds()), name+"-p99-µs")
+					}
+				})
 			})
 		}
 	}

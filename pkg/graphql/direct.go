@@ -23,7 +23,7 @@ func (s *Server) planFor(d *parsedDocument, op *ast.OperationDefinition, vars ma
 	if v, ok := d.plans.Load(op); ok {
 		return v.(*directOp).plan
 	}
-	p, static, err := direct.Compile(&s.schema, d.ast, op, vars)
+	p, static, err := direct.Compile(&s.schema, d.ast, op, vars, writer)
 	if err != nil {
 		p = nil
 	}

@@ -219,9 +219,16 @@ func TestFieldProjected(t *testing.T) {
 			}
 			ix.Upsert(o)
 		}
-		res := run(t, newServer(t, ix, newFixture(t).tracker, Options{}), query, nil)
+		s := newServer(t, ix, newFixture(t).tracker, Options{})
+		res := run(t, s, query, nil)
 		if len(res.Errors) > 0 {
 			t.Fatal(res.Errors)
+		}
+		// Direct execution writes the fields without their resolver;
+		// graphql-go runs it.
+		want := executeWithGraphQLGo(t, s, query, nil, "")
+		if diff := cmp.Diff(jsonTokens(t, mustJSON(t, want)), jsonTokens(t, mustJSON(t, res))); diff != "" {
+			t.Fatalf("projected %t: direct execution differs from graphql-go (-graphql-go +direct):\n%s", projected, diff)
 		}
 		return string(mustJSON(t, res.Data)), kept
 	}

@@ -79,18 +79,60 @@ func (s *Server) resolveField(p graphql.ResolveParams) (any, error) {
 		}
 		s.paths.Add(text, path)
 	}
-	o := p.Source.(*index.Object)
-	if v, ok := o.Projected(path); ok {
-		if string(v) == "null" {
-			return nil, nil
-		}
-		return json.RawMessage(v), nil
-	}
-	v := path.AppendJSONIn(nil, o.Doc())
+	v := appendField(nil, p.Source.(*index.Object), path)
 	if string(v) == "null" {
 		return nil, nil
 	}
 	return json.RawMessage(v), nil
+}
+
+// appendField appends the value at path in o to dst as JSON, null when
+// absent: from the values kept beside the body when path is indexed,
+// else read from the body.
+func appendField(dst []byte, o *index.Object, path fieldpath.Path) []byte {
+	if v, ok := o.Projected(path); ok {
+		return append(dst, v...)
+	}
+	return path.AppendJSONIn(dst, o.Doc())
+}
+
+// writer returns the direct.Writer of the Resource fields a page asks of
+// each of its objects: its identity, and field with a well-formed path
+// (a malformed one is left to resolveField, which reports it).
+func writer(t *graphql.Object, def *graphql.FieldDefinition, args map[string]any) direct.Writer {
+	if t.Name() != "Resource" {
+		return nil
+	}
+	var fn func(dst []byte, o *index.Object) []byte
+	switch def.Name {
+	case "cluster":
+		fn = func(dst []byte, o *index.Object) []byte { return direct.AppendString(dst, o.Cluster) }
+	case "name":
+		fn = func(dst []byte, o *index.Object) []byte { return direct.AppendString(dst, o.Name) }
+	case "namespace":
+		fn = func(dst []byte, o *index.Object) []byte {
+			if o.Namespace == "" {
+				return append(dst, "null"...)
+			}
+			return direct.AppendString(dst, o.Namespace)
+		}
+	case "field":
+		text, _ := args["path"].(string)
+		path, err := fieldpath.Parse(text)
+		if err != nil {
+			return nil
+		}
+		fn = func(dst []byte, o *index.Object) []byte { return appendField(dst, o, path) }
+	default:
+		return nil
+	}
+	return func(dst []byte, src any) ([]byte, bool) {
+		o, ok := src.(*index.Object)
+		if !ok {
+			return dst, false
+		}
+		return fn(dst, o), true
+	}
 }
 
 // resolveOwners returns the cached objects named in the object's

@@ -39,7 +39,21 @@ type Field struct {
 	args map[string]any
 	// sub selects the fields of an object-typed field.
 	sub *Plan
+	// write writes the field's value in place of its resolver, when the
+	// server gave a Writer for it.
+	write Writer
 }
+
+// A Writer appends the value of a leaf field of src to dst as JSON, in
+// place of the field's resolver and the boxing of the value it returns:
+// for fields read straight from an object, which a page asks for each of
+// its objects. It returns false, and dst as it was, when it cannot; the
+// resolver then runs.
+type Writer func(dst []byte, src any) ([]byte, bool)
+
+// Writers returns the Writer of the field def of t, below the root, for
+// its arguments args (constant in a plan), or nil when it has none.
+type Writers func(t *graphql.Object, def *graphql.FieldDefinition, args map[string]any) Writer
 
 // ErrNotDirect reports that an operation cannot be compiled into a plan.
 var ErrNotDirect = errors.New("not directly executable")
@@ -47,6 +61,7 @@ var ErrNotDirect = errors.New("not directly executable")
 // compiler turns selection sets into plans.
 type compiler struct {
 	schema    *graphql.Schema
+	writers   Writers
 	fragments map[string]*ast.FragmentDefinition
 	varDefs   map[string]*ast.VariableDefinition
 	vars      map[string]any
@@ -56,9 +71,10 @@ type compiler struct {
 }
 
 // Compile returns op's plan for the variables vars, and whether the plan
-// holds for any variables. It fails with ErrNotDirect for operations that
-// graphql-go must execute.
-func Compile(schema *graphql.Schema, doc *ast.Document, op *ast.OperationDefinition, vars map[string]any) (*Plan, bool, error) {
+// holds for any variables; writers (which may be nil) gives the leaf
+// fields written without their resolvers. It fails with ErrNotDirect for
+// operations that graphql-go must execute.
+func Compile(schema *graphql.Schema, doc *ast.Document, op *ast.OperationDefinition, vars map[string]any, writers Writers) (*Plan, bool, error) {
 	var root *graphql.Object
 	switch op.Operation {
 	case ast.OperationTypeQuery:
@@ -69,7 +85,7 @@ func Compile(schema *graphql.Schema, doc *ast.Document, op *ast.OperationDefinit
 	if root == nil {
 		return nil, false, ErrNotDirect
 	}
-	c := &compiler{schema: schema, fragments: document.Fragments(doc), varDefs: map[string]*ast.VariableDefinition{}, vars: vars}
+	c := &compiler{schema: schema, writers: writers, fragments: document.Fragments(doc), varDefs: map[string]*ast.VariableDefinition{}, vars: vars}
 	for _, d := range op.VariableDefinitions {
 		c.varDefs[d.Variable.Name.Value] = d
 	}
@@ -125,6 +141,9 @@ func (c *compiler) plan(t *graphql.Object, sets []*ast.SelectionSet, root bool) 
 			}
 			f.sub = sub
 		case *graphql.Scalar, *graphql.Enum:
+			if !root && c.writers != nil {
+				f.write = c.writers(t, f.Def, f.args)
+			}
 		default:
 			return nil, ErrNotDirect
 		}
@@ -331,6 +350,14 @@ func (w *directWriter) object(p *Plan, src any, args map[string]map[string]any) 
 		if f.Def == nil {
 			w.buf = AppendString(w.buf, p.Type.Name())
 			continue
+		}
+		if f.write != nil {
+			if buf, ok := f.write(w.buf, src); ok {
+				if w.buf = buf; len(w.buf) > w.limit {
+					return ErrTooLarge
+				}
+				continue
+			}
 		}
 		fargs := f.args
 		if fargs == nil {
