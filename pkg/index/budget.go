@@ -2,6 +2,7 @@ package index
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/fleetcache/fleetcache/pkg/index/compact"
@@ -75,6 +76,8 @@ func (ix *Index) admitLocked(o, old *Object) bool {
 		// o is not shared with any reader of bodies yet: the informer
 		// store that holds it reads its metadata only.
 		o.body, o.specAt, o.statusAt, o.projected = compact.Dropped, 0, 0, ""
+		// The name shared its allocation with the values (project).
+		o.Name = strings.Clone(o.Name)
 	}
 	return true
 }

@@ -185,7 +185,11 @@ func (o *Object) project(d fieldpath.Doc) {
 		out = binary.AppendUvarint(out, uint64(len(v)))
 		out = append(out, v...)
 	}
-	o.projected = string(out)
+	// One allocation for the name and the values: a page that asks for
+	// both reaches them in one cache miss, and the heap rounds one size
+	// up instead of two.
+	both := o.Name + string(out)
+	o.Name, o.projected = both[:len(o.Name)], both[len(o.Name):]
 }
 
 // Projected returns the JSON text of the value at p, as

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"testing"
@@ -108,6 +109,10 @@ func benchScale(b *testing.B, n int, compress bool) {
 	}
 	flush()
 	heap := float64(liveHeap()-before) / float64(n)
+	if path := os.Getenv("FLEETCACHE_SCALE_HEAP_PROFILE"); path != "" {
+		// Where the heap goes, with the index alive.
+		writeHeapProfile(b, path)
+	}
 	var bodies, jsonBytes, compressed int
 	for _, o := range ix.Objects(cluster(0), "pods") {
 		bodies += o.BodySize()
@@ -222,6 +227,17 @@ func benchScale(b *testing.B, n int, compress bool) {
 		b.ReportMetric(modRate, "changes/s")
 	})
 	runtime.KeepAlive(ix)
+}
+
+func writeHeapProfile(b *testing.B, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // onePercent returns a selector on the label app whose value selects
