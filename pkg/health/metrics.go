@@ -53,9 +53,9 @@ func NewCollector(t *Tracker) *Collector {
 		initialSyncDuration: prometheus.NewDesc("fleetcache_initial_sync_duration_seconds",
 			"How long the last initial list of the resource type took, until every object reached the index; absent until it synced.", cr, nil),
 		metadataOnly: prometheus.NewDesc("fleetcache_metadata_only_objects",
-			"Objects of the resource type the index holds without their body, under its memory budget.", cr, nil),
+			"Objects of the resource type the index holds without their body, under its memory budget; absent while none.", cr, nil),
 		refused: prometheus.NewDesc("fleetcache_refused_objects_total",
-			"Objects of the resource type the index did not store, under its memory budget.", cr, nil),
+			"Objects of the resource type the index did not store, under its memory budget; absent while none.", cr, nil),
 	}
 }
 
@@ -91,8 +91,14 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.watchRestarts, prometheus.CounterValue, float64(r.WatchRestarts), cs.Name, r.Resource)
 			ch <- prometheus.MustNewConstMetric(c.relists, prometheus.CounterValue, float64(r.Relists), cs.Name, r.Resource)
 			ch <- prometheus.MustNewConstMetric(c.watchExpired, prometheus.CounterValue, float64(r.WatchExpired), cs.Name, r.Resource)
-			ch <- prometheus.MustNewConstMetric(c.metadataOnly, prometheus.GaugeValue, float64(r.MetadataOnly), cs.Name, r.Resource)
-			ch <- prometheus.MustNewConstMetric(c.refused, prometheus.CounterValue, float64(r.Refused), cs.Name, r.Resource)
+			// Only once the memory budget touches the type: two zero series
+			// per type of every cluster would be a fifth of /metrics.
+			if r.MetadataOnly > 0 {
+				ch <- prometheus.MustNewConstMetric(c.metadataOnly, prometheus.GaugeValue, float64(r.MetadataOnly), cs.Name, r.Resource)
+			}
+			if r.Refused > 0 {
+				ch <- prometheus.MustNewConstMetric(c.refused, prometheus.CounterValue, float64(r.Refused), cs.Name, r.Resource)
+			}
 			if !r.LastEventTime.IsZero() {
 				ch <- prometheus.MustNewConstMetric(c.lastEvent, prometheus.GaugeValue, float64(r.LastEventTime.UnixNano())/1e9, cs.Name, r.Resource)
 			}

@@ -128,6 +128,38 @@ fleetcache_relists_total{cluster="c1",resource="pods"} 1
 	}
 }
 
+// degradedCounts is counts whose index degrades the pods of c1 under a
+// memory budget.
+type degradedCounts struct{ counts }
+
+func (degradedCounts) Degraded(cluster, resource string) (int, uint64) {
+	if cluster == "c1" && resource == "pods" {
+		return 3, 2
+	}
+	return 0, 0
+}
+
+// TestCollectorBudget: the memory budget's series exist only for the types
+// it degraded.
+func TestCollectorBudget(t *testing.T) {
+	tr := NewTracker(degradedCounts{counts{"c1/pods": 5}}, Options{})
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(NewCollector(tr))
+	tr.ResourceStarting("c1", "pods", "Pod")
+	tr.ResourceStarting("c1", "configmaps", "ConfigMap")
+	want := `
+# HELP fleetcache_metadata_only_objects Objects of the resource type the index holds without their body, under its memory budget; absent while none.
+# TYPE fleetcache_metadata_only_objects gauge
+fleetcache_metadata_only_objects{cluster="c1",resource="pods"} 3
+# HELP fleetcache_refused_objects_total Objects of the resource type the index did not store, under its memory budget; absent while none.
+# TYPE fleetcache_refused_objects_total counter
+fleetcache_refused_objects_total{cluster="c1",resource="pods"} 2
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "fleetcache_metadata_only_objects", "fleetcache_refused_objects_total"); err != nil {
+		t.Error(err)
+	}
+}
+
 // BenchmarkEventCounter is the health work of one object event: no lock,
 // whatever else the Tracker does.
 func BenchmarkEventCounter(b *testing.B) {

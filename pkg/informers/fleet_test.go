@@ -132,6 +132,7 @@ func (w *healthWatch) apply(ch health.Change, clusters int) {
 // footprint is what the process holds, read from /proc and the runtime.
 type footprint struct {
 	rss, heap  uint64
+	stacks     uint64 // goroutine stacks: outside the heap, inside the RSS
 	goroutines int
 	fds        int
 }
@@ -146,7 +147,7 @@ func measure(tb testing.TB) footprint {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return footprint{rss: procStatus(tb, "VmRSS"), heap: m.HeapAlloc, goroutines: runtime.NumGoroutine(), fds: len(fds)}
+	return footprint{rss: procStatus(tb, "VmRSS"), heap: m.HeapAlloc, stacks: m.StackInuse, goroutines: runtime.NumGoroutine(), fds: len(fds)}
 }
 
 // procStatus reads a size in bytes from /proc/self/status.
@@ -354,6 +355,7 @@ func BenchmarkFleetStart(b *testing.B) {
 				b.ReportMetric(float64(r.after.heap-r.before.heap)/(1<<20), "MiB-heap")
 				b.ReportMetric(float64(int64(r.after.heap)-int64(r.before.heap))/float64(r.clusters), "B-heap/cluster")
 				b.ReportMetric(goroutines, "goroutines/cluster")
+				b.ReportMetric(float64(int64(r.after.stacks)-int64(r.before.stacks))/float64(r.clusters), "B-stacks/cluster")
 				b.ReportMetric(fds, "fds/cluster")
 				b.ReportMetric(float64(r.objects), "objects")
 				series, size := exposition(b, r.metrics)
