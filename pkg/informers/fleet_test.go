@@ -178,6 +178,8 @@ type fleetRun struct {
 	before, after                            footprint
 	hwm                                      uint64
 	metrics                                  *prometheus.Registry
+	index                                    *index.Index
+	tracker                                  *health.Tracker
 }
 
 // startAliasedFleet registers n aliased clusters caching resource, starts
@@ -249,7 +251,7 @@ func startAliasedFleet(tb testing.TB, n int, resource string, opts informers.Opt
 	defer watch.mu.Unlock()
 	out := fleetRun{clusters: n, synced: watch.allSynced.Sub(begin),
 		maxDisconnected: watch.maxDisconnected, maxDegraded: watch.maxDegraded, maxWaiting: watch.maxWaiting,
-		before: before, metrics: reg}
+		before: before, metrics: reg, index: ix, tracker: tr}
 	for _, c := range cs {
 		out.objects += ix.ObjectCount(c.Name, "")
 	}
@@ -274,6 +276,8 @@ func informersGVR(resource string) schema.GroupVersionResource {
 		return configMaps
 	case "limitranges":
 		return limitRanges
+	case "pods":
+		return pods
 	}
 	panic("no GVR for " + resource)
 }
