@@ -2,7 +2,6 @@ package index
 
 import (
 	"encoding/json"
-	"strings"
 	"time"
 
 	"github.com/fleetcache/fleetcache/pkg/index/compact"
@@ -75,9 +74,9 @@ func (ix *Index) admitLocked(o, old *Object) bool {
 	if used+cost(o) > b.budget/4*softShare && !o.body.Dropped() {
 		// o is not shared with any reader of bodies yet: the informer
 		// store that holds it reads its metadata only.
-		o.body, o.specAt, o.statusAt, o.projected = compact.Dropped, 0, 0, ""
-		// The name shared its allocation with the values (project).
-		o.Name = strings.Clone(o.Name)
+		o.body, o.specAt, o.statusAt = compact.Dropped, 0, 0
+		// The identity shared its allocation with the values (project).
+		o.setIdentity("")
 	}
 	return true
 }

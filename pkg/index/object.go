@@ -185,11 +185,19 @@ func (o *Object) project(d fieldpath.Doc) {
 		out = binary.AppendUvarint(out, uint64(len(v)))
 		out = append(out, v...)
 	}
-	// One allocation for the name and the values: a page that asks for
-	// both reaches them in one cache miss, and the heap rounds one size
-	// up instead of two.
-	both := o.Name + string(out)
-	o.Name, o.projected = both[:len(o.Name)], both[len(o.Name):]
+	o.setIdentity(string(out))
+}
+
+// setIdentity puts o's name, UID and resourceVersion and the projected
+// values in one allocation: the heap rounds one size up instead of
+// several, and a page that asks for names and fields reads them from one
+// place.
+func (o *Object) setIdentity(projected string) {
+	n := len(o.Name)
+	u := n + len(o.UID)
+	r := u + len(o.ResourceVersion)
+	all := o.Name + string(o.UID) + o.ResourceVersion + projected
+	o.Name, o.UID, o.ResourceVersion, o.projected = all[:n], types.UID(all[n:u]), all[u:r], all[r:]
 }
 
 // Projected returns the JSON text of the value at p, as
