@@ -314,14 +314,7 @@ func (r *bodyReader) docFor(p fieldpath.Path, o *Object) fieldpath.Doc {
 			return fieldpath.Doc{Cluster: o.Cluster, Raw: s.buf, Spec: int(o.specAt), Status: int(o.statusAt)}
 		}
 	}
-	i := 1 - r.last
-	s := &r.slots[i]
-	raw, err := o.Type.Codec.DecodeSecond(s.buf[:0], o.body)
-	if err != nil {
-		raw = raw[:0] // bodies are made by the same Codec: this cannot happen
-	}
-	s.o, s.buf, s.status, r.last = o, raw, true, i
-	return fieldpath.Doc{Cluster: o.Cluster, Raw: raw, StatusOnly: true}
+	return fieldpath.Doc{Cluster: o.Cluster, Raw: r.decode(o, true), StatusOnly: true}
 }
 
 // raw returns o's JSON, decoded into one of the reader's buffers.
@@ -340,13 +333,25 @@ func (r *bodyReader) raw(o *Object) []byte {
 	}
 	// A slot holding o's status part counts as another object: values
 	// read from it stay valid.
+	return r.decode(o, false)
+}
+
+// decode decodes o's compressed body, or only its status part, into the
+// slot read longest ago.
+func (r *bodyReader) decode(o *Object, status bool) []byte {
 	i := 1 - r.last
 	s := &r.slots[i]
-	raw, err := o.Type.Codec.Decode(s.buf[:0], o.body)
+	var raw []byte
+	var err error
+	if status {
+		raw, err = o.Type.Codec.DecodeSecond(s.buf[:0], o.body)
+	} else {
+		raw, err = o.Type.Codec.Decode(s.buf[:0], o.body)
+	}
 	if err != nil {
 		raw = raw[:0] // bodies are made by the same Codec: this cannot happen
 	}
-	s.o, s.buf, s.status, r.last = o, raw, false, i
+	s.o, s.buf, s.status, r.last = o, raw, status, i
 	return raw
 }
 
