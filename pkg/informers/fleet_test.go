@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -262,9 +263,25 @@ func startAliasedFleet(tb testing.TB, n int, resource string, opts informers.Opt
 		tb.Errorf("%d clusters DEGRADED at once while every server was up, e.g. %s", watch.maxDegraded, watch.firstDegrad)
 	}
 	out.after = measure(tb)
+	if path := os.Getenv("FLEETCACHE_FLEET_HEAP_PROFILE"); path != "" {
+		// Where a started fleet's heap goes, while it runs.
+		writeHeapProfile(tb, path)
+	}
 
 	out.hwm = procStatus(tb, "VmHWM")
 	return out
+}
+
+func writeHeapProfile(tb testing.TB, path string) {
+	tb.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // limitRanges is a type the test servers hold none of.
