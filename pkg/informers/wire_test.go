@@ -224,6 +224,7 @@ func checkStored(t *testing.T, f *fleet, cs kubernetes.Interface, ns string, cou
 	t.Helper()
 	objs := f.index.Objects("c1", "pods")
 	n, compressed := 0, 0
+	qos := map[corev1.PodQOSClass]int{}
 	for _, o := range objs {
 		if o.Namespace != ns {
 			continue
@@ -241,6 +242,7 @@ func checkStored(t *testing.T, f *fleet, cs kubernetes.Interface, ns string, cou
 		if err := json.Unmarshal(want, &pod); err != nil {
 			t.Fatal(err)
 		}
+		qos[pod.Status.QOSClass]++
 		got := index.Meta{Namespace: o.Namespace, Name: o.Name, UID: o.UID, ResourceVersion: o.ResourceVersion, Labels: o.Labels, Owners: o.Owners, Created: o.Created}
 		wantMeta := index.Meta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, ResourceVersion: pod.ResourceVersion, Created: pod.CreationTimestamp.Time}
 		for k, v := range pod.Labels {
@@ -259,6 +261,17 @@ func checkStored(t *testing.T, f *fleet, cs kubernetes.Interface, ns string, cou
 	}
 	if compressed < n/2 {
 		t.Errorf("only %d of %d Pods are stored compressed: the comparison says little about compression", compressed, n)
+	}
+	// A path into status that no index holds is read from the status
+	// part of each compressed body alone: it finds what the server says.
+	for class, want := range qos {
+		if class == "" {
+			t.Fatal("a Pod without status.qosClass: the check says nothing")
+		}
+		filter := index.Filter{Namespaces: []string{ns}, Fields: mustFields(t, "status.qosClass="+string(class))}
+		if got := f.index.Count(filter); got != want {
+			t.Errorf("status.qosClass=%s selects %d Pods, the server has %d", class, got, want)
+		}
 	}
 }
 
