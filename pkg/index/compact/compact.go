@@ -162,21 +162,24 @@ func (c *Codec) EncodeParts(raw []byte, at int) Body {
 	if at <= 0 || at >= len(raw) {
 		at = 0
 	}
-	var head []byte
+	var headBuf [1 + 2*binary.MaxVarintLen64]byte
+	head := headBuf[:1]
 	if at > 0 {
-		head = []byte{s2Parts}
+		head[0] = s2Parts
 		head = binary.AppendUvarint(head, uint64(at))
 	} else {
-		head = []byte{s2Dict}
+		head[0] = s2Dict
 		at = len(raw)
 	}
-	// One buffer of the worst case for both blocks, then a copy of the
-	// exact size: the worst case is larger than the raw JSON.
-	buf := make([]byte, s2.MaxEncodedLen(at)+s2.MaxEncodedLen(len(raw)-at))
-	first := d.EncodeBetter(buf[:0:s2.MaxEncodedLen(at)], raw[:at])
+	// One buffer of the worst case for both blocks (S2 encodes into dst
+	// only when its length is the worst case), then a copy of the exact
+	// size: the worst case is larger than the raw JSON.
+	n := s2.MaxEncodedLen(at)
+	buf := make([]byte, n+s2.MaxEncodedLen(len(raw)-at))
+	first := d.EncodeBetter(buf[:n], raw[:at])
 	var second []byte
 	if at < len(raw) {
-		second = d.EncodeBetter(buf[len(first):len(first)], raw[at:])
+		second = d.EncodeBetter(buf[n:], raw[at:])
 		head = binary.AppendUvarint(head, uint64(len(first)))
 	}
 	size := len(head) + len(first) + len(second)
