@@ -163,19 +163,27 @@ func (ix *Index) topLocked(qs []query, plans []plan, s *sorter) []*Object {
 	// (by the collector, by another process) leaves its share to the
 	// others instead of making the whole read wait for it.
 	var next atomic.Int64
-	var wg sync.WaitGroup
+	read := func(w int) {
+		var r bodyReader
+		for u := next.Add(1) - 1; u < int64(len(units)); u = next.Add(1) - 1 {
+			ix.topOf(units[u], s, heaps[w], &r)
+		}
+	}
 	for w := range workers {
 		heaps[w] = &sortHeap{keys: s.keys}
+	}
+	if workers == 1 {
+		// Few candidates: no goroutine to start and wait for.
+		read(0)
+	} else {
 		// The read lock the caller holds covers the workers: they run
 		// and end inside it.
-		wg.Go(func() {
-			var r bodyReader
-			for u := next.Add(1) - 1; u < int64(len(units)); u = next.Add(1) - 1 {
-				ix.topOf(units[u], s, heaps[w], &r)
-			}
-		})
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() { read(w) })
+		}
+		wg.Wait()
 	}
-	wg.Wait()
 	items := heaps[0].items
 	for _, h := range heaps[1:] {
 		items = append(items, h.items...)
