@@ -179,7 +179,10 @@ func (o *Object) project(d fieldpath.Doc) {
 	if o.Type == nil || len(o.Type.Projected) == 0 {
 		return
 	}
-	var out, v []byte
+	// Stack buffers for the common case: the values are copied into the
+	// identity's allocation (setIdentity), so ingest allocates once.
+	var outBuf, vBuf [256]byte
+	out, v := outBuf[:0], vBuf[:0]
 	for _, p := range o.Type.Projected {
 		v = p.AppendJSONIn(v[:0], d)
 		out = binary.AppendUvarint(out, uint64(len(v)))
