@@ -1,12 +1,12 @@
 package wire
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -28,25 +28,45 @@ const maxFrame = 64 << 20
 // decoder reads a line and decodes the event in it; when the line does not
 // hold a whole event (a stream that is not compact), it reads on, line by
 // line, until the event is whole.
+//
+// A watch lives as long as its type is cached, in every cluster, and
+// mostly waits: each one a fleet holds for every type of a thousand
+// clusters costs what it keeps between events. It waits with a small
+// buffer of its own, and takes a larger one from a pool shared by every
+// watch only while an event does not fit in it.
 type WatchDecoder struct {
-	d     *Decoder
-	body  io.ReadCloser
-	r     *bufio.Reader
-	frame []byte
+	d    *Decoder
+	body io.ReadCloser
+	// data holds what was read and not yet decoded, in small or, while an
+	// event does not fit there, in pooled.
+	data   []byte
+	small  [smallRead]byte
+	pooled *[]byte
 }
 
 var _ watch.Decoder = (*WatchDecoder)(nil)
 
-// readBuffer is the size of a watch's read buffer. A watch lives as long as
-// its type is cached, in each cluster, and mostly idles: at 64 KiB, a
-// thousand clusters' watches held 64 MB of buffers. An event longer than
-// the buffer is read on into the frame buffer, which grows as needed.
-const readBuffer = 4 << 10
+// smallRead is the size of the buffer a watch keeps: bookmarks and small
+// events fit in it.
+const smallRead = 512
+
+// readBuffers are the larger buffers of the events that do not fit in a
+// watch's own: at 64 KiB per watch, a thousand clusters' watches held 64 MB
+// of buffers, at 4 KiB still 4 MB per type. A buffer grown past
+// maxPooledRead by a large event goes to the collector instead.
+var readBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 0, 16<<10)
+	return &b
+}}
+
+const maxPooledRead = 256 << 10
 
 // NewWatchDecoder returns the decoder of the watch response body, whose
 // objects d decodes.
 func NewWatchDecoder(body io.ReadCloser, d *Decoder) *WatchDecoder {
-	return &WatchDecoder{d: d, body: body, r: bufio.NewReaderSize(body, readBuffer)}
+	w := &WatchDecoder{d: d, body: body}
+	w.data = w.small[:0]
+	return w
 }
 
 // Close closes the response body.
@@ -57,44 +77,83 @@ func (w *WatchDecoder) Close() { _ = w.body.Close() }
 // index.NewBookmark), a *metav1.Status for ERROR. It returns io.EOF at the
 // end of the stream and io.ErrUnexpectedEOF when it ends inside an event.
 func (w *WatchDecoder) Decode() (watch.EventType, runtime.Object, error) {
-	w.frame = w.frame[:0]
+	scanned := 0 // w.data[:scanned] holds no line end, or lines of an unfinished event
 	for {
-		line, err := w.r.ReadSlice('\n')
-		full, eof := errors.Is(err, bufio.ErrBufferFull), errors.Is(err, io.EOF)
-		if err != nil && !full && !eof {
-			return "", nil, err
-		}
-		frame := line
-		if len(w.frame) > 0 || full {
-			// line is only valid until the next read: keep a copy.
-			w.frame = append(w.frame, line...)
-			frame = w.frame
-			if len(frame) > maxFrame {
-				return "", nil, fmt.Errorf("watch event larger than %d bytes", maxFrame)
-			}
-			if full {
+		if i := bytes.IndexByte(w.data[scanned:], '\n'); i >= 0 {
+			end := scanned + i + 1
+			frame := w.data[:end]
+			if len(bytes.TrimSpace(frame)) == 0 {
+				w.consume(end)
+				scanned = 0
 				continue
 			}
+			typ, obj, err := w.event(frame)
+			if errors.Is(err, errIncomplete) {
+				scanned = end // the event goes on on the next line
+				continue
+			}
+			w.consume(end)
+			return typ, obj, err
 		}
-		if len(bytes.TrimSpace(frame)) == 0 {
-			if eof {
+		scanned = len(w.data)
+		if len(w.data) > maxFrame {
+			return "", nil, fmt.Errorf("watch event larger than %d bytes", maxFrame)
+		}
+		if err := w.read(); err != nil {
+			if !errors.Is(err, io.EOF) {
+				return "", nil, err
+			}
+			// The stream ended: an event without its line end is whole
+			// or cut.
+			if len(bytes.TrimSpace(w.data)) == 0 {
 				return "", nil, io.EOF
 			}
-			w.frame = w.frame[:0]
-			continue
-		}
-		typ, obj, err := w.event(frame)
-		if errors.Is(err, errIncomplete) {
-			if eof {
+			typ, obj, err := w.event(w.data)
+			if errors.Is(err, errIncomplete) {
 				return "", nil, io.ErrUnexpectedEOF
 			}
-			if len(w.frame) == 0 {
-				w.frame = append(w.frame, line...)
-			}
-			continue
+			w.consume(len(w.data))
+			return typ, obj, err
 		}
-		return typ, obj, err
 	}
+}
+
+// read reads more of the body after w.data, into a larger buffer when
+// w.data fills its own.
+func (w *WatchDecoder) read() error {
+	if len(w.data) == cap(w.data) {
+		var next []byte
+		if w.pooled == nil {
+			w.pooled = readBuffers.Get().(*[]byte)
+			next = (*w.pooled)[:0]
+		}
+		if cap(next) < 2*len(w.data) {
+			next = make([]byte, 0, 2*len(w.data))
+		}
+		w.data = append(next, w.data...)
+	}
+	n, err := w.body.Read(w.data[len(w.data):cap(w.data)])
+	w.data = w.data[:len(w.data)+n]
+	if n > 0 {
+		return nil // the error, if any, comes again with the next read
+	}
+	return err
+}
+
+// consume drops w.data[:n], decoded, and moves what follows back into the
+// watch's own buffer when it fits there.
+func (w *WatchDecoder) consume(n int) {
+	rest := w.data[n:]
+	if w.pooled != nil && len(rest) <= smallRead {
+		if cap(w.data) <= maxPooledRead {
+			*w.pooled = w.data[:0]
+			readBuffers.Put(w.pooled)
+		}
+		w.pooled = nil
+		w.data = w.small[:copy(w.small[:], rest)]
+		return
+	}
+	w.data = w.data[:copy(w.data, rest)]
 }
 
 // event decodes the watch event in b.

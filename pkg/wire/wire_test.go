@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -177,35 +178,11 @@ func TestWatchDecoder(t *testing.T) {
 		`{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"4","annotations":{"k8s.io/initial-events-end":"true"}}}}` + "\n" +
 		`{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"5"}}}` + "\n" +
 		`{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version: 1 (3)","reason":"Expired","code":410}}`
-	w := NewWatchDecoder(stream{strings.NewReader(body)}, NewDecoder("c1", podType, false))
 	type event struct {
 		Type watch.EventType
 		RV   string
 		Raw  string
 		End  bool
-	}
-	var got []event
-	for {
-		typ, obj, err := w.Decode()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch o := obj.(type) {
-		case *index.Object:
-			a := o.GetObjectMeta()
-			got = append(got, event{typ, a.GetResourceVersion(), string(o.Raw()), a.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"})
-		case *metav1.Status:
-			err := apierrors.FromObject(o)
-			if !apierrors.IsResourceExpired(err) {
-				t.Errorf("ERROR event: %v, want 410 Expired", err)
-			}
-			got = append(got, event{Type: typ})
-		default:
-			t.Fatalf("%s event with %T", typ, obj)
-		}
 	}
 	want := []event{
 		{watch.Added, "1", `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","resourceVersion":"1"}}`, false},
@@ -215,8 +192,48 @@ func TestWatchDecoder(t *testing.T) {
 		{watch.Bookmark, "5", "", false},
 		{Type: watch.Error},
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("events (-want +got):\n%s", diff)
+	// However the body's reads split it.
+	for name, r := range map[string]func() io.Reader{
+		"whole":                   func() io.Reader { return strings.NewReader(body) },
+		"byte a read":             func() io.Reader { return iotest.OneByteReader(strings.NewReader(body)) },
+		"half a read":             func() io.Reader { return iotest.HalfReader(strings.NewReader(body)) },
+		"EOF with the last bytes": func() io.Reader { return iotest.DataErrReader(strings.NewReader(body)) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := NewWatchDecoder(stream{r()}, NewDecoder("c1", podType, false))
+			var got []event
+			for {
+				typ, obj, err := w.Decode()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch o := obj.(type) {
+				case *index.Object:
+					a := o.GetObjectMeta()
+					got = append(got, event{typ, a.GetResourceVersion(), string(o.Raw()), a.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"})
+				case *metav1.Status:
+					err := apierrors.FromObject(o)
+					if !apierrors.IsResourceExpired(err) {
+						t.Errorf("ERROR event: %v, want 410 Expired", err)
+					}
+					got = append(got, event{Type: typ})
+				default:
+					t.Fatalf("%s event with %T", typ, obj)
+				}
+				// Between events a watch that has read no further than
+				// its small buffer holds keeps that buffer alone,
+				// whatever the size of the last event.
+				if len(w.data) <= smallRead && (w.pooled != nil || cap(w.data) > smallRead) {
+					t.Errorf("after the %s event the watch keeps %d bytes of buffer", typ, cap(w.data))
+				}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -356,3 +373,45 @@ func BenchmarkDecodePodList(b *testing.B) {
 }
 
 const benchPod = `{"metadata":{"name":"web-0","generateName":"web-7d9f8b6c5d-","namespace":"bench","uid":"0b2a2b5e-5d1c-4a52-9d7b-2f8c3c1d9e10","resourceVersion":"123456","creationTimestamp":"2026-01-02T03:04:05Z","labels":{"app":"web","pod-template-hash":"7d9f8b6c5d","tier":"frontend"},"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-7d9f8b6c5d","uid":"6f1b2d3c-0000-4000-8000-000000000001","controller":true,"blockOwnerDeletion":true}],"managedFields":[{"manager":"kube-controller-manager","operation":"Update","apiVersion":"v1","time":"2026-01-02T03:04:05Z","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:generateName":{},"f:labels":{".":{},"f:app":{},"f:pod-template-hash":{},"f:tier":{}},"f:ownerReferences":{".":{},"k:{\"uid\":\"6f1b2d3c-0000-4000-8000-000000000001\"}":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:image":{},"f:imagePullPolicy":{},"f:name":{},"f:ports":{".":{},"k:{\"containerPort\":8080,\"protocol\":\"TCP\"}":{".":{},"f:containerPort":{},"f:name":{},"f:protocol":{}}},"f:resources":{".":{},"f:limits":{".":{},"f:cpu":{},"f:memory":{}},"f:requests":{".":{},"f:cpu":{},"f:memory":{}}}}}}}}]},"spec":{"volumes":[{"name":"config","configMap":{"name":"web-config","defaultMode":420}}],"containers":[{"name":"web","image":"registry.example.com/team/web:1.24.3","args":["--port","8080"],"ports":[{"name":"http","containerPort":8080,"protocol":"TCP"}],"env":[{"name":"WEB_SETTING_0","value":"value-0-for-web"}],"resources":{"limits":{"cpu":"500m","memory":"512Mi"},"requests":{"cpu":"100m","memory":"128Mi"}},"volumeMounts":[{"name":"config","mountPath":"/etc/web"}],"readinessProbe":{"httpGet":{"path":"/readyz","port":8080,"scheme":"HTTP"},"timeoutSeconds":1,"periodSeconds":10,"successThreshold":1,"failureThreshold":3},"terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File","imagePullPolicy":"IfNotPresent"}],"restartPolicy":"Always","terminationGracePeriodSeconds":30,"dnsPolicy":"ClusterFirst","serviceAccountName":"default","securityContext":{},"schedulerName":"default-scheduler","priority":0,"enableServiceLinks":true,"preemptionPolicy":"PreemptLowerPriority"},"status":{"phase":"Pending","qosClass":"Burstable"}}`
+
+// BenchmarkWatchDecode decodes a watch stream of 500 realistic Pod events
+// (2.2 KB each, longer than a watch's own buffer), read 32 KiB at a time as
+// an HTTP/2 body hands them over.
+func BenchmarkWatchDecode(b *testing.B) {
+	var buf bytes.Buffer
+	for i := range 500 {
+		buf.WriteString(`{"type":"MODIFIED","object":`)
+		buf.WriteString(strings.Replace(benchPod, `"name":"web-0"`, `"name":"web-`+strings.Repeat("1", i%7+1)+`"`, 1))
+		buf.WriteString("}\n")
+	}
+	in := buf.Bytes()
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		w := NewWatchDecoder(stream{&chunked{in: in, n: 32 << 10}}, NewDecoder("c1", podType, false))
+		for {
+			_, _, err := w.Decode()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// chunked reads in, at most n bytes a read.
+type chunked struct {
+	in []byte
+	n  int
+}
+
+func (c *chunked) Read(p []byte) (int, error) {
+	if len(c.in) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), c.n)], c.in)
+	c.in = c.in[n:]
+	return n, nil
+}
