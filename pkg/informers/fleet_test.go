@@ -382,10 +382,29 @@ func BenchmarkFleetStart(b *testing.B) {
 				series, size := exposition(b, r.metrics)
 				b.ReportMetric(float64(series)/float64(r.clusters), "series/cluster")
 				b.ReportMetric(float64(size)/(1<<10), "KiB-metrics")
+
+				// The steady state, once the connections closed during the
+				// start are collected: x/net's HTTP/2 client keeps a closed
+				// connection, buffers and all, until its read-idle health
+				// check fires (30 s as client-go configures it).
+				time.Sleep(steadyAfter)
+				steady := measure(b)
+				b.ReportMetric(float64(steady.rss-r.before.rss)/(1<<20), "MiB-rss-steady")
+				b.ReportMetric(float64(int64(steady.heap)-int64(r.before.heap))/float64(r.clusters), "B-heap/cluster-steady")
+				b.ReportMetric(float64(int64(steady.stacks)-int64(r.before.stacks))/float64(r.clusters), "B-stacks/cluster-steady")
+				b.ReportMetric(float64(steady.fds-r.before.fds)/float64(r.clusters), "fds/cluster-steady")
+				if path := os.Getenv("FLEETCACHE_FLEET_HEAP_PROFILE"); path != "" {
+					writeHeapProfile(b, strings.TrimSuffix(path, ".mem")+"-steady.mem")
+				}
 			}
 		})
 	}
 }
+
+// steadyAfter is how long after the start BenchmarkFleetStart measures the
+// steady state: past the 30 s for which a closed HTTP/2 connection stays
+// reachable (see there).
+const steadyAfter = 40 * time.Second
 
 // exposition returns how many series reg holds and the size of /metrics'
 // uncompressed text, served as the aggregator serves it.

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -172,8 +173,11 @@ type Ingester struct {
 	dynamic   dynamic.Interface
 	discovery discovery.DiscoveryInterface
 	// lists and watches are the REST clients of the runs' requests
-	// (listWatch); watches has no rate limit.
+	// (listWatch); watches has no rate limit and a connection of its own.
 	lists, watches rest.Interface
+	// requests is the HTTP client of everything but the watches and the
+	// probes (see closeIdleRequests).
+	requests *http.Client
 	// probeClient sends the probes, past the cluster's rate limiter.
 	probeClient rest.Interface
 	// dialer tracks the cluster's connections so that Start closes every
@@ -317,7 +321,25 @@ func NewIngester(name string, cfg *rest.Config, sink Sink, h *health.Tracker, op
 	}
 	c.dialer = connrotation.NewDialer(connrotation.DialFunc(dial))
 	cfg.Dial = c.dialer.DialContext
-	httpClient, err := rest.HTTPClientFor(cfg)
+	// Two HTTP clients, so two kinds of connection: one HTTP/2 connection
+	// for the watches and the probes, which stays open, and HTTP/1.1
+	// connections for everything else (discovery, lists), which close once
+	// the cluster's lists are done (closeIdleRequests). A connection keeps
+	// the buffers it grew for the largest record and frame it read (about
+	// 35 KB after a list); the watches' one only ever reads events. HTTP/1.1
+	// because a closed HTTP/2 connection of x/net's, as client-go
+	// configures it, stays in memory, buffers and all, until its 30 s
+	// read-idle timer fires: closing it would raise the start's peak.
+	requestCfg := rest.CopyConfig(cfg)
+	if len(requestCfg.NextProtos) == 0 {
+		requestCfg.NextProtos = []string{"http/1.1"}
+	}
+	httpClient, err := rest.HTTPClientFor(requestCfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %q: http client: %w", name, err)
+	}
+	c.requests = httpClient
+	watchClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %q: http client: %w", name, err)
 	}
@@ -335,12 +357,13 @@ func NewIngester(name string, cfg *rest.Config, sink Sink, h *health.Tracker, op
 		return nil, fmt.Errorf("cluster %q: REST client: %w", name, err)
 	}
 	restCfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
-	if c.watches, err = rest.UnversionedRESTClientForConfigAndClient(restCfg, httpClient); err != nil {
+	if c.watches, err = rest.UnversionedRESTClientForConfigAndClient(restCfg, watchClient); err != nil {
 		return nil, fmt.Errorf("cluster %q: REST client: %w", name, err)
 	}
+	// The probes check the connection the watches depend on.
 	probeCfg := rest.CopyConfig(cfg)
 	probeCfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
-	probeDiscovery, err := discovery.NewDiscoveryClientForConfigAndClient(probeCfg, httpClient)
+	probeDiscovery, err := discovery.NewDiscoveryClientForConfigAndClient(probeCfg, watchClient)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %q: probe client: %w", name, err)
 	}
@@ -572,6 +595,30 @@ func (c *Ingester) listApplied(run *typeRun) {
 	if run.markSynced(func() { c.health.ResourceSynced(c.name, run.t.Resource) }) {
 		klog.FromContext(run.ctx).V(2).Info("Resource synced", "resource", run.t.Resource)
 	}
+	if c.allSynced() {
+		c.closeIdleRequests()
+	}
+}
+
+// allSynced reports whether every started run has synced.
+func (c *Ingester) allSynced() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, r := range c.runs {
+		if !r.synced() {
+			return false
+		}
+	}
+	return true
+}
+
+// closeIdleRequests closes the requests' connection when no request uses
+// it: once the cluster's lists are done, and while its runs wait for a list
+// slot. Its buffers grew to hold a list's records and frames and would stay
+// that size for the connection's life; the next discovery or list dials
+// again (one TLS handshake). A request in flight keeps its connection.
+func (c *Ingester) closeIdleRequests() {
+	utilnet.CloseIdleConnectionsFor(c.requests.Transport)
 }
 
 // secrets is the type whose data Options.CacheSecretData governs.
