@@ -48,7 +48,6 @@ func (c *Ingester) takeSlot(ctx context.Context, run *typeRun) error {
 	case c.gate.slots <- struct{}{}:
 	default:
 		c.health.ResourceQueued(c.name, run.t.Resource, c.gate.why)
-		c.closeIdleRequests() // its turn may be long in coming
 		c.gate.waiting.Add(1)
 		select {
 		case c.gate.slots <- struct{}{}:

@@ -16,11 +16,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/transport"
 	"k8s.io/client-go/util/connrotation"
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
@@ -175,9 +175,6 @@ type Ingester struct {
 	// lists and watches are the REST clients of the runs' requests
 	// (listWatch); watches has no rate limit and a connection of its own.
 	lists, watches rest.Interface
-	// requests is the HTTP client of everything but the watches and the
-	// probes (see closeIdleRequests).
-	requests *http.Client
 	// probeClient sends the probes, past the cluster's rate limiter.
 	probeClient rest.Interface
 	// dialer tracks the cluster's connections so that Start closes every
@@ -323,22 +320,23 @@ func NewIngester(name string, cfg *rest.Config, sink Sink, h *health.Tracker, op
 	cfg.Dial = c.dialer.DialContext
 	// Two HTTP clients, so two kinds of connection: one HTTP/2 connection
 	// for the watches and the probes, which stays open, and HTTP/1.1
-	// connections for everything else (discovery, lists), which close once
-	// the cluster's lists are done (closeIdleRequests). A connection keeps
-	// the buffers it grew for the largest record and frame it read (about
-	// 35 KB after a list); the watches' one only ever reads events. HTTP/1.1
+	// connections for everything else (discovery, lists, CRD reads), which
+	// close once idle for requestIdleTimeout. A connection keeps the
+	// buffers it grew for the largest record and frame it read (about 35 KB
+	// after a list); the watches' one only ever reads events. HTTP/1.1
 	// because a closed HTTP/2 connection of x/net's, as client-go
 	// configures it, stays in memory, buffers and all, until its 30 s
-	// read-idle timer fires: closing it would raise the start's peak.
+	// read-idle timer fires: closing those would raise the start's peak.
 	requestCfg := rest.CopyConfig(cfg)
 	if len(requestCfg.NextProtos) == 0 {
 		requestCfg.NextProtos = []string{"http/1.1"}
 	}
+	// First, so that it is handed client-go's *http.Transport itself.
+	requestCfg.WrapTransport = transport.Wrappers(closeIdleAfter(requestIdleTimeout), requestCfg.WrapTransport)
 	httpClient, err := rest.HTTPClientFor(requestCfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %q: http client: %w", name, err)
 	}
-	c.requests = httpClient
 	watchClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %q: http client: %w", name, err)
@@ -374,6 +372,22 @@ func NewIngester(name string, cfg *rest.Config, sink Sink, h *health.Tracker, op
 // dialTimeout bounds a TCP connect to a member API server: one that does
 // not accept within it is not reachable.
 const dialTimeout = 10 * time.Second
+
+// requestIdleTimeout is how long a connection of a cluster's requests other
+// than watches stays open unused: long enough for the pages of a list and
+// the requests of a start, which follow each other closely.
+const requestIdleTimeout = time.Second
+
+// closeIdleAfter has client-go's transport close its connections once idle
+// for d (client-go's default is 90 s).
+func closeIdleAfter(d time.Duration) transport.WrapperFunc {
+	return func(rt http.RoundTripper) http.RoundTripper {
+		if t, ok := rt.(*http.Transport); ok {
+			t.IdleConnTimeout = d
+		}
+		return rt
+	}
+}
 
 // Start runs the cache until ctx ends, then stops every run and
 // goroutine it started before returning. Objects stay in the sink: removing
@@ -595,30 +609,6 @@ func (c *Ingester) listApplied(run *typeRun) {
 	if run.markSynced(func() { c.health.ResourceSynced(c.name, run.t.Resource) }) {
 		klog.FromContext(run.ctx).V(2).Info("Resource synced", "resource", run.t.Resource)
 	}
-	if c.allSynced() {
-		c.closeIdleRequests()
-	}
-}
-
-// allSynced reports whether every started run has synced.
-func (c *Ingester) allSynced() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, r := range c.runs {
-		if !r.synced() {
-			return false
-		}
-	}
-	return true
-}
-
-// closeIdleRequests closes the requests' connection when no request uses
-// it: once the cluster's lists are done, and while its runs wait for a list
-// slot. Its buffers grew to hold a list's records and frames and would stay
-// that size for the connection's life; the next discovery or list dials
-// again (one TLS handshake). A request in flight keeps its connection.
-func (c *Ingester) closeIdleRequests() {
-	utilnet.CloseIdleConnectionsFor(c.requests.Transport)
 }
 
 // secrets is the type whose data Options.CacheSecretData governs.
