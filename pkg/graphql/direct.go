@@ -2,6 +2,7 @@ package graphql
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 
@@ -64,23 +65,25 @@ func (s *Server) rootArgs(ctx context.Context, doc *ast.Document, op *ast.Operat
 	return args, true
 }
 
-// runPlan writes the data of p with root as the root value. It fails with
-// direct.ErrTooLarge for an answer over Options.MaxResponseBytes, and with
-// direct.ErrNotDirect when graphql-go must execute the operation to report what
-// went wrong.
-func (s *Server) runPlan(ctx context.Context, p *direct.Plan, root any, args map[string]map[string]any) (data []byte, err error) {
+// runPlan writes the data of p with root as the root value, into a result
+// that holds its response encoded. It fails with direct.ErrTooLarge for an
+// answer over Options.MaxResponseBytes, and with direct.ErrNotDirect when
+// graphql-go must execute the operation to report what went wrong.
+func (s *Server) runPlan(ctx context.Context, p *direct.Plan, root any, args map[string]map[string]any) (res *Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.opts.Logger.V(4).Info("Direct execution panicked; graphql-go executes the operation", "panic", r)
-			data, err = nil, direct.ErrNotDirect
+			res, err = nil, direct.ErrNotDirect
 		}
 	}()
-	data, err = direct.Write(ctx, p, root, args, int(min(s.opts.MaxResponseBytes, math.MaxInt)))
+	const prefix = `{"data":`
+	enc, err := direct.Write(ctx, []byte(prefix), p, root, args, int(min(s.opts.MaxResponseBytes, math.MaxInt)))
 	switch {
 	case errors.Is(err, direct.ErrTooLarge):
 		return nil, err
 	case err != nil || ctx.Err() != nil:
 		return nil, direct.ErrNotDirect
 	}
-	return data, nil
+	data := enc[len(prefix):]
+	return &Result{Data: json.RawMessage(data), Executed: true, data: data, response: append(enc, '}')}, nil
 }

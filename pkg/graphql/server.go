@@ -179,6 +179,9 @@ type Result struct {
 	selections *ordered.Selections
 	// data, when not nil, is Data encoded: direct execution writes it.
 	data []byte
+	// response, when not nil, is the response of a result without errors
+	// or extensions, written by direct execution around data.
+	response []byte
 	// encoded, when not nil, is the result encoded: results shared by
 	// several subscriptions are encoded once.
 	encoded []byte
@@ -200,6 +203,9 @@ type ResponseError struct {
 func (r *Result) MarshalJSON() ([]byte, error) {
 	if r.encoded != nil {
 		return r.encoded, nil
+	}
+	if r.response != nil && len(r.Errors) == 0 && len(r.Extensions) == 0 {
+		return r.response, nil
 	}
 	b := make([]byte, 0, len(r.data)+64)
 	b = append(b, '{')
@@ -459,11 +465,11 @@ func (s *Server) execute(ctx context.Context, doc *parsedDocument, op *ast.Opera
 	defer cancel()
 	if p := s.planFor(doc, op, vars); p != nil {
 		if args, ok := s.rootArgs(ctx, doc.ast, op, vars, p); ok {
-			data, err := s.runPlanWithin(ctx, p, args)
+			res, err := s.runPlanWithin(ctx, p, args)
 			switch {
 			case err == nil:
 				s.direct.Add(1)
-				return &Result{Data: json.RawMessage(data), Executed: true, data: data}
+				return res
 			case errors.Is(err, direct.ErrTooLarge):
 				return s.responseTooLarge(nil)
 			}
@@ -477,19 +483,19 @@ func (s *Server) execute(ctx context.Context, doc *parsedDocument, op *ast.Opera
 // does not wait for it past its deadline (direct.ErrNotDirect: graphql-go reports
 // the timeout), and the plan's goroutine ends on its own, its resolvers
 // checking ctx before each index read.
-func (s *Server) runPlanWithin(ctx context.Context, p *direct.Plan, args map[string]map[string]any) ([]byte, error) {
+func (s *Server) runPlanWithin(ctx context.Context, p *direct.Plan, args map[string]map[string]any) (*Result, error) {
 	type outcome struct {
-		data []byte
-		err  error
+		res *Result
+		err error
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		data, err := s.runPlan(ctx, p, nil, args)
-		done <- outcome{data, err}
+		res, err := s.runPlan(ctx, p, nil, args)
+		done <- outcome{res, err}
 	}()
 	select {
 	case o := <-done:
-		return o.data, o.err
+		return o.res, o.err
 	case <-ctx.Done():
 		return nil, direct.ErrNotDirect
 	}

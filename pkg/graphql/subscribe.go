@@ -68,10 +68,10 @@ func (s *Server) payload(ctx context.Context, o *operation, root any) *Result {
 	if o.plan != nil {
 		// The root field's arguments (filter, since) are not read for an
 		// event: the root resolver returns the event.
-		data, err := s.runPlan(ctx, o.plan, root, nil)
+		res, err := s.runPlan(ctx, o.plan, root, nil)
 		switch {
 		case err == nil:
-			return &Result{Data: json.RawMessage(data), Executed: true, data: data}
+			return res
 		case errors.Is(err, direct.ErrTooLarge):
 			return s.responseTooLarge(nil)
 		}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"sync/atomic"
 
@@ -316,17 +318,20 @@ var errNull = errors.New("null in a non-null field")
 // ErrTooLarge stops the writing of an answer that passed its limit.
 var ErrTooLarge = errors.New("response too large")
 
-// Write writes the data of p with root as the root value, calling the
-// resolvers with args as the root fields' arguments (by response key, see
-// ArgumentValues). It fails with ErrTooLarge once the data pass limit
+// Write appends the data of p to dst, with root as the root value, calling
+// the resolvers with args as the root fields' arguments (by response key,
+// see ArgumentValues). It fails with ErrTooLarge once the data pass limit
 // bytes, and with ErrNotDirect (or another error) when graphql-go must
-// execute the operation to report what went wrong.
-func Write(ctx context.Context, p *Plan, root any, args map[string]map[string]any, limit int) ([]byte, error) {
-	w := directWriter{ctx: ctx, buf: make([]byte, 0, max(1024, p.size.Load()*9/8)), limit: limit}
+// execute the operation to report what went wrong. The response around
+// the data goes in dst too, so that it is never copied: Write makes room
+// for as much data as the plan wrote last time, and a little more.
+func Write(ctx context.Context, dst []byte, p *Plan, root any, args map[string]map[string]any, limit int) ([]byte, error) {
+	start := len(dst)
+	w := directWriter{ctx: ctx, buf: slices.Grow(dst, int(max(1024, p.size.Load()*9/8))), limit: start + min(limit, math.MaxInt-start)}
 	if err := w.object(p, root, args); err != nil {
 		return nil, err
 	}
-	p.size.Store(int64(len(w.buf)))
+	p.size.Store(int64(len(w.buf) - start))
 	return w.buf, nil
 }
 
@@ -334,7 +339,7 @@ func Write(ctx context.Context, p *Plan, root any, args map[string]map[string]an
 type directWriter struct {
 	ctx context.Context
 	buf []byte
-	// limit is the size writing stops at, with ErrTooLarge.
+	// limit is the length of buf writing stops at, with ErrTooLarge.
 	limit int
 }
 
