@@ -3,6 +3,7 @@ package informers
 import (
 	"cmp"
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"maps"
@@ -174,9 +175,9 @@ type Ingester struct {
 	discovery discovery.DiscoveryInterface
 	// lists and watches are the REST clients of the runs' requests
 	// (listWatch); watches has no rate limit and a connection of its own.
+	// The probes go as the watches do: past the cluster's rate limiter, on
+	// the connection the watches depend on.
 	lists, watches rest.Interface
-	// probeClient sends the probes, past the cluster's rate limiter.
-	probeClient rest.Interface
 	// dialer tracks the cluster's connections so that Start closes every
 	// one of them when the cluster stops, busy or idle.
 	dialer *connrotation.Dialer
@@ -331,13 +332,16 @@ func NewIngester(name string, cfg *rest.Config, sink Sink, h *health.Tracker, op
 	if len(requestCfg.NextProtos) == 0 {
 		requestCfg.NextProtos = []string{"http/1.1"}
 	}
-	// First, so that it is handed client-go's *http.Transport itself.
-	requestCfg.WrapTransport = transport.Wrappers(closeIdleAfter(requestIdleTimeout), requestCfg.WrapTransport)
+	// First, so that they are handed client-go's *http.Transport itself.
+	roots := &sharedRoots{}
+	requestCfg.WrapTransport = transport.Wrappers(roots.wrap, closeIdleAfter(requestIdleTimeout), requestCfg.WrapTransport)
 	httpClient, err := rest.HTTPClientFor(requestCfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %q: http client: %w", name, err)
 	}
-	watchClient, err := rest.HTTPClientFor(cfg)
+	watchCfg := rest.CopyConfig(cfg)
+	watchCfg.WrapTransport = transport.Wrappers(roots.wrap, watchCfg.WrapTransport)
+	watchClient, err := rest.HTTPClientFor(watchCfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %q: http client: %w", name, err)
 	}
@@ -358,14 +362,6 @@ func NewIngester(name string, cfg *rest.Config, sink Sink, h *health.Tracker, op
 	if c.watches, err = rest.UnversionedRESTClientForConfigAndClient(restCfg, watchClient); err != nil {
 		return nil, fmt.Errorf("cluster %q: REST client: %w", name, err)
 	}
-	// The probes check the connection the watches depend on.
-	probeCfg := rest.CopyConfig(cfg)
-	probeCfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
-	probeDiscovery, err := discovery.NewDiscoveryClientForConfigAndClient(probeCfg, watchClient)
-	if err != nil {
-		return nil, fmt.Errorf("cluster %q: probe client: %w", name, err)
-	}
-	c.probeClient = probeDiscovery.RESTClient()
 	return c, nil
 }
 
@@ -377,6 +373,24 @@ const dialTimeout = 10 * time.Second
 // than watches stays open unused: long enough for the pages of a list and
 // the requests of a start, which follow each other closely.
 const requestIdleTimeout = time.Second
+
+// sharedRoots hands the CA pool client-go parsed for a cluster's first
+// transport to its second, built from the same CA data: a parsed
+// certificate is about 3.5 KB, per cluster.
+type sharedRoots struct{ pool *x509.CertPool }
+
+func (s *sharedRoots) wrap(rt http.RoundTripper) http.RoundTripper {
+	t, ok := rt.(*http.Transport)
+	if !ok || t.TLSClientConfig == nil || t.TLSClientConfig.RootCAs == nil {
+		return rt
+	}
+	if s.pool == nil {
+		s.pool = t.TLSClientConfig.RootCAs
+	} else {
+		t.TLSClientConfig.RootCAs = s.pool
+	}
+	return rt
+}
 
 // closeIdleAfter has client-go's transport close its connections once idle
 // for d (client-go's default is 90 s).
@@ -625,7 +639,7 @@ var secrets = schema.GroupResource{Resource: "secrets"}
 // The prober calls it.
 func (c *Ingester) probe(ctx context.Context) time.Duration {
 	pctx, cancel := context.WithTimeout(ctx, c.opts.ProbeTimeout)
-	err := c.probeClient.Get().AbsPath("/version").Do(pctx).Error()
+	err := c.watches.Get().AbsPath("/version").Do(pctx).Error()
 	cancel()
 	if ctx.Err() != nil {
 		return 0
