@@ -69,6 +69,7 @@ var directCases = []struct {
 		owner: field(path: "metadata.annotations[\"owner\"]") } } }
 		p: resources(filter: {fieldSelector: "metadata.ownerReferences[].kind in (ReplicaSet)"}) { edges { node { name
 		field(path: "metadata.ownerReferences[].name") } } } }`},
+	{name: "identity", direct: true, query: `{ resources(first: 20) { edges { node { cluster namespace name kind uid resourceVersion apiVersion } } } }`},
 	{name: "columns", direct: true, query: `{ resources(first: 20) { edges { node { kind name columns { name value } c: columns { value } } } } }`},
 	{name: "columns with ages and priorities", direct: true, query: `{ resources(first: 20) { edges { node { kind name
 		columns(age: true) { name value priority } c: columns(age: false) { name priority } } } } }`},

@@ -109,6 +109,12 @@ func writer(t *graphql.Object, def *graphql.FieldDefinition, args map[string]any
 		fn = func(dst []byte, o *index.Object) []byte { return direct.AppendString(dst, o.Cluster) }
 	case "name":
 		fn = func(dst []byte, o *index.Object) []byte { return direct.AppendString(dst, o.Name) }
+	case "kind":
+		fn = func(dst []byte, o *index.Object) []byte { return direct.AppendString(dst, o.Type.Kind) }
+	case "uid":
+		fn = func(dst []byte, o *index.Object) []byte { return direct.AppendString(dst, string(o.UID)) }
+	case "resourceVersion":
+		fn = func(dst []byte, o *index.Object) []byte { return direct.AppendString(dst, o.ResourceVersion) }
 	case "namespace":
 		fn = func(dst []byte, o *index.Object) []byte {
 			if o.Namespace == "" {
