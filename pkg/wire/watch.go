@@ -145,12 +145,13 @@ func (w *WatchDecoder) read() error {
 func (w *WatchDecoder) consume(n int) {
 	rest := w.data[n:]
 	if w.pooled != nil && len(rest) <= smallRead {
-		if cap(w.data) <= maxPooledRead {
-			*w.pooled = w.data[:0]
+		large := w.data[:0]
+		w.data = w.small[:copy(w.small[:], rest)] // before another watch may take the buffer
+		if cap(large) <= maxPooledRead {
+			*w.pooled = large
 			readBuffers.Put(w.pooled)
 		}
 		w.pooled = nil
-		w.data = w.small[:copy(w.small[:], rest)]
 		return
 	}
 	w.data = w.data[:copy(w.data, rest)]

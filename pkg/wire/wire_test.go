@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -414,4 +417,40 @@ func (c *chunked) Read(p []byte) (int, error) {
 	n := copy(p[:min(len(p), c.n)], c.in)
 	c.in = c.in[n:]
 	return n, nil
+}
+
+// TestWatchDecodersShareBuffers runs watches side by side whose events
+// are longer than a watch's own buffer, so that they pass the pooled
+// buffers between them: each must decode exactly its own stream.
+func TestWatchDecodersShareBuffers(t *testing.T) {
+	const watches, events = 4, 200
+	var wg sync.WaitGroup
+	for g := range watches {
+		wg.Go(func() {
+			var body bytes.Buffer
+			for i := range events {
+				pad := strings.Repeat("x", (i*37+g*101)%2048)
+				fmt.Fprintf(&body, `{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"w%d-%d","resourceVersion":"%d"},"spec":{"pad":%q}}}`+"\n", g, i, i+1, pad)
+			}
+			w := NewWatchDecoder(stream{&chunked{in: body.Bytes(), n: 700 + g*13}}, NewDecoder("c1", podType, false))
+			for i := range events {
+				_, obj, err := w.Decode()
+				if err != nil {
+					t.Errorf("watch %d, event %d: %v", g, i, err)
+					return
+				}
+				o := obj.(*index.Object)
+				if want := fmt.Sprintf("w%d-%d", g, i); o.Name != want || o.ResourceVersion != fmt.Sprint(i+1) {
+					t.Errorf("watch %d, event %d: %s at %s, want %s at %d", g, i, o.Name, o.ResourceVersion, want, i+1)
+					return
+				}
+				runtime.Gosched() // let the other watches take the buffer just given back
+
+			}
+			if _, _, err := w.Decode(); err != io.EOF {
+				t.Errorf("watch %d after its events: %v, want EOF", g, err)
+			}
+		})
+	}
+	wg.Wait()
 }
