@@ -42,6 +42,9 @@ type WatchDecoder struct {
 	data   []byte
 	small  [smallRead]byte
 	pooled *[]byte
+	// err is the body's error that came with its last bytes, for the next
+	// read.
+	err error
 }
 
 var _ watch.Decoder = (*WatchDecoder)(nil)
@@ -132,12 +135,23 @@ func (w *WatchDecoder) read() error {
 		}
 		w.data = append(next, w.data...)
 	}
-	n, err := w.body.Read(w.data[len(w.data):cap(w.data)])
-	w.data = w.data[:len(w.data)+n]
-	if n > 0 {
-		return nil // the error, if any, comes again with the next read
+	if w.err != nil {
+		return w.err
 	}
-	return err
+	// As bufio.Reader does: a body that keeps returning nothing and no
+	// error is broken.
+	for range 100 {
+		n, err := w.body.Read(w.data[len(w.data):cap(w.data)])
+		w.data = w.data[:len(w.data)+n]
+		if n > 0 {
+			w.err = err // for the next read, once these bytes are decoded
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return io.ErrNoProgress
 }
 
 // consume drops w.data[:n], decoded, and moves what follows back into the

@@ -259,7 +259,24 @@ func TestWatchDecoderEnds(t *testing.T) {
 	if _, _, err := NewWatchDecoder(stream{strings.NewReader(`{"type":"ADDED"}` + "\n")}, NewDecoder("c1", podType, false)).Decode(); err == nil {
 		t.Error("an event without an object decoded")
 	}
+	if _, _, err := NewWatchDecoder(stream{emptyReader{}}, NewDecoder("c1", podType, false)).Decode(); !errors.Is(err, io.ErrNoProgress) {
+		t.Errorf("a body that returns nothing: %v, want %v", err, io.ErrNoProgress)
+	}
+	// A body cut with an error after a whole event: the event, then the error.
+	cut := iotest.TimeoutReader(strings.NewReader(`{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"5"}}}` + "\n"))
+	w := NewWatchDecoder(stream{cut}, NewDecoder("c1", podType, false))
+	if typ, _, err := w.Decode(); typ != watch.Bookmark || err != nil {
+		t.Errorf("first event: %s, %v; want BOOKMARK", typ, err)
+	}
+	if _, _, err := w.Decode(); !errors.Is(err, iotest.ErrTimeout) {
+		t.Errorf("after the event: %v, want %v", err, iotest.ErrTimeout)
+	}
 }
+
+// emptyReader returns nothing, and no error, forever.
+type emptyReader struct{}
+
+func (emptyReader) Read([]byte) (int, error) { return 0, nil }
 
 // FuzzObject checks, for any input, that decoding does not panic and
 // that what it stores is valid JSON, equal to the input as encoding/json
