@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 )
@@ -52,4 +53,18 @@ func parse(status []byte) (Usage, error) {
 		return Usage{}, fmt.Errorf("process status lacks %d of VmRSS and VmHWM", len(fields))
 	}
 	return u, nil
+}
+
+// WriteHeapProfile writes the Go heap profile (as of the last collection)
+// to path, for the benchmarks that say where their heap goes.
+func WriteHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	return f.Close()
 }

@@ -1,6 +1,8 @@
 package procmem
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -41,5 +43,18 @@ func TestRead(t *testing.T) {
 	}
 	if u.RSS == 0 || u.PeakRSS < u.RSS {
 		t.Errorf("Read() = %+v, want a non-zero RSS no larger than its peak", u)
+	}
+}
+
+func TestWriteHeapProfile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "heap.mem")
+	if err := WriteHeapProfile(path); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(path); err != nil || st.Size() == 0 {
+		t.Errorf("profile %s: %v, %v", path, st, err)
+	}
+	if err := WriteHeapProfile(filepath.Join(t.TempDir(), "missing", "heap.mem")); err == nil {
+		t.Error("a profile written into a missing directory: no error")
 	}
 }

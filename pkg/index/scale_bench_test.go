@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/fleetcache/fleetcache/internal/procmem"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -111,7 +112,9 @@ func benchScale(b *testing.B, n int, compress bool) {
 	heap := float64(liveHeap()-before) / float64(n)
 	if path := os.Getenv("FLEETCACHE_SCALE_HEAP_PROFILE"); path != "" {
 		// Where the heap goes, with the index alive.
-		writeHeapProfile(b, path)
+		if err := procmem.WriteHeapProfile(path); err != nil {
+			b.Fatal(err)
+		}
 	}
 	var bodies, jsonBytes, compressed int
 	for _, o := range ix.Objects(cluster(0), "pods") {
@@ -227,17 +230,6 @@ func benchScale(b *testing.B, n int, compress bool) {
 		b.ReportMetric(modRate, "changes/s")
 	})
 	runtime.KeepAlive(ix)
-}
-
-func writeHeapProfile(b *testing.B, path string) {
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	if err := pprof.WriteHeapProfile(f); err != nil {
-		b.Fatal(err)
-	}
 }
 
 // onePercent returns a selector on the label app whose value selects

@@ -7,12 +7,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"runtime"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fleetcache/fleetcache/internal/procmem"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -279,23 +280,13 @@ func startAliasedFleet(tb testing.TB, n int, resource string, opts informers.Opt
 	out.after = measure(tb)
 	if path := os.Getenv("FLEETCACHE_FLEET_HEAP_PROFILE"); path != "" {
 		// Where a started fleet's heap goes, while it runs.
-		writeHeapProfile(tb, path)
+		if err := procmem.WriteHeapProfile(path); err != nil {
+			tb.Fatal(err)
+		}
 	}
 
 	out.hwm = procStatus(tb, "VmHWM")
 	return out
-}
-
-func writeHeapProfile(tb testing.TB, path string) {
-	tb.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	if err := pprof.WriteHeapProfile(f); err != nil {
-		tb.Fatal(err)
-	}
 }
 
 // limitRanges is a type the test servers hold none of.
@@ -417,7 +408,9 @@ func BenchmarkFleetStart(b *testing.B) {
 				b.ReportMetric(float64(int64(steady.stacks)-int64(r.before.stacks))/float64(r.clusters), "B-stacks/cluster-steady")
 				b.ReportMetric(float64(steady.fds-r.before.fds)/float64(r.clusters), "fds/cluster-steady")
 				if path := os.Getenv("FLEETCACHE_FLEET_HEAP_PROFILE"); path != "" {
-					writeHeapProfile(b, strings.TrimSuffix(path, ".mem")+"-steady.mem")
+					if err := procmem.WriteHeapProfile(strings.TrimSuffix(path, ".mem") + "-steady.mem"); err != nil {
+						b.Fatal(err)
+					}
 				}
 			}
 		})
