@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +21,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/clusters"
@@ -133,8 +138,11 @@ func (w *healthWatch) apply(ch health.Change, clusters int) {
 
 // footprint is what the process holds, read from /proc and the runtime.
 type footprint struct {
-	rss, heap  uint64
-	stacks     uint64 // goroutine stacks: outside the heap, inside the RSS
+	rss, heap uint64
+	stacks    uint64 // goroutine stacks: outside the heap, inside the RSS
+	// unused is the room inside the heap's spans that holds no object:
+	// fragmentation, resident but not live.
+	unused     uint64
 	goroutines int
 	fds        int
 }
@@ -145,7 +153,10 @@ func measure(tb testing.TB) footprint {
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return footprint{rss: procStatus(tb, "VmRSS"), heap: m.HeapAlloc, stacks: m.StackInuse, goroutines: runtime.NumGoroutine(), fds: openFiles(tb)}
+	unused := []metrics.Sample{{Name: "/memory/classes/heap/unused:bytes"}}
+	metrics.Read(unused)
+	return footprint{rss: procStatus(tb, "VmRSS"), heap: m.HeapAlloc, stacks: m.StackInuse, unused: unused[0].Value.Uint64(),
+		goroutines: runtime.NumGoroutine(), fds: openFiles(tb)}
 }
 
 // openFiles counts the process's open file descriptors.
@@ -362,13 +373,19 @@ func TestFleetStart(t *testing.T) {
 // BenchmarkFleetStart is TestFleetStart at 1,000 clusters × 300 ConfigMaps
 // (issue 19), at 1,000 clusters of a type without objects, for the
 // footprint of a cluster before its objects, and at 200 clusters of the
-// default types. Run it alone, without -race:
+// default types; and the careful client-go baseline at 1,000 clusters
+// without objects (benchmarkCarefulStart). Run it alone, without -race:
 //
 //	go test -run '^$' -bench 'BenchmarkFleetStart/clusters=1000/configmaps=300' -benchtime 1x ./pkg/informers/
 //	go test -run '^$' -bench 'BenchmarkFleetStart/clusters=1000/objects=0' -benchtime 1x ./pkg/informers/
+//	go test -run '^$' -bench 'BenchmarkFleetStart/careful/clusters=1000/objects=0' -benchtime 1x ./pkg/informers/
 //	go test -run '^$' -bench 'BenchmarkFleetStart/clusters=200/types=default' -benchtime 1x ./pkg/informers/
 //
 // one at a time: the process's RSS does not shrink back after the first.
+// Besides the RSS, it reports the RSS once the runtime has returned every
+// free page to the system (rss-freed: what the process holds in use) and
+// the room in the heap's spans that no live object fills (unused:
+// fragmentation, which the start's garbage leaves behind).
 func BenchmarkFleetStart(b *testing.B) {
 	seedFleet(b, 300)
 	for _, tc := range []struct {
@@ -378,35 +395,23 @@ func BenchmarkFleetStart(b *testing.B) {
 		// The 16 default types, what a cluster costs per type: the test
 		// servers hold few of their objects besides the 300 ConfigMaps.
 		{"clusters=200/types=default", "", 200}} {
+		if tc.resource == "limitranges" {
+			b.Run("careful/"+tc.name, func(b *testing.B) {
+				for b.Loop() {
+					benchmarkCarefulStart(b, tc.n, limitRanges)
+				}
+			})
+		}
 		b.Run(tc.name, func(b *testing.B) {
 			for b.Loop() {
 				r := startAliasedFleet(b, tc.n, tc.resource, informers.Options{})
-				goroutines, fds := r.perCluster()
-				b.ReportMetric(r.synced.Seconds(), "s-to-all-synced")
 				b.ReportMetric(float64(r.maxDisconnected), "max-disconnected")
 				b.ReportMetric(float64(r.maxWaiting), "max-waiting")
-				b.ReportMetric(float64(r.after.rss-r.before.rss)/(1<<20), "MiB-rss")
-				b.ReportMetric(float64(r.hwm)/(1<<20), "MiB-rss-peak")
-				b.ReportMetric(float64(r.after.heap-r.before.heap)/(1<<20), "MiB-heap")
-				b.ReportMetric(float64(int64(r.after.heap)-int64(r.before.heap))/float64(r.clusters), "B-heap/cluster")
-				b.ReportMetric(goroutines, "goroutines/cluster")
-				b.ReportMetric(float64(int64(r.after.stacks)-int64(r.before.stacks))/float64(r.clusters), "B-stacks/cluster")
-				b.ReportMetric(fds, "fds/cluster")
 				b.ReportMetric(float64(r.objects), "objects")
 				series, size := exposition(b, r.metrics)
 				b.ReportMetric(float64(series)/float64(r.clusters), "series/cluster")
 				b.ReportMetric(float64(size)/(1<<10), "KiB-metrics")
-
-				// The steady state, once the connections closed during the
-				// start are collected: x/net's HTTP/2 client keeps a closed
-				// connection, buffers and all, until its read-idle health
-				// check fires (30 s as client-go configures it).
-				time.Sleep(steadyAfter)
-				steady := measure(b)
-				b.ReportMetric(float64(steady.rss-r.before.rss)/(1<<20), "MiB-rss-steady")
-				b.ReportMetric(float64(int64(steady.heap)-int64(r.before.heap))/float64(r.clusters), "B-heap/cluster-steady")
-				b.ReportMetric(float64(int64(steady.stacks)-int64(r.before.stacks))/float64(r.clusters), "B-stacks/cluster-steady")
-				b.ReportMetric(float64(steady.fds-r.before.fds)/float64(r.clusters), "fds/cluster-steady")
+				reportFootprint(b, r.clusters, r.synced, r.before, r.after, r.hwm)
 				if path := os.Getenv("FLEETCACHE_FLEET_HEAP_PROFILE"); path != "" {
 					if err := procmem.WriteHeapProfile(strings.TrimSuffix(path, ".mem") + "-steady.mem"); err != nil {
 						b.Fatal(err)
@@ -415,6 +420,81 @@ func BenchmarkFleetStart(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchmarkCarefulStart is the careful client-go baseline of
+// BenchmarkFleetStart: what n clusters cost a careful client-go user, one
+// dynamic informer factory per cluster with one informer of gvr whose
+// transform drops managedFields, at client-go's defaults, measured as
+// BenchmarkFleetStart measures fleetcache, once every informer has synced
+// and again steadyAfter later. Each cluster gets a transport of its own, as
+// clusters with their own servers and credentials do: identical configs
+// would share one through client-go's transport cache.
+func benchmarkCarefulStart(b *testing.B, n int, gvr schema.GroupVersionResource) {
+	before := measure(b)
+	ctx, cancel := context.WithCancel(context.Background())
+	var factories []dynamicinformer.DynamicSharedInformerFactory
+	defer func() {
+		cancel()
+		for _, f := range factories {
+			f.Shutdown()
+		}
+	}()
+	begin := time.Now()
+	infs := make([]cache.SharedIndexInformer, 0, n)
+	for _, c := range aliases(n) {
+		cfg := rest.CopyConfig(c.Config)
+		cfg.Proxy = http.ProxyFromEnvironment // not shared through the transport cache
+		f := dynamicinformer.NewDynamicSharedInformerFactory(testcluster.Dynamic(b, cfg), 0)
+		inf := f.ForResource(gvr).Informer()
+		if err := inf.SetTransform(dropManagedFields); err != nil {
+			b.Fatal(err)
+		}
+		f.Start(ctx.Done())
+		factories = append(factories, f)
+		infs = append(infs, inf)
+	}
+	testcluster.Eventually(b, 5*time.Minute, fmt.Sprintf("%d informers synced", n), func() (bool, string) {
+		synced := 0
+		for _, inf := range infs {
+			if inf.HasSynced() {
+				synced++
+			}
+		}
+		return synced == n, fmt.Sprintf("%d synced", synced)
+	})
+	took := time.Since(begin)
+	reportFootprint(b, n, took, before, measure(b), procStatus(b, "VmHWM"))
+}
+
+// reportFootprint reports what n clusters added to the process from
+// before: once all had synced (after, at the peak hwm), steadyAfter later,
+// and then once the runtime has returned every free page to the system
+// (rss-freed: what the process holds in use).
+func reportFootprint(b *testing.B, n int, synced time.Duration, before, after footprint, hwm uint64) {
+	perCluster := func(v, base uint64) float64 { return (float64(v) - float64(base)) / float64(n) }
+	b.ReportMetric(synced.Seconds(), "s-to-all-synced")
+	b.ReportMetric((float64(after.rss)-float64(before.rss))/(1<<20), "MiB-rss")
+	b.ReportMetric(float64(hwm)/(1<<20), "MiB-rss-peak")
+	b.ReportMetric((float64(after.heap)-float64(before.heap))/(1<<20), "MiB-heap")
+	b.ReportMetric(perCluster(after.heap, before.heap), "B-heap/cluster")
+	b.ReportMetric(perCluster(after.stacks, before.stacks), "B-stacks/cluster")
+	b.ReportMetric(perCluster(uint64(after.goroutines), uint64(before.goroutines)), "goroutines/cluster")
+	b.ReportMetric(perCluster(uint64(after.fds), uint64(before.fds)), "fds/cluster")
+
+	// The steady state, once the connections closed during the start are
+	// collected: x/net's HTTP/2 client keeps a closed connection, buffers
+	// and all, until its read-idle health check fires (30 s as client-go
+	// configures it).
+	time.Sleep(steadyAfter)
+	steady := measure(b)
+	b.ReportMetric((float64(steady.rss)-float64(before.rss))/(1<<20), "MiB-rss-steady")
+	b.ReportMetric(perCluster(steady.heap, before.heap), "B-heap/cluster-steady")
+	b.ReportMetric(perCluster(steady.stacks, before.stacks), "B-stacks/cluster-steady")
+	b.ReportMetric(perCluster(steady.unused, before.unused), "B-unused/cluster-steady")
+	b.ReportMetric(perCluster(uint64(steady.fds), uint64(before.fds)), "fds/cluster-steady")
+	debug.FreeOSMemory()
+	b.ReportMetric((float64(procStatus(b, "VmRSS"))-float64(before.rss))/(1<<20), "MiB-rss-freed")
 }
 
 // steadyAfter is how long after the start BenchmarkFleetStart measures the

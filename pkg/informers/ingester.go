@@ -181,6 +181,10 @@ type Ingester struct {
 	// dialer tracks the cluster's connections so that Start closes every
 	// one of them when the cluster stops, busy or idle.
 	dialer *connrotation.Dialer
+	// requests is the transport of the cluster's requests other than
+	// watches and probes (discovery, lists, CRD reads), which exists only
+	// while they run (onDemandTransport).
+	requests *onDemandTransport
 	// Shared by the clusters of a Fleet (their own when nil): the list
 	// slots (nil: lists are not bounded), the prober and the metrics.
 	gate     *listGate
@@ -335,10 +339,16 @@ func NewIngester(name string, cfg *rest.Config, sink Sink, h *health.Tracker, op
 	// First, so that they are handed client-go's *http.Transport itself.
 	roots := &sharedRoots{}
 	requestCfg.WrapTransport = transport.Wrappers(roots.wrap, closeIdleAfter(requestIdleTimeout), requestCfg.WrapTransport)
-	httpClient, err := rest.HTTPClientFor(requestCfg)
+	// Built now for the configuration's errors, and again whenever a
+	// request needs it after it was dropped.
+	first, err := rest.TransportFor(requestCfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %q: http client: %w", name, err)
 	}
+	c.requests = newOnDemandTransport(requestIdleTimeout, first, func() (http.RoundTripper, error) {
+		return rest.TransportFor(requestCfg)
+	})
+	httpClient := &http.Client{Transport: c.requests, Timeout: requestCfg.Timeout}
 	watchCfg := rest.CopyConfig(cfg)
 	watchCfg.WrapTransport = transport.Wrappers(roots.wrap, watchCfg.WrapTransport)
 	watchClient, err := rest.HTTPClientFor(watchCfg)
@@ -348,9 +358,16 @@ func NewIngester(name string, cfg *rest.Config, sink Sink, h *health.Tracker, op
 	if c.dynamic, err = dynamic.NewForConfigAndClient(cfg, httpClient); err != nil {
 		return nil, fmt.Errorf("cluster %q: dynamic client: %w", name, err)
 	}
-	if c.discovery, err = discovery.NewDiscoveryClientForConfigAndClient(cfg, httpClient); err != nil {
+	dc, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, httpClient)
+	if err != nil {
 		return nil, fmt.Errorf("cluster %q: discovery client: %w", name, err)
 	}
+	// The group lists alone (/api, /apis: a few KB), not every group's
+	// resources with them (aggregated discovery, tens of KB per cluster at
+	// each start): built-in groups' resources come from the fleet's
+	// surfaces, and only the configured types' group versions are asked.
+	dc.UseLegacyDiscovery = true
+	c.discovery = dc
 	// As the dynamic client configures its own: JSON, and a serializer
 	// that reads the server's errors (metav1.Status).
 	restCfg := dynamic.ConfigFor(cfg)
@@ -419,6 +436,7 @@ func (c *Ingester) Start(ctx context.Context) error {
 	// only idle ones would leave a connection whose last stream is still
 	// being torn down, and its read goroutine with it.
 	defer c.dialer.CloseAll()
+	defer c.requests.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer func() {
