@@ -42,7 +42,7 @@ func BenchmarkFleetScale(b *testing.B) {
 		b.Run(fmt.Sprintf("clusters=%d/pods=%d", size.clusters, size.perServer), func(b *testing.B) {
 			seedScalePods(b, size.perServer)
 			for b.Loop() {
-				r := startAliasedFleet(b, size.clusters, "pods", informers.Options{})
+				r := startAliasedFleet(b, size.clusters, "pods", informers.Options{}, 0)
 				perPod := func(v uint64, w uint64) float64 { return float64(int64(v)-int64(w)) / float64(r.objects) }
 				b.ReportMetric(r.synced.Seconds(), "s-to-all-synced")
 				b.ReportMetric(float64(r.objects), "pods")
