@@ -430,26 +430,46 @@ func syncFleetcache(b *testing.B) time.Duration {
 // syncClientGo syncs every cluster's ConfigMaps with a bare dynamic
 // informer each, and returns how long it took until all had synced.
 func syncClientGo(b *testing.B) time.Duration {
-	ctx, cancel := context.WithCancel(context.Background())
-	var factories []dynamicinformer.DynamicSharedInformerFactory
-	defer func() {
-		cancel()
-		for _, f := range factories {
-			f.Shutdown()
-		}
-	}()
-	begin := time.Now()
-	var synced []cache.InformerSynced
+	var cfgs []*rest.Config
 	for _, c := range env.Clusters() {
-		f := dynamicinformer.NewDynamicSharedInformerFactory(testcluster.Dynamic(b, c.AdminConfig()), 0)
-		synced = append(synced, f.ForResource(configMaps).Informer().HasSynced)
-		f.Start(ctx.Done())
-		factories = append(factories, f)
+		cfgs = append(cfgs, c.AdminConfig())
 	}
-	for _, hasSynced := range synced {
-		for !hasSynced() {
+	begin := time.Now()
+	infs, stop := startInformers(b, cfgs, configMaps, nil)
+	defer stop()
+	for _, inf := range infs {
+		for !inf.HasSynced() {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
 	return time.Since(begin)
+}
+
+// startInformers starts, for each of cfgs, a dynamic informer factory
+// with one informer of gvr, whose transform is transform unless nil: the
+// client-go baselines. stop stops them all.
+func startInformers(tb testing.TB, cfgs []*rest.Config, gvr schema.GroupVersionResource, transform cache.TransformFunc) (infs []cache.SharedIndexInformer, stop func()) {
+	tb.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	factories := make([]dynamicinformer.DynamicSharedInformerFactory, 0, len(cfgs))
+	stop = func() {
+		cancel()
+		for _, f := range factories {
+			f.Shutdown()
+		}
+	}
+	for _, cfg := range cfgs {
+		f := dynamicinformer.NewDynamicSharedInformerFactory(testcluster.Dynamic(tb, cfg), 0)
+		inf := f.ForResource(gvr).Informer()
+		if transform != nil {
+			if err := inf.SetTransform(transform); err != nil {
+				stop()
+				tb.Fatal(err)
+			}
+		}
+		f.Start(ctx.Done())
+		factories = append(factories, f)
+		infs = append(infs, inf)
+	}
+	return infs, stop
 }

@@ -16,9 +16,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/health"
@@ -143,25 +141,13 @@ func syncFleetPods(b *testing.B, fleet []fleetMember) time.Duration {
 // would, one dynamic informer per cluster whose transform drops
 // managedFields, and returns how long it took until all had synced.
 func syncCarefulPods(b *testing.B, fleet []fleetMember) time.Duration {
-	ctx, cancel := context.WithCancel(context.Background())
-	var factories []dynamicinformer.DynamicSharedInformerFactory
-	defer func() {
-		cancel()
-		for _, f := range factories {
-			f.Shutdown()
-		}
-	}()
-	begin := time.Now()
-	infs := make([]cache.SharedIndexInformer, len(fleet))
+	cfgs := make([]*rest.Config, len(fleet))
 	for i, m := range fleet {
-		f := dynamicinformer.NewDynamicSharedInformerFactory(testcluster.Dynamic(b, m.cfg), 0)
-		infs[i] = f.ForResource(pods).Informer()
-		if err := infs[i].SetTransform(dropManagedFields); err != nil {
-			b.Fatal(err)
-		}
-		f.Start(ctx.Done())
-		factories = append(factories, f)
+		cfgs[i] = m.cfg
 	}
+	begin := time.Now()
+	infs, stop := startInformers(b, cfgs, pods, dropManagedFields)
+	defer stop()
 	for i, inf := range infs {
 		for !inf.HasSynced() || len(inf.GetStore().ListKeys()) < fleet[i].want {
 			time.Sleep(5 * time.Millisecond)

@@ -21,9 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/clusters"
@@ -436,28 +434,15 @@ func BenchmarkFleetStart(b *testing.B) {
 // would share one through client-go's transport cache.
 func benchmarkCarefulStart(b *testing.B, n int, gvr schema.GroupVersionResource) {
 	before := measure(b)
-	ctx, cancel := context.WithCancel(context.Background())
-	var factories []dynamicinformer.DynamicSharedInformerFactory
-	defer func() {
-		cancel()
-		for _, f := range factories {
-			f.Shutdown()
-		}
-	}()
-	begin := time.Now()
-	infs := make([]cache.SharedIndexInformer, 0, n)
+	var cfgs []*rest.Config
 	for _, c := range aliases(n) {
 		cfg := rest.CopyConfig(c.Config)
 		cfg.Proxy = http.ProxyFromEnvironment // not shared through the transport cache
-		f := dynamicinformer.NewDynamicSharedInformerFactory(testcluster.Dynamic(b, cfg), 0)
-		inf := f.ForResource(gvr).Informer()
-		if err := inf.SetTransform(dropManagedFields); err != nil {
-			b.Fatal(err)
-		}
-		f.Start(ctx.Done())
-		factories = append(factories, f)
-		infs = append(infs, inf)
+		cfgs = append(cfgs, cfg)
 	}
+	begin := time.Now()
+	infs, stop := startInformers(b, cfgs, gvr, dropManagedFields)
+	defer stop()
 	testcluster.Eventually(b, 5*time.Minute, fmt.Sprintf("%d informers synced", n), func() (bool, string) {
 		synced := 0
 		for _, inf := range infs {
