@@ -61,8 +61,9 @@ func (t *onDemandTransport) acquire() (http.RoundTripper, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.rt == nil {
-		// Building parses the TLS configuration, no I/O: holding the lock
-		// keeps concurrent first requests on one transport.
+		// Building parses the TLS configuration (reading its files, if
+		// any) and opens no connection: holding the lock keeps concurrent
+		// first requests on one transport.
 		rt, err := t.build()
 		if err != nil {
 			return nil, err
@@ -107,9 +108,15 @@ func (t *onDemandTransport) expire() {
 		utilnet.CloseIdleConnectionsFor(drop)
 	}
 	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.closed && t.inFlight == 0 && t.rt != nil {
+		// A request built another transport and ended meanwhile, while
+		// this one stayed armed: its release did not arm the timer.
+		t.timer.Reset(t.idle)
+		return
+	}
 	t.armed = false
 	t.done.Broadcast()
-	t.mu.Unlock()
 }
 
 // Close drops the transport and closes its idle connections, and waits for
