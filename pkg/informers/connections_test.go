@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -93,5 +96,38 @@ func TestSyncedClusterKeepsOneConnection(t *testing.T) {
 	}
 	if s, _ := f.health.Cluster(c2.Name()); s.Status != health.Synced {
 		t.Errorf("cluster %s after the event: %+v", c2.Name(), s)
+	}
+}
+
+// trackedTransport marks a transport client-go built for a cluster, so
+// that a test sees when it is collected.
+type trackedTransport struct{ http.RoundTripper }
+
+// TestSyncedClusterDropsItsRequestTransport: once a cluster is synced and
+// its lists are over, the transport of its requests other than watches is
+// dropped (and collected), while its watches' transport stays.
+func TestSyncedClusterDropsItsRequestTransport(t *testing.T) {
+	c3 := env.Cluster("c3")
+	var requestLive, watchLive atomic.Int64
+	cfg := c3.AdminConfig()
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		live := &watchLive
+		if ht, ok := rt.(*http.Transport); ok && slices.Equal(ht.TLSClientConfig.NextProtos, []string{"http/1.1"}) {
+			live = &requestLive
+		}
+		live.Add(1)
+		tracked := &trackedTransport{rt}
+		runtime.AddCleanup(tracked, func(live *atomic.Int64) { live.Add(-1) }, live)
+		return tracked
+	}
+	f := startFleet(t, index.Options{}, testOptions("configmaps"), clusters.Cluster{Name: c3.Name(), Config: cfg})
+	waitStatus(t, f, c3.Name(), health.Synced)
+	testcluster.Eventually(t, 30*time.Second, "the request transport collected, the watches' kept", func() (bool, string) {
+		runtime.GC()
+		return requestLive.Load() == 0 && watchLive.Load() == 1,
+			fmt.Sprintf("%d request transports live, %d watch transports", requestLive.Load(), watchLive.Load())
+	})
+	if s, _ := f.health.Cluster(c3.Name()); s.Status != health.Synced {
+		t.Errorf("cluster %s without its request transport: %+v", c3.Name(), s)
 	}
 }
