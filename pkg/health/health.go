@@ -533,10 +533,12 @@ func (t *Tracker) update(cluster string, fn func(*clusterState)) {
 	c, created, unlock := t.lockCluster(cluster, true)
 	defer unlock()
 	now := t.opts.Now()
-	before := c.fingerprintLocked(now)
+	before := c.statusLocked(now)
 	fn(c)
-	if created || c.fingerprintLocked(now) != before {
-		t.recordLocked(Change{Cluster: t.clusterStatusLocked(c, t.opts.Now())})
+	after := c.statusLocked(now)
+	if created || !sameStatus(before, after) {
+		after.ChangeRate = c.changes.rates(now, t.opts.ChangeRateIntervals)
+		t.recordLocked(Change{Cluster: after})
 	}
 }
 
@@ -548,15 +550,19 @@ func (t *Tracker) recordLocked(ch Change) {
 	t.changes.Append(ch)
 }
 
-// fingerprintLocked summarizes what a status change consists of: the cluster
-// status and message and each type's status and error.
-func (c *clusterState) fingerprintLocked(now time.Time) string {
-	s := c.statusLocked(now)
-	fp := string(s.Status) + "|" + s.Message
-	for _, r := range s.Resources {
-		fp += "|" + r.Resource + "=" + string(r.Status) + ":" + r.LastError
+// sameStatus reports whether a and b are the same status change-wise: the
+// cluster's status and message and each type's status and error.
+func sameStatus(a, b ClusterStatus) bool {
+	if a.Status != b.Status || a.Message != b.Message || len(a.Resources) != len(b.Resources) {
+		return false
 	}
-	return fp
+	for i := range a.Resources {
+		ra, rb := &a.Resources[i], &b.Resources[i]
+		if ra.Resource != rb.Resource || ra.Status != rb.Status || ra.LastError != rb.LastError {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *resourceState) statusLocked(reachable bool, now time.Time) ResourceStatus {
@@ -589,7 +595,7 @@ func (r *resourceState) statusLocked(reachable bool, now time.Time) ResourceStat
 }
 
 func (c *clusterState) statusLocked(now time.Time) ClusterStatus {
-	s := ClusterStatus{Name: c.name, Status: Pending}
+	s := ClusterStatus{Name: c.name, Status: Pending, Resources: make([]ResourceStatus, 0, len(c.resources))}
 	reachable := c.probeErr == nil
 	var unreachable, syncing, resyncing, degraded, queued, slow []string
 	var queuedWhy string

@@ -173,3 +173,27 @@ func BenchmarkEventCounter(b *testing.B) {
 		ev.Record(EventModified, at)
 	}
 }
+
+// BenchmarkResourceUpdate is the health work of a request that changes no
+// status (ResourceRequestOK, once per list page and watch request) and of
+// one that does, for a cluster of the 16 default types.
+func BenchmarkResourceUpdate(b *testing.B) {
+	tr := NewTracker(nil, Options{})
+	for i := range 16 {
+		tr.ResourceStarting("c1", "type-"+strconv.Itoa(i), "Kind")
+		tr.ResourceSynced("c1", "type-"+strconv.Itoa(i))
+	}
+	b.Run("unchanged", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			tr.ResourceRequestOK("c1", "type-3")
+		}
+	})
+	b.Run("changed", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			tr.ResourceQueued("c1", "type-3", "waiting")
+			tr.ResourceListing("c1", "type-3")
+		}
+	})
+}
