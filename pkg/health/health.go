@@ -537,8 +537,7 @@ func (t *Tracker) update(cluster string, fn func(*clusterState)) {
 	fn(c)
 	after := c.statusLocked(now)
 	if created || !sameStatus(before, after) {
-		after.ChangeRate = c.changes.rates(now, t.opts.ChangeRateIntervals)
-		t.recordLocked(Change{Cluster: after})
+		t.recordLocked(Change{Cluster: t.withRatesLocked(c, after, now)})
 	}
 }
 
@@ -703,7 +702,11 @@ func (c *clusterState) statusLocked(now time.Time) ClusterStatus {
 
 // clusterStatusLocked is c's status with its change rates.
 func (t *Tracker) clusterStatusLocked(c *clusterState, now time.Time) ClusterStatus {
-	s := c.statusLocked(now)
+	return t.withRatesLocked(c, c.statusLocked(now), now)
+}
+
+// withRatesLocked returns s, a status of c, with c's change rates.
+func (t *Tracker) withRatesLocked(c *clusterState, s ClusterStatus, now time.Time) ClusterStatus {
 	s.ChangeRate = c.changes.rates(now, t.opts.ChangeRateIntervals)
 	return s
 }

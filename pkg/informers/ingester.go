@@ -326,7 +326,7 @@ func NewIngester(name string, cfg *rest.Config, sink Sink, h *health.Tracker, op
 	// Two HTTP clients, so two kinds of connection: one HTTP/2 connection
 	// for the watches and the probes, which stays open, and HTTP/1.1
 	// connections for everything else (discovery, lists, CRD reads), which
-	// close once idle for requestIdleTimeout. A connection keeps the
+	// close with their transport once idle for requestIdleTimeout. A connection keeps the
 	// buffers it grew for the largest record and frame it read (about 35 KB
 	// after a list); the watches' one only ever reads events. HTTP/1.1
 	// because a closed HTTP/2 connection of x/net's, as client-go
@@ -338,7 +338,7 @@ func NewIngester(name string, cfg *rest.Config, sink Sink, h *health.Tracker, op
 	}
 	// First, so that they are handed client-go's *http.Transport itself.
 	roots := &sharedRoots{}
-	requestCfg.WrapTransport = transport.Wrappers(roots.wrap, closeIdleAfter(requestIdleTimeout), requestCfg.WrapTransport)
+	requestCfg.WrapTransport = transport.Wrappers(roots.wrap, requestCfg.WrapTransport)
 	// Built now for the configuration's errors, and again whenever a
 	// request needs it after it was dropped.
 	first, err := rest.TransportFor(requestCfg)
@@ -392,8 +392,9 @@ const dialTimeout = 10 * time.Second
 const requestIdleTimeout = time.Second
 
 // sharedRoots hands the CA pool client-go parsed for a cluster's first
-// transport to its second, built from the same CA data: a parsed
-// certificate is about 3.5 KB, per cluster.
+// transport to the others built from the same CA data (the watches', and
+// the requests' each time it is built again): a parsed certificate is
+// about 3.5 KB, per cluster.
 type sharedRoots struct{ pool *x509.CertPool }
 
 func (s *sharedRoots) wrap(rt http.RoundTripper) http.RoundTripper {
@@ -407,17 +408,6 @@ func (s *sharedRoots) wrap(rt http.RoundTripper) http.RoundTripper {
 		t.TLSClientConfig.RootCAs = s.pool
 	}
 	return rt
-}
-
-// closeIdleAfter has client-go's transport close its connections once idle
-// for d (client-go's default is 90 s).
-func closeIdleAfter(d time.Duration) transport.WrapperFunc {
-	return func(rt http.RoundTripper) http.RoundTripper {
-		if t, ok := rt.(*http.Transport); ok {
-			t.IdleConnTimeout = d
-		}
-		return rt
-	}
 }
 
 // Start runs the cache until ctx ends, then stops every run and
