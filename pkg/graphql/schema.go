@@ -583,9 +583,10 @@ func (s *Server) queryType(resource, conn, cluster *graphql.Object) *graphql.Obj
 			},
 			Resolve: s.resolveFacets},
 	}
-	// Direct execution records the root fields' arguments first.
+	// Direct execution has graphql-go coerce the variables through a
+	// root field first.
 	for _, f := range queryFields {
-		f.Resolve = recordingArgs(f.Resolve)
+		f.Resolve = probingVariables(f.Resolve)
 	}
 	return graphql.NewObject(graphql.ObjectConfig{
 		Name:        "Query",

@@ -464,7 +464,7 @@ func (s *Server) execute(ctx context.Context, doc *parsedDocument, op *ast.Opera
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	if p := s.planFor(doc, op, vars); p != nil {
-		if args, ok := s.rootArgs(ctx, doc.ast, op, vars, p); ok {
+		if args, ok := s.rootArgs(ctx, op, vars, p); ok {
 			res, err := s.runPlanWithin(ctx, p, args)
 			switch {
 			case err == nil:

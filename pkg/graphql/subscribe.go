@@ -80,15 +80,12 @@ func (s *Server) payload(ctx context.Context, o *operation, root any) *Result {
 }
 
 // argsRecorder is the root value of an execution that graphql-go runs only to
-// coerce the root fields' arguments: each root field's resolver records
-// them, by response key, and stops there. Subscribe records a
-// subscription's one field; direct execution records a query's (see
-// direct.go). The execution may outlive a timeout: mu guards the record.
+// coerce a subscription's arguments: its root field's resolver records
+// them, by response key, and stops there. The execution may outlive a
+// timeout: mu guards the record.
 type argsRecorder struct {
 	mu     sync.Mutex
 	fields map[string]recordedField
-	// vars are the operation's variables as graphql-go coerced them.
-	vars map[string]any
 }
 
 // recordedField is what an argsRecorder recorded of one root field.
@@ -109,28 +106,14 @@ func (p *argsRecorder) record(info graphql.ResolveInfo, args map[string]any) {
 		p.fields = map[string]recordedField{}
 	}
 	p.fields[key] = recordedField{field: info.FieldName, args: args}
-	p.vars = info.VariableValues
 	p.mu.Unlock()
 }
 
-// recorded returns what was recorded: the root fields by response key,
-// and the coerced variables (nil if no root field was resolved).
-func (p *argsRecorder) recorded() (map[string]recordedField, map[string]any) {
+// recorded returns the root fields recorded, by response key.
+func (p *argsRecorder) recorded() map[string]recordedField {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.fields, p.vars
-}
-
-// recordingArgs lets an argsRecorder record a root field's arguments instead of
-// resolving the field.
-func recordingArgs(fn graphql.FieldResolveFn) graphql.FieldResolveFn {
-	return func(p graphql.ResolveParams) (any, error) {
-		if pr, ok := p.Source.(*argsRecorder); ok {
-			pr.record(p.Info, p.Args)
-			return nil, errArgsRecorded
-		}
-		return fn(p)
-	}
+	return p.fields
 }
 
 // errArgsRecorded stops an execution that records arguments; its code keeps it out of the logs.
@@ -244,7 +227,7 @@ func (s *Server) subscribe(ctx context.Context, req Request, d *parsedDocument, 
 	}
 	var field string
 	var args map[string]any
-	fields, _ := pr.recorded()
+	fields := pr.recorded()
 	for _, f := range fields { // one at most
 		field, args = f.field, f.args
 	}

@@ -137,15 +137,17 @@ type Object struct {
 	// Type.Codec once it is trained (Raw decodes it).
 	body compact.Body
 
-	Name            string
+	Name string
+	// projected holds the values of Type.Projected in their order, each
+	// as its JSON text behind its length (a uvarint). Beside Name: a page
+	// that asks for fields reads both of every object, and a cache line
+	// more per object was a third of what three fields cost a page.
+	projected       string
 	UID             types.UID
 	ResourceVersion string
 	Labels          Labels
 	Owners          []OwnerRef
 	Created         time.Time
-	// projected holds the values of Type.Projected in their order, each
-	// as its JSON text behind its length (a uvarint).
-	projected string
 }
 
 // SetRaw stores raw, the object encoded as compact JSON, as o's body
@@ -191,16 +193,16 @@ func (o *Object) project(d fieldpath.Doc) {
 	o.setIdentity(string(out))
 }
 
-// setIdentity puts o's name, UID and resourceVersion and the projected
-// values in one allocation: the heap rounds one size up instead of
-// several, and a page that asks for names and fields reads them from one
-// place.
+// setIdentity puts o's name, the projected values, UID and
+// resourceVersion in one allocation, in that order: the heap rounds one
+// size up instead of several, and a page that asks for names and fields
+// reads them from adjacent bytes.
 func (o *Object) setIdentity(projected string) {
 	n := len(o.Name)
-	u := n + len(o.UID)
-	r := u + len(o.ResourceVersion)
-	all := o.Name + string(o.UID) + o.ResourceVersion + projected
-	o.Name, o.UID, o.ResourceVersion, o.projected = all[:n], types.UID(all[n:u]), all[u:r], all[r:]
+	p := n + len(projected)
+	u := p + len(o.UID)
+	all := o.Name + projected + string(o.UID) + o.ResourceVersion
+	o.Name, o.projected, o.UID, o.ResourceVersion = all[:n], all[n:p], types.UID(all[p:u]), all[u:]
 }
 
 // Projected returns the JSON text of the value at p, as
