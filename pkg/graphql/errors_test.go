@@ -190,6 +190,18 @@ func TestTimeout(t *testing.T) {
 			t.Errorf("executed %v, data %v; want executed with null data", res.Executed, res.Data)
 		}
 	})
+	t.Run("expired before execution, with variables", func(t *testing.T) {
+		// Direct execution has graphql-go coerce the variables first: that
+		// execution times out too, and the operation's reports it.
+		s := newServer(t, f.ix, f.tracker, Options{Timeout: time.Nanosecond})
+		res := run(t, s, `query($n: Int) { resources(first: $n) { totalCount } }`, map[string]any{"n": 2})
+		if diff := cmp.Diff([]string{CodeTimeout}, codes(res)); diff != "" {
+			t.Errorf("codes (-want +got):\n%s\n%v", diff, res.Errors)
+		}
+		if !res.Executed || res.Data != nil {
+			t.Errorf("executed %v, data %v; want executed with null data", res.Executed, res.Data)
+		}
+	})
 	t.Run("stuck resolver", func(t *testing.T) {
 		bi := &blockingIndex{Index: f.ix, entered: make(chan struct{}), release: make(chan struct{})}
 		defer close(bi.release)
