@@ -119,6 +119,67 @@ func TestDirectExecution(t *testing.T) {
 	}
 }
 
+// TestPlainVariables checks that the variables direct execution takes as
+// they are given are those graphql-go coerces to themselves, and that it
+// leaves every other to graphql-go.
+func TestPlainVariables(t *testing.T) {
+	f := newFixture(t)
+	s := newServer(t, f.ix, f.tracker, Options{})
+	const query = `query($c: String!, $after: String, $skip: Boolean!, $show: Boolean = true) {
+		resources(filter: {clusters: [$c]}, after: $after) { edges { node { name @skip(if: $skip) namespace @include(if: $show) } } } }`
+	for _, tc := range []struct {
+		name  string
+		vars  map[string]any
+		plain bool
+	}{
+		{"all given", map[string]any{"c": "c1", "after": "x", "skip": false, "show": true}, true},
+		{"more given than defined", map[string]any{"c": "c1", "after": "x", "skip": true, "show": false, "other": 1}, true},
+		{"one absent", map[string]any{"c": "c1", "after": "x", "skip": false}, false},
+		{"null", map[string]any{"c": "c1", "after": nil, "skip": false, "show": true}, false},
+		{"a number for a String", map[string]any{"c": 3, "after": "x", "skip": false, "show": true}, false},
+		{"a string for a Boolean", map[string]any{"c": "c1", "after": "x", "skip": "yes", "show": true}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc, errs := s.prepare(query)
+			if errs != nil {
+				t.Fatal(errs)
+			}
+			op, err := selectOperation(doc.ast, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, plain := plainVariables(op, tc.vars)
+			if plain != tc.plain {
+				t.Fatalf("plain = %v, want %v", plain, tc.plain)
+			}
+			want, ok := s.coerceVariables(t.Context(), op, tc.vars)
+			if plain && !ok {
+				t.Fatalf("graphql-go does not coerce %v", tc.vars)
+			}
+			if diff := cmp.Diff(want, got); plain && diff != "" {
+				t.Errorf("variables differ from graphql-go's (-graphql-go +plain):\n%s", diff)
+			}
+		})
+	}
+	// Types other than String and Boolean are graphql-go's to coerce.
+	for _, q := range []string{`query($n: Int) { resources(first: $n) { totalCount } }`,
+		`query($f: ResourceFilter) { resources(filter: $f) { totalCount } }`,
+		`query($by: FacetKey!) { facets(by: $by) { value } }`,
+		`query($ns: [String!]) { resources(filter: {namespaces: $ns}) { totalCount } }`} {
+		doc, errs := s.prepare(q)
+		if errs != nil {
+			t.Fatal(errs)
+		}
+		op, err := selectOperation(doc.ast, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, plain := plainVariables(op, map[string]any{"n": 2.0, "f": map[string]any{}, "by": "KIND", "ns": "web"}); plain {
+			t.Errorf("%s: taken as given", q)
+		}
+	}
+}
+
 // executeWithGraphQLGo runs a query with graphql-go alone, as Execute did
 // before direct execution.
 func executeWithGraphQLGo(t testing.TB, s *Server, query string, vars map[string]any, opName string) *Result {
