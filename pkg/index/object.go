@@ -141,7 +141,7 @@ type Object struct {
 	// projected holds the values of Type.Projected in their order, each
 	// as its JSON text behind its length (a uvarint). Beside Name: a page
 	// that asks for fields reads both of every object, and a cache line
-	// more per object was a third of what three fields cost a page.
+	// more per object was a quarter of what three fields cost a page.
 	projected       string
 	UID             types.UID
 	ResourceVersion string
