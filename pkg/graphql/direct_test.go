@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/graphql-go/graphql/language/ast"
 
 	"github.com/fleetcache/fleetcache/pkg/graphql/ordered"
 )
@@ -140,14 +141,7 @@ func TestPlainVariables(t *testing.T) {
 		{"a string for a Boolean", map[string]any{"c": "c1", "after": "x", "skip": "yes", "show": true}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			doc, errs := s.prepare(query)
-			if errs != nil {
-				t.Fatal(errs)
-			}
-			op, err := selectOperation(doc.ast, "")
-			if err != nil {
-				t.Fatal(err)
-			}
+			op := preparedOperation(t, s, query)
 			got, plain := plainVariables(op, tc.vars)
 			if plain != tc.plain {
 				t.Fatalf("plain = %v, want %v", plain, tc.plain)
@@ -166,18 +160,25 @@ func TestPlainVariables(t *testing.T) {
 		`query($f: ResourceFilter) { resources(filter: $f) { totalCount } }`,
 		`query($by: FacetKey!) { facets(by: $by) { value } }`,
 		`query($ns: [String!]) { resources(filter: {namespaces: $ns}) { totalCount } }`} {
-		doc, errs := s.prepare(q)
-		if errs != nil {
-			t.Fatal(errs)
-		}
-		op, err := selectOperation(doc.ast, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, plain := plainVariables(op, map[string]any{"n": 2.0, "f": map[string]any{}, "by": "KIND", "ns": "web"}); plain {
+		if _, plain := plainVariables(preparedOperation(t, s, q), map[string]any{"n": 2.0, "f": map[string]any{}, "by": "KIND", "ns": "web"}); plain {
 			t.Errorf("%s: taken as given", q)
 		}
 	}
+}
+
+// preparedOperation returns the one operation of query, parsed and
+// validated by s.
+func preparedOperation(t testing.TB, s *Server, query string) *ast.OperationDefinition {
+	t.Helper()
+	doc, errs := s.prepare(query)
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	op, err := selectOperation(doc.ast, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return op
 }
 
 // executeWithGraphQLGo runs a query with graphql-go alone, as Execute did
