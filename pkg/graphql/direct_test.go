@@ -146,7 +146,7 @@ func TestPlainVariables(t *testing.T) {
 			if plain != tc.plain {
 				t.Fatalf("plain = %v, want %v", plain, tc.plain)
 			}
-			want, ok := s.coerceVariables(t.Context(), op, tc.vars)
+			want, ok := s.probeVariables(t.Context(), op, tc.vars)
 			if plain && !ok {
 				t.Fatalf("graphql-go does not coerce %v", tc.vars)
 			}

@@ -326,12 +326,13 @@ func NewIngester(name string, cfg *rest.Config, sink Sink, h *health.Tracker, op
 	// Two HTTP clients, so two kinds of connection: one HTTP/2 connection
 	// for the watches and the probes, which stays open, and HTTP/1.1
 	// connections for everything else (discovery, lists, CRD reads), which
-	// close with their transport once idle for requestIdleTimeout. A connection keeps the
-	// buffers it grew for the largest record and frame it read (about 35 KB
-	// after a list); the watches' one only ever reads events. HTTP/1.1
-	// because a closed HTTP/2 connection of x/net's, as client-go
-	// configures it, stays in memory, buffers and all, until its 30 s
-	// read-idle timer fires: closing those would raise the start's peak.
+	// close with their transport once idle for requestIdleTimeout. A
+	// connection keeps the buffers it grew for the largest record and frame
+	// it read (about 35 KB after a list); the watches' one only ever reads
+	// events. HTTP/1.1 because a closed HTTP/2 connection of x/net's, as
+	// client-go configures it, stays in memory, buffers and all, until its
+	// 30 s read-idle timer fires: closing those would raise the start's
+	// peak.
 	requestCfg := rest.CopyConfig(cfg)
 	if len(requestCfg.NextProtos) == 0 {
 		requestCfg.NextProtos = []string{"http/1.1"}
