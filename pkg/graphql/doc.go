@@ -29,16 +29,26 @@
 // cache) whose Type the transport checks; then ExecuteOperation runs a
 // query or mutation and returns a Result whose errors each carry
 // extensions.code (the Code constants) and whose data encodes in the order
-// the query selects (package ordered), and SubscribeOperation starts a
+// the query selects, and SubscribeOperation starts a
 // subscription. Execute and Subscribe do both steps, for callers that need
 // no check in between. The caller, when a transport authenticated one, is
 // in the context (authn.WithUser); the Authorizer filters every answer and
 // event for it (authorization.go).
 //
+// Every query and every subscription payload runs through one executor,
+// package execute (pkg/graphql/execute): graphql-go parses, validates and
+// coerces variables (coerceVariables, through one probe execution, see
+// execute.go) and provides introspection's types, and the executor runs
+// the operation's plan, writing JSON straight from the index's stored
+// bytes. Plans that hold for any variables are kept with the document. A
+// panic or an error without a code is INTERNAL to the caller and logged
+// at error level with the operation's name.
+//
 // Subscriptions (Subscription.resourceEvents and clusterHealth) return a
 // Subscription whose Next returns one payload at a time, each the
-// execution of the operation with one event as root value (graphql-go's
-// own Subscribe is not used: it leaks abandoned subscribers).
+// execution of the operation's plan with one event as root value
+// (graphql-go's own Subscribe is not used: it leaks abandoned
+// subscribers).
 // resourceEvents subscriptions are subscribers of a fanout.Hub, run by
 // Server.Start, that follows the index's change feed (pkg/fanout: grouped
 // by filter and by execution, bounded queues, slow consumers ended with

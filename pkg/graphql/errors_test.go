@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
@@ -234,5 +235,71 @@ func TestNewRejectsInconsistentOptions(t *testing.T) {
 	f := newFixture(t)
 	if _, err := New(f.ix, f.tracker, Options{DefaultPageSize: 50, MaxPageSize: 10}); err == nil {
 		t.Error("New accepted a default page size over the maximum")
+	}
+}
+
+// panickingIndex panics on every Lookup: a bug in a read the engine makes.
+type panickingIndex struct{ Index }
+
+func (panickingIndex) Lookup(cluster, namespace, name string) []*index.Object {
+	panic("lookup broke")
+}
+
+// TestPanicIsInternal checks that a panic in execution reaches the caller
+// as an INTERNAL error at the field that panicked, the rest of the answer
+// intact, and the log at error level with the operation's name.
+func TestPanicIsInternal(t *testing.T) {
+	f := newFixture(t)
+	var mu sync.Mutex
+	var logged []string
+	logger := funcr.New(func(prefix, args string) {
+		mu.Lock()
+		logged = append(logged, args)
+		mu.Unlock()
+	}, funcr.Options{Verbosity: 0})
+	s := newServer(t, panickingIndex{f.ix}, f.tracker, Options{Logger: logger})
+	res := s.Execute(t.Context(), Request{Query: `query Broken { clusters { name } resource(cluster: "c1", kind: "Pod", namespace: "web", name: "web-1") { name } }`})
+	if diff := cmp.Diff([]string{CodeInternal}, codes(res)); diff != "" {
+		t.Fatalf("codes (-want +got):\n%s\n%v", diff, res.Errors)
+	}
+	if diff := cmp.Diff([]any{"resource"}, res.Errors[0].Path); diff != "" {
+		t.Errorf("path (-want +got):\n%s", diff)
+	}
+	if strings.Contains(res.Errors[0].Message, "lookup broke") {
+		t.Errorf("the caller reads the panic: %q", res.Errors[0].Message)
+	}
+	if b := string(mustJSON(t, res)); !strings.Contains(b, `"resource":null`) || !strings.Contains(b, `{"name":"c1"}`) {
+		t.Errorf("answer %s: want the clusters and a null resource", b)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(logged) != 1 || !strings.Contains(logged[0], `"operation"="Broken"`) || !strings.Contains(logged[0], "lookup broke") || !strings.Contains(logged[0], `"error"=`) {
+		t.Errorf("logged %q, want one error naming the operation and the panic", logged)
+	}
+}
+
+// TestStartWaitsForPlans checks that a plan left running past its
+// request's deadline is the Server's: Start returns only once it ended.
+func TestStartWaitsForPlans(t *testing.T) {
+	f := newFixture(t)
+	bi := &blockingIndex{Index: f.ix, entered: make(chan struct{}), release: make(chan struct{})}
+	s := newServer(t, bi, f.tracker, Options{Timeout: 50 * time.Millisecond})
+	ctx, cancel := context.WithCancel(t.Context())
+	started := make(chan error, 1)
+	go func() { started <- s.Start(ctx) }()
+	res := run(t, s, `{ resources { edges { cursor } } }`, nil)
+	<-bi.entered
+	if diff := cmp.Diff([]string{CodeTimeout}, codes(res)); diff != "" {
+		t.Fatalf("codes (-want +got):\n%s", diff)
+	}
+	cancel()
+	select {
+	case err := <-started:
+		t.Fatalf("Start returned (%v) while a plan still runs", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(bi.release)
+	if err := <-started; err != nil {
+		t.Fatal(err)
 	}
 }

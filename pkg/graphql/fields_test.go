@@ -224,11 +224,11 @@ func TestFieldProjected(t *testing.T) {
 		if len(res.Errors) > 0 {
 			t.Fatal(res.Errors)
 		}
-		// Direct execution writes the fields without their resolver;
-		// graphql-go runs it.
+		// The executor writes the fields without their resolver;
+		// graphql-go's runs it.
 		want := executeWithGraphQLGo(t, s, query, nil, "")
 		if diff := cmp.Diff(jsonTokens(t, mustJSON(t, want)), jsonTokens(t, mustJSON(t, res))); diff != "" {
-			t.Fatalf("projected %t: direct execution differs from graphql-go (-graphql-go +direct):\n%s", projected, diff)
+			t.Fatalf("projected %t: the executor differs from graphql-go (-graphql-go +executor):\n%s", projected, diff)
 		}
 		return string(mustJSON(t, res.Data)), kept
 	}

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
-	"github.com/fleetcache/fleetcache/pkg/graphql/direct"
+	"github.com/fleetcache/fleetcache/pkg/graphql/execute"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
@@ -38,9 +38,9 @@ func resolveLabels(o *index.Object) any {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = direct.AppendString(b, l.Key)
+		b = execute.AppendString(b, l.Key)
 		b = append(b, ':')
-		b = direct.AppendString(b, l.Value)
+		b = execute.AppendString(b, l.Value)
 	}
 	return json.RawMessage(append(b, '}'))
 }
@@ -96,31 +96,31 @@ func appendField(dst []byte, o *index.Object, path fieldpath.Path) []byte {
 	return path.AppendJSONIn(dst, o.Doc())
 }
 
-// writer returns the direct.Writer of the Resource fields a page asks of
+// writer returns the execute.Writer of the Resource fields a page asks of
 // each of its objects: its identity, and field with a well-formed path
 // (a malformed one is left to resolveField, which reports it).
-func writer(t *graphql.Object, def *graphql.FieldDefinition, args map[string]any) direct.Writer {
+func writer(t *graphql.Object, def *graphql.FieldDefinition, args map[string]any) execute.Writer {
 	if t.Name() != "Resource" {
 		return nil
 	}
 	var fn func(dst []byte, o *index.Object) []byte
 	switch def.Name {
 	case "cluster":
-		fn = func(dst []byte, o *index.Object) []byte { return direct.AppendString(dst, o.Cluster) }
+		fn = func(dst []byte, o *index.Object) []byte { return execute.AppendString(dst, o.Cluster) }
 	case "name":
-		fn = func(dst []byte, o *index.Object) []byte { return direct.AppendString(dst, o.Name) }
+		fn = func(dst []byte, o *index.Object) []byte { return execute.AppendString(dst, o.Name) }
 	case "kind":
-		fn = func(dst []byte, o *index.Object) []byte { return direct.AppendString(dst, o.Type.Kind) }
+		fn = func(dst []byte, o *index.Object) []byte { return execute.AppendString(dst, o.Type.Kind) }
 	case "uid":
-		fn = func(dst []byte, o *index.Object) []byte { return direct.AppendString(dst, string(o.UID)) }
+		fn = func(dst []byte, o *index.Object) []byte { return execute.AppendString(dst, string(o.UID)) }
 	case "resourceVersion":
-		fn = func(dst []byte, o *index.Object) []byte { return direct.AppendString(dst, o.ResourceVersion) }
+		fn = func(dst []byte, o *index.Object) []byte { return execute.AppendString(dst, o.ResourceVersion) }
 	case "namespace":
 		fn = func(dst []byte, o *index.Object) []byte {
 			if o.Namespace == "" {
 				return append(dst, "null"...)
 			}
-			return direct.AppendString(dst, o.Namespace)
+			return execute.AppendString(dst, o.Namespace)
 		}
 	case "field":
 		text, _ := args["path"].(string)

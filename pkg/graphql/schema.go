@@ -545,8 +545,8 @@ func (s *Server) resourceEventType(resource *graphql.Object) *graphql.Object {
 	})
 }
 
-// queryType returns Query, whose fields record their arguments (direct
-// execution, see direct.go) before they resolve.
+// queryType returns Query. Its resources field also keeps the coerced
+// variables of probeVariables' execution (execute.go).
 func (s *Server) queryType(resource, conn, cluster *graphql.Object) *graphql.Object {
 	facet := facetType()
 	queryFields := graphql.Fields{
@@ -583,11 +583,8 @@ func (s *Server) queryType(resource, conn, cluster *graphql.Object) *graphql.Obj
 			},
 			Resolve: s.resolveFacets},
 	}
-	// Direct execution has graphql-go coerce the variables through a
-	// root field first.
-	for _, f := range queryFields {
-		f.Resolve = probingVariables(f.Resolve)
-	}
+	// probeVariables has graphql-go coerce variables through this field.
+	queryFields["resources"].Resolve = probingVariables(queryFields["resources"].Resolve)
 	return graphql.NewObject(graphql.ObjectConfig{
 		Name:        "Query",
 		Description: "What runs where in every cluster, answered from fleetcache's index.",

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,9 +19,8 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/fleetcache/fleetcache/pkg/fanout"
-	"github.com/fleetcache/fleetcache/pkg/graphql/direct"
 	"github.com/fleetcache/fleetcache/pkg/graphql/document"
-	"github.com/fleetcache/fleetcache/pkg/graphql/ordered"
+	"github.com/fleetcache/fleetcache/pkg/graphql/execute"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
@@ -79,9 +77,10 @@ type Server struct {
 	paths *lru.Cache[string, fieldpath.Path]
 	// hits and misses count document cache lookups.
 	hits, misses atomic.Int64
-	// direct counts the operations executed directly (see direct.go).
-	direct  atomic.Int64
-	metrics *metrics
+	metrics      *metrics
+	// running counts the plans that run past their request's deadline
+	// (runWithin); Start waits for them.
+	running sync.WaitGroup
 
 	// hub hands the index's changes to the resourceEvents subscriptions;
 	// Start runs it.
@@ -98,7 +97,8 @@ type Server struct {
 type parsedDocument struct {
 	ast  *ast.Document
 	errs []gqlerrors.FormattedError
-	// plans holds a *directOp per operation of ast that was executed.
+	// plans holds the *execute.Plan of each operation of ast whose plan
+	// holds for any variables.
 	plans sync.Map
 	// costs holds the costed of each operation of ast whose cost holds
 	// for any variables.
@@ -146,6 +146,7 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	s.hub.Run(ctx)
 	s.stop()
+	s.running.Wait()
 	return nil
 }
 
@@ -161,7 +162,8 @@ type Request struct {
 // Result is the response to one request. Every error carries
 // extensions.code.
 type Result struct {
-	// Data is what execution produced: nil if it failed as a whole.
+	// Data is what execution produced, encoded (a json.RawMessage): nil
+	// if it failed as a whole.
 	Data any
 	// Errors are the request's errors, if any.
 	Errors []gqlerrors.FormattedError
@@ -175,12 +177,10 @@ type Result struct {
 	// "cursor" here, and heartbeats "heartbeat": true.
 	Extensions map[string]any
 
-	// selections order the fields of Data as the query does.
-	selections *ordered.Selections
-	// data, when not nil, is Data encoded: direct execution writes it.
+	// data, when not nil, is Data encoded: the executor writes it.
 	data []byte
 	// response, when not nil, is the response of a result without errors
-	// or extensions, written by direct execution around data.
+	// or extensions, written by the executor around data.
 	response []byte
 	// encoded, when not nil, is the result encoded: results shared by
 	// several subscriptions are encoded once.
@@ -212,15 +212,7 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	if r.Executed {
 		data := r.data
 		if data == nil {
-			var err error
-			if r.selections != nil && r.Data != nil {
-				data, err = r.selections.Encode(r.Data, math.MaxInt)
-			} else {
-				data, err = json.Marshal(r.Data)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("encode data: %w", err)
-			}
+			data = []byte("null")
 		}
 		b = append(append(b, `"data":`...), data...)
 	}
@@ -451,117 +443,55 @@ func codeOf(err error) string {
 	return CodeInternal
 }
 
-// execute runs the query or mutation op of doc with the variables within
-// Options.Timeout: directly when it can (see direct.go), else with
-// graphql-go.
-//
-// An operation over Options.MaxCost is refused before it runs, and an
-// answer over Options.MaxResponseBytes is abandoned.
+// execute runs the query op of doc with the variables within
+// Options.Timeout. An operation over Options.MaxCost is refused before it
+// runs, and an answer over Options.MaxResponseBytes is abandoned.
 func (s *Server) execute(ctx context.Context, doc *parsedDocument, op *ast.OperationDefinition, vars map[string]any) *Result {
 	if res := s.checkCost(doc, op, vars); res != nil {
 		return res
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	if p := s.planFor(doc, op, vars); p != nil {
-		if args, ok := s.rootArgs(ctx, op, vars, p); ok {
-			res, err := s.runPlanWithin(ctx, p, args)
-			switch {
-			case err == nil:
-				s.direct.Add(1)
-				return res
-			case errors.Is(err, direct.ErrTooLarge):
-				return s.responseTooLarge(nil)
-			}
-		}
-	}
-	return s.bounded(s.executeRoot(ctx, doc.ast, op, vars, nil, ordered.New(doc.ast, op)))
-}
-
-// runPlanWithin runs p until ctx ends; see runPlan. A resolver may be slow
-// to return (a long index read); as graphql-go's executor does, the request
-// does not wait for it past its deadline (direct.ErrNotDirect: graphql-go reports
-// the timeout), and the plan's goroutine ends on its own, its resolvers
-// checking ctx before each index read.
-func (s *Server) runPlanWithin(ctx context.Context, p *direct.Plan, args map[string]map[string]any) (*Result, error) {
-	type outcome struct {
-		res *Result
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		res, err := s.runPlan(ctx, p, nil, args)
-		done <- outcome{res, err}
-	}()
-	select {
-	case o := <-done:
-		return o.res, o.err
-	case <-ctx.Done():
-		return nil, direct.ErrNotDirect
-	}
-}
-
-// bounded encodes the data of a result that graphql-go produced, within
-// Options.MaxResponseBytes: an answer over it is abandoned for a
-// RESPONSE_TOO_LARGE error. The encoding is kept for MarshalJSON.
-func (s *Server) bounded(res *Result) *Result {
-	if !res.Executed || res.Data == nil || res.data != nil || res.selections == nil {
+	coerced, res := s.coerceVariables(ctx, op, vars)
+	if res != nil {
 		return res
 	}
-	data, err := res.selections.Encode(res.Data, int(min(s.opts.MaxResponseBytes, math.MaxInt)))
-	switch {
-	case errors.Is(err, ordered.ErrTooLarge):
-		return s.responseTooLarge(res.Errors)
-	case err != nil:
-		return res // MarshalJSON reports it
+	p, err := s.planFor(doc, op, coerced)
+	if err != nil {
+		return s.internal(op, &execute.PanicError{Value: err})
 	}
-	res.data = data
+	return s.runWithin(ctx, op, p, rootArgs(op, p, coerced))
+}
+
+// runWithin runs p (see run) until ctx ends. A resolver may be slow to
+// return (a long index read): the request does not wait for it past its
+// deadline, and gets the context's error (TIMEOUT), while the plan's
+// goroutine ends on its own, its resolvers checking ctx before each index
+// read. The Server owns those goroutines: Start waits for them before it
+// returns.
+func (s *Server) runWithin(ctx context.Context, op *ast.OperationDefinition, p *execute.Plan, args map[string]map[string]any) *Result {
+	done := make(chan *Result, 1)
+	s.running.Add(1)
+	go func() {
+		defer s.running.Done()
+		done <- s.run(ctx, op, p, nil, args)
+	}()
+	var res *Result
+	select {
+	case res = <-done:
+	case <-ctx.Done():
+	}
+	if err := contextError(ctx, s.opts.Timeout); err != nil {
+		// Whatever was written may have fields cut short: the answer is
+		// the timeout, as a whole.
+		return &Result{Executed: true, Errors: []gqlerrors.FormattedError{formatted(codeOf(err), err)}}
+	}
 	return res
 }
 
-// responseTooLarge is the result of an answer abandoned for its size,
-// with the errors execution reported before.
-func (s *Server) responseTooLarge(errs []gqlerrors.FormattedError) *Result {
+// responseTooLarge is the result of an answer abandoned for its size.
+func (s *Server) responseTooLarge() *Result {
 	err := formatted(CodeResponseTooLarge, fmt.Errorf("response too large: the answer passed %s bytes, the limit; ask for fewer objects (first) or fewer fields (object is the largest)",
 		formatCount(int(min(s.opts.MaxResponseBytes, math.MaxInt)))))
-	return &Result{Executed: true, Errors: append(slices.Clip(errs), err)}
-}
-
-// executeRoot runs op of doc with the variables and the root value within
-// Options.Timeout; sel are op's selections.
-func (s *Server) executeRoot(ctx context.Context, doc *ast.Document, op *ast.OperationDefinition, vars map[string]any, root any, sel *ordered.Selections) *Result {
-	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
-	defer cancel()
-	name := ""
-	if op.Name != nil {
-		name = op.Name.Value
-	}
-	// graphql.Execute runs the operation in a goroutine and returns early
-	// when ctx ends; the resolvers check ctx, so that goroutine ends soon
-	// after.
-	r := graphql.Execute(graphql.ExecuteParams{Schema: s.schema, Root: root, AST: doc, OperationName: name, Args: vars, Context: ctx})
-	res := &Result{Data: r.Data, Executed: true, selections: sel}
-	ctxErr := contextError(ctx, s.opts.Timeout)
-	for _, e := range r.Errors {
-		switch {
-		case code(e) != "":
-		case isContextError(e.OriginalError()) && ctxErr != nil:
-			e = withCode(e, codeOf(ctxErr))
-			e.Message = ctxErr.Error()
-		case r.Data == nil && len(e.Path) == 0:
-			// Errors before execution: the operation was selected above, so
-			// these are the variables' coercion errors.
-			e = withCode(e, CodeBadUserInput)
-			res.Executed = false
-		default:
-			s.opts.Logger.Error(e.OriginalError(), "GraphQL execution failed", "path", e.Path, "message", e.Message)
-			e = withCode(e, CodeInternal)
-		}
-		res.Errors = append(res.Errors, e)
-	}
-	return res
-}
-
-func isContextError(err error) bool {
-	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+	return &Result{Executed: true, Errors: []gqlerrors.FormattedError{err}}
 }

@@ -18,9 +18,8 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/authz"
 	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
-	"github.com/fleetcache/fleetcache/pkg/graphql/direct"
 	"github.com/fleetcache/fleetcache/pkg/graphql/document"
-	"github.com/fleetcache/fleetcache/pkg/graphql/ordered"
+	"github.com/fleetcache/fleetcache/pkg/graphql/execute"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/inventory"
 )
@@ -47,89 +46,30 @@ var (
 // expected.
 var errNotStreaming = errors.New("subscriptions are served over WebSocket (graphql-transport-ws) or Server-Sent Events, not as a single response")
 
-// operation is a subscription's parsed, validated operation and its
-// variables. Subscriptions whose payloads are the same share one.
+// operation is a subscription's parsed, validated operation, its
+// variables and its plan. Subscriptions whose payloads are the same share
+// one.
 type operation struct {
 	query string
 	doc   *ast.Document
 	op    *ast.OperationDefinition
 	vars  map[string]any
-	sel   *ordered.Selections
-	// plan executes the operation's payloads directly; nil when graphql-go
-	// does (see direct.go).
-	plan *direct.Plan
+	plan  *execute.Plan
 }
 
-// payload executes o with root (an event) as the root value: directly
-// when it can, else with graphql-go, which reports what went wrong. A
-// payload over Options.MaxResponseBytes is replaced by a RESPONSE_TOO_LARGE
-// error; the subscription goes on.
+// payload executes o with root (an event) as the root value. The root
+// field's arguments (filter, since) are not read for an event: the root
+// resolver returns the event. A payload over Options.MaxResponseBytes is
+// replaced by a RESPONSE_TOO_LARGE error; the subscription goes on.
 func (s *Server) payload(ctx context.Context, o *operation, root any) *Result {
-	if o.plan != nil {
-		// The root field's arguments (filter, since) are not read for an
-		// event: the root resolver returns the event.
-		res, err := s.runPlan(ctx, o.plan, root, nil)
-		switch {
-		case err == nil:
-			return res
-		case errors.Is(err, direct.ErrTooLarge):
-			return s.responseTooLarge(nil)
-		}
-	}
-	return s.bounded(s.executeRoot(ctx, o.doc, o.op, o.vars, root, o.sel))
+	return s.run(ctx, o.op, o.plan, root, nil)
 }
-
-// argsRecorder is the root value of an execution that graphql-go runs only to
-// coerce a subscription's arguments: its root field's resolver records
-// them, by response key, and stops there. The execution may outlive a
-// timeout: mu guards the record.
-type argsRecorder struct {
-	mu     sync.Mutex
-	fields map[string]recordedField
-}
-
-// recordedField is what an argsRecorder recorded of one root field.
-type recordedField struct {
-	field string
-	args  map[string]any
-}
-
-func (p *argsRecorder) record(info graphql.ResolveInfo, args map[string]any) {
-	key := info.FieldName
-	if info.Path != nil {
-		if k, ok := info.Path.Key.(string); ok {
-			key = k
-		}
-	}
-	p.mu.Lock()
-	if p.fields == nil {
-		p.fields = map[string]recordedField{}
-	}
-	p.fields[key] = recordedField{field: info.FieldName, args: args}
-	p.mu.Unlock()
-}
-
-// recorded returns the root fields recorded, by response key.
-func (p *argsRecorder) recorded() map[string]recordedField {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.fields
-}
-
-// errArgsRecorded stops an execution that records arguments; its code keeps it out of the logs.
-var errArgsRecorded = newCodedError(codeArgsRecorded, errors.New("recordedField"))
-
-// codeArgsRecorded is the code of errArgsRecorded.
-const codeArgsRecorded = "ARGUMENTS_RECORDED"
 
 // resolveSubscriptionRoot resolves resourceEvents and clusterHealth to the
 // root value of their execution: the event. Outside a subscription, there
 // is none.
 func resolveSubscriptionRoot(p graphql.ResolveParams) (any, error) {
 	switch src := p.Source.(type) {
-	case *argsRecorder:
-		src.record(p.Info, p.Args)
-		return nil, errArgsRecorded
 	case *fanout.Change:
 		if p.Info.FieldName == "resourceEvents" {
 			return src, nil
@@ -211,44 +151,42 @@ func (s *Server) SubscribeOperation(ctx context.Context, o *Operation) (*Subscri
 // subscribe starts the subscription operation op of doc.
 func (s *Server) subscribe(ctx context.Context, req Request, d *parsedDocument, op *ast.OperationDefinition) (*Subscription, *Result) {
 	doc := d.ast
-	roots := document.RootFields(document.Fragments(doc), op)
-	if len(roots) != 1 || roots[0].Name == nil || strings.HasPrefix(roots[0].Name.Value, "__") {
+	// One field, selected once: merging two selections of it is refused
+	// rather than reasoned about.
+	keys, fields := document.CollectFields([]*ast.SelectionSet{op.SelectionSet}, document.Fragments(doc), document.Selector{})
+	if len(keys) != 1 || len(fields[keys[0]]) != 1 || strings.HasPrefix(fields[keys[0]][0].Name.Value, "__") {
 		return nil, errorResult(CodeValidationFailed, errors.New("a subscription must select exactly one field of Subscription"))
 	}
 	if res := s.checkCost(d, op, req.Variables); res != nil {
 		return nil, res
 	}
-	o := &operation{query: req.Query, doc: doc, op: op, vars: req.Variables, sel: ordered.New(doc, op)}
-	pr := &argsRecorder{}
-	res := s.executeRoot(ctx, doc, op, req.Variables, pr, o.sel)
-	if len(res.Errors) == 1 && code(res.Errors[0]) == codeArgsRecorded {
-		// The variables coerce: plan with them.
-		o.plan = s.planFor(d, op, req.Variables)
+	cctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	coerced, res := s.coerceVariables(cctx, op, req.Variables)
+	cancel()
+	if res != nil {
+		res.Executed = false
+		return nil, res
 	}
-	var field string
-	var args map[string]any
-	fields := pr.recorded()
-	for _, f := range fields { // one at most
-		field, args = f.field, f.args
+	p, err := s.planFor(d, op, coerced)
+	if err != nil {
+		return nil, s.internal(op, &execute.PanicError{Value: err})
 	}
-	switch field {
+	if len(p.Fields) == 0 {
+		return nil, errorResult(CodeValidationFailed, errors.New("the subscription's field is skipped"))
+	}
+	root := p.Fields[0]
+	args := execute.ArgumentValues(root.Def.Args, root.Nodes[0].Arguments, coerced)
+	o := &operation{query: req.Query, doc: doc, op: op, vars: req.Variables, plan: p}
+	switch root.Name {
 	case "resourceEvents":
-		return s.subscribeResources(ctx, o, roots[0], args)
+		return s.subscribeResources(ctx, o, root.Nodes[0], args)
 	case "clusterHealth":
 		name, _ := args["cluster"].(string)
 		hs := &healthSub{s: s, op: o, cluster: name, hasCluster: args["cluster"] != nil, user: s.userOf(ctx)}
 		hs.ctx, hs.cancel = context.WithCancel(s.stopped)
 		return &Subscription{src: hs}, nil
-	case "":
-		// Variables that do not coerce, a timeout, or a root field that
-		// @skip or @include leaves out.
-		if len(res.Errors) == 0 {
-			return nil, errorResult(CodeValidationFailed, errors.New("the subscription's field is skipped"))
-		}
-		res.Executed, res.Data = false, nil
-		return nil, res
 	}
-	return nil, errorResult(CodeInternal, fmt.Errorf("no subscription resolves %q", field))
+	return nil, errorResult(CodeInternal, fmt.Errorf("no subscription resolves %q", root.Name))
 }
 
 // subscribeResources starts a resourceEvents subscription.

@@ -91,7 +91,7 @@ func Compute(schema *graphql.Schema, doc *ast.Document, op *ast.OperationDefinit
 // walk adds the cost of the fields that sets select of n values of type t.
 // page is the length of edges when t is a ResourceConnection.
 func (w *walker) walk(t *graphql.Object, sets []*ast.SelectionSet, n, page int) error {
-	keys, fields := document.CollectFields(sets, w.fragments)
+	keys, fields := document.CollectFields(sets, w.fragments, document.Selector{})
 	for _, k := range keys {
 		if w.fields++; w.fields > maxExpandedFields {
 			return ErrTooManyFields

@@ -14,12 +14,15 @@ func Depth(doc *ast.Document) (regular, introspection int) {
 		if !ok {
 			continue
 		}
-		for _, f := range RootFields(w.fragments, op) {
-			d := 1 + w.setDepth(f.SelectionSet)
-			if f.Name != nil && (f.Name.Value == "__schema" || f.Name.Value == "__type") {
-				introspection = max(introspection, d)
-			} else {
-				regular = max(regular, d)
+		keys, fields := CollectFields([]*ast.SelectionSet{op.SelectionSet}, w.fragments, Selector{})
+		for _, k := range keys {
+			for _, f := range fields[k] {
+				d := 1 + w.setDepth(f.SelectionSet)
+				if f.Name != nil && (f.Name.Value == "__schema" || f.Name.Value == "__type") {
+					introspection = max(introspection, d)
+				} else {
+					regular = max(regular, d)
+				}
 			}
 		}
 	}

@@ -13,75 +13,79 @@ func Fragments(doc *ast.Document) map[string]*ast.FragmentDefinition {
 	return out
 }
 
-// RootFields returns the fields of op's selection set with inline
-// fragments and fragment spreads (each fragment once) expanded; fragments
-// are the document's, as Fragments returns them.
-func RootFields(fragments map[string]*ast.FragmentDefinition, op *ast.OperationDefinition) []*ast.Field {
-	return appendRootFields(nil, fragments, op.SelectionSet, map[string]bool{})
-}
-
-func appendRootFields(out []*ast.Field, fragments map[string]*ast.FragmentDefinition, set *ast.SelectionSet, seen map[string]bool) []*ast.Field {
-	if set == nil {
-		return out
-	}
-	for _, sel := range set.Selections {
-		switch s := sel.(type) {
-		case *ast.Field:
-			out = append(out, s)
-		case *ast.InlineFragment:
-			out = appendRootFields(out, fragments, s.SelectionSet, seen)
-		case *ast.FragmentSpread:
-			if s.Name == nil || seen[s.Name.Value] {
-				continue
-			}
-			seen[s.Name.Value] = true
-			if f := fragments[s.Name.Value]; f != nil {
-				out = appendRootFields(out, fragments, f.SelectionSet, seen)
-			}
-		}
-	}
-	return out
+// A Selector decides which selections CollectFields follows. Its zero
+// value follows every one: an upper bound of what any execution selects,
+// as the cost of an operation is computed before its variables are known.
+type Selector struct {
+	// Include reports whether a field or fragment with these directives
+	// is selected (@skip, @include); nil selects all.
+	Include func(directives []*ast.Directive) bool
+	// Applies reports whether a fragment with this type condition (nil
+	// when it has none) applies to the object being collected; nil
+	// applies all.
+	Applies func(condition *ast.Named) bool
 }
 
 // CollectFields returns the response keys that sets select, in order, and
 // the fields of each key, with inline fragments and fragment spreads (each
-// fragment once) expanded. Type conditions and directives are not read:
-// every type a fragment can be spread in is an object type, so validation
-// leaves only conditions that hold.
-func CollectFields(sets []*ast.SelectionSet, fragments map[string]*ast.FragmentDefinition) ([]string, map[string][]*ast.Field) {
-	var keys []string
-	fields := map[string][]*ast.Field{}
-	visited := map[string]bool{}
-	var collect func(set *ast.SelectionSet)
-	collect = func(set *ast.SelectionSet) {
-		if set == nil {
-			return
-		}
-		for _, sel := range set.Selections {
-			switch sel := sel.(type) {
-			case *ast.Field:
-				k := ResponseKey(sel)
-				if _, ok := fields[k]; !ok {
-					keys = append(keys, k)
-				}
-				fields[k] = append(fields[k], sel)
-			case *ast.InlineFragment:
-				collect(sel.SelectionSet)
-			case *ast.FragmentSpread:
-				if sel.Name == nil || visited[sel.Name.Value] {
-					continue
-				}
-				visited[sel.Name.Value] = true
-				if f := fragments[sel.Name.Value]; f != nil {
-					collect(f.SelectionSet)
-				}
+// fragment once) expanded, as GraphQL's CollectFields does: sel says which
+// selections are followed.
+func CollectFields(sets []*ast.SelectionSet, fragments map[string]*ast.FragmentDefinition, sel Selector) ([]string, map[string][]*ast.Field) {
+	c := collector{sel: sel, fragments: fragments, fields: map[string][]*ast.Field{}, visited: map[string]bool{}}
+	for _, set := range sets {
+		c.collect(set)
+	}
+	return c.keys, c.fields
+}
+
+// collector is one run of CollectFields.
+type collector struct {
+	sel       Selector
+	fragments map[string]*ast.FragmentDefinition
+	keys      []string
+	fields    map[string][]*ast.Field
+	visited   map[string]bool
+}
+
+func (c *collector) include(dirs []*ast.Directive) bool {
+	return c.sel.Include == nil || len(dirs) == 0 || c.sel.Include(dirs)
+}
+
+func (c *collector) applies(cond *ast.Named) bool {
+	return c.sel.Applies == nil || c.sel.Applies(cond)
+}
+
+func (c *collector) collect(set *ast.SelectionSet) {
+	if set == nil {
+		return
+	}
+	for _, s := range set.Selections {
+		switch s := s.(type) {
+		case *ast.Field:
+			if !c.include(s.Directives) {
+				continue
+			}
+			k := ResponseKey(s)
+			if _, ok := c.fields[k]; !ok {
+				c.keys = append(c.keys, k)
+			}
+			c.fields[k] = append(c.fields[k], s)
+		case *ast.InlineFragment:
+			if c.include(s.Directives) && c.applies(s.TypeCondition) {
+				c.collect(s.SelectionSet)
+			}
+		case *ast.FragmentSpread:
+			// A fragment counts as visited once spread, even where its
+			// condition does not apply (as graphql-go collects).
+			if s.Name == nil || c.visited[s.Name.Value] || !c.include(s.Directives) {
+				continue
+			}
+			c.visited[s.Name.Value] = true
+			if f := c.fragments[s.Name.Value]; f != nil && c.applies(f.TypeCondition) {
+				c.collect(f.SelectionSet)
 			}
 		}
 	}
-	for _, set := range sets {
-		collect(set)
-	}
-	return keys, fields
 }
 
 // ResponseKey returns the key of a field in a response: its alias, or

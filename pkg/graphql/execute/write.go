@@ -1,0 +1,404 @@
+package execute
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"runtime/debug"
+	"slices"
+	"strconv"
+
+	"github.com/graphql-go/graphql"
+	"github.com/graphql-go/graphql/gqlerrors"
+	"github.com/graphql-go/graphql/language/ast"
+
+	"github.com/fleetcache/fleetcache/pkg/index"
+)
+
+// ErrTooLarge stops the writing of an answer that passed its limit.
+var ErrTooLarge = errors.New("response too large")
+
+// PanicError is the error of a field whose resolver (or the writing of
+// its value) panicked: the field is null, as for any other error, and the
+// server reports it as an internal error with its stack.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return "internal error" }
+
+// Cause returns the error a field's resolver returned (or the
+// *PanicError), out of the located error that carries it.
+func Cause(fe gqlerrors.FormattedError) error {
+	err := fe.OriginalError()
+	if ge, ok := err.(*gqlerrors.Error); ok && ge.OriginalError != nil {
+		return ge.OriginalError
+	}
+	return err
+}
+
+// Write appends the data of p to dst, with root as the root value. args,
+// when not nil, are the root fields' arguments by response key, in place
+// of those compiled into p. The response around the data goes in dst too,
+// so that it is never copied: Write makes room for as much data as the
+// plan wrote last time, and a little more.
+//
+// Errors are GraphQL's: a field whose resolver fails (or panics: a
+// *PanicError) is null, and so is its closest nullable enclosing value, up
+// to the data itself; each error is located as graphql-go locates it (the
+// response path and the field's places in the document) and returned in
+// the order the fields were written. Write fails only with ErrTooLarge,
+// once the data pass limit bytes.
+func Write(ctx context.Context, dst []byte, p *Plan, root any, args map[string]map[string]any, limit int) ([]byte, []gqlerrors.FormattedError, error) {
+	start := len(dst)
+	w := writer{ctx: ctx, buf: slices.Grow(dst, int(max(1024, p.size.Load()*9/8))), limit: start + min(limit, math.MaxInt-start)}
+	switch err := w.object(p, root, args); {
+	case errors.Is(err, ErrTooLarge) || len(w.buf) > w.limit:
+		return nil, nil, ErrTooLarge
+	case err != nil:
+		// A non-null root field failed: the data are null.
+		w.buf = append(w.buf[:start], "null"...)
+		w.record(err)
+	}
+	p.size.Store(int64(len(w.buf) - start))
+	return w.buf, w.errs, nil
+}
+
+// writer runs a plan, writing the response's data.
+type writer struct {
+	ctx context.Context
+	buf []byte
+	// limit is the length of buf writing stops at, with ErrTooLarge.
+	limit int
+	// path is where in the response the writer is, for errors.
+	path []step
+	errs []gqlerrors.FormattedError
+}
+
+// step is one step of a response path: a response key, or an index in a
+// list when key is empty (response keys are names, never empty).
+type step struct {
+	key   string
+	index int
+}
+
+// located is an error located in the response: it makes every value
+// null up to the closest nullable one, where it is recorded.
+type located struct{ gqlerrors.FormattedError }
+
+// object writes the fields p selects of src. args, when not nil, are the
+// root fields' arguments. An error it returns is a located error that
+// makes the object null, or ErrTooLarge.
+func (w *writer) object(p *Plan, src any, args map[string]map[string]any) error {
+	w.buf = append(w.buf, '{')
+	for i, f := range p.Fields {
+		if i > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		w.buf = append(w.buf, f.json...)
+		if f.Def == nil {
+			w.buf = AppendString(w.buf, p.Type.Name())
+			continue
+		}
+		if f.write != nil {
+			if buf, ok := f.write(w.buf, src); ok {
+				if w.buf = buf; len(w.buf) > w.limit {
+					return ErrTooLarge
+				}
+				continue
+			}
+		}
+		fargs := f.Args
+		if a, ok := args[f.Key]; ok {
+			fargs = a
+		}
+		w.path = append(w.path, step{key: f.Key})
+		err := w.field(p.Type, f, src, fargs)
+		w.path = w.path[:len(w.path)-1]
+		if err != nil {
+			return err
+		}
+	}
+	w.buf = append(w.buf, '}')
+	return nil
+}
+
+// field resolves f of src and writes its value.
+func (w *writer) field(parent *graphql.Object, f *Field, src any, args map[string]any) (err error) {
+	mark, depth := len(w.buf), len(w.path)
+	defer func() {
+		if r := recover(); r != nil {
+			w.path = w.path[:depth]
+			err = w.catch(f.Def.Type, &PanicError{Value: r, Stack: debug.Stack()}, f, mark)
+		}
+	}()
+	v, err := w.resolve(parent, f, src, args)
+	if err == nil {
+		_, err = w.complete(f.Def.Type, v, parent, f)
+	}
+	return w.catch(f.Def.Type, err, f, mark)
+}
+
+// resolve calls the resolver of f.
+func (w *writer) resolve(parent *graphql.Object, f *Field, src any, args map[string]any) (any, error) {
+	fn := f.Def.Resolve
+	if fn == nil {
+		fn = graphql.DefaultResolveFn
+	}
+	return fn(graphql.ResolveParams{Source: src, Args: args, Context: w.ctx, Info: w.info(parent, f)})
+}
+
+// info is what a resolver learns of where it runs: introspection's read
+// the schema, fleetcache's only the field's name and type.
+func (w *writer) info(parent *graphql.Object, f *Field) graphql.ResolveInfo {
+	info := graphql.ResolveInfo{FieldName: f.Name, ParentType: parent, ReturnType: f.Def.Type}
+	if f.schema != nil {
+		info.Schema = *f.schema
+		info.FieldASTs = f.Nodes
+	}
+	return info
+}
+
+// catch handles what writing a value of type t at mark ended with: a
+// value that failed is located here unless it already was; it is null
+// here when t is nullable (the error recorded), else the error goes up.
+func (w *writer) catch(t graphql.Type, err error, f *Field, mark int) error {
+	if err == nil || err == ErrTooLarge {
+		return err
+	}
+	var le *located
+	if !errors.As(err, &le) {
+		le = w.locate(err, f)
+	}
+	if _, ok := t.(*graphql.NonNull); ok {
+		return le
+	}
+	w.record(le)
+	w.buf = append(w.buf[:mark], "null"...)
+	return nil
+}
+
+// locate locates err at the writer's path, in f's places in the document.
+// An error that is located already (a *gqlerrors.Error) keeps its place,
+// as in graphql-go.
+func (w *writer) locate(err error, f *Field) *located {
+	nodes := make([]ast.Node, len(f.Nodes))
+	for i, n := range f.Nodes {
+		nodes[i] = n
+	}
+	path := make([]any, len(w.path))
+	for i, s := range w.path {
+		if s.key != "" {
+			path[i] = s.key
+		} else {
+			path[i] = s.index
+		}
+	}
+	return &located{gqlerrors.FormatError(graphql.NewLocatedErrorWithPath(err, nodes, path))}
+}
+
+func (w *writer) record(err error) {
+	var le *located
+	if errors.As(err, &le) {
+		w.errs = append(w.errs, le.FormattedError)
+	}
+}
+
+// complete writes v as a value of t, as graphql-go's completeValue
+// completes it; null reports that it wrote null.
+func (w *writer) complete(t graphql.Type, v any, parent *graphql.Object, f *Field) (null bool, err error) {
+	if nn, ok := t.(*graphql.NonNull); ok {
+		null, err := w.complete(nn.OfType, v, parent, f)
+		if err == nil && null {
+			err = fmt.Errorf("Cannot return null for non-nullable field %v.%v.", parent, f.Name) //nolint:staticcheck // graphql-go's message
+		}
+		return false, err
+	}
+	if isNull(v) {
+		w.buf = append(w.buf, "null"...)
+		return true, nil
+	}
+	switch t := t.(type) {
+	case *graphql.List:
+		return false, w.list(t.OfType, v, parent, f)
+	case *graphql.Object:
+		return false, w.objectValue(t, f.sub, v, parent, f)
+	case *graphql.Interface, *graphql.Union:
+		rt, err := w.runtimeType(t.(graphql.Abstract), v, parent, f)
+		if err != nil {
+			return false, err
+		}
+		return false, w.objectValue(rt, f.abstract.of(rt), v, parent, f)
+	case *graphql.Scalar:
+		if s, ok := v.(string); ok && (t == graphql.String || t == graphql.ID) {
+			// What Serialize returns, without the fmt.Sprintf("%v") by
+			// which graphql-go coerces every string: a tenth of a page's
+			// time.
+			return false, w.leaf(s)
+		}
+		return w.serialized(t.Serialize(v))
+	case *graphql.Enum:
+		return w.serialized(t.Serialize(v))
+	}
+	return false, fmt.Errorf("cannot complete a value of type %v", t)
+}
+
+// objectValue writes v, a value of t, with the fields p selects.
+func (w *writer) objectValue(t *graphql.Object, p *Plan, v any, parent *graphql.Object, f *Field) error {
+	if t.IsTypeOf != nil && !t.IsTypeOf(graphql.IsTypeOfParams{Value: v, Info: w.info(parent, f), Context: w.ctx}) {
+		return fmt.Errorf(`Expected value of type "%v" but got: %T.`, t, v) //nolint:staticcheck // graphql-go's message
+	}
+	return w.object(p, v, nil)
+}
+
+// runtimeType returns the object type of v, a value of the abstract type
+// t, as graphql-go finds it: t's ResolveType, else the first possible type
+// whose IsTypeOf accepts v.
+func (w *writer) runtimeType(t graphql.Abstract, v any, parent *graphql.Object, f *Field) (*graphql.Object, error) {
+	schema := f.abstract.c.schema
+	params := graphql.ResolveTypeParams{Value: v, Info: w.info(parent, f), Context: w.ctx}
+	var rt *graphql.Object
+	switch t := t.(type) {
+	case *graphql.Union:
+		if t.ResolveType != nil {
+			rt = t.ResolveType(params)
+		}
+	case *graphql.Interface:
+		if t.ResolveType != nil {
+			rt = t.ResolveType(params)
+		}
+	}
+	if rt == nil {
+		for _, pt := range schema.PossibleTypes(t) {
+			if pt.IsTypeOf != nil && pt.IsTypeOf(graphql.IsTypeOfParams{Value: v, Info: params.Info, Context: w.ctx}) {
+				rt = pt
+				break
+			}
+		}
+	}
+	if rt == nil {
+		return nil, fmt.Errorf(`Abstract type %v must resolve to an Object type at runtime for field %v.%v with value "%v", received "%v".`, t, parent, f.Name, v, rt) //nolint:staticcheck // graphql-go's message
+	}
+	if !schema.IsPossibleType(t, rt) {
+		return nil, fmt.Errorf(`Runtime Object type "%v" is not a possible type for "%v".`, rt, t) //nolint:staticcheck // graphql-go's message
+	}
+	return rt, nil
+}
+
+// list writes the items of v, a slice (or a pointer to one).
+func (w *writer) list(item graphql.Type, v any, parent *graphql.Object, f *Field) error {
+	w.buf = append(w.buf, '[')
+	// The common list, without reflection.
+	if objs, ok := v.([]*index.Object); ok {
+		for i, o := range objs {
+			if err := w.item(i, item, o, parent, f); err != nil {
+				return err
+			}
+		}
+		w.buf = append(w.buf, ']')
+		return nil
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Pointer {
+		rv = rv.Elem()
+	}
+	if rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array {
+		return fmt.Errorf("User Error: expected iterable, but did not find one for field %v.%v.", parent, f.Name) //nolint:staticcheck // graphql-go's message
+	}
+	for i := range rv.Len() {
+		if err := w.item(i, item, rv.Index(i).Interface(), parent, f); err != nil {
+			return err
+		}
+	}
+	w.buf = append(w.buf, ']')
+	return nil
+}
+
+// item writes the item i of a list: null when it fails and its type is
+// nullable, else the list's field fails.
+func (w *writer) item(i int, t graphql.Type, v any, parent *graphql.Object, f *Field) error {
+	if i > 0 {
+		w.buf = append(w.buf, ',')
+	}
+	mark := len(w.buf)
+	w.path = append(w.path, step{index: i})
+	_, err := w.complete(t, v, parent, f)
+	err = w.catch(t, err, f, mark)
+	w.path = w.path[:len(w.path)-1]
+	return err
+}
+
+// serialized writes a serialized scalar or enum value; null when it is.
+func (w *writer) serialized(v any) (bool, error) {
+	if isNull(v) {
+		w.buf = append(w.buf, "null"...)
+		return true, nil
+	}
+	return false, w.leaf(v)
+}
+
+// leaf writes a serialized scalar or enum value as encoding/json would.
+// Leaves are where an answer grows (an object's JSON is one), so the size
+// limit is checked after each.
+func (w *writer) leaf(v any) error {
+	switch v := v.(type) {
+	case string:
+		w.buf = AppendString(w.buf, v)
+	case int:
+		w.buf = strconv.AppendInt(w.buf, int64(v), 10)
+	case bool:
+		w.buf = strconv.AppendBool(w.buf, v)
+	case json.RawMessage:
+		// Stored bytes: an object's JSON, or labels written compact.
+		w.buf = append(w.buf, v...)
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		w.buf = append(w.buf, b...)
+	}
+	if len(w.buf) > w.limit {
+		return ErrTooLarge
+	}
+	return nil
+}
+
+// isNull reports whether v is null to GraphQL, as graphql-go's isNullish
+// decides: nil, a nil pointer, or a NaN.
+func isNull(v any) bool {
+	if v == nil {
+		return true
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return true
+		}
+		rv = rv.Elem()
+	}
+	switch rv.Kind() {
+	case reflect.Float32, reflect.Float64:
+		return math.IsNaN(rv.Float())
+	}
+	return false
+}
+
+// AppendString appends s as a JSON string. Label keys and values are
+// plain ASCII by Kubernetes' validation; anything else goes through
+// encoding/json.
+func AppendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
