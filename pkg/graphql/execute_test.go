@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/graphql-go/graphql/language/ast"
+	"github.com/graphql-go/graphql/testutil"
 )
 
 // executionCases are operations over the fixture, each with whether it
@@ -217,4 +220,52 @@ func FuzzExecution(f *testing.F) {
 			t.Fatalf("the executor differs from graphql-go (-graphql-go +executor):\n%s", diff)
 		}
 	})
+}
+
+// TestIntrospectionAgainstGraphQLGo checks the whole introspection query
+// that GraphiQL and code generators send against graphql-go's answer,
+// named things compared by name (graphql-go lists types and input fields
+// in map order).
+func TestIntrospectionAgainstGraphQLGo(t *testing.T) {
+	f := newFixture(t)
+	s := newServer(t, f.ix, f.tracker, Options{})
+	got := s.Execute(t.Context(), Request{Query: testutil.IntrospectionQuery})
+	if len(got.Errors) > 0 {
+		t.Fatal(got.Errors)
+	}
+	want := executeWithGraphQLGo(t, s, testutil.IntrospectionQuery, nil, "")
+	byName := func(r *Result) any {
+		var out any
+		if err := json.Unmarshal(mustJSON(t, r), &out); err != nil {
+			t.Fatal(err)
+		}
+		sortByName(out)
+		return out
+	}
+	if diff := cmp.Diff(byName(want), byName(got)); diff != "" {
+		t.Fatalf("the executor differs from graphql-go (-graphql-go +executor):\n%s", diff)
+	}
+	if n := strings.Count(string(mustJSON(t, got)), `"kind":"OBJECT"`); n < 10 {
+		t.Fatalf("%d object types", n)
+	}
+}
+
+// sortByName sorts, everywhere in v, the lists of objects that have names.
+func sortByName(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for _, e := range v {
+			sortByName(e)
+		}
+	case []any:
+		for _, e := range v {
+			sortByName(e)
+		}
+		name := func(e any) string {
+			m, _ := e.(map[string]any)
+			n, _ := m["name"].(string)
+			return n
+		}
+		slices.SortStableFunc(v, func(a, b any) int { return strings.Compare(name(a), name(b)) })
+	}
 }
