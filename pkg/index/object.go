@@ -232,8 +232,8 @@ func (o *Object) Projected(p fieldpath.Path) ([]byte, bool) {
 // Raw returns the object encoded as compact JSON, byte for byte what
 // SetRaw was given, which must not be modified. An uncompressed body is
 // returned as it is stored; a compressed one is decoded (about a
-// microsecond for a 3 KB Pod) and kept among the last 256 decoded
-// (recent.go), so that reading several fields of a page's objects decodes
+// microsecond for a 3 KB Pod) and kept among the last 256 decoded by its
+// Codec's registry (compact.Codec.DecodeShared), so that reading several fields of a page's objects decodes
 // each once. Reads of many objects inside the index use their own
 // buffers instead (bodyReader).
 //
@@ -248,15 +248,11 @@ func (o *Object) Raw() []byte {
 	if o.body.Dropped() {
 		return metadataJSON(o)
 	}
-	if raw, ok := recentRaw(o); ok {
-		return raw
-	}
-	raw, err := o.Type.Codec.Decode(nil, o.body)
+	raw, err := o.Type.Codec.DecodeShared(o.body)
 	if err != nil {
 		// Bodies are made by the same Codec: this cannot happen.
 		return nil
 	}
-	rememberRaw(o, raw)
 	return raw
 }
 
