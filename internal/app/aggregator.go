@@ -26,6 +26,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/graphql"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 	"github.com/fleetcache/fleetcache/pkg/inventory"
 	"github.com/fleetcache/fleetcache/pkg/transport"
@@ -223,7 +224,7 @@ func New(opts Options) (*Aggregator, error) {
 	if auth.authn != nil {
 		trOpts.Authenticator, gqlOpts.Authorizer = auth.authn, auth.authz
 	}
-	api, err := graphql.New(ix, tr, gqlOpts)
+	api, err := graphql.New(views.Of(ix), tr, gqlOpts)
 	if err != nil {
 		return nil, fmt.Errorf("graphql: %w", err)
 	}

@@ -2,6 +2,7 @@ package graphql
 
 import (
 	"context"
+	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"strings"
 	"sync"
 	"testing"
@@ -203,9 +204,9 @@ func TestTimeout(t *testing.T) {
 		}
 	})
 	t.Run("stuck resolver", func(t *testing.T) {
-		bi := &blockingIndex{Index: f.ix, entered: make(chan struct{}), release: make(chan struct{})}
+		bi := &blockingIndex{Index: views.Of(f.ix), entered: make(chan struct{}), release: make(chan struct{})}
 		defer close(bi.release)
-		s := newServer(t, bi, f.tracker, Options{Timeout: 200 * time.Millisecond})
+		s := newServerOf(t, bi, f.tracker, Options{Timeout: 200 * time.Millisecond})
 		begin := time.Now()
 		res := run(t, s, `{ resources { edges { cursor } } }`, nil)
 		if took := time.Since(begin); took > 5*time.Second {
@@ -232,7 +233,7 @@ func TestTimeout(t *testing.T) {
 
 func TestNewRejectsInconsistentOptions(t *testing.T) {
 	f := newFixture(t)
-	if _, err := New(f.ix, f.tracker, Options{DefaultPageSize: 50, MaxPageSize: 10}); err == nil {
+	if _, err := New(views.Of(f.ix), f.tracker, Options{DefaultPageSize: 50, MaxPageSize: 10}); err == nil {
 		t.Error("New accepted a default page size over the maximum")
 	}
 }

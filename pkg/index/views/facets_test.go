@@ -1,7 +1,10 @@
-package index
+package views_test
 
 import (
 	"fmt"
+	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
+	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -9,9 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 )
 
-func facetFixture() *Index {
-	ix := New(Options{})
-	for _, o := range []*Object{
+func facetFixture() *index.Index {
+	ix := index.New(index.Options{})
+	for _, o := range []*index.Object{
 		obj("c1", podType, "a", "p1", withLabels("app", "web", "tier", "fe")),
 		obj("c1", podType, "a", "p2", withLabels("app", "web")),
 		obj("c1", cmType, "b", "cm", withLabels("app", "db")),
@@ -29,25 +32,25 @@ func TestFacets(t *testing.T) {
 	ix := facetFixture()
 	tests := []struct {
 		name     string
-		filter   Filter
-		by       FacetKey
+		filter   planner.Filter
+		by       views.FacetKey
 		labelKey string
-		want     []Facet
+		want     []views.Facet
 	}{
-		{name: "cluster, everything", by: FacetCluster, want: []Facet{{"c1", 4}, {"c2", 3}}},
-		{name: "cluster, one cluster", filter: Filter{Clusters: []string{"c2"}}, by: FacetCluster, want: []Facet{{"c2", 3}}},
-		{name: "namespace", by: FacetNamespace, want: []Facet{{"a", 4}, {"b", 2}, {"", 1}}},
-		{name: "namespace of one cluster", filter: Filter{Clusters: []string{"c1"}}, by: FacetNamespace, want: []Facet{{"a", 2}, {"", 1}, {"b", 1}}},
-		{name: "kind", by: FacetKind, want: []Facet{{"Pod", 3}, {"ConfigMap", 1}, {"Deployment.apps", 1}, {"Node", 1}, {"Pod.foo.example.com", 1}}},
-		{name: "kind with a selector", filter: Filter{Selector: labels.SelectorFromSet(labels.Set{"tier": "fe"})}, by: FacetKind, want: []Facet{{"Deployment.apps", 1}, {"Pod", 1}}},
-		{name: "label", by: FacetLabel, labelKey: "app", want: []Facet{{"web", 4}, {"db", 1}}},
-		{name: "label in a namespace", filter: Filter{Namespaces: []string{"b"}}, by: FacetLabel, labelKey: "app", want: []Facet{{"db", 1}}},
-		{name: "cluster of a kind", filter: Filter{Kinds: []string{"Pod"}}, by: FacetCluster, want: []Facet{{"c1", 2}, {"c2", 2}}},
-		{name: "nothing matches", filter: Filter{Clusters: []string{"c9"}}, by: FacetCluster, want: []Facet{}},
+		{name: "cluster, everything", by: views.FacetCluster, want: []views.Facet{{"c1", 4}, {"c2", 3}}},
+		{name: "cluster, one cluster", filter: planner.Filter{Clusters: []string{"c2"}}, by: views.FacetCluster, want: []views.Facet{{"c2", 3}}},
+		{name: "namespace", by: views.FacetNamespace, want: []views.Facet{{"a", 4}, {"b", 2}, {"", 1}}},
+		{name: "namespace of one cluster", filter: planner.Filter{Clusters: []string{"c1"}}, by: views.FacetNamespace, want: []views.Facet{{"a", 2}, {"", 1}, {"b", 1}}},
+		{name: "kind", by: views.FacetKind, want: []views.Facet{{"Pod", 3}, {"ConfigMap", 1}, {"Deployment.apps", 1}, {"Node", 1}, {"Pod.foo.example.com", 1}}},
+		{name: "kind with a selector", filter: planner.Filter{Selector: labels.SelectorFromSet(labels.Set{"tier": "fe"})}, by: views.FacetKind, want: []views.Facet{{"Deployment.apps", 1}, {"Pod", 1}}},
+		{name: "label", by: views.FacetLabel, labelKey: "app", want: []views.Facet{{"web", 4}, {"db", 1}}},
+		{name: "label in a namespace", filter: planner.Filter{Namespaces: []string{"b"}}, by: views.FacetLabel, labelKey: "app", want: []views.Facet{{"db", 1}}},
+		{name: "cluster of a kind", filter: planner.Filter{Kinds: []string{"Pod"}}, by: views.FacetCluster, want: []views.Facet{{"c1", 2}, {"c2", 2}}},
+		{name: "nothing matches", filter: planner.Filter{Clusters: []string{"c9"}}, by: views.FacetCluster, want: []views.Facet{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, ix.Facets(tt.filter, FacetBy{Key: tt.by, Label: tt.labelKey})); diff != "" {
+			if diff := cmp.Diff(tt.want, views.Facets(ix, tt.filter, views.FacetBy{Key: tt.by, Label: tt.labelKey})); diff != "" {
 				t.Errorf("Facets (-want +got):\n%s", diff)
 			}
 		})
@@ -56,10 +59,10 @@ func TestFacets(t *testing.T) {
 
 func TestFacetsFromCounters(t *testing.T) {
 	ix := facetFixture()
-	before := ix.scanned.Load()
-	ix.Facets(Filter{}, FacetBy{Key: FacetCluster})
-	ix.Facets(Filter{Clusters: []string{"c1"}}, FacetBy{Key: FacetNamespace})
-	if n := ix.scanned.Load() - before; n != 0 {
+	before := ix.Scanned()
+	views.Facets(ix, planner.Filter{}, views.FacetBy{Key: views.FacetCluster})
+	views.Facets(ix, planner.Filter{Clusters: []string{"c1"}}, views.FacetBy{Key: views.FacetNamespace})
+	if n := ix.Scanned() - before; n != 0 {
 		t.Errorf("facets by cluster and namespace visited %d objects, want 0", n)
 	}
 }
@@ -91,28 +94,28 @@ func TestLookup(t *testing.T) {
 // object, which add up the label postings, count what visiting each
 // object counts.
 func TestLabelFacetsFromPostings(t *testing.T) {
-	ix := New(Options{})
+	ix := index.New(index.Options{})
 	for i := range 300 {
 		ix.Upsert(obj(fmt.Sprintf("c%d", i%3), podType, fmt.Sprintf("ns%d", i%7), fmt.Sprintf("p%d", i),
 			withLabels("app", fmt.Sprintf("a%d", i%5), "tier", []string{"fe", "be"}[i%2])))
 	}
-	ix.Delete(Key{Cluster: "c0", Resource: "pods", Namespace: "ns0", Name: "p0"})
+	ix.Delete(index.Key{Cluster: "c0", Resource: "pods", Namespace: "ns0", Name: "p0"})
 	for _, key := range []string{"app", "tier", "none"} {
 		want := map[string]int{}
-		for _, o := range ix.List(Filter{}, nil, 0).Objects {
+		for _, o := range planner.List(ix, planner.Filter{}, nil, 0).Objects {
 			if v, ok := o.Labels.Lookup(key); ok {
 				want[v]++
 			}
 		}
-		before := ix.scanned.Load()
+		before := ix.Scanned()
 		got := map[string]int{}
-		for _, f := range ix.Facets(Filter{}, FacetBy{Key: FacetLabel, Label: key}) {
+		for _, f := range views.Facets(ix, planner.Filter{}, views.FacetBy{Key: views.FacetLabel, Label: key}) {
 			got[f.Value] = f.Count
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("facets by %s (-objects +postings):\n%s", key, diff)
 		}
-		if n := ix.scanned.Load() - before; n != 0 {
+		if n := ix.Scanned() - before; n != 0 {
 			t.Errorf("facets by %s visited %d objects", key, n)
 		}
 	}

@@ -1,7 +1,10 @@
-package index
+package planner_test
 
 import (
 	"fmt"
+	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
+	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -20,8 +23,8 @@ func mustSearch(t testing.TB, s string) search.Query {
 
 // searchFleet is objects with names, namespaces, labels, annotations and
 // images to search.
-func searchFleet() []*Object {
-	return []*Object{
+func searchFleet() []*index.Object {
+	return []*index.Object{
 		obj("c1", podType, "shop", "redis-0", withLabels("app", "redis", "tier", "cache"),
 			withRaw(`{"metadata":{"annotations":{"example.com/owner":"Team-Storage"}},"spec":{"containers":[{"image":"docker.io/library/redis:7.2"}]}}`)),
 		obj("c1", podType, "shop", "web-7d9f8c-abcde", withLabels("app", "web"),
@@ -51,39 +54,39 @@ func TestSearch(t *testing.T) {
 		settings  = "c2/configmaps/prod-payments/settings"
 		node      = "c2/nodes//node-1"
 	)
-	ix := New(Options{})
+	ix := index.New(index.Options{})
 	fleet := searchFleet()
 	for _, o := range fleet {
 		ix.Upsert(o)
 	}
 	tests := []struct {
 		name string
-		f    Filter
+		f    planner.Filter
 		want []string
 	}{
-		{"image", Filter{Search: mustSearch(t, "nginx")}, []string{webDeploy, webPod}},
-		{"image prefix, case-insensitive", Filter{Search: mustSearch(t, "ENV")}, []string{webPod}},
-		{"a word begins two tokens of one object", Filter{Search: mustSearch(t, "redis")}, []string{redis, insight}},
-		{"many tokens", Filter{Search: mustSearch(t, "r")}, []string{redis, insight}},
-		{"name", Filter{Search: mustSearch(t, "7d9")}, []string{webPod}},
-		{"namespace", Filter{Search: mustSearch(t, "payments")}, []string{api, settings}},
-		{"label key", Filter{Search: mustSearch(t, "tier")}, []string{redis}},
-		{"label value", Filter{Search: mustSearch(t, "cach")}, []string{redis}},
-		{"annotation value", Filter{Search: mustSearch(t, "storage")}, []string{redis}},
-		{"init container", Filter{Search: mustSearch(t, "busy")}, []string{api}},
-		{"every word", Filter{Search: mustSearch(t, "web nginx envoy")}, []string{webPod}},
-		{"a word that matches nothing", Filter{Search: mustSearch(t, "web mysql")}, nil},
-		{"not inside a token", Filter{Search: mustSearch(t, "ginx")}, nil},
-		{"data is not searched", Filter{Search: mustSearch(t, "settings nginx")}, nil},
-		{"with kinds", Filter{Kinds: []string{"Deployment.apps"}, Search: mustSearch(t, "nginx")}, []string{webDeploy}},
-		{"with clusters and labels", Filter{Clusters: []string{"c2"}, Selector: mustSelector(t, "app"), Search: mustSearch(t, "redis")}, []string{insight}},
-		{"with namespaces", Filter{Namespaces: []string{"shop"}, Search: mustSearch(t, "app")}, []string{redis, webDeploy, webPod}},
-		{"with a field selector", Filter{Search: mustSearch(t, "web"), Fields: mustFields(t, "spec.containers[].image=nginx:1.25")}, []string{webPod}},
-		{"node", Filter{Search: mustSearch(t, "node 1")}, []string{node}},
+		{"image", planner.Filter{Search: mustSearch(t, "nginx")}, []string{webDeploy, webPod}},
+		{"image prefix, case-insensitive", planner.Filter{Search: mustSearch(t, "ENV")}, []string{webPod}},
+		{"a word begins two tokens of one object", planner.Filter{Search: mustSearch(t, "redis")}, []string{redis, insight}},
+		{"many tokens", planner.Filter{Search: mustSearch(t, "r")}, []string{redis, insight}},
+		{"name", planner.Filter{Search: mustSearch(t, "7d9")}, []string{webPod}},
+		{"namespace", planner.Filter{Search: mustSearch(t, "payments")}, []string{api, settings}},
+		{"label key", planner.Filter{Search: mustSearch(t, "tier")}, []string{redis}},
+		{"label value", planner.Filter{Search: mustSearch(t, "cach")}, []string{redis}},
+		{"annotation value", planner.Filter{Search: mustSearch(t, "storage")}, []string{redis}},
+		{"init container", planner.Filter{Search: mustSearch(t, "busy")}, []string{api}},
+		{"every word", planner.Filter{Search: mustSearch(t, "web nginx envoy")}, []string{webPod}},
+		{"a word that matches nothing", planner.Filter{Search: mustSearch(t, "web mysql")}, nil},
+		{"not inside a token", planner.Filter{Search: mustSearch(t, "ginx")}, nil},
+		{"data is not searched", planner.Filter{Search: mustSearch(t, "settings nginx")}, nil},
+		{"with kinds", planner.Filter{Kinds: []string{"Deployment.apps"}, Search: mustSearch(t, "nginx")}, []string{webDeploy}},
+		{"with clusters and labels", planner.Filter{Clusters: []string{"c2"}, Selector: mustSelector(t, "app"), Search: mustSearch(t, "redis")}, []string{insight}},
+		{"with namespaces", planner.Filter{Namespaces: []string{"shop"}, Search: mustSearch(t, "app")}, []string{redis, webDeploy, webPod}},
+		{"with a field selector", planner.Filter{Search: mustSearch(t, "web"), Fields: mustFields(t, "spec.containers[].image=nginx:1.25")}, []string{webPod}},
+		{"node", planner.Filter{Search: mustSearch(t, "node 1")}, []string{node}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, keys(ix.List(tt.f, nil, 0).Objects), cmpSorted[1]); diff != "" {
+			if diff := cmp.Diff(tt.want, keys(planner.List(ix, tt.f, nil, 0).Objects), cmpSorted[1]); diff != "" {
 				t.Errorf("List (-want +got):\n%s", diff)
 			}
 			for _, limit := range []int{1, 2} {
@@ -91,18 +94,18 @@ func TestSearch(t *testing.T) {
 					t.Errorf("pages of %d (-want +got):\n%s", limit, diff)
 				}
 			}
-			if n := ix.Count(tt.f); n != len(tt.want) {
+			if n := planner.Count(ix, tt.f); n != len(tt.want) {
 				t.Errorf("Count = %d, want %d", n, len(tt.want))
 			}
 			n := 0
-			for _, fc := range ix.Facets(tt.f, FacetBy{Key: FacetCluster}) {
+			for _, fc := range views.Facets(ix, tt.f, views.FacetBy{Key: views.FacetCluster}) {
 				n += fc.Count
 			}
 			if n != len(tt.want) {
 				t.Errorf("Facets count %d, want %d", n, len(tt.want))
 			}
 			var matched []string
-			m := NewMatcher(tt.f)
+			m := planner.NewMatcher(tt.f)
 			for _, o := range fleet {
 				if m.Matches(o) {
 					matched = append(matched, o.Key().String())
@@ -118,10 +121,10 @@ func TestSearch(t *testing.T) {
 // TestSearchFollowsChanges: the token index follows modifications and
 // deletions, and keeps no token of an object that left.
 func TestSearchFollowsChanges(t *testing.T) {
-	ix := New(Options{})
+	ix := index.New(index.Options{})
 	p := obj("c1", podType, "shop", "p", withLabels("app", "redis"), withRaw(`{"spec":{"containers":[{"image":"redis:7"}]}}`))
 	ix.Upsert(p)
-	count := func(s string) int { return ix.Count(Filter{Search: mustSearch(t, s)}) }
+	count := func(s string) int { return planner.Count(ix, planner.Filter{Search: mustSearch(t, s)}) }
 	if count("redis") != 1 {
 		t.Fatal("redis not found")
 	}
@@ -136,11 +139,13 @@ func TestSearchFollowsChanges(t *testing.T) {
 	if count("redis") != 0 || count("valkey") != 1 {
 		t.Errorf("after the image change: redis %d, valkey %d, want 0 and 1", count("redis"), count("valkey"))
 	}
-	if d := ix.checkInvariants(); d != "" {
+	if d := checkInvariants(ix); d != "" {
 		t.Fatal(d)
 	}
 	ix.Delete(p3.Key())
-	if n := ix.tokens.Len(); n != 0 {
+	n := 0
+	ix.Read(func(r index.Reader) { r.EachToken("", func(*index.Posting) bool { n++; return true }) })
+	if n != 0 {
 		t.Errorf("%d tokens left after the last object left", n)
 	}
 }
@@ -148,7 +153,7 @@ func TestSearchFollowsChanges(t *testing.T) {
 // TestSearchVisitsCandidatesOnly: a search reads the postings of the
 // tokens its words begin, not the whole index.
 func TestSearchVisitsCandidatesOnly(t *testing.T) {
-	ix := New(Options{})
+	ix := index.New(index.Options{})
 	for i := range 2000 {
 		image := "nginx:1.25"
 		if i%100 == 0 {
@@ -165,11 +170,11 @@ func TestSearchVisitsCandidatesOnly(t *testing.T) {
 		{"redis 1", 11},   // redis:1, redis:10 to redis:19
 		{"ns 3 redis", 1}, // p-300
 	} {
-		before := ix.scanned.Load()
-		if n := ix.Count(Filter{Search: mustSearch(t, tc.search)}); n != tc.want {
+		before := ix.Scanned()
+		if n := planner.Count(ix, planner.Filter{Search: mustSearch(t, tc.search)}); n != tc.want {
 			t.Errorf("%q counts %d, want %d", tc.search, n, tc.want)
 		}
-		if visited := ix.scanned.Load() - before; visited > 40 {
+		if visited := ix.Scanned() - before; visited > 40 {
 			t.Errorf("%q visited %d objects, want at most 40", tc.search, visited)
 		}
 	}

@@ -1,7 +1,8 @@
-package index
+package planner_test
 
 import (
 	"fmt"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"math/rand/v2"
 	"testing"
 )
@@ -13,7 +14,7 @@ func TestMatcherAgainstReference(t *testing.T) {
 	fleet := randomFleet(r, 500)
 	for i := range 300 {
 		f := randomFilter(t, r)
-		m := NewMatcher(f)
+		m := planner.NewMatcher(f)
 		for _, o := range fleet {
 			if got, want := m.Matches(o), refMatches(f, o); got != want {
 				t.Fatalf("%d/%+v: Matches(%s) = %v, want %v", i, f, fmt.Sprint(o.Key()), got, want)

@@ -1,11 +1,12 @@
-package index
+package planner_test
 
 import (
 	"errors"
 	"fmt"
-	"math"
+	"github.com/fleetcache/fleetcache/internal/indextest"
+	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"math/rand/v2"
-	"slices"
 	"testing"
 	"time"
 
@@ -13,99 +14,6 @@ import (
 
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 )
-
-// sortFleet is randomFleet with creation times, several objects per
-// second so that ties are common.
-func sortFleet(r *rand.Rand, n int) []*Object {
-	fleet := randomFleet(r, n)
-	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	for _, o := range fleet {
-		o.Created = base.Add(time.Duration(r.IntN(n/4+1)) * time.Second)
-	}
-	return fleet
-}
-
-// topShared returns every object matching f in the order of keys, as
-// topLocked reads them with three goroutines.
-func topShared(ix *Index, f Filter, keys []SortKey) []*Object {
-	qs := compileAll([]Filter{f})
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	return ix.topLocked(qs, []plan{ix.planLocked(&qs[0])}, &sorter{keys: keys, need: math.MaxInt, workers: 3})
-}
-
-func sortKeys(t testing.TB, spec ...string) []SortKey {
-	t.Helper()
-	var keys []SortKey
-	for _, s := range spec {
-		k := SortKey{}
-		if s[0] == '-' {
-			k.Desc, s = true, s[1:]
-		}
-		k.Path = fieldpath.MustParse(s)
-		keys = append(keys, k)
-	}
-	return keys
-}
-
-// bruteSorted returns the objects matching f sorted by keys, by sorting
-// them all with the documented order: each key's value (absent last in
-// either direction; numbers, then times, then strings), then Position.
-func bruteSorted(ix *Index, f Filter, keys []SortKey) []*Object {
-	objs := ix.List(f, nil, 0).Objects
-	vals := map[*Object][]SortValue{}
-	for _, o := range objs {
-		vals[o] = SortValues(keys, o)
-	}
-	slices.SortFunc(objs, func(a, b *Object) int {
-		for i, k := range keys {
-			va, vb := vals[a][i], vals[b][i]
-			switch {
-			case va.Kind == Absent && vb.Kind == Absent:
-				continue
-			case va.Kind == Absent:
-				return 1
-			case vb.Kind == Absent:
-				return -1
-			}
-			c := compareNatural(va, vb)
-			if k.Desc {
-				c = -c
-			}
-			if c != 0 {
-				return c
-			}
-		}
-		return a.Position().Compare(b.Position())
-	})
-	return objs
-}
-
-// listSortedAll pages through a sorted list, calling between after each
-// page.
-func listSortedAll(t testing.TB, ix *Index, f Filter, keys []SortKey, limit int, between func()) []*Object {
-	t.Helper()
-	var out []*Object
-	var after *SortedPosition
-	for i := 0; ; i++ {
-		page, err := ix.ListSorted([]Filter{f}, keys, after, limit)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, page.Objects...)
-		if !page.More {
-			return out
-		}
-		if len(page.Objects) != limit {
-			t.Fatalf("page %d has %d objects and More", i, len(page.Objects))
-		}
-		last := page.Objects[len(page.Objects)-1]
-		after = &SortedPosition{Values: SortValues(keys, last), Position: last.Position()}
-		if between != nil {
-			between()
-		}
-	}
-}
 
 var sortSpecs = [][]string{
 	{"metadata.creationTimestamp"},
@@ -125,14 +33,14 @@ func TestListSortedMatchesBruteForce(t *testing.T) {
 	for seed := range uint64(4) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 11))
-			ix := New(Options{})
+			ix := index.New(index.Options{})
 			for _, o := range sortFleet(r, 600) {
 				ix.Upsert(o)
 			}
 			for _, spec := range sortSpecs {
 				sk := sortKeys(t, spec...)
 				for range 6 {
-					f := Filter{}
+					f := planner.Filter{}
 					if r.IntN(3) > 0 {
 						f = randomFilter(t, r)
 					}
@@ -154,27 +62,31 @@ func TestListSortedMatchesBruteForce(t *testing.T) {
 // every candidate, whichever ListSorted would choose.
 func TestSortedWalkAndTopAgree(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 5))
-	ix := New(Options{})
+	ix := index.New(index.Options{})
 	for _, o := range sortFleet(r, 800) {
 		ix.Upsert(o)
 	}
-	phase := ix.fields.lookup("pods", "status.phase").ordered
+	var created, phase *index.OrderedIndex
+	ix.Read(func(r index.Reader) {
+		created = r.Ordered(fieldpath.MustParse("metadata.creationTimestamp"))
+		phase = r.FieldIndex("pods", "status.phase").Ordered()
+	})
 	for _, tc := range []struct {
 		spec    []string
-		ordered *orderedIndex
+		ordered *index.OrderedIndex
 		pods    bool // restrict the filters to pods, which index status.phase
 	}{
-		{spec: []string{"metadata.creationTimestamp"}, ordered: ix.created},
-		{spec: []string{"-metadata.creationTimestamp"}, ordered: ix.created},
-		{spec: []string{"-metadata.creationTimestamp", "status.phase"}, ordered: ix.created},
-		{spec: []string{"metadata.creationTimestamp", "-status.restarts"}, ordered: ix.created},
+		{spec: []string{"metadata.creationTimestamp"}, ordered: created},
+		{spec: []string{"-metadata.creationTimestamp"}, ordered: created},
+		{spec: []string{"-metadata.creationTimestamp", "status.phase"}, ordered: created},
+		{spec: []string{"metadata.creationTimestamp", "-status.restarts"}, ordered: created},
 		{spec: []string{"status.phase"}, ordered: phase, pods: true},
 		{spec: []string{"-status.phase"}, ordered: phase, pods: true},
 		{spec: []string{"-status.phase", "-metadata.creationTimestamp"}, ordered: phase, pods: true},
 	} {
 		sk := sortKeys(t, tc.spec...)
 		for range 20 {
-			f := Filter{}
+			f := planner.Filter{}
 			if r.IntN(2) == 0 {
 				f = randomFilter(t, r)
 			}
@@ -182,27 +94,15 @@ func TestSortedWalkAndTopAgree(t *testing.T) {
 				f.Resources, f.Kinds = []string{"pods"}, nil
 			}
 			all := bruteSorted(ix, f, sk)
-			var after *SortedPosition
+			var after *planner.SortedPosition
 			if len(all) > 0 && r.IntN(2) == 0 {
 				o := all[r.IntN(len(all))]
-				after = &SortedPosition{Values: SortValues(sk, o), Position: o.Position()}
+				after = &planner.SortedPosition{Values: planner.SortValues(sk, o), Position: o.Position()}
 			}
-			need := 1 + r.IntN(40)
-			s := &sorter{keys: sk, after: after, need: need}
-			if after != nil {
-				s.pivot = after.Position.pivot()
+			walks, none, top, shared, walked, ok := planner.SortedReads(ix, f, sk, after, 1+r.IntN(40), tc.ordered)
+			if !none && walks != tc.ordered {
+				t.Errorf("sort %v, filter %+v: ListSorted would walk %v, want %v", tc.spec, f, walks, tc.ordered)
 			}
-			qs := compileAll([]Filter{f})
-			ix.mu.RLock()
-			plans := []plan{ix.planLocked(&qs[0])}
-			if got := ix.orderedLocked(qs, plans, sk[0].Path); !plans[0].none && got != tc.ordered {
-				t.Errorf("sort %v, filter %+v: ListSorted would walk %v, want %v", tc.spec, f, got, tc.ordered)
-			}
-			top := ix.topLocked(qs, plans, s)
-			s.workers = 3
-			shared := ix.topLocked(qs, plans, s)
-			walked, ok := ix.walkLocked(tc.ordered, qs, plans, s, ix.all.Len()+1)
-			ix.mu.RUnlock()
 			if !ok {
 				t.Fatal("the walk gave up within a budget of every object")
 			}
@@ -216,10 +116,7 @@ func TestSortedWalkAndTopAgree(t *testing.T) {
 	}
 	// Other types may hold status.phase too: without a type filter there
 	// is no index to walk.
-	qs := compileAll([]Filter{{}})
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	if got := ix.orderedLocked(qs, []plan{ix.planLocked(&qs[0])}, fieldpath.MustParse("status.phase")); got != nil {
+	if walks, _, _, _, _, _ := planner.SortedReads(ix, planner.Filter{}, sortKeys(t, "status.phase"), nil, 10, nil); walks != nil {
 		t.Error("an unfiltered sort by status.phase walks the index of pods")
 	}
 }
@@ -233,15 +130,15 @@ func TestSortedPagingUnderChurn(t *testing.T) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 13))
 			fleet := sortFleet(r, 800)
-			ix := New(Options{Retention: 1000})
-			stable := map[Key]bool{}
+			ix := index.New(index.Options{Retention: 1000})
+			stable := map[index.Key]bool{}
 			for i, o := range fleet {
 				ix.Upsert(o)
 				if i%2 == 0 {
 					stable[o.Key()] = true
 				}
 			}
-			c := &churn{r: r, stable: stable}
+			c := &indextest.Churn{R: r, Stable: stable}
 			for _, spec := range sortSpecs {
 				sk := sortKeys(t, spec...)
 				f := randomFilter(t, r)
@@ -254,10 +151,10 @@ func TestSortedPagingUnderChurn(t *testing.T) {
 				}
 				got := listSortedAll(t, ix, f, sk, 1+r.IntN(30), func() {
 					for range r.IntN(20) {
-						c.step(ix, fleet)
+						c.Step(ix, fleet)
 					}
 				})
-				seen := map[Key]bool{}
+				seen := map[index.Key]bool{}
 				var gotStable []string
 				for i, o := range got {
 					if seen[o.Key()] {
@@ -267,7 +164,7 @@ func TestSortedPagingUnderChurn(t *testing.T) {
 					if stable[o.Key()] {
 						gotStable = append(gotStable, o.Key().String())
 					}
-					if i > 0 && compareSorted(sk, SortValues(sk, got[i-1]), got[i-1], SortValues(sk, o), o) >= 0 {
+					if i > 0 && planner.CompareSorted(sk, planner.SortValues(sk, got[i-1]), got[i-1], planner.SortValues(sk, o), o) >= 0 {
 						t.Errorf("sort %v: %v before %v", spec, got[i-1].Key(), o.Key())
 					}
 				}
@@ -275,7 +172,7 @@ func TestSortedPagingUnderChurn(t *testing.T) {
 					t.Errorf("sort %v: stable objects (-want +got):\n%s", spec, d)
 				}
 			}
-			if d := ix.checkInvariants(); d != "" {
+			if d := checkInvariants(ix); d != "" {
 				t.Error(d)
 			}
 		})
@@ -288,23 +185,23 @@ func TestSortValues(t *testing.T) {
 	t0 := float64(o.Created.UnixMicro())
 	tests := []struct {
 		path string
-		want SortValue
+		want index.SortValue
 	}{
-		{"a.n", SortValue{Kind: Number, Num: 3.5}},
-		{"a.s", SortValue{Kind: String, Str: "x"}},
-		{"a.t", SortValue{Kind: Time, Num: t0}},
-		{"a.tn", SortValue{Kind: Time, Num: t0 + 123456}},
-		{"a.b", SortValue{Kind: String, Str: "true"}},
-		{"a.o", SortValue{Kind: String, Str: `{"k":1}`}},
-		{"a.z", SortValue{}},
-		{"a.missing", SortValue{}},
-		{"a.bad", SortValue{Kind: String, Str: "2026-13-02T03:04:05Z"}},
-		{"metadata.creationTimestamp", SortValue{Kind: Time, Num: t0}},
-		{"cluster", SortValue{Kind: String, Str: "c1"}},
+		{"a.n", index.SortValue{Kind: index.Number, Num: 3.5}},
+		{"a.s", index.SortValue{Kind: index.String, Str: "x"}},
+		{"a.t", index.SortValue{Kind: index.Time, Num: t0}},
+		{"a.tn", index.SortValue{Kind: index.Time, Num: t0 + 123456}},
+		{"a.b", index.SortValue{Kind: index.String, Str: "true"}},
+		{"a.o", index.SortValue{Kind: index.String, Str: `{"k":1}`}},
+		{"a.z", index.SortValue{}},
+		{"a.missing", index.SortValue{}},
+		{"a.bad", index.SortValue{Kind: index.String, Str: "2026-13-02T03:04:05Z"}},
+		{"metadata.creationTimestamp", index.SortValue{Kind: index.Time, Num: t0}},
+		{"cluster", index.SortValue{Kind: index.String, Str: "c1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
-			got := SortValues(sortKeys(t, tt.path), o)[0]
+			got := planner.SortValues(sortKeys(t, tt.path), o)[0]
 			if d := cmp.Diff(tt.want, got); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}
@@ -313,13 +210,13 @@ func TestSortValues(t *testing.T) {
 }
 
 func TestListSortedRefuses(t *testing.T) {
-	ix := New(Options{})
+	ix := index.New(index.Options{})
 	ix.Upsert(obj("c1", podType, "ns", "p"))
-	_, err := ix.ListSorted([]Filter{{}}, sortKeys(t, "spec.containers[].image"), nil, 10)
-	if !errors.Is(err, ErrSortPath) {
-		t.Errorf("a path across an array: got %v, want ErrSortPath", err)
+	_, err := planner.ListSorted(ix, []planner.Filter{{}}, sortKeys(t, "spec.containers[].image"), nil, 10)
+	if !errors.Is(err, planner.ErrSortPath) {
+		t.Errorf("a path across an array: got %v, want planner.ErrSortPath", err)
 	}
-	_, err = ix.ListSorted([]Filter{{}}, sortKeys(t, "a", "b"), &SortedPosition{Values: []SortValue{{}}}, 10)
+	_, err = planner.ListSorted(ix, []planner.Filter{{}}, sortKeys(t, "a", "b"), &planner.SortedPosition{Values: []index.SortValue{{}}}, 10)
 	if err == nil {
 		t.Error("a position with one value for two keys: no error")
 	}
@@ -329,13 +226,13 @@ func TestListSortedRefuses(t *testing.T) {
 // without a filter walks the ordered index instead of reading every object.
 func TestSortedWalkVisitsPage(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	ix := New(Options{})
+	ix := index.New(index.Options{})
 	for _, o := range sortFleet(r, 5000) {
 		ix.Upsert(o)
 	}
 	for _, spec := range []string{"metadata.creationTimestamp", "-metadata.creationTimestamp"} {
-		before := ix.scanned.Load()
-		page, err := ix.ListSorted([]Filter{{}}, sortKeys(t, spec), nil, 50)
+		before := ix.Scanned()
+		page, err := planner.ListSorted(ix, []planner.Filter{{}}, sortKeys(t, spec), nil, 50)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -344,7 +241,7 @@ func TestSortedWalkVisitsPage(t *testing.T) {
 		}
 		// The walk reads the page, and what the cursor skips of its
 		// first group.
-		if n := ix.scanned.Load() - before; n > 200 {
+		if n := ix.Scanned() - before; n > 200 {
 			t.Errorf("%s: visited %d objects for a page of 50", spec, n)
 		}
 	}
@@ -354,7 +251,7 @@ func TestSortedWalkVisitsPage(t *testing.T) {
 // authorization builds them) is the sorted list of their union.
 func TestListSortedUnion(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
-	ix := New(Options{})
+	ix := index.New(index.Options{})
 	for _, o := range sortFleet(r, 600) {
 		ix.Upsert(o)
 	}
@@ -370,10 +267,10 @@ func TestListSortedUnion(t *testing.T) {
 			nonEmpty++
 		}
 		for _, limit := range []int{0, 4, 100} {
-			var got []*Object
-			var after *SortedPosition
+			var got []*index.Object
+			var after *planner.SortedPosition
 			for {
-				page, err := ix.ListSorted([]Filter{a, b}, sk, after, limit)
+				page, err := planner.ListSorted(ix, []planner.Filter{a, b}, sk, after, limit)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -382,7 +279,7 @@ func TestListSortedUnion(t *testing.T) {
 					break
 				}
 				last := page.Objects[len(page.Objects)-1]
-				after = &SortedPosition{Values: SortValues(sk, last), Position: last.Position()}
+				after = &planner.SortedPosition{Values: planner.SortValues(sk, last), Position: last.Position()}
 			}
 			if d := cmp.Diff(want, keys(got)); d != "" {
 				t.Errorf("sort %v, limit %d (-want +got):\n%s", spec, limit, d)

@@ -1,11 +1,13 @@
-package index
+package planner_test
 
 import (
 	"fmt"
+	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
+	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"maps"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,64 +17,6 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 )
 
-// unindexed is Options without any index on paths.
-func unindexed() Options {
-	off := map[string][]fieldpath.Path{}
-	for r := range defaultIndexes() {
-		off[r] = nil
-	}
-	return Options{Indexes: off}
-}
-
-func paths(texts ...string) []fieldpath.Path {
-	out := make([]fieldpath.Path, len(texts))
-	for i, t := range texts {
-		out[i] = fieldpath.MustParse(t)
-	}
-	return out
-}
-
-// randomFieldRaw returns the JSON of an object whose values at the tested
-// paths are drawn from small sets: strings, numbers written several ways,
-// booleans, nulls, absent values, objects, and arrays with repeats.
-func randomFieldRaw(r *rand.Rand) string {
-	pick := func(vs ...string) string { return vs[r.IntN(len(vs))] }
-	var status, spec []string
-	if v := pick(`"Running"`, `"Running"`, `"Failed"`, `"3"`, `3`, `true`, `null`, `{"a":1}`, ``); v != "" {
-		status = append(status, `"phase":`+v)
-	}
-	if v := pick(`3`, `3.0`, `"3"`, `-0`, `0`, `1e21`, `true`, `"true"`, ``); v != "" {
-		status = append(status, `"n":`+v)
-	}
-	if v := pick(`"n1"`, `"n2"`, ``); v != "" {
-		spec = append(spec, `"nodeName":`+v)
-	}
-	if v := pick(`true`, `false`, `"true"`, ``); v != "" {
-		spec = append(spec, `"unschedulable":`+v)
-	}
-	images := func() string {
-		var cs []string
-		for range r.IntN(4) {
-			cs = append(cs, `{"image":`+pick(`"nginx"`, `"redis"`, `"envoy"`, `null`, `["nginx"]`)+`}`)
-		}
-		return `[` + strings.Join(cs, ",") + `]`
-	}
-	spec = append(spec, `"containers":`+images(), `"template":{"spec":{"containers":`+images()+`}}`)
-	return `{"spec":{` + strings.Join(spec, ",") + `},"status":{` + strings.Join(status, ",") + `}}`
-}
-
-// fieldIndexOptions indexes the tested paths of pods, one of the foo pods,
-// none of the ConfigMaps; nodes and Deployments keep their defaults, of
-// which spec.unschedulable and spec.template.spec.containers[].image are
-// tested.
-func fieldIndexOptions() Options {
-	return Options{Indexes: map[string][]fieldpath.Path{
-		"pods":                 paths("status.phase", "status.n", "spec.nodeName", "spec.containers[].image", "spec.unschedulable"),
-		"pods.foo.example.com": paths("status.phase"),
-		"configmaps":           {},
-	}}
-}
-
 // TestFieldIndexAgreesWithBytes applies random changes (upserts that move
 // objects between values, deletes, removed clusters) to an index with
 // indexes on paths and to one without, and checks after each round that
@@ -81,9 +25,9 @@ func fieldIndexOptions() Options {
 // holds exactly the objects with its value.
 func TestFieldIndexAgreesWithBytes(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 15))
-	indexed, plain := New(fieldIndexOptions()), New(unindexed())
-	model := map[Key]*Object{}
-	types := []*Type{podType, podType, podType, fooPodsType, nodeType, cmType, deployType}
+	indexed, plain := index.New(fieldIndexOptions()), index.New(unindexed())
+	model := map[index.Key]*index.Object{}
+	types := []*index.Type{podType, podType, podType, fooPodsType, nodeType, cmType, deployType}
 	upsert := func() {
 		ty := types[r.IntN(len(types))]
 		ns := []string{"a", "b"}[r.IntN(2)]
@@ -98,7 +42,7 @@ func TestFieldIndexAgreesWithBytes(t *testing.T) {
 	}
 
 	sel := func(s string) labels.Selector { return mustSelector(t, s) }
-	var filters []Filter
+	var filters []planner.Filter
 	for _, fs := range []string{
 		"", "status.phase=Running", "status.phase in (Running,Failed)", "status.phase=3", "status.phase=3.0", "status.phase=true",
 		"status.n=0", "status.n=-0", "status.n in (3,true)", "status.n=1e21", "status.n=1e+21", "status.n=03",
@@ -106,7 +50,7 @@ func TestFieldIndexAgreesWithBytes(t *testing.T) {
 		"spec.nodeName=n1,status.phase=Running", "spec.unschedulable=true", "status.phase!=Running", "status.phase",
 		"spec.template.spec.containers[].image in (envoy,redis)", "cluster=c2,status.phase=Failed", "status.phase=Nothing",
 	} {
-		for _, f := range []Filter{
+		for _, f := range []planner.Filter{
 			{},
 			{Kinds: []string{"Pod"}},
 			{Kinds: []string{"Pod.foo.example.com"}},
@@ -144,87 +88,51 @@ func TestFieldIndexAgreesWithBytes(t *testing.T) {
 				if a, b := indexed.RemoveCluster(c), plain.RemoveCluster(c); a != b {
 					t.Fatalf("RemoveCluster removed %d and %d", a, b)
 				}
-				maps.DeleteFunc(model, func(k Key, _ *Object) bool { return k.Cluster == c })
+				maps.DeleteFunc(model, func(k index.Key, _ *index.Object) bool { return k.Cluster == c })
 			}
 		}
-		if d := indexed.checkFieldIndexes(); d != "" {
+		if d := checkInvariants(indexed); d != "" {
 			t.Fatalf("round %d: %s", round, d)
 		}
 		for _, f := range filters {
-			var matched []*Object
-			m := NewMatcher(f)
+			var matched []*index.Object
+			m := planner.NewMatcher(f)
 			for _, o := range model {
 				if m.Matches(o) {
 					matched = append(matched, o)
 				}
 			}
-			slices.SortFunc(matched, compareObjects)
+			slices.SortFunc(matched, index.CompareObjects)
 			want := keys(matched)
 			name := fmt.Sprintf("round %d, %+v", round, f)
-			if diff := cmp.Diff(want, keys(indexed.List(f, nil, 0).Objects), cmpSorted[1]); diff != "" {
+			if diff := cmp.Diff(want, keys(planner.List(indexed, f, nil, 0).Objects), cmpSorted[1]); diff != "" {
 				t.Errorf("%s: List (-brute force +indexed):\n%s", name, diff)
 			}
-			if diff := cmp.Diff(want, keys(plain.List(f, nil, 0).Objects), cmpSorted[1]); diff != "" {
+			if diff := cmp.Diff(want, keys(planner.List(plain, f, nil, 0).Objects), cmpSorted[1]); diff != "" {
 				t.Errorf("%s: List (-brute force +unindexed):\n%s", name, diff)
 			}
-			if got, gotPlain := indexed.Count(f), plain.Count(f); got != len(want) || gotPlain != len(want) {
+			if got, gotPlain := planner.Count(indexed, f), planner.Count(plain, f); got != len(want) || gotPlain != len(want) {
 				t.Errorf("%s: Count = %d, unindexed %d, want %d", name, got, gotPlain, len(want))
 			}
-			before := indexed.scanned.Load()
+			before := indexed.Scanned()
 			if diff := cmp.Diff(want, keys(listAll(t, indexed, f, 3, nil)), cmpSorted[1]); diff != "" {
 				t.Errorf("%s: pages of 3 (-brute force +indexed):\n%s", name, diff)
 			}
-			paging += indexed.scanned.Load() - before
+			paging += indexed.Scanned() - before
 			for _, p := range facetPaths {
-				by := FacetBy{Key: FacetField, Field: p}
-				if diff := cmp.Diff(plain.Facets(f, by), indexed.Facets(f, by)); diff != "" {
+				by := views.FacetBy{Key: views.FacetField, Field: p}
+				if diff := cmp.Diff(views.Facets(plain, f, by), views.Facets(indexed, f, by)); diff != "" {
 					t.Errorf("%s: Facets by %s (-bytes +indexed):\n%s", name, p, diff)
 				}
 			}
 		}
 	}
 	// The comparison means something only if the indexes served reads.
-	a, b := indexed.scanned.Load()-paging, plain.scanned.Load()
+	a, b := indexed.Scanned()-paging, plain.Scanned()
 	if 10*a > 9*b {
 		t.Errorf("the indexed reads visited %d objects, the others %d: the indexes were hardly used", a, b)
 	}
 	t.Logf("visited %d objects with the indexes, %d without", a, b)
-}
-
-// checkFieldIndexes verifies that each path's postings hold exactly the
-// objects with their values, and that the kinds counted per resource are
-// those of the objects held.
-func (ix *Index) checkFieldIndexes() string {
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	kinds := map[string]map[string]int{}
-	want := map[*fieldIndex]map[string][]*Object{}
-	ix.all.Ascend(nil, func(o *Object) bool {
-		if kinds[o.Type.Resource] == nil {
-			kinds[o.Type.Resource] = map[string]int{}
-		}
-		kinds[o.Type.Resource][o.Type.KindName()]++
-		for _, fi := range ix.fields.byResource[o.Type.Resource] {
-			if want[fi] == nil {
-				want[fi] = map[string][]*Object{}
-			}
-			for _, v := range fieldValues(fi.path, o, nil, nil) {
-				want[fi][v] = append(want[fi][v], o)
-			}
-		}
-		return true
-	})
-	if diff := cmp.Diff(kinds, ix.fields.kinds); diff != "" {
-		return "kinds (-objects +counted):\n" + diff
-	}
-	for r, fis := range ix.fields.byResource {
-		for _, fi := range fis {
-			if d := samePostings(fi.values, want[fi]); d != "" {
-				return fmt.Sprintf("%s %s: %s", r, fi.path, d)
-			}
-		}
-	}
-	return ""
 }
 
 // TestFieldIndexVisits checks with the visit counter that a requirement on
@@ -232,7 +140,7 @@ func (ix *Index) checkFieldIndexes() string {
 // path read the postings' sizes, and that the indexes narrow only when
 // every resource the filter can match has the path indexed.
 func TestFieldIndexVisits(t *testing.T) {
-	ix := New(Options{Indexes: map[string][]fieldpath.Path{"pods.foo.example.com": nil}})
+	ix := index.New(index.Options{Indexes: map[string][]fieldpath.Path{"pods.foo.example.com": nil}})
 	phases := []string{"Running", "Running", "Running", "Failed", "Pending"}
 	for c := range 2 {
 		for i := range 100 {
@@ -247,24 +155,24 @@ func TestFieldIndexVisits(t *testing.T) {
 	}
 	tests := []struct {
 		name        string
-		f           Filter
+		f           planner.Filter
 		want, visit int
 	}{
-		{"equals", Filter{Resources: []string{"pods"}, Fields: mustFields(t, "status.phase=Failed")}, 40, 40},
-		{"in", Filter{Kinds: []string{"Pod"}, Resources: []string{"pods"}, Fields: mustFields(t, "status.phase in (Failed,Pending)")}, 80, 80},
-		{"array: each object once (the resource is smaller)", Filter{Resources: []string{"pods"}, Fields: mustFields(t, "spec.containers[].image in (nginx,envoy)")}, 200, 200},
-		{"namespace", Filter{Resources: []string{"pods"}, Namespaces: []string{"ns-1"}, Fields: mustFields(t, "status.phase=Failed")}, 10, 10},
-		{"two requirements: the smaller posting", Filter{Resources: []string{"pods"}, Fields: mustFields(t, "spec.nodeName=node-3,status.phase=Failed")}, 20, 20},
-		{"a type without the index: read every object", Filter{Kinds: []string{"Pod"}, Fields: mustFields(t, "status.phase=Failed")}, 50, 210},
-		{"resources the kinds exclude do not count", Filter{Kinds: []string{"Pod"}, Resources: []string{"pods", "nodes"}, Fields: mustFields(t, "status.phase=Failed")}, 40, 40},
-		{"every type of the index", Filter{Fields: mustFields(t, "status.phase=Failed")}, 50, 220},
-		{"a value no object has", Filter{Resources: []string{"pods"}, Fields: mustFields(t, "status.phase=Unknown")}, 0, 0},
+		{"equals", planner.Filter{Resources: []string{"pods"}, Fields: mustFields(t, "status.phase=Failed")}, 40, 40},
+		{"in", planner.Filter{Kinds: []string{"Pod"}, Resources: []string{"pods"}, Fields: mustFields(t, "status.phase in (Failed,Pending)")}, 80, 80},
+		{"array: each object once (the resource is smaller)", planner.Filter{Resources: []string{"pods"}, Fields: mustFields(t, "spec.containers[].image in (nginx,envoy)")}, 200, 200},
+		{"namespace", planner.Filter{Resources: []string{"pods"}, Namespaces: []string{"ns-1"}, Fields: mustFields(t, "status.phase=Failed")}, 10, 10},
+		{"two requirements: the smaller posting", planner.Filter{Resources: []string{"pods"}, Fields: mustFields(t, "spec.nodeName=node-3,status.phase=Failed")}, 20, 20},
+		{"a type without the index: read every object", planner.Filter{Kinds: []string{"Pod"}, Fields: mustFields(t, "status.phase=Failed")}, 50, 210},
+		{"resources the kinds exclude do not count", planner.Filter{Kinds: []string{"Pod"}, Resources: []string{"pods", "nodes"}, Fields: mustFields(t, "status.phase=Failed")}, 40, 40},
+		{"every type of the index", planner.Filter{Fields: mustFields(t, "status.phase=Failed")}, 50, 220},
+		{"a value no object has", planner.Filter{Resources: []string{"pods"}, Fields: mustFields(t, "status.phase=Unknown")}, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := ix.scanned.Load()
-			got := len(ix.List(tt.f, nil, 0).Objects)
-			if seen := int(ix.scanned.Load() - before); got != tt.want || seen != tt.visit {
+			before := ix.Scanned()
+			got := len(planner.List(ix, tt.f, nil, 0).Objects)
+			if seen := int(ix.Scanned() - before); got != tt.want || seen != tt.visit {
 				t.Errorf("List: %d objects from %d visited, want %d from %d", got, seen, tt.want, tt.visit)
 			}
 		})
@@ -272,16 +180,16 @@ func TestFieldIndexVisits(t *testing.T) {
 
 	counted := []struct {
 		name string
-		f    Filter
+		f    planner.Filter
 		want int
 	}{
-		{"equals", Filter{Resources: []string{"pods"}, Fields: mustFields(t, "status.phase=Failed")}, 40},
-		{"in", Filter{Kinds: []string{"Pod"}, Resources: []string{"pods"}, Fields: mustFields(t, "status.phase in (Failed,Pending)")}, 80},
+		{"equals", planner.Filter{Resources: []string{"pods"}, Fields: mustFields(t, "status.phase=Failed")}, 40},
+		{"in", planner.Filter{Kinds: []string{"Pod"}, Resources: []string{"pods"}, Fields: mustFields(t, "status.phase in (Failed,Pending)")}, 80},
 	}
 	for _, tt := range counted {
 		t.Run("count "+tt.name, func(t *testing.T) {
-			before := ix.scanned.Load()
-			if got, seen := ix.Count(tt.f), ix.scanned.Load()-before; got != tt.want || seen != 0 {
+			before := ix.Scanned()
+			if got, seen := planner.Count(ix, tt.f), ix.Scanned()-before; got != tt.want || seen != 0 {
 				t.Errorf("Count = %d from %d visited, want %d from none", got, seen, tt.want)
 			}
 		})
@@ -289,25 +197,25 @@ func TestFieldIndexVisits(t *testing.T) {
 
 	facets := []struct {
 		name  string
-		f     Filter
-		want  []Facet
+		f     planner.Filter
+		want  []views.Facet
 		visit int
 	}{
-		{"postings' sizes", Filter{Resources: []string{"pods"}}, []Facet{{"Running", 120}, {"Failed", 40}, {"Pending", 40}}, 0},
-		{"in a scope", Filter{Kinds: []string{"Pod"}, Resources: []string{"pods"}, Clusters: []string{"c1"}, Namespaces: []string{"ns-0"}},
-			[]Facet{{"Running", 15}, {"Failed", 5}, {"Pending", 5}}, 25},
-		{"a type without the index", Filter{Kinds: []string{"Pod"}}, []Facet{{"Running", 120}, {"Failed", 50}, {"Pending", 40}}, 210},
-		{"another constraint", Filter{Resources: []string{"pods"}, Fields: mustFields(t, "spec.nodeName=node-3")},
-			[]Facet{{"Failed", 20}}, 20},
+		{"postings' sizes", planner.Filter{Resources: []string{"pods"}}, []views.Facet{{Value: "Running", Count: 120}, {Value: "Failed", Count: 40}, {Value: "Pending", Count: 40}}, 0},
+		{"in a scope", planner.Filter{Kinds: []string{"Pod"}, Resources: []string{"pods"}, Clusters: []string{"c1"}, Namespaces: []string{"ns-0"}},
+			[]views.Facet{{Value: "Running", Count: 15}, {Value: "Failed", Count: 5}, {Value: "Pending", Count: 5}}, 25},
+		{"a type without the index", planner.Filter{Kinds: []string{"Pod"}}, []views.Facet{{Value: "Running", Count: 120}, {Value: "Failed", Count: 50}, {Value: "Pending", Count: 40}}, 210},
+		{"another constraint", planner.Filter{Resources: []string{"pods"}, Fields: mustFields(t, "spec.nodeName=node-3")},
+			[]views.Facet{{Value: "Failed", Count: 20}}, 20},
 	}
 	for _, tt := range facets {
 		t.Run("facets "+tt.name, func(t *testing.T) {
-			before := ix.scanned.Load()
-			got := ix.Facets(tt.f, FacetBy{Key: FacetField, Field: fieldpath.MustParse("status.phase")})
+			before := ix.Scanned()
+			got := views.Facets(ix, tt.f, views.FacetBy{Key: views.FacetField, Field: fieldpath.MustParse("status.phase")})
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Facets (-want +got):\n%s", diff)
 			}
-			if seen := int(ix.scanned.Load() - before); seen != tt.visit {
+			if seen := int(ix.Scanned() - before); seen != tt.visit {
 				t.Errorf("visited %d, want %d", seen, tt.visit)
 			}
 		})
@@ -319,14 +227,17 @@ func TestFieldIndexVisits(t *testing.T) {
 // distinct value, a new kind name in the resource is counted, and deletes
 // and RemoveCluster empty the postings.
 func TestFieldIndexChanges(t *testing.T) {
-	ix := New(Options{})
+	ix := index.New(index.Options{})
 	postings := func(path string) map[string][]string {
-		ix.mu.RLock()
-		defer ix.mu.RUnlock()
 		out := map[string][]string{}
-		for v, p := range ix.fields.lookup("pods", path).values {
-			p.Ascend(nil, func(o *Object) bool { out[v] = append(out[v], o.Key().String()+"@"+o.ResourceVersion); return true })
-		}
+		ix.Read(func(r index.Reader) {
+			r.FieldIndex("pods", path).EachValue(func(v string, p *index.Posting) {
+				p.Ascend(nil, func(o *index.Object) bool {
+					out[v] = append(out[v], o.Key().String()+"@"+o.ResourceVersion)
+					return true
+				})
+			})
+		})
 		return out
 	}
 	p1 := obj("c1", podType, "a", "p1", withPodStatus("Pending", "", 0, "nginx", "nginx", "envoy"))
@@ -362,7 +273,7 @@ func TestFieldIndexChanges(t *testing.T) {
 		if diff := cmp.Diff(st.images, postings("spec.containers[].image"), cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("%s: images (-want +got):\n%s", st.name, diff)
 		}
-		if d := ix.checkFieldIndexes(); d != "" {
+		if d := checkInvariants(ix); d != "" {
 			t.Errorf("%s: %s", st.name, d)
 		}
 	}
@@ -372,7 +283,7 @@ func TestFieldIndexChanges(t *testing.T) {
 // empty one turns them off, the others keep theirs, and the path cluster
 // and repeats are dropped.
 func TestIndexedPaths(t *testing.T) {
-	ix := New(Options{Indexes: map[string][]fieldpath.Path{
+	ix := index.New(index.Options{Indexes: map[string][]fieldpath.Path{
 		"pods":    paths("spec.nodeName", "cluster", "spec.nodeName", "metadata.annotations[\"a/b\"]"),
 		"nodes":   {},
 		"widgets": paths("spec.size"),
@@ -396,7 +307,7 @@ func TestIndexedPaths(t *testing.T) {
 			t.Errorf("IndexedPaths(%q) (-want +got):\n%s", r, diff)
 		}
 	}
-	if got := slices.Sorted(maps.Keys(DefaultOptions().Indexes)); !slices.Contains(got, "pods") || !slices.Contains(got, "events") {
+	if got := slices.Sorted(maps.Keys(index.DefaultOptions().Indexes)); !slices.Contains(got, "pods") || !slices.Contains(got, "events") {
 		t.Errorf("DefaultOptions().Indexes has %v, want pods and events among them", got)
 	}
 }
