@@ -23,6 +23,7 @@ import (
 	"github.com/fleetcache/fleetcache/internal/memlimit"
 	"github.com/fleetcache/fleetcache/internal/servingcert"
 	"github.com/fleetcache/fleetcache/pkg/clusters"
+	"github.com/fleetcache/fleetcache/pkg/columns"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
@@ -180,7 +181,10 @@ type Aggregator struct {
 	Registry *clusters.Registry
 	// Inventory holds each registered cluster's labels and source.
 	Inventory *inventory.Store
-	API       *graphql.Server
+	// Columns holds the printers of the index's types, which the informers
+	// record and the API reads (Resource.columns).
+	Columns *columns.Types
+	API     *graphql.Server
 	// Transport serves API over HTTP, WebSocket and SSE at /graphql.
 	Transport *transport.Server
 	// Metrics holds every metric of this aggregator, served at /metrics.
@@ -196,8 +200,11 @@ func New(opts Options) (*Aggregator, error) {
 	ix := index.New(opts.Index)
 	tr := health.NewTracker(ix, health.Options{})
 	reg := prometheus.NewRegistry()
+	// The informers record their types' printers in a table that the
+	// API reads.
+	printers := new(columns.Types)
 	infOpts := opts.Informers
-	infOpts.Registerer = reg
+	infOpts.Registerer, infOpts.Columns = reg, printers
 	fleet, err := informers.NewFleet(ix, tr, infOpts)
 	if err != nil {
 		return nil, fmt.Errorf("informers: %w", err)
@@ -214,7 +221,7 @@ func New(opts Options) (*Aggregator, error) {
 	inv := inventory.NewStore()
 	gqlOpts, trOpts := opts.GraphQL, opts.Transport
 	gqlOpts.Registerer, trOpts.Registerer = reg, reg
-	gqlOpts.Inventory = inv
+	gqlOpts.Inventory, gqlOpts.Columns = inv, printers
 	trOpts.AllowedOrigins = opts.CORSAllowedOrigins
 	trOpts.BrowserPage, trOpts.IsBrowserAsset = browserPage(opts.Playground)
 	auth, err := opts.Auth.build(registry)
@@ -237,6 +244,7 @@ func New(opts Options) (*Aggregator, error) {
 		Health:    tr,
 		Registry:  registry,
 		Inventory: inv,
+		Columns:   printers,
 		API:       api,
 		Transport: tp,
 		Metrics:   reg,

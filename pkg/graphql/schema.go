@@ -300,7 +300,7 @@ func (s *Server) resourceType() *graphql.Object {
 			`unless age is true (see "Columns" in docs/graphql.md).`,
 			Args: graphql.FieldConfigArgument{"age": {Type: graphql.Boolean, DefaultValue: false,
 				Description: "Also the age, computed now, where the server's Table has it (a column Age, a custom resource's date columns at .metadata.creationTimestamp)."}},
-			Resolve: resolveColumns},
+			Resolve: s.resolveColumns},
 	}
 	for name, f := range fields {
 		resource.AddFieldConfig(name, f)
@@ -319,9 +319,9 @@ var columnType = graphql.NewObject(graphql.ObjectConfig{Name: "Column", Descript
 
 // resolveColumns resolves Resource.columns: the object's row, with the age
 // if asked.
-func resolveColumns(p graphql.ResolveParams) (any, error) {
+func (s *Server) resolveColumns(p graphql.ResolveParams) (any, error) {
 	age, _ := p.Args["age"].(bool)
-	return columns.Row(p.Source.(*index.Object), time.Now(), age), nil
+	return s.opts.Columns.Row(p.Source.(*index.Object), time.Now(), age), nil
 }
 
 // connectionType returns ResourceConnection, a page of resources, with the

@@ -32,13 +32,6 @@ type Type struct {
 	Kind string
 	// Namespaced is false for cluster-scoped types.
 	Namespaced bool
-	// Printer is for pkg/columns, which alone reads it; the index does not.
-	// pkg/informers sets it when it sets the type up, before any object
-	// points at the type: for a custom resource type, a *columns.Custom
-	// holding its CustomResourceDefinition's printer columns; for Secrets
-	// whose data is not cached, columns.DataNotCached. Nil otherwise.
-	// (any: the index cannot name pkg/columns, which imports it.)
-	Printer any
 	// Codec compresses the bodies of the type's objects (package
 	// compact), one Codec per resource shared by every cluster; nil
 	// stores them as they are.
