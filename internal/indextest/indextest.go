@@ -465,3 +465,13 @@ func (c *Churn) Step(ix *index.Index, live []*index.Object) {
 		ix.Upsert(n)
 	}
 }
+
+// Scale returns full, or short when the tests run with -short: long
+// property tests run fewer seeds, rounds or steps in the fast unit layer
+// (make test-unit) and at full strength otherwise.
+func Scale(full, short int) int {
+	if testing.Short() {
+		return short
+	}
+	return full
+}

@@ -39,6 +39,7 @@ var (
 	bruteSorted       = indextest.BruteSorted
 	listSortedAll     = indextest.ListSortedAll
 	cmpSorted         = indextest.CmpSorted
+	scale             = indextest.Scale
 )
 
 // checkInvariants returns what Verify finds wrong with ix, "" if nothing.

@@ -133,7 +133,7 @@ func TestListThenFollow(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	// The writer applies a bounded number of changes, fewer than the
 	// retention, so that the follower cannot fall out of the window.
-	const steps = 20000
+	steps := scale(20000, 4000)
 	writerDone := make(chan struct{})
 	var wg sync.WaitGroup
 	defer wg.Wait()

@@ -71,7 +71,7 @@ func TestFieldIndexAgreesWithBytes(t *testing.T) {
 		"spec.template.spec.containers[].image")
 
 	paging := int64(0) // visits of the pages, which only the indexed index reads
-	for round := range 12 {
+	for round := range scale(12, 3) {
 		for range 60 {
 			switch n := r.IntN(20); {
 			case n < 15:

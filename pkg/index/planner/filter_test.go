@@ -168,7 +168,7 @@ func TestFiltersAgainstReference(t *testing.T) {
 	}
 	sorted := slices.Clone(fleet)
 	slices.SortFunc(sorted, index.CompareObjects)
-	for i := range 300 {
+	for i := range scale(300, 60) {
 		f := randomFilter(t, r)
 		var want []*index.Object
 		for _, o := range sorted {

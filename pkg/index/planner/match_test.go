@@ -12,7 +12,7 @@ import (
 func TestMatcherAgainstReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	fleet := randomFleet(r, 500)
-	for i := range 300 {
+	for i := range scale(300, 60) {
 		f := randomFilter(t, r)
 		m := planner.NewMatcher(f)
 		for _, o := range fleet {

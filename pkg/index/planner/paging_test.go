@@ -18,7 +18,7 @@ import (
 // exists throughout and matches throughout is returned exactly once, that no
 // object is returned twice, and that pages are in order.
 func TestPagingUnderChurn(t *testing.T) {
-	for seed := range uint64(20) {
+	for seed := range uint64(scale(20, 2)) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 7))
 			fleet := randomFleet(r, 800)
@@ -128,7 +128,7 @@ func TestRandomWritesKeepIndexesConsistent(t *testing.T) {
 		ix.Upsert(o)
 	}
 	c := &indextest.Churn{R: r, Stable: map[index.Key]bool{}}
-	for round := range 10 {
+	for round := range scale(10, 3) {
 		for range 500 {
 			c.Step(ix, fleet)
 		}

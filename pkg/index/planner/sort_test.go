@@ -30,7 +30,7 @@ var sortSpecs = [][]string{
 // TestListSortedMatchesBruteForce pages through sorted lists of random
 // filters and page sizes and compares them with sorting every match.
 func TestListSortedMatchesBruteForce(t *testing.T) {
-	for seed := range uint64(4) {
+	for seed := range uint64(scale(4, 1)) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 11))
 			ix := index.New(index.Options{})
@@ -85,7 +85,7 @@ func TestSortedWalkAndTopAgree(t *testing.T) {
 		{spec: []string{"-status.phase", "-metadata.creationTimestamp"}, ordered: phase, pods: true},
 	} {
 		sk := sortKeys(t, tc.spec...)
-		for range 20 {
+		for range scale(20, 5) {
 			f := planner.Filter{}
 			if r.IntN(2) == 0 {
 				f = randomFilter(t, r)
@@ -126,7 +126,7 @@ func TestSortedWalkAndTopAgree(t *testing.T) {
 // sort values unchanged throughout) comes exactly once, none twice, in
 // order.
 func TestSortedPagingUnderChurn(t *testing.T) {
-	for seed := range uint64(6) {
+	for seed := range uint64(scale(6, 1)) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 13))
 			fleet := sortFleet(r, 800)
