@@ -32,12 +32,12 @@ import (
 // Types used by the tests. fooPods is a second kind named Pod, in another
 // group, to check that a bare kind matches in every group.
 var (
-	PodType     = &index.Type{Resource: "pods", GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}
-	CMType      = &index.Type{Resource: "configmaps", GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}
-	DeployType  = &index.Type{Resource: "deployments.apps", GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment", Namespaced: true}
-	RSType      = &index.Type{Resource: "replicasets.apps", GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}, Kind: "ReplicaSet", Namespaced: true}
-	NodeType    = &index.Type{Resource: "nodes", GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, Kind: "Node"}
-	FooPodsType = &index.Type{Resource: "pods.foo.example.com", GVR: schema.GroupVersionResource{Group: "foo.example.com", Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}
+	PodType        = &index.Type{Resource: "pods", GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}
+	ConfigMapType  = &index.Type{Resource: "configmaps", GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}
+	DeploymentType = &index.Type{Resource: "deployments.apps", GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment", Namespaced: true}
+	ReplicaSetType = &index.Type{Resource: "replicasets.apps", GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}, Kind: "ReplicaSet", Namespaced: true}
+	NodeType       = &index.Type{Resource: "nodes", GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, Kind: "Node"}
+	FooPodsType    = &index.Type{Resource: "pods.foo.example.com", GVR: schema.GroupVersionResource{Group: "foo.example.com", Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}
 )
 
 // Obj builds an object with a UID derived from its key and
@@ -193,7 +193,7 @@ func RefMatches(f planner.Filter, o *index.Object) bool {
 // RandomFleet returns n objects with random placement, kinds, labels and
 // owners drawn from small pools, so that filters both hit and miss.
 func RandomFleet(r *rand.Rand, n int) []*index.Object {
-	typesPool := []*index.Type{PodType, CMType, DeployType, RSType, NodeType, FooPodsType}
+	typesPool := []*index.Type{PodType, ConfigMapType, DeploymentType, ReplicaSetType, NodeType, FooPodsType}
 	seen := map[index.Key]bool{}
 	var out []*index.Object
 	for len(out) < n {
@@ -474,4 +474,17 @@ func Scale(full, short int) int {
 		return short
 	}
 	return full
+}
+
+// NewChurn upserts fleet into ix and returns a Churn drawing from r that
+// keeps every every-th object of fleet stable.
+func NewChurn(r *rand.Rand, ix *index.Index, fleet []*index.Object, every int) *Churn {
+	c := &Churn{R: r, Stable: map[index.Key]bool{}}
+	for i, o := range fleet {
+		ix.Upsert(o)
+		if i%every == 0 {
+			c.Stable[o.Key()] = true
+		}
+	}
+	return c
 }

@@ -3,6 +3,7 @@ package index_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"strings"
@@ -21,7 +22,7 @@ func TestMemoryBudget(t *testing.T) {
 	// Room for 10 objects with their body.
 	ix := index.New(index.Options{MemoryBudget: 10 * full})
 	pod := func(i int, opts ...func(*index.Object)) *index.Object {
-		return obj("c1", podType, "ns", fmt.Sprintf("p%03d", i), append([]func(*index.Object){withLabels("app", "web"), withRaw(body)}, opts...)...)
+		return indextest.Obj("c1", indextest.PodType, "ns", fmt.Sprintf("p%03d", i), append([]func(*index.Object){indextest.WithLabels("app", "web"), indextest.WithRaw(body)}, opts...)...)
 	}
 	var kept, metaOnly, refused []string
 	for i := range 40 {
@@ -61,20 +62,20 @@ func TestMemoryBudget(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("metadata-only object (-want +got):\n%s", diff)
 	}
-	if n := planner.Count(ix, planner.Filter{Selector: mustSelector(t, "app=web")}); n != len(kept)+len(metaOnly) {
+	if n := planner.Count(ix, planner.Filter{Selector: indextest.MustSelector(t, "app=web")}); n != len(kept)+len(metaOnly) {
 		t.Errorf("app=web counts %d", n)
 	}
-	if n := planner.Count(ix, planner.Filter{Fields: mustFields(t, "spec.nodeName=n1")}); n != len(kept) {
+	if n := planner.Count(ix, planner.Filter{Fields: indextest.MustFields(t, "spec.nodeName=n1")}); n != len(kept) {
 		t.Errorf("spec.nodeName=n1 (indexed) counts %d, want the %d objects with a body", n, len(kept))
 	}
 
 	// A modification over the budget applies, without its body.
-	mod := modified(pod(0), "2")
+	mod := indextest.Modified(pod(0), "2")
 	if !ix.Upsert(mod) || !mod.MetadataOnly() {
 		t.Errorf("a modification over the budget: stored %t, metadata only %t", ix.Get(mod.Key()) == mod, mod.MetadataOnly())
 	}
-	if d := checkInvariants(ix); d != "" {
-		t.Fatal(d)
+	if err := ix.Verify(); err != nil {
+		t.Fatal(err)
 	}
 
 	// Deleting frees room: new objects keep their body again.

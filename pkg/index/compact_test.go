@@ -16,10 +16,10 @@ import (
 // that paths into status decode that part alone.
 func TestStatusApart(t *testing.T) {
 	r := rand.New(rand.NewPCG(16, 1))
-	ty := indextest.CompressedTwin(podType, r)
+	ty := indextest.CompressedTwin(indextest.PodType, r)
 	compressed := 0
 	for i := range 200 {
-		o := obj("c1", ty, "ns", fmt.Sprint("p", i), withRaw(randomFieldRaw(r)))
+		o := indextest.Obj("c1", ty, "ns", fmt.Sprint("p", i), indextest.WithRaw(indextest.RandomFieldRaw(r)))
 		if !o.Compressed() {
 			continue
 		}
@@ -38,12 +38,12 @@ func TestStatusApart(t *testing.T) {
 // every read.
 func TestRawConcurrently(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	ty := indextest.CompressedTwin(podType, r)
+	ty := indextest.CompressedTwin(indextest.PodType, r)
 	objs := make([]*index.Object, 600)
 	raws := make([]string, len(objs))
 	for i := range objs {
-		raws[i] = randomFieldRaw(r)
-		objs[i] = obj("c1", ty, "ns", fmt.Sprintf("p%d", i), withRaw(raws[i]))
+		raws[i] = indextest.RandomFieldRaw(r)
+		objs[i] = indextest.Obj("c1", ty, "ns", fmt.Sprintf("p%d", i), indextest.WithRaw(raws[i]))
 	}
 	var wg sync.WaitGroup
 	for g := range 8 {
@@ -66,16 +66,16 @@ func TestRawConcurrently(t *testing.T) {
 // stored without their body, have none.
 func TestProjected(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 7))
-	projected := paths("status.phase", "spec.nodeName", "spec.containers[].image", "status.n", "metadata.name")
+	projected := indextest.Paths("status.phase", "spec.nodeName", "spec.containers[].image", "status.n", "metadata.name")
 	for _, compressed := range []bool{false, true} {
-		ty := *podType
+		ty := *indextest.PodType
 		if compressed {
-			ty = *indextest.CompressedTwin(podType, r)
+			ty = *indextest.CompressedTwin(indextest.PodType, r)
 		}
 		ty.Projected = projected
 		for i := range 300 {
-			raw := `{"metadata":{"name":"p` + fmt.Sprint(i) + `"},` + randomFieldRaw(r)[1:]
-			o := obj("c1", &ty, "ns", fmt.Sprint("p", i), withRaw(raw))
+			raw := `{"metadata":{"name":"p` + fmt.Sprint(i) + `"},` + indextest.RandomFieldRaw(r)[1:]
+			o := indextest.Obj("c1", &ty, "ns", fmt.Sprint("p", i), indextest.WithRaw(raw))
 			for _, p := range projected {
 				got, ok := o.Projected(p)
 				if want := string(p.AppendJSONIn(nil, fieldpath.Doc{Cluster: "c1", Raw: []byte(raw)})); !ok || string(got) != want {
@@ -89,10 +89,10 @@ func TestProjected(t *testing.T) {
 	}
 
 	// The memory budget keeps metadata only: no values beside it either.
-	ty := *podType
+	ty := *indextest.PodType
 	ty.Projected = projected
 	ix := index.New(index.Options{MemoryBudget: 2 * index.ObjectOverhead})
-	o := obj("c1", &ty, "ns", "p", withRaw(`{"metadata":{"name":"p"},"spec":{"data":"`+strings.Repeat("a", index.ObjectOverhead)+`"},"status":{"phase":"Running"}}`))
+	o := indextest.Obj("c1", &ty, "ns", "p", indextest.WithRaw(`{"metadata":{"name":"p"},"spec":{"data":"`+strings.Repeat("a", index.ObjectOverhead)+`"},"status":{"phase":"Running"}}`))
 	ix.Upsert(o)
 	if got := ix.Get(o.Key()); got == nil || !got.MetadataOnly() {
 		t.Fatalf("a budget of two objects' overhead kept %+v", got)

@@ -29,10 +29,10 @@ func TestNewDefaults(t *testing.T) {
 }
 
 func TestWrites(t *testing.T) {
-	a := obj("c1", podType, "ns", "a", withLabels("app", "web"), withOwner("rs-1"))
-	a2 := modified(a, "2", withLabels("app", "api", "tier", "fe"), withOwner("rs-2"))
-	aNew := obj("c1", podType, "ns", "a", withUID("recreated"), withRV("9"))
-	b := obj("c1", cmType, "ns", "b")
+	a := indextest.Obj("c1", indextest.PodType, "ns", "a", indextest.WithLabels("app", "web"), indextest.WithOwner("rs-1"))
+	a2 := indextest.Modified(a, "2", indextest.WithLabels("app", "api", "tier", "fe"), indextest.WithOwner("rs-2"))
+	aNew := indextest.Obj("c1", indextest.PodType, "ns", "a", indextest.WithUID("recreated"), indextest.WithRV("9"))
+	b := indextest.Obj("c1", indextest.ConfigMapType, "ns", "b")
 	type op struct {
 		upsert, deleteObject *index.Object
 		delete               *index.Key
@@ -53,7 +53,7 @@ func TestWrites(t *testing.T) {
 		wantObject: a,
 	}, {
 		name:       "same resourceVersion is a no-op",
-		ops:        []op{{upsert: a, want: true}, {upsert: modified(a, "1"), want: false}, {upsert: a, want: false}},
+		ops:        []op{{upsert: a, want: true}, {upsert: indextest.Modified(a, "1"), want: false}, {upsert: a, want: false}},
 		wantEvents: []indextest.EventSummary{{Revision: 1, Type: "ADDED", Key: "c1/pods/ns/a", RV: "1", OldRV: ""}},
 		wantKeys:   []string{"c1/pods/ns/a"},
 		wantObject: a,
@@ -112,7 +112,7 @@ func TestWrites(t *testing.T) {
 		wantObject: a2,
 	}, {
 		name: "delete object spares an equal copy",
-		ops:  []op{{upsert: a, want: true}, {deleteObject: modified(a, "1"), want: false}},
+		ops:  []op{{upsert: a, want: true}, {deleteObject: indextest.Modified(a, "1"), want: false}},
 		wantEvents: []indextest.EventSummary{
 			{Revision: 1, Type: "ADDED", Key: "c1/pods/ns/a", RV: "1", OldRV: ""},
 		},
@@ -144,20 +144,20 @@ func TestWrites(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.wantEvents, summarize(evs), cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(tt.wantEvents, indextest.Summarize(evs), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
 			if got, want := ix.Revision(), uint64(len(tt.wantEvents)); got != want {
 				t.Errorf("revision = %d, want %d", got, want)
 			}
-			if diff := cmp.Diff(tt.wantKeys, keys(planner.List(ix, planner.Filter{}, nil, 0).Objects)); diff != "" {
+			if diff := cmp.Diff(tt.wantKeys, indextest.Keys(planner.List(ix, planner.Filter{}, nil, 0).Objects)); diff != "" {
 				t.Errorf("objects (-want +got):\n%s", diff)
 			}
 			if got := ix.Get(a.Key()); got != tt.wantObject {
 				t.Errorf("Get = %v, want %v", got, tt.wantObject)
 			}
-			if d := checkInvariants(ix); d != "" {
-				t.Error(d)
+			if err := ix.Verify(); err != nil {
+				t.Error(err)
 			}
 		})
 	}
@@ -167,12 +167,12 @@ func TestWrites(t *testing.T) {
 // between postings: old labels and owners no longer select it.
 func TestModifyUpdatesIndexes(t *testing.T) {
 	ix := index.New(index.Options{})
-	a := obj("c1", podType, "ns", "a", withLabels("app", "web", "gone", "x", "keep", "k"), withOwner("rs-1"), withOwner("same"))
+	a := indextest.Obj("c1", indextest.PodType, "ns", "a", indextest.WithLabels("app", "web", "gone", "x", "keep", "k"), indextest.WithOwner("rs-1"), indextest.WithOwner("same"))
 	ix.Upsert(a)
 	// A second type with the same kind name and resource (another version).
-	podsV2 := *podType
+	podsV2 := *indextest.PodType
 	podsV2.GVR.Version = "v2"
-	a2 := modified(a, "2", withLabels("app", "api", "keep", "k", "new", "y"), func(o *index.Object) {
+	a2 := indextest.Modified(a, "2", indextest.WithLabels("app", "api", "keep", "k", "new", "y"), func(o *index.Object) {
 		o.Owners = []index.OwnerRef{{UID: "same"}, {UID: "rs-2"}}
 		o.Type = &podsV2
 	})
@@ -182,11 +182,11 @@ func TestModifyUpdatesIndexes(t *testing.T) {
 		f    planner.Filter
 		want []*index.Object
 	}{
-		{"old value", planner.Filter{Selector: mustSelector(t, "app=web")}, nil},
-		{"new value", planner.Filter{Selector: mustSelector(t, "app=api")}, []*index.Object{a2}},
-		{"removed key", planner.Filter{Selector: mustSelector(t, "gone")}, nil},
-		{"kept key", planner.Filter{Selector: mustSelector(t, "keep=k")}, []*index.Object{a2}},
-		{"added key", planner.Filter{Selector: mustSelector(t, "new")}, []*index.Object{a2}},
+		{"old value", planner.Filter{Selector: indextest.MustSelector(t, "app=web")}, nil},
+		{"new value", planner.Filter{Selector: indextest.MustSelector(t, "app=api")}, []*index.Object{a2}},
+		{"removed key", planner.Filter{Selector: indextest.MustSelector(t, "gone")}, nil},
+		{"kept key", planner.Filter{Selector: indextest.MustSelector(t, "keep=k")}, []*index.Object{a2}},
+		{"added key", planner.Filter{Selector: indextest.MustSelector(t, "new")}, []*index.Object{a2}},
 		{"old owner", planner.Filter{OwnerUID: "rs-1"}, nil},
 		{"kept owner", planner.Filter{OwnerUID: "same"}, []*index.Object{a2}},
 		{"new owner", planner.Filter{OwnerUID: "rs-2"}, []*index.Object{a2}},
@@ -195,7 +195,7 @@ func TestModifyUpdatesIndexes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := planner.List(ix, tt.f, nil, 0).Objects
-			if diff := cmp.Diff(keys(tt.want), keys(got)); diff != "" {
+			if diff := cmp.Diff(indextest.Keys(tt.want), indextest.Keys(got)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 			for i := range got {
@@ -205,15 +205,15 @@ func TestModifyUpdatesIndexes(t *testing.T) {
 			}
 		})
 	}
-	if d := checkInvariants(ix); d != "" {
-		t.Error(d)
+	if err := ix.Verify(); err != nil {
+		t.Error(err)
 	}
 	if n, _, _ := ix.Entries(); n != 1 {
 		t.Errorf("%d type entries, want 1", n)
 	}
 	ix.Delete(a2.Key())
-	if d := checkInvariants(ix); d != "" {
-		t.Error(d)
+	if err := ix.Verify(); err != nil {
+		t.Error(err)
 	}
 	if types, postings, clusters := ix.Entries(); types+postings+clusters != 0 {
 		n := types + postings + clusters
@@ -225,11 +225,11 @@ func TestModifyUpdatesIndexes(t *testing.T) {
 // kind, and with it its Position.
 func TestKindChange(t *testing.T) {
 	ix := index.New(index.Options{})
-	a := obj("c1", podType, "ns", "a")
+	a := indextest.Obj("c1", indextest.PodType, "ns", "a")
 	ix.Upsert(a)
-	other := *podType
+	other := *indextest.PodType
 	other.Kind = "Other"
-	a2 := modified(a, "2", func(o *index.Object) { o.Type = &other })
+	a2 := indextest.Modified(a, "2", func(o *index.Object) { o.Type = &other })
 	if !ix.Upsert(a2) {
 		t.Fatal("Upsert returned false")
 	}
@@ -242,19 +242,19 @@ func TestKindChange(t *testing.T) {
 	if got := planner.Count(ix, planner.Filter{Kinds: []string{"Other"}}); got != 1 {
 		t.Errorf("%d Others, want 1", got)
 	}
-	if d := checkInvariants(ix); d != "" {
-		t.Error(d)
+	if err := ix.Verify(); err != nil {
+		t.Error(err)
 	}
 }
 
 func TestRemove(t *testing.T) {
 	fleet := []*index.Object{
-		obj("c1", podType, "ns", "a"),
-		obj("c1", podType, "ns", "b"),
-		obj("c1", cmType, "ns", "a"),
-		obj("c1", nodeType, "", "n1"),
-		obj("c2", podType, "ns", "a"),
-		obj("c10", podType, "ns", "a"),
+		indextest.Obj("c1", indextest.PodType, "ns", "a"),
+		indextest.Obj("c1", indextest.PodType, "ns", "b"),
+		indextest.Obj("c1", indextest.ConfigMapType, "ns", "a"),
+		indextest.Obj("c1", indextest.NodeType, "", "n1"),
+		indextest.Obj("c2", indextest.PodType, "ns", "a"),
+		indextest.Obj("c10", indextest.PodType, "ns", "a"),
 	}
 	tests := []struct {
 		name           string
@@ -320,11 +320,11 @@ func TestRemove(t *testing.T) {
 					t.Errorf("ObjectCount(%q, %q) = %d, want %d", c, r, got, want)
 				}
 			}
-			if diff := cmp.Diff(tt.wantRemainKeys, keys(planner.List(ix, planner.Filter{}, nil, 0).Objects)); diff != "" {
+			if diff := cmp.Diff(tt.wantRemainKeys, indextest.Keys(planner.List(ix, planner.Filter{}, nil, 0).Objects)); diff != "" {
 				t.Errorf("remaining (-want +got):\n%s", diff)
 			}
-			if d := checkInvariants(ix); d != "" {
-				t.Error(d)
+			if err := ix.Verify(); err != nil {
+				t.Error(err)
 			}
 		})
 	}
@@ -333,13 +333,13 @@ func TestRemove(t *testing.T) {
 func TestReads(t *testing.T) {
 	ix := index.New(index.Options{})
 	fleet := []*index.Object{
-		obj("c1", podType, "ns", "a"),
-		obj("c1", podType, "ns2", "b"),
-		obj("c1", cmType, "ns", "a"),
-		obj("c1", deployType, "ns", "a"),
-		obj("c1", nodeType, "", "a"),
-		obj("c2", podType, "ns", "a"),
-		obj("c2", fooPodsType, "ns", "a"),
+		indextest.Obj("c1", indextest.PodType, "ns", "a"),
+		indextest.Obj("c1", indextest.PodType, "ns2", "b"),
+		indextest.Obj("c1", indextest.ConfigMapType, "ns", "a"),
+		indextest.Obj("c1", indextest.DeploymentType, "ns", "a"),
+		indextest.Obj("c1", indextest.NodeType, "", "a"),
+		indextest.Obj("c2", indextest.PodType, "ns", "a"),
+		indextest.Obj("c2", indextest.FooPodsType, "ns", "a"),
 	}
 	for _, o := range fleet {
 		ix.Upsert(o)
@@ -373,8 +373,8 @@ func TestReads(t *testing.T) {
 			{"c3", "pods", nil},
 		}
 		for _, tt := range tests {
-			got := keys(ix.Objects(tt.cluster, tt.resource))
-			if diff := cmp.Diff(tt.want, got, cmpSorted); diff != "" {
+			got := indextest.Keys(ix.Objects(tt.cluster, tt.resource))
+			if diff := cmp.Diff(tt.want, got, indextest.CmpSorted); diff != "" {
 				t.Errorf("Objects(%q, %q) (-want +got):\n%s", tt.cluster, tt.resource, diff)
 			}
 			if n := ix.ObjectCount(tt.cluster, tt.resource); n != len(tt.want) {
@@ -392,16 +392,16 @@ func TestPositionOrder(t *testing.T) {
 		a, b *index.Object
 		want int
 	}{
-		{"cluster first", obj("a", podType, "z", "z"), obj("b", podType, "a", "a"), -1},
-		{"then namespace", obj("a", podType, "a", "z"), obj("a", podType, "b", "a"), -1},
-		{"cluster-scoped first", obj("a", nodeType, "", "z"), obj("a", podType, "a", "a"), -1},
-		{"then name", obj("a", podType, "a", "a"), obj("a", podType, "a", "b"), -1},
-		{"then kind", obj("a", cmType, "a", "a"), obj("a", podType, "a", "a"), -1},
-		{"kind name with group", obj("a", deployType, "a", "a"), obj("a", podType, "a", "a"), -1},
-		{"grouped kind after its bare prefix", obj("a", fooPodsType, "a", "a"), obj("a", podType, "a", "a"), 1},
-		{"same kind name", obj("a", deployType, "a", "a"), obj("a", appsV2, "a", "a"), 0},
-		{"then resource", obj("a", podType, "a", "a"), obj("a", &index.Type{Resource: "pods2", Kind: "Pod"}, "a", "a"), -1},
-		{"equal", obj("a", podType, "a", "a"), obj("a", podType, "a", "a"), 0},
+		{"cluster first", indextest.Obj("a", indextest.PodType, "z", "z"), indextest.Obj("b", indextest.PodType, "a", "a"), -1},
+		{"then namespace", indextest.Obj("a", indextest.PodType, "a", "z"), indextest.Obj("a", indextest.PodType, "b", "a"), -1},
+		{"cluster-scoped first", indextest.Obj("a", indextest.NodeType, "", "z"), indextest.Obj("a", indextest.PodType, "a", "a"), -1},
+		{"then name", indextest.Obj("a", indextest.PodType, "a", "a"), indextest.Obj("a", indextest.PodType, "a", "b"), -1},
+		{"then kind", indextest.Obj("a", indextest.ConfigMapType, "a", "a"), indextest.Obj("a", indextest.PodType, "a", "a"), -1},
+		{"kind name with group", indextest.Obj("a", indextest.DeploymentType, "a", "a"), indextest.Obj("a", indextest.PodType, "a", "a"), -1},
+		{"grouped kind after its bare prefix", indextest.Obj("a", indextest.FooPodsType, "a", "a"), indextest.Obj("a", indextest.PodType, "a", "a"), 1},
+		{"same kind name", indextest.Obj("a", indextest.DeploymentType, "a", "a"), indextest.Obj("a", appsV2, "a", "a"), 0},
+		{"then resource", indextest.Obj("a", indextest.PodType, "a", "a"), indextest.Obj("a", &index.Type{Resource: "pods2", Kind: "Pod"}, "a", "a"), -1},
+		{"equal", indextest.Obj("a", indextest.PodType, "a", "a"), indextest.Obj("a", indextest.PodType, "a", "a"), 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

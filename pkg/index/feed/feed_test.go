@@ -20,9 +20,9 @@ import (
 // fillIndex applies n modifications of one object (after adding it), so
 // that revision r is the object at ResourceVersion r.
 func fillIndex(ix *index.Index, n int) {
-	o := obj("c1", podType, "ns", "a")
+	o := indextest.Obj("c1", indextest.PodType, "ns", "a")
 	for i := 1; i <= n; i++ {
-		ix.Upsert(modified(o, fmt.Sprint(i)))
+		ix.Upsert(indextest.Modified(o, fmt.Sprint(i)))
 	}
 }
 
@@ -108,7 +108,7 @@ func TestWait(t *testing.T) {
 			if tt.write {
 				// Let the waiters block (not needed for correctness).
 				time.Sleep(10 * time.Millisecond)
-				ix.Upsert(obj("c1", podType, "ns", "b"))
+				ix.Upsert(indextest.Obj("c1", indextest.PodType, "ns", "b"))
 			}
 			wg.Wait()
 			for range waiters {
@@ -125,7 +125,7 @@ func TestWait(t *testing.T) {
 // state it rebuilds equals the index's.
 func TestListThenFollow(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
-	fleet := randomFleet(r, 1000)
+	fleet := indextest.RandomFleet(r, 1000)
 	ix := index.New(index.Options{})
 	for _, o := range fleet[:500] {
 		ix.Upsert(o)
@@ -133,7 +133,7 @@ func TestListThenFollow(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	// The writer applies a bounded number of changes, fewer than the
 	// retention, so that the follower cannot fall out of the window.
-	steps := scale(20000, 4000)
+	steps := indextest.Scale(20000, 4000)
 	writerDone := make(chan struct{})
 	var wg sync.WaitGroup
 	defer wg.Wait()

@@ -2,6 +2,7 @@ package planner_test
 
 import (
 	"fmt"
+	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
@@ -114,14 +115,14 @@ func benchFleet(n int) []*index.Object {
 				appLabels := index.Labels{{Key: "app", Value: name}, {Key: "tier", Value: tiers[app%3]}}
 				podLabels := index.Labels{{Key: "app", Value: name}, {Key: "pod-template-hash", Value: hash}, {Key: "tier", Value: tiers[app%3]}}
 				raw := benchImageRaw(nsi, app)
-				d := newObj(cluster, deployType, ns, name, appLabels, nil, raw)
-				rs := newObj(cluster, rsType, ns, name+"-"+hash, podLabels, []index.OwnerRef{{Kind: "Deployment", Name: name, UID: d.UID, Controller: true}}, raw)
+				d := newObj(cluster, indextest.DeploymentType, ns, name, appLabels, nil, raw)
+				rs := newObj(cluster, indextest.ReplicaSetType, ns, name+"-"+hash, podLabels, []index.OwnerRef{{Kind: "Deployment", Name: name, UID: d.UID, Controller: true}}, raw)
 				owners := []index.OwnerRef{{Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: true}}
 				for p := range perApp - 4 {
-					newObj(cluster, podType, ns, fmt.Sprintf("%s-%d", rs.Name, p), podLabels, owners, benchPodRaw(nsi, app, p))
+					newObj(cluster, indextest.PodType, ns, fmt.Sprintf("%s-%d", rs.Name, p), podLabels, owners, benchPodRaw(nsi, app, p))
 				}
 				newObj(cluster, svcType, ns, name, appLabels, nil, benchRaw)
-				newObj(cluster, cmType, ns, name, appLabels[:1], nil, benchRaw)
+				newObj(cluster, indextest.ConfigMapType, ns, name, appLabels[:1], nil, benchRaw)
 			}
 		}
 	}
@@ -141,7 +142,7 @@ func newBenchIndex(objs []*index.Object, opts index.Options) *index.Index {
 var benchIndexes = []struct {
 	name string
 	opts index.Options
-}{{"default", index.Options{}}, {"off", unindexed()}}
+}{{"default", index.Options{}}, {"off", indextest.Unindexed()}}
 
 // BenchmarkApply measures Upsert of modified objects (new
 // ResourceVersion, same labels) into an index of 100000 objects, with the
@@ -158,7 +159,7 @@ func benchApply(b *testing.B, opts index.Options) {
 		ix := newBenchIndex(objs, opts)
 		mods := make([]*index.Object, len(objs))
 		for i, o := range objs {
-			mods[i] = modified(o, "2")
+			mods[i] = indextest.Modified(o, "2")
 		}
 		b.ReportAllocs()
 		n := 0
@@ -351,7 +352,7 @@ func BenchmarkFieldSelector(b *testing.B) {
 			}
 			for _, path := range []string{"status.phase", "status.phaseMirror"} {
 				name := map[string]string{"status.phase": "indexed", "status.phaseMirror": "unindexed"}[path]
-				sel := mustFields(b, path+"=Failed")
+				sel := indextest.MustFields(b, path+"=Failed")
 				for _, q := range []struct {
 					name string
 					f    planner.Filter

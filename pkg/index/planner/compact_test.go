@@ -23,26 +23,26 @@ import (
 // the same, and that every object reads back byte for byte.
 func TestCompressedAgreesWithPlain(t *testing.T) {
 	r := rand.New(rand.NewPCG(16, 1))
-	plainTypes := []*index.Type{podType, podType, cmType, deployType}
+	plainTypes := []*index.Type{indextest.PodType, indextest.PodType, indextest.ConfigMapType, indextest.DeploymentType}
 	twins := map[*index.Type]*index.Type{}
 	for _, ty := range plainTypes {
 		if twins[ty] == nil {
 			twins[ty] = indextest.CompressedTwin(ty, r)
 		}
 	}
-	plain, packed := index.New(fieldIndexOptions()), index.New(fieldIndexOptions())
+	plain, packed := index.New(indextest.FieldIndexOptions()), index.New(indextest.FieldIndexOptions())
 	compressed := 0
 	for i := range 600 {
 		ty := plainTypes[r.IntN(len(plainTypes))]
 		cluster, ns, name := fmt.Sprintf("c%d", 1+r.IntN(2)), []string{"a", "b"}[r.IntN(2)], fmt.Sprintf("o%d", r.IntN(150))
-		raw := randomFieldRaw(r)
+		raw := indextest.RandomFieldRaw(r)
 		if i%3 == 0 {
 			// Search reads annotations from the bytes.
 			raw = `{"metadata":{"annotations":{"team":"storage-` + fmt.Sprint(r.IntN(3)) + `"}},` + raw[1:]
 		}
 		app, rv := []string{"web", "db"}[r.IntN(2)], fmt.Sprint(r.Int())
-		a := obj(cluster, ty, ns, name, withLabels("app", app), withRaw(raw), withRV(rv))
-		b := obj(cluster, twins[ty], ns, name, withLabels("app", app), withRaw(raw), withRV(rv))
+		a := indextest.Obj(cluster, ty, ns, name, indextest.WithLabels("app", app), indextest.WithRaw(raw), indextest.WithRV(rv))
+		b := indextest.Obj(cluster, twins[ty], ns, name, indextest.WithLabels("app", app), indextest.WithRaw(raw), indextest.WithRV(rv))
 		if !bytes.Equal(b.Raw(), []byte(raw)) {
 			t.Fatalf("object %d reads back\n%s\nwant\n%s", i, b.Raw(), raw)
 		}
@@ -60,11 +60,8 @@ func TestCompressedAgreesWithPlain(t *testing.T) {
 	if compressed < 500 {
 		t.Fatalf("only %d of 600 bodies are compressed", compressed)
 	}
-	if d := checkInvariants(packed); d != "" {
-		t.Fatal(d)
-	}
-	if d := checkInvariants(packed); d != "" {
-		t.Fatal(d)
+	if err := packed.Verify(); err != nil {
+		t.Fatal(err)
 	}
 
 	words, err := search.Parse("storage")
@@ -76,20 +73,20 @@ func TestCompressedAgreesWithPlain(t *testing.T) {
 		"spec.template.spec.containers[].image=envoy", "spec.nodeName=n1,status.phase in (Failed,3)"} {
 		for _, f := range []planner.Filter{{}, {Kinds: []string{"Pod"}}, {Resources: []string{"configmaps"}}, {Namespaces: []string{"a"}},
 			{Search: words}} {
-			f.Fields = mustFields(t, fs)
+			f.Fields = indextest.MustFields(t, fs)
 			filters = append(filters, f)
 		}
 	}
-	sorts := [][]planner.SortKey{sortKeys(t, "status.phase"), sortKeys(t, "-status.n", "spec.nodeName"), sortKeys(t, "spec.unschedulable")}
+	sorts := [][]planner.SortKey{indextest.SortKeys(t, "status.phase"), indextest.SortKeys(t, "-status.n", "spec.nodeName"), indextest.SortKeys(t, "spec.unschedulable")}
 	// Under -short, every fourth filter.
-	for i := 0; i < len(filters); i += scale(1, 4) {
+	for i := 0; i < len(filters); i += indextest.Scale(1, 4) {
 		f := filters[i]
 		name := fmt.Sprintf("%+v", f)
-		want := keys(planner.List(plain, f, nil, 0).Objects)
-		if diff := cmp.Diff(want, keys(planner.List(packed, f, nil, 0).Objects)); diff != "" {
+		want := indextest.Keys(planner.List(plain, f, nil, 0).Objects)
+		if diff := cmp.Diff(want, indextest.Keys(planner.List(packed, f, nil, 0).Objects)); diff != "" {
 			t.Errorf("%s: List (-plain +compressed):\n%s", name, diff)
 		}
-		if diff := cmp.Diff(want, keys(listAll(t, packed, f, 7, nil))); diff != "" {
+		if diff := cmp.Diff(want, indextest.Keys(indextest.ListAll(t, packed, f, 7, nil))); diff != "" {
 			t.Errorf("%s: pages of 7 (-plain +compressed):\n%s", name, diff)
 		}
 		if a, b := planner.Count(plain, f), planner.Count(packed, f); a != b {
@@ -102,7 +99,7 @@ func TestCompressedAgreesWithPlain(t *testing.T) {
 				matched = append(matched, o)
 			}
 		}
-		if diff := cmp.Diff(want, keys(matched)); diff != "" {
+		if diff := cmp.Diff(want, indextest.Keys(matched)); diff != "" {
 			t.Errorf("%s: planner.Matcher (-plain +compressed):\n%s", name, diff)
 		}
 		for _, p := range facetPathsOf(t) {
@@ -112,13 +109,13 @@ func TestCompressedAgreesWithPlain(t *testing.T) {
 			}
 		}
 		for _, ks := range sorts {
-			a := keys(listSortedAll(t, plain, f, ks, 5, nil))
-			if diff := cmp.Diff(a, keys(listSortedAll(t, packed, f, ks, 5, nil))); diff != "" {
+			a := indextest.Keys(indextest.ListSortedAll(t, plain, f, ks, 5, nil))
+			if diff := cmp.Diff(a, indextest.Keys(indextest.ListSortedAll(t, packed, f, ks, 5, nil))); diff != "" {
 				t.Errorf("%s: sorted by %v (-plain +compressed):\n%s", name, ks, diff)
 			}
 			// Goroutines that read compressed candidates at once each
 			// decode into their own buffers.
-			if diff := cmp.Diff(keys(bruteSorted(plain, f, ks)), keys(planner.TopShared(packed, f, ks))); diff != "" {
+			if diff := cmp.Diff(indextest.Keys(indextest.BruteSorted(plain, f, ks)), indextest.Keys(planner.TopShared(packed, f, ks))); diff != "" {
 				t.Errorf("%s: sorted by %v, read by three goroutines (-plain +compressed):\n%s", name, ks, diff)
 			}
 		}
@@ -127,5 +124,5 @@ func TestCompressedAgreesWithPlain(t *testing.T) {
 
 func facetPathsOf(t *testing.T) []fieldpath.Path {
 	t.Helper()
-	return paths("status.phase", "status.n", "spec.containers[].image", "spec.nodeName")
+	return indextest.Paths("status.phase", "status.n", "spec.containers[].image", "spec.nodeName")
 }

@@ -2,6 +2,7 @@ package planner_test
 
 import (
 	"fmt"
+	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
@@ -25,23 +26,23 @@ import (
 // holds exactly the objects with its value.
 func TestFieldIndexAgreesWithBytes(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 15))
-	indexed, plain := index.New(fieldIndexOptions()), index.New(unindexed())
+	indexed, plain := index.New(indextest.FieldIndexOptions()), index.New(indextest.Unindexed())
 	model := map[index.Key]*index.Object{}
-	types := []*index.Type{podType, podType, podType, fooPodsType, nodeType, cmType, deployType}
+	types := []*index.Type{indextest.PodType, indextest.PodType, indextest.PodType, indextest.FooPodsType, indextest.NodeType, indextest.ConfigMapType, indextest.DeploymentType}
 	upsert := func() {
 		ty := types[r.IntN(len(types))]
 		ns := []string{"a", "b"}[r.IntN(2)]
 		if !ty.Namespaced {
 			ns = ""
 		}
-		o := obj(fmt.Sprintf("c%d", 1+r.IntN(2)), ty, ns, fmt.Sprintf("o%d", r.IntN(40)),
-			withLabels("app", []string{"web", "db"}[r.IntN(2)]), withRaw(randomFieldRaw(r)), withRV(fmt.Sprint(r.Int())))
+		o := indextest.Obj(fmt.Sprintf("c%d", 1+r.IntN(2)), ty, ns, fmt.Sprintf("o%d", r.IntN(40)),
+			indextest.WithLabels("app", []string{"web", "db"}[r.IntN(2)]), indextest.WithRaw(indextest.RandomFieldRaw(r)), indextest.WithRV(fmt.Sprint(r.Int())))
 		indexed.Upsert(o)
 		plain.Upsert(o)
 		model[o.Key()] = o
 	}
 
-	sel := func(s string) labels.Selector { return mustSelector(t, s) }
+	sel := func(s string) labels.Selector { return indextest.MustSelector(t, s) }
 	var filters []planner.Filter
 	for _, fs := range []string{
 		"", "status.phase=Running", "status.phase in (Running,Failed)", "status.phase=3", "status.phase=3.0", "status.phase=true",
@@ -63,15 +64,15 @@ func TestFieldIndexAgreesWithBytes(t *testing.T) {
 			{Kinds: []string{"Pod"}, Clusters: []string{"c2"}, Selector: sel("app=web")},
 			{Namespaces: []string{"a", ""}},
 		} {
-			f.Fields = mustFields(t, fs)
+			f.Fields = indextest.MustFields(t, fs)
 			filters = append(filters, f)
 		}
 	}
-	facetPaths := paths("status.phase", "status.n", "spec.containers[].image", "spec.unschedulable", "spec.nodeName",
+	facetPaths := indextest.Paths("status.phase", "status.n", "spec.containers[].image", "spec.unschedulable", "spec.nodeName",
 		"spec.template.spec.containers[].image")
 
 	paging := int64(0) // visits of the pages, which only the indexed index reads
-	for round := range scale(12, 3) {
+	for round := range indextest.Scale(12, 3) {
 		for range 60 {
 			switch n := r.IntN(20); {
 			case n < 15:
@@ -91,8 +92,8 @@ func TestFieldIndexAgreesWithBytes(t *testing.T) {
 				maps.DeleteFunc(model, func(k index.Key, _ *index.Object) bool { return k.Cluster == c })
 			}
 		}
-		if d := checkInvariants(indexed); d != "" {
-			t.Fatalf("round %d: %s", round, d)
+		if err := indexed.Verify(); err != nil {
+			t.Fatalf("round %d: %s", round, err)
 		}
 		for _, f := range filters {
 			var matched []*index.Object
@@ -103,19 +104,19 @@ func TestFieldIndexAgreesWithBytes(t *testing.T) {
 				}
 			}
 			slices.SortFunc(matched, index.CompareObjects)
-			want := keys(matched)
+			want := indextest.Keys(matched)
 			name := fmt.Sprintf("round %d, %+v", round, f)
-			if diff := cmp.Diff(want, keys(planner.List(indexed, f, nil, 0).Objects), cmpSorted[1]); diff != "" {
+			if diff := cmp.Diff(want, indextest.Keys(planner.List(indexed, f, nil, 0).Objects), indextest.CmpSorted[1]); diff != "" {
 				t.Errorf("%s: List (-brute force +indexed):\n%s", name, diff)
 			}
-			if diff := cmp.Diff(want, keys(planner.List(plain, f, nil, 0).Objects), cmpSorted[1]); diff != "" {
+			if diff := cmp.Diff(want, indextest.Keys(planner.List(plain, f, nil, 0).Objects), indextest.CmpSorted[1]); diff != "" {
 				t.Errorf("%s: List (-brute force +unindexed):\n%s", name, diff)
 			}
 			if got, gotPlain := planner.Count(indexed, f), planner.Count(plain, f); got != len(want) || gotPlain != len(want) {
 				t.Errorf("%s: Count = %d, unindexed %d, want %d", name, got, gotPlain, len(want))
 			}
 			before := indexed.Scanned()
-			if diff := cmp.Diff(want, keys(listAll(t, indexed, f, 3, nil)), cmpSorted[1]); diff != "" {
+			if diff := cmp.Diff(want, indextest.Keys(indextest.ListAll(t, indexed, f, 3, nil)), indextest.CmpSorted[1]); diff != "" {
 				t.Errorf("%s: pages of 3 (-brute force +indexed):\n%s", name, diff)
 			}
 			paging += indexed.Scanned() - before
@@ -144,29 +145,29 @@ func TestFieldIndexVisits(t *testing.T) {
 	phases := []string{"Running", "Running", "Running", "Failed", "Pending"}
 	for c := range 2 {
 		for i := range 100 {
-			ix.Upsert(obj(fmt.Sprintf("c%d", c), podType, fmt.Sprintf("ns-%d", i%4), fmt.Sprintf("p-%03d", i),
-				withPodStatus(phases[i%5], fmt.Sprintf("node-%d", i%10), 0, "nginx", []string{"envoy", "nginx"}[i%2])))
+			ix.Upsert(indextest.Obj(fmt.Sprintf("c%d", c), indextest.PodType, fmt.Sprintf("ns-%d", i%4), fmt.Sprintf("p-%03d", i),
+				indextest.WithPodStatus(phases[i%5], fmt.Sprintf("node-%d", i%10), 0, "nginx", []string{"envoy", "nginx"}[i%2])))
 		}
 	}
 	// Pods whose phase is not indexed, and nodes, which have no phase.
 	for i := range 10 {
-		ix.Upsert(obj("c0", fooPodsType, "ns-0", fmt.Sprintf("f-%d", i), withPodStatus("Failed", "node-0", 0, "nginx")))
-		ix.Upsert(obj("c0", nodeType, "", fmt.Sprintf("node-%d", i), withRaw(`{"spec":{"unschedulable":true}}`)))
+		ix.Upsert(indextest.Obj("c0", indextest.FooPodsType, "ns-0", fmt.Sprintf("f-%d", i), indextest.WithPodStatus("Failed", "node-0", 0, "nginx")))
+		ix.Upsert(indextest.Obj("c0", indextest.NodeType, "", fmt.Sprintf("node-%d", i), indextest.WithRaw(`{"spec":{"unschedulable":true}}`)))
 	}
 	tests := []struct {
 		name        string
 		f           planner.Filter
 		want, visit int
 	}{
-		{"equals", planner.Filter{Resources: []string{"pods"}, Fields: mustFields(t, "status.phase=Failed")}, 40, 40},
-		{"in", planner.Filter{Kinds: []string{"Pod"}, Resources: []string{"pods"}, Fields: mustFields(t, "status.phase in (Failed,Pending)")}, 80, 80},
-		{"array: each object once (the resource is smaller)", planner.Filter{Resources: []string{"pods"}, Fields: mustFields(t, "spec.containers[].image in (nginx,envoy)")}, 200, 200},
-		{"namespace", planner.Filter{Resources: []string{"pods"}, Namespaces: []string{"ns-1"}, Fields: mustFields(t, "status.phase=Failed")}, 10, 10},
-		{"two requirements: the smaller posting", planner.Filter{Resources: []string{"pods"}, Fields: mustFields(t, "spec.nodeName=node-3,status.phase=Failed")}, 20, 20},
-		{"a type without the index: read every object", planner.Filter{Kinds: []string{"Pod"}, Fields: mustFields(t, "status.phase=Failed")}, 50, 210},
-		{"resources the kinds exclude do not count", planner.Filter{Kinds: []string{"Pod"}, Resources: []string{"pods", "nodes"}, Fields: mustFields(t, "status.phase=Failed")}, 40, 40},
-		{"every type of the index", planner.Filter{Fields: mustFields(t, "status.phase=Failed")}, 50, 220},
-		{"a value no object has", planner.Filter{Resources: []string{"pods"}, Fields: mustFields(t, "status.phase=Unknown")}, 0, 0},
+		{"equals", planner.Filter{Resources: []string{"pods"}, Fields: indextest.MustFields(t, "status.phase=Failed")}, 40, 40},
+		{"in", planner.Filter{Kinds: []string{"Pod"}, Resources: []string{"pods"}, Fields: indextest.MustFields(t, "status.phase in (Failed,Pending)")}, 80, 80},
+		{"array: each object once (the resource is smaller)", planner.Filter{Resources: []string{"pods"}, Fields: indextest.MustFields(t, "spec.containers[].image in (nginx,envoy)")}, 200, 200},
+		{"namespace", planner.Filter{Resources: []string{"pods"}, Namespaces: []string{"ns-1"}, Fields: indextest.MustFields(t, "status.phase=Failed")}, 10, 10},
+		{"two requirements: the smaller posting", planner.Filter{Resources: []string{"pods"}, Fields: indextest.MustFields(t, "spec.nodeName=node-3,status.phase=Failed")}, 20, 20},
+		{"a type without the index: read every object", planner.Filter{Kinds: []string{"Pod"}, Fields: indextest.MustFields(t, "status.phase=Failed")}, 50, 210},
+		{"resources the kinds exclude do not count", planner.Filter{Kinds: []string{"Pod"}, Resources: []string{"pods", "nodes"}, Fields: indextest.MustFields(t, "status.phase=Failed")}, 40, 40},
+		{"every type of the index", planner.Filter{Fields: indextest.MustFields(t, "status.phase=Failed")}, 50, 220},
+		{"a value no object has", planner.Filter{Resources: []string{"pods"}, Fields: indextest.MustFields(t, "status.phase=Unknown")}, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -183,8 +184,8 @@ func TestFieldIndexVisits(t *testing.T) {
 		f    planner.Filter
 		want int
 	}{
-		{"equals", planner.Filter{Resources: []string{"pods"}, Fields: mustFields(t, "status.phase=Failed")}, 40},
-		{"in", planner.Filter{Kinds: []string{"Pod"}, Resources: []string{"pods"}, Fields: mustFields(t, "status.phase in (Failed,Pending)")}, 80},
+		{"equals", planner.Filter{Resources: []string{"pods"}, Fields: indextest.MustFields(t, "status.phase=Failed")}, 40},
+		{"in", planner.Filter{Kinds: []string{"Pod"}, Resources: []string{"pods"}, Fields: indextest.MustFields(t, "status.phase in (Failed,Pending)")}, 80},
 	}
 	for _, tt := range counted {
 		t.Run("count "+tt.name, func(t *testing.T) {
@@ -205,7 +206,7 @@ func TestFieldIndexVisits(t *testing.T) {
 		{"in a scope", planner.Filter{Kinds: []string{"Pod"}, Resources: []string{"pods"}, Clusters: []string{"c1"}, Namespaces: []string{"ns-0"}},
 			[]views.Facet{{Value: "Running", Count: 15}, {Value: "Failed", Count: 5}, {Value: "Pending", Count: 5}}, 25},
 		{"a type without the index", planner.Filter{Kinds: []string{"Pod"}}, []views.Facet{{Value: "Running", Count: 120}, {Value: "Failed", Count: 50}, {Value: "Pending", Count: 40}}, 210},
-		{"another constraint", planner.Filter{Resources: []string{"pods"}, Fields: mustFields(t, "spec.nodeName=node-3")},
+		{"another constraint", planner.Filter{Resources: []string{"pods"}, Fields: indextest.MustFields(t, "spec.nodeName=node-3")},
 			[]views.Facet{{Value: "Failed", Count: 20}}, 20},
 	}
 	for _, tt := range facets {
@@ -240,9 +241,9 @@ func TestFieldIndexChanges(t *testing.T) {
 		})
 		return out
 	}
-	p1 := obj("c1", podType, "a", "p1", withPodStatus("Pending", "", 0, "nginx", "nginx", "envoy"))
+	p1 := indextest.Obj("c1", indextest.PodType, "a", "p1", indextest.WithPodStatus("Pending", "", 0, "nginx", "nginx", "envoy"))
 	ix.Upsert(p1)
-	ix.Upsert(obj("c2", podType, "a", "p2", withPodStatus("Running", "n1", 0, "nginx")))
+	ix.Upsert(indextest.Obj("c2", indextest.PodType, "a", "p2", indextest.WithPodStatus("Running", "n1", 0, "nginx")))
 	steps := []struct {
 		name          string
 		apply         func()
@@ -251,13 +252,19 @@ func TestFieldIndexChanges(t *testing.T) {
 		{"added", func() {},
 			map[string][]string{"Pending": {"c1/pods/a/p1@1"}, "Running": {"c2/pods/a/p2@1"}},
 			map[string][]string{"envoy": {"c1/pods/a/p1@1"}, "nginx": {"c1/pods/a/p1@1", "c2/pods/a/p2@1"}}},
-		{"phase and images change", func() { ix.Upsert(modified(p1, "2", withPodStatus("Running", "n1", 0, "redis", "envoy"))) },
+		{"phase and images change", func() {
+			ix.Upsert(indextest.Modified(p1, "2", indextest.WithPodStatus("Running", "n1", 0, "redis", "envoy")))
+		},
 			map[string][]string{"Running": {"c1/pods/a/p1@2", "c2/pods/a/p2@1"}},
 			map[string][]string{"envoy": {"c1/pods/a/p1@2"}, "nginx": {"c2/pods/a/p2@1"}, "redis": {"c1/pods/a/p1@2"}}},
-		{"same values, new version", func() { ix.Upsert(modified(p1, "3", withPodStatus("Running", "n1", 0, "redis", "envoy"))) },
+		{"same values, new version", func() {
+			ix.Upsert(indextest.Modified(p1, "3", indextest.WithPodStatus("Running", "n1", 0, "redis", "envoy")))
+		},
 			map[string][]string{"Running": {"c1/pods/a/p1@3", "c2/pods/a/p2@1"}},
 			map[string][]string{"envoy": {"c1/pods/a/p1@3"}, "nginx": {"c2/pods/a/p2@1"}, "redis": {"c1/pods/a/p1@3"}}},
-		{"recreated with another UID", func() { ix.Upsert(modified(p1, "4", withUID("new"), withPodStatus("Failed", "", 0))) },
+		{"recreated with another UID", func() {
+			ix.Upsert(indextest.Modified(p1, "4", indextest.WithUID("new"), indextest.WithPodStatus("Failed", "", 0)))
+		},
 			map[string][]string{"Failed": {"c1/pods/a/p1@4"}, "Running": {"c2/pods/a/p2@1"}},
 			map[string][]string{"nginx": {"c2/pods/a/p2@1"}}},
 		{"deleted", func() { ix.Delete(p1.Key()) },
@@ -273,8 +280,8 @@ func TestFieldIndexChanges(t *testing.T) {
 		if diff := cmp.Diff(st.images, postings("spec.containers[].image"), cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("%s: images (-want +got):\n%s", st.name, diff)
 		}
-		if d := checkInvariants(ix); d != "" {
-			t.Errorf("%s: %s", st.name, d)
+		if err := ix.Verify(); err != nil {
+			t.Errorf("%s: %s", st.name, err)
 		}
 	}
 }
@@ -284,9 +291,9 @@ func TestFieldIndexChanges(t *testing.T) {
 // and repeats are dropped.
 func TestIndexedPaths(t *testing.T) {
 	ix := index.New(index.Options{Indexes: map[string][]fieldpath.Path{
-		"pods":    paths("spec.nodeName", "cluster", "spec.nodeName", "metadata.annotations[\"a/b\"]"),
+		"pods":    indextest.Paths("spec.nodeName", "cluster", "spec.nodeName", "metadata.annotations[\"a/b\"]"),
 		"nodes":   {},
-		"widgets": paths("spec.size"),
+		"widgets": indextest.Paths("spec.size"),
 	}})
 	str := func(ps []fieldpath.Path) []string {
 		out := []string{}

@@ -2,6 +2,7 @@ package planner_test
 
 import (
 	"fmt"
+	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
@@ -16,12 +17,12 @@ import (
 // comment lists them in index order (the ConfigMap sorts before p3).
 func fieldFleet() []*index.Object {
 	return []*index.Object{
-		obj("c1", podType, "a", "p1", withLabels("app", "web"), withPodStatus("Running", "node-1", 0, "nginx")),         // c1/pods/a/p1
-		obj("c1", podType, "a", "p2", withLabels("app", "web"), withPodStatus("Failed", "node-2", 5, "nginx", "envoy")), // c1/pods/a/p2
-		obj("c1", podType, "b", "p3", withLabels("app", "db"), withPodStatus("Running", "node-1", 2, "redis")),          // c1/pods/b/p3
-		obj("c1", cmType, "b", "cm"), // c1/configmaps/b/cm: no JSON at all
-		obj("c2", podType, "a", "p4", withLabels("app", "web"), withPodStatus("Pending", "", 0, "nginx")),                // c2/pods/a/p4
-		obj("c2", podType, "a", "p5", withLabels("app", "web"), withPodStatus("Running", "node-9", 7, "envoy", "nginx")), // c2/pods/a/p5
+		indextest.Obj("c1", indextest.PodType, "a", "p1", indextest.WithLabels("app", "web"), indextest.WithPodStatus("Running", "node-1", 0, "nginx")),         // c1/pods/a/p1
+		indextest.Obj("c1", indextest.PodType, "a", "p2", indextest.WithLabels("app", "web"), indextest.WithPodStatus("Failed", "node-2", 5, "nginx", "envoy")), // c1/pods/a/p2
+		indextest.Obj("c1", indextest.PodType, "b", "p3", indextest.WithLabels("app", "db"), indextest.WithPodStatus("Running", "node-1", 2, "redis")),          // c1/pods/b/p3
+		indextest.Obj("c1", indextest.ConfigMapType, "b", "cm"),                                                                                                  // c1/configmaps/b/cm: no JSON at all
+		indextest.Obj("c2", indextest.PodType, "a", "p4", indextest.WithLabels("app", "web"), indextest.WithPodStatus("Pending", "", 0, "nginx")),                // c2/pods/a/p4
+		indextest.Obj("c2", indextest.PodType, "a", "p5", indextest.WithLabels("app", "web"), indextest.WithPodStatus("Running", "node-9", 7, "envoy", "nginx")), // c2/pods/a/p5
 	}
 }
 
@@ -43,30 +44,30 @@ func TestFieldSelector(t *testing.T) {
 		f    planner.Filter
 		want []string
 	}{
-		{"equals", planner.Filter{Fields: mustFields(t, "status.phase=Running")}, []string{p1, p3, p5}},
-		{"not equals holds for the absent", planner.Filter{Fields: mustFields(t, "status.phase!=Running")}, []string{p2, cm, p4}},
-		{"in", planner.Filter{Fields: mustFields(t, "spec.nodeName in (node-1,node-9)")}, []string{p1, p3, p5}},
-		{"notin", planner.Filter{Fields: mustFields(t, "spec.nodeName notin (node-1,node-9)")}, []string{p2, cm, p4}},
-		{"exists", planner.Filter{Fields: mustFields(t, "status.phase")}, []string{p1, p2, p3, p4, p5}},
-		{"absent", planner.Filter{Fields: mustFields(t, "!status.phase")}, []string{cm}},
-		{"greater", planner.Filter{Fields: mustFields(t, "status.restarts>4")}, []string{p2, p5}},
-		{"less", planner.Filter{Fields: mustFields(t, "status.restarts<1")}, []string{p1, p4}},
-		{"some element", planner.Filter{Fields: mustFields(t, "spec.containers[].image=envoy")}, []string{p2, p5}},
-		{"no element", planner.Filter{Fields: mustFields(t, "spec.containers[].image!=envoy")}, []string{p1, cm, p3, p4}},
-		{"cluster", planner.Filter{Fields: mustFields(t, "cluster=c2")}, []string{p4, p5}},
-		{"cluster and clusters", planner.Filter{Clusters: []string{"c1"}, Fields: mustFields(t, "cluster in (c2)")}, nil},
-		{"cluster notin", planner.Filter{Fields: mustFields(t, "cluster notin (c1)")}, []string{p4, p5}},
-		{"with labels and namespaces", planner.Filter{Namespaces: []string{"a"}, Selector: mustSelector(t, "app=web"),
-			Fields: mustFields(t, "status.phase=Running")}, []string{p1, p5}},
-		{"with kinds", planner.Filter{Kinds: []string{"ConfigMap"}, Fields: mustFields(t, "status.phase=Running")}, nil},
-		{"all must hold", planner.Filter{Fields: mustFields(t, "status.phase=Running,spec.containers[].image=nginx,cluster=c1")}, []string{p1}},
+		{"equals", planner.Filter{Fields: indextest.MustFields(t, "status.phase=Running")}, []string{p1, p3, p5}},
+		{"not equals holds for the absent", planner.Filter{Fields: indextest.MustFields(t, "status.phase!=Running")}, []string{p2, cm, p4}},
+		{"in", planner.Filter{Fields: indextest.MustFields(t, "spec.nodeName in (node-1,node-9)")}, []string{p1, p3, p5}},
+		{"notin", planner.Filter{Fields: indextest.MustFields(t, "spec.nodeName notin (node-1,node-9)")}, []string{p2, cm, p4}},
+		{"exists", planner.Filter{Fields: indextest.MustFields(t, "status.phase")}, []string{p1, p2, p3, p4, p5}},
+		{"absent", planner.Filter{Fields: indextest.MustFields(t, "!status.phase")}, []string{cm}},
+		{"greater", planner.Filter{Fields: indextest.MustFields(t, "status.restarts>4")}, []string{p2, p5}},
+		{"less", planner.Filter{Fields: indextest.MustFields(t, "status.restarts<1")}, []string{p1, p4}},
+		{"some element", planner.Filter{Fields: indextest.MustFields(t, "spec.containers[].image=envoy")}, []string{p2, p5}},
+		{"no element", planner.Filter{Fields: indextest.MustFields(t, "spec.containers[].image!=envoy")}, []string{p1, cm, p3, p4}},
+		{"cluster", planner.Filter{Fields: indextest.MustFields(t, "cluster=c2")}, []string{p4, p5}},
+		{"cluster and clusters", planner.Filter{Clusters: []string{"c1"}, Fields: indextest.MustFields(t, "cluster in (c2)")}, nil},
+		{"cluster notin", planner.Filter{Fields: indextest.MustFields(t, "cluster notin (c1)")}, []string{p4, p5}},
+		{"with labels and namespaces", planner.Filter{Namespaces: []string{"a"}, Selector: indextest.MustSelector(t, "app=web"),
+			Fields: indextest.MustFields(t, "status.phase=Running")}, []string{p1, p5}},
+		{"with kinds", planner.Filter{Kinds: []string{"ConfigMap"}, Fields: indextest.MustFields(t, "status.phase=Running")}, nil},
+		{"all must hold", planner.Filter{Fields: indextest.MustFields(t, "status.phase=Running,spec.containers[].image=nginx,cluster=c1")}, []string{p1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, keys(planner.List(ix, tt.f, nil, 0).Objects), cmpSorted[1]); diff != "" {
+			if diff := cmp.Diff(tt.want, indextest.Keys(planner.List(ix, tt.f, nil, 0).Objects), indextest.CmpSorted[1]); diff != "" {
 				t.Errorf("List (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tt.want, keys(listAll(t, ix, tt.f, 1, nil)), cmpSorted[1]); diff != "" {
+			if diff := cmp.Diff(tt.want, indextest.Keys(indextest.ListAll(t, ix, tt.f, 1, nil)), indextest.CmpSorted[1]); diff != "" {
 				t.Errorf("pages of 1 (-want +got):\n%s", diff)
 			}
 			if got := planner.Count(ix, tt.f); got != len(tt.want) {
@@ -78,7 +79,7 @@ func TestFieldSelector(t *testing.T) {
 			if tt.f.Clusters != nil {
 				fs = fs[:1]
 			}
-			if got := keys(planner.ListUnion(ix, fs, nil, 0).Objects); len(got) != len(tt.want) {
+			if got := indextest.Keys(planner.ListUnion(ix, fs, nil, 0).Objects); len(got) != len(tt.want) {
 				t.Errorf("ListUnion = %v, want %v", got, tt.want)
 			}
 			if got := planner.CountUnion(ix, fs); got != len(tt.want) {
@@ -91,7 +92,7 @@ func TestFieldSelector(t *testing.T) {
 					matched = append(matched, o.Key().String())
 				}
 			}
-			if diff := cmp.Diff(tt.want, matched, cmpSorted); diff != "" {
+			if diff := cmp.Diff(tt.want, matched, indextest.CmpSorted); diff != "" {
 				t.Errorf("Matcher (-want +got):\n%s", diff)
 			}
 		})
@@ -103,7 +104,7 @@ func TestFieldSelectorFacets(t *testing.T) {
 	for _, o := range fieldFleet() {
 		ix.Upsert(o)
 	}
-	f := planner.Filter{Fields: mustFields(t, "status.phase=Running")}
+	f := planner.Filter{Fields: indextest.MustFields(t, "status.phase=Running")}
 	if diff := cmp.Diff([]views.Facet{{Value: "c1", Count: 2}, {Value: "c2", Count: 1}}, views.Facets(ix, f, views.FacetBy{Key: views.FacetCluster})); diff != "" {
 		t.Errorf("by cluster (-want +got):\n%s", diff)
 	}
@@ -121,13 +122,13 @@ func TestFieldSelectorFacets(t *testing.T) {
 // without an index on the path (seen), and with one (seenIndexed), where
 // the posting of the value is the candidates.
 func TestFieldSelectorVisitsCandidatesOnly(t *testing.T) {
-	indexed, ix := index.New(index.Options{}), index.New(unindexed())
+	indexed, ix := index.New(index.Options{}), index.New(indextest.Unindexed())
 	for c := range 4 {
 		for ns := range 4 {
 			for i := range 100 {
-				o := obj(fmt.Sprintf("c%d", c), podType, fmt.Sprintf("ns-%d", ns), fmt.Sprintf("p-%03d", i),
-					withLabels("app", fmt.Sprintf("app-%d", i%10)),
-					withPodStatus([]string{"Running", "Failed"}[i%2], "node-1", i%7, "nginx"))
+				o := indextest.Obj(fmt.Sprintf("c%d", c), indextest.PodType, fmt.Sprintf("ns-%d", ns), fmt.Sprintf("p-%03d", i),
+					indextest.WithLabels("app", fmt.Sprintf("app-%d", i%10)),
+					indextest.WithPodStatus([]string{"Running", "Failed"}[i%2], "node-1", i%7, "nginx"))
 				ix.Upsert(o)
 				indexed.Upsert(o)
 			}
@@ -138,12 +139,12 @@ func TestFieldSelectorVisitsCandidatesOnly(t *testing.T) {
 		f                       planner.Filter
 		want, seen, seenIndexed int
 	}{
-		{"whole index", planner.Filter{Fields: mustFields(t, "status.phase=Failed")}, 800, 1600, 800},
-		{"cluster path", planner.Filter{Fields: mustFields(t, "cluster=c2,status.phase=Failed")}, 200, 400, 200},
-		{"cluster path in", planner.Filter{Fields: mustFields(t, "cluster in (c0,c3,c9),status.phase=Failed")}, 400, 800, 400},
-		{"namespace", planner.Filter{Clusters: []string{"c1"}, Namespaces: []string{"ns-2"}, Fields: mustFields(t, "status.phase=Failed")}, 50, 100, 50},
-		{"label", planner.Filter{Selector: mustSelector(t, "app=app-3"), Fields: mustFields(t, "status.phase=Failed")}, 160, 160, 160},
-		{"not equals", planner.Filter{Fields: mustFields(t, "status.phase!=Failed")}, 800, 1600, 1600},
+		{"whole index", planner.Filter{Fields: indextest.MustFields(t, "status.phase=Failed")}, 800, 1600, 800},
+		{"cluster path", planner.Filter{Fields: indextest.MustFields(t, "cluster=c2,status.phase=Failed")}, 200, 400, 200},
+		{"cluster path in", planner.Filter{Fields: indextest.MustFields(t, "cluster in (c0,c3,c9),status.phase=Failed")}, 400, 800, 400},
+		{"namespace", planner.Filter{Clusters: []string{"c1"}, Namespaces: []string{"ns-2"}, Fields: indextest.MustFields(t, "status.phase=Failed")}, 50, 100, 50},
+		{"label", planner.Filter{Selector: indextest.MustSelector(t, "app=app-3"), Fields: indextest.MustFields(t, "status.phase=Failed")}, 160, 160, 160},
+		{"not equals", planner.Filter{Fields: indextest.MustFields(t, "status.phase!=Failed")}, 800, 1600, 1600},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -167,9 +168,9 @@ func TestFieldSelectorVisitsCandidatesOnly(t *testing.T) {
 func TestFieldSelectorPaging(t *testing.T) {
 	ix := index.New(index.Options{})
 	for i := range 200 {
-		ix.Upsert(obj("c1", podType, "ns", fmt.Sprintf("p-%03d", i), withPodStatus("Running", "n", 0, "nginx")))
+		ix.Upsert(indextest.Obj("c1", indextest.PodType, "ns", fmt.Sprintf("p-%03d", i), indextest.WithPodStatus("Running", "n", 0, "nginx")))
 	}
-	f := planner.Filter{Fields: mustFields(t, "status.phase=Running")}
+	f := planner.Filter{Fields: indextest.MustFields(t, "status.phase=Running")}
 	seen := map[string]int{}
 	var after *index.Position
 	for page := 0; ; page++ {
@@ -180,7 +181,7 @@ func TestFieldSelectorPaging(t *testing.T) {
 		// Objects with an odd number flip between Failed and Running.
 		for i := 1; i < 200; i += 2 {
 			phase := []string{"Failed", "Running"}[page%2]
-			ix.Upsert(obj("c1", podType, "ns", fmt.Sprintf("p-%03d", i), withRV(fmt.Sprint(page+2)), withPodStatus(phase, "n", 0, "nginx")))
+			ix.Upsert(indextest.Obj("c1", indextest.PodType, "ns", fmt.Sprintf("p-%03d", i), indextest.WithRV(fmt.Sprint(page+2)), indextest.WithPodStatus(phase, "n", 0, "nginx")))
 		}
 		if !p.More {
 			break
@@ -210,9 +211,9 @@ func TestFacetsByField(t *testing.T) {
 	}
 	// Two containers with the same image count once for the object; 3.0
 	// and 3 are the same number.
-	ix.Upsert(obj("c2", podType, "b", "p6", withRaw(`{"spec":{"containers":[{"image":"nginx"},{"image":"nginx"},{"image":"redis"}]},`+
+	ix.Upsert(indextest.Obj("c2", indextest.PodType, "b", "p6", indextest.WithRaw(`{"spec":{"containers":[{"image":"nginx"},{"image":"nginx"},{"image":"redis"}]},`+
 		`"status":{"phase":"Running","restarts":3.0,"ready":true,"conditions":[{"type":"Ready"}]}}`)))
-	ix.Upsert(obj("c2", podType, "b", "p7", withRaw(`{"status":{"phase":null,"restarts":3,"ready":false,"big":123456789}}`)))
+	ix.Upsert(indextest.Obj("c2", indextest.PodType, "b", "p7", indextest.WithRaw(`{"status":{"phase":null,"restarts":3,"ready":false,"big":123456789}}`)))
 	by := func(path string) views.FacetBy {
 		return views.FacetBy{Key: views.FacetField, Field: fieldpath.MustParse(path)}
 	}
@@ -229,8 +230,8 @@ func TestFacetsByField(t *testing.T) {
 		{"booleans", planner.Filter{}, by("status.ready"), []views.Facet{{Value: "false", Count: 1}, {Value: "true", Count: 1}}},
 		{"objects and arrays are not values", planner.Filter{}, by("status.conditions"), []views.Facet{}},
 		{"cluster", planner.Filter{Kinds: []string{"Pod"}}, by("cluster"), []views.Facet{{Value: "c2", Count: 4}, {Value: "c1", Count: 3}}},
-		{"with a field selector", planner.Filter{Fields: mustFields(t, "status.phase=Running")}, by("spec.nodeName"), []views.Facet{{Value: "node-1", Count: 2}, {Value: "node-9", Count: 1}}},
-		{"with labels and namespaces", planner.Filter{Namespaces: []string{"a"}, Selector: mustSelector(t, "app=web")}, by("status.phase"),
+		{"with a field selector", planner.Filter{Fields: indextest.MustFields(t, "status.phase=Running")}, by("spec.nodeName"), []views.Facet{{Value: "node-1", Count: 2}, {Value: "node-9", Count: 1}}},
+		{"with labels and namespaces", planner.Filter{Namespaces: []string{"a"}, Selector: indextest.MustSelector(t, "app=web")}, by("status.phase"),
 			[]views.Facet{{Value: "Running", Count: 2}, {Value: "Failed", Count: 1}, {Value: "Pending", Count: 1}}},
 		{"nothing matches", planner.Filter{Clusters: []string{"c9"}}, by("status.phase"), []views.Facet{}},
 	}

@@ -2,6 +2,7 @@ package planner_test
 
 import (
 	"fmt"
+	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"math/rand/v2"
@@ -15,18 +16,18 @@ import (
 // smallFleet is a two-cluster fleet; the comment lists it in index order.
 func smallFleet() []*index.Object {
 	return []*index.Object{
-		obj("c1", nodeType, "", "n1", withLabels("zone", "a")),                                              // c1/nodes//n1
-		obj("c1", podType, "default", "db-1", withLabels("app", "db")),                                      // c1/pods/default/db-1
-		obj("c1", deployType, "default", "web", withLabels("app", "web")),                                   // c1/deployments.apps/default/web
-		obj("c1", podType, "default", "web-1", withLabels("app", "web", "tier", "fe"), withOwner("rs-web")), // c1/pods/default/web-1
-		obj("c1", podType, "default", "web-2", withLabels("app", "web", "tier", "be"), withOwner("rs-web")), // c1/pods/default/web-2
-		obj("c1", rsType, "default", "web-abc", withLabels("app", "web", "pod-template-hash", "abc"), withOwner("deploy-web")),
-		obj("c1", cmType, "prod", "config"),                                                              // c1/configmaps/prod/config
-		obj("c1", podType, "prod", "web-1", withLabels("app", "web", "tier", "fe", "env", "prod")),       // c1/pods/prod/web-1
-		obj("c2", nodeType, "", "n2", withLabels("zone", "b")),                                           // c2/nodes//n2
-		obj("c2", podType, "default", "web-1", withLabels("app", "web", "tier", "fe")),                   // c2/pods/default/web-1
-		obj("c2", fooPodsType, "default", "web-1", withLabels("app", "web")),                             // c2/pods.foo.example.com/default/web-1
-		obj("c2", podType, "prod", "api-1", withLabels("app", "api", "tier", "be"), withOwner("rs-api")), // c2/pods/prod/api-1
+		indextest.Obj("c1", indextest.NodeType, "", "n1", indextest.WithLabels("zone", "a")),                                                        // c1/nodes//n1
+		indextest.Obj("c1", indextest.PodType, "default", "db-1", indextest.WithLabels("app", "db")),                                                // c1/pods/default/db-1
+		indextest.Obj("c1", indextest.DeploymentType, "default", "web", indextest.WithLabels("app", "web")),                                         // c1/deployments.apps/default/web
+		indextest.Obj("c1", indextest.PodType, "default", "web-1", indextest.WithLabels("app", "web", "tier", "fe"), indextest.WithOwner("rs-web")), // c1/pods/default/web-1
+		indextest.Obj("c1", indextest.PodType, "default", "web-2", indextest.WithLabels("app", "web", "tier", "be"), indextest.WithOwner("rs-web")), // c1/pods/default/web-2
+		indextest.Obj("c1", indextest.ReplicaSetType, "default", "web-abc", indextest.WithLabels("app", "web", "pod-template-hash", "abc"), indextest.WithOwner("deploy-web")),
+		indextest.Obj("c1", indextest.ConfigMapType, "prod", "config"),                                                                           // c1/configmaps/prod/config
+		indextest.Obj("c1", indextest.PodType, "prod", "web-1", indextest.WithLabels("app", "web", "tier", "fe", "env", "prod")),                 // c1/pods/prod/web-1
+		indextest.Obj("c2", indextest.NodeType, "", "n2", indextest.WithLabels("zone", "b")),                                                     // c2/nodes//n2
+		indextest.Obj("c2", indextest.PodType, "default", "web-1", indextest.WithLabels("app", "web", "tier", "fe")),                             // c2/pods/default/web-1
+		indextest.Obj("c2", indextest.FooPodsType, "default", "web-1", indextest.WithLabels("app", "web")),                                       // c2/pods.foo.example.com/default/web-1
+		indextest.Obj("c2", indextest.PodType, "prod", "api-1", indextest.WithLabels("app", "api", "tier", "be"), indextest.WithOwner("rs-api")), // c2/pods/prod/api-1
 	}
 }
 
@@ -50,10 +51,10 @@ func TestFilters(t *testing.T) {
 	for _, o := range smallFleet() {
 		ix.Upsert(o)
 	}
-	if diff := cmp.Diff(all, keys(planner.List(ix, planner.Filter{}, nil, 0).Objects)); diff != "" {
+	if diff := cmp.Diff(all, indextest.Keys(planner.List(ix, planner.Filter{}, nil, 0).Objects)); diff != "" {
 		t.Fatalf("index order (-want +got):\n%s", diff)
 	}
-	sel := func(s string) labels.Selector { return mustSelector(t, s) }
+	sel := func(s string) labels.Selector { return indextest.MustSelector(t, s) }
 	tests := []struct {
 		name string
 		f    planner.Filter
@@ -104,7 +105,7 @@ func TestFilters(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			page := planner.List(ix, tt.f, nil, 0)
-			if diff := cmp.Diff(tt.want, keys(page.Objects), cmpSorted[1]); diff != "" {
+			if diff := cmp.Diff(tt.want, indextest.Keys(page.Objects), indextest.CmpSorted[1]); diff != "" {
 				t.Errorf("List (-want +got):\n%s", diff)
 			}
 			if page.More || page.Revision != ix.Revision() {
@@ -114,7 +115,7 @@ func TestFilters(t *testing.T) {
 				t.Errorf("Count = %d, want %d", got, len(tt.want))
 			}
 			for _, limit := range []int{1, 2, 5} {
-				if diff := cmp.Diff(tt.want, keys(listAll(t, ix, tt.f, limit, nil)), cmpSorted[1]); diff != "" {
+				if diff := cmp.Diff(tt.want, indextest.Keys(indextest.ListAll(t, ix, tt.f, limit, nil)), indextest.CmpSorted[1]); diff != "" {
 					t.Errorf("pages of %d (-want +got):\n%s", limit, diff)
 				}
 			}
@@ -141,13 +142,13 @@ func TestListAfter(t *testing.T) {
 		{"last page exactly full", planner.Filter{Clusters: []string{"c2"}}, index.Position{Cluster: "c2", Namespace: "default", Name: "web-1", Kind: "Pod", Resource: "pods"}, 2, []string{"c2/pods.foo.example.com/default/web-1", "c2/pods/prod/api-1"}, false},
 		{"past the end", planner.Filter{}, index.Position{Cluster: "c3", Namespace: "", Name: "", Kind: "", Resource: ""}, 0, nil, false},
 		{"scope ranges before the cursor", planner.Filter{Namespaces: []string{"default"}}, index.Position{Cluster: "c1", Namespace: "zzz", Name: "", Kind: "", Resource: ""}, 0, []string{"c2/pods/default/web-1", "c2/pods.foo.example.com/default/web-1"}, false},
-		{"posting with scope", planner.Filter{Namespaces: []string{"default", "prod"}, Selector: mustSelector(t, "app=web")}, index.Position{Cluster: "c1", Namespace: "default", Name: "web-1", Kind: "Pod", Resource: "pods"}, 3, []string{"c1/pods/default/web-2", "c1/replicasets.apps/default/web-abc", "c1/pods/prod/web-1"}, true},
-		{"several postings", planner.Filter{Selector: mustSelector(t, "tier in (be,fe)")}, index.Position{Cluster: "c1", Namespace: "default", Name: "web-1", Kind: "Pod", Resource: "pods"}, 2, []string{"c1/pods/default/web-2", "c1/pods/prod/web-1"}, true},
+		{"posting with scope", planner.Filter{Namespaces: []string{"default", "prod"}, Selector: indextest.MustSelector(t, "app=web")}, index.Position{Cluster: "c1", Namespace: "default", Name: "web-1", Kind: "Pod", Resource: "pods"}, 3, []string{"c1/pods/default/web-2", "c1/replicasets.apps/default/web-abc", "c1/pods/prod/web-1"}, true},
+		{"several postings", planner.Filter{Selector: indextest.MustSelector(t, "tier in (be,fe)")}, index.Position{Cluster: "c1", Namespace: "default", Name: "web-1", Kind: "Pod", Resource: "pods"}, 2, []string{"c1/pods/default/web-2", "c1/pods/prod/web-1"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			page := planner.List(ix, tt.f, &tt.after, tt.limit)
-			if diff := cmp.Diff(tt.want, keys(page.Objects), cmpSorted[1]); diff != "" {
+			if diff := cmp.Diff(tt.want, indextest.Keys(page.Objects), indextest.CmpSorted[1]); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 			if page.More != tt.more {
@@ -161,30 +162,30 @@ func TestListAfter(t *testing.T) {
 // force evaluation of random filters over a random fleet.
 func TestFiltersAgainstReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	fleet := randomFleet(r, 3000)
+	fleet := indextest.RandomFleet(r, 3000)
 	ix := index.New(index.Options{})
 	for _, o := range fleet {
 		ix.Upsert(o)
 	}
 	sorted := slices.Clone(fleet)
 	slices.SortFunc(sorted, index.CompareObjects)
-	for i := range scale(300, 60) {
-		f := randomFilter(t, r)
+	for i := range indextest.Scale(300, 60) {
+		f := indextest.RandomFilter(t, r)
 		var want []*index.Object
 		for _, o := range sorted {
-			if refMatches(f, o) {
+			if indextest.RefMatches(f, o) {
 				want = append(want, o)
 			}
 		}
 		name := fmt.Sprintf("%d/%+v", i, f)
-		if diff := cmp.Diff(keys(want), keys(planner.List(ix, f, nil, 0).Objects), cmpSorted[1]); diff != "" {
+		if diff := cmp.Diff(indextest.Keys(want), indextest.Keys(planner.List(ix, f, nil, 0).Objects), indextest.CmpSorted[1]); diff != "" {
 			t.Fatalf("%s: List (-want +got):\n%s", name, diff)
 		}
 		if got := planner.Count(ix, f); got != len(want) {
 			t.Fatalf("%s: Count = %d, want %d", name, got, len(want))
 		}
 		limit := 1 + r.IntN(40)
-		if diff := cmp.Diff(keys(want), keys(listAll(t, ix, f, limit, nil)), cmpSorted[1]); diff != "" {
+		if diff := cmp.Diff(indextest.Keys(want), indextest.Keys(indextest.ListAll(t, ix, f, limit, nil)), indextest.CmpSorted[1]); diff != "" {
 			t.Fatalf("%s: pages of %d (-want +got):\n%s", name, limit, diff)
 		}
 	}
@@ -200,18 +201,18 @@ func TestNarrowFiltersDoNotScan(t *testing.T) {
 		for ns := range 10 {
 			for i := range 250 {
 				kv := []string{"app", fmt.Sprintf("web-%d", i%25), "tier", []string{"fe", "be", "x", "y", "z"}[i/25%5]}
-				o := obj(fmt.Sprintf("c%d", c), podType, fmt.Sprintf("ns-%d", ns), fmt.Sprintf("p-%03d", i), withLabels(kv...))
+				o := indextest.Obj(fmt.Sprintf("c%d", c), indextest.PodType, fmt.Sprintf("ns-%d", ns), fmt.Sprintf("p-%03d", i), indextest.WithLabels(kv...))
 				if i < 3 && ns == 0 && c == 0 {
-					withOwner("rs-1")(o)
-					withLabels(append(kv, "rare", "yes")...)(o)
+					indextest.WithOwner("rs-1")(o)
+					indextest.WithLabels(append(kv, "rare", "yes")...)(o)
 				}
 				ix.Upsert(o)
 			}
 		}
 	}
-	ix.Upsert(obj("small", cmType, "ns-0", "a"))
-	ix.Upsert(obj("small", cmType, "ns-0", "b"))
-	ix.Upsert(obj("c1", deployType, "ns-0", "d"))
+	ix.Upsert(indextest.Obj("small", indextest.ConfigMapType, "ns-0", "a"))
+	ix.Upsert(indextest.Obj("small", indextest.ConfigMapType, "ns-0", "b"))
+	ix.Upsert(indextest.Obj("c1", indextest.DeploymentType, "ns-0", "d"))
 	total := planner.Count(ix, planner.Filter{})
 	mid := index.Position{Cluster: "c1", Namespace: "ns-2"}
 	tests := []struct {
@@ -223,20 +224,20 @@ func TestNarrowFiltersDoNotScan(t *testing.T) {
 		maxVisited int
 		minVisited int
 	}{
-		{"label", planner.Filter{Selector: mustSelector(t, "rare=yes")}, nil, 0, 3, 3, 0},
-		{"label exists", planner.Filter{Selector: mustSelector(t, "rare")}, nil, 0, 3, 3, 0},
+		{"label", planner.Filter{Selector: indextest.MustSelector(t, "rare=yes")}, nil, 0, 3, 3, 0},
+		{"label exists", planner.Filter{Selector: indextest.MustSelector(t, "rare")}, nil, 0, 3, 3, 0},
 		{"owner", planner.Filter{OwnerUID: "rs-1"}, nil, 0, 3, 3, 0},
-		{"owner and other constraints", planner.Filter{OwnerUID: "rs-1", Kinds: []string{"Pod"}, Selector: mustSelector(t, "tier!=q")}, nil, 0, 3, 3, 0},
+		{"owner and other constraints", planner.Filter{OwnerUID: "rs-1", Kinds: []string{"Pod"}, Selector: indextest.MustSelector(t, "tier!=q")}, nil, 0, 3, 3, 0},
 		{"cluster", planner.Filter{Clusters: []string{"small"}}, nil, 0, 2, 2, 0},
 		{"kind", planner.Filter{Kinds: []string{"Deployment"}}, nil, 0, 1, 1, 0},
 		{"resource", planner.Filter{Resources: []string{"configmaps"}}, nil, 0, 2, 2, 0},
 		{"cluster and namespace", planner.Filter{Clusters: []string{"c2"}, Namespaces: []string{"ns-4"}}, nil, 0, 250, 250, 0},
 		// app=web-3 has 400 objects, the namespace 1000: the plan visits
 		// app=web-3 inside the namespace only, 40 objects.
-		{"namespace and label", planner.Filter{Namespaces: []string{"ns-4"}, Selector: mustSelector(t, "app=web-3,tier in (fe,be)")}, nil, 0, 16, 40, 0},
-		{"page from a cursor", planner.Filter{Namespaces: []string{"ns-4"}, Selector: mustSelector(t, "app=web-3")}, &mid, 5, 5, 6, 0},
-		{"page of a label from a cursor", planner.Filter{Selector: mustSelector(t, "app=web-3")}, &mid, 5, 5, 6, 0},
-		{"cluster and label", planner.Filter{Clusters: []string{"c3"}, Selector: mustSelector(t, "app=web-7")}, nil, 0, 100, 100, 0},
+		{"namespace and label", planner.Filter{Namespaces: []string{"ns-4"}, Selector: indextest.MustSelector(t, "app=web-3,tier in (fe,be)")}, nil, 0, 16, 40, 0},
+		{"page from a cursor", planner.Filter{Namespaces: []string{"ns-4"}, Selector: indextest.MustSelector(t, "app=web-3")}, &mid, 5, 5, 6, 0},
+		{"page of a label from a cursor", planner.Filter{Selector: indextest.MustSelector(t, "app=web-3")}, &mid, 5, 5, 6, 0},
+		{"cluster and label", planner.Filter{Clusters: []string{"c3"}, Selector: indextest.MustSelector(t, "app=web-7")}, nil, 0, 100, 100, 0},
 		{"not narrowing", planner.Filter{NameContains: "p-00"}, nil, 0, 400, total, total},
 	}
 	for _, tt := range tests {

@@ -18,23 +18,17 @@ import (
 // exists throughout and matches throughout is returned exactly once, that no
 // object is returned twice, and that pages are in order.
 func TestPagingUnderChurn(t *testing.T) {
-	for seed := range uint64(scale(20, 2)) {
+	for seed := range uint64(indextest.Scale(20, 2)) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 7))
-			fleet := randomFleet(r, 800)
+			fleet := indextest.RandomFleet(r, 800)
 			ix := index.New(index.Options{Retention: 1000})
-			stable := map[index.Key]bool{}
-			for i, o := range fleet {
-				ix.Upsert(o)
-				if i%2 == 0 {
-					stable[o.Key()] = true
-				}
-			}
-			c := &indextest.Churn{R: r, Stable: stable}
+			c := indextest.NewChurn(r, ix, fleet, 2)
+			stable := c.Stable
 			for range 5 {
 				// Filters on dimensions that modifications leave alone, so a
 				// stable object matches throughout.
-				f := randomFilter(t, r)
+				f := indextest.RandomFilter(t, r)
 				f.Selector, f.OwnerUID = nil, ""
 				var want []string
 				for _, o := range planner.List(ix, f, nil, 0).Objects {
@@ -43,15 +37,15 @@ func TestPagingUnderChurn(t *testing.T) {
 					}
 				}
 				limit := 1 + r.IntN(30)
-				got := listAll(t, ix, f, limit, func(int) {
+				got := indextest.ListAll(t, ix, f, limit, func(int) {
 					for range r.IntN(20) {
 						c.Step(ix, fleet)
 					}
 				})
 				checkPages(t, got, want, stable)
 			}
-			if d := checkInvariants(ix); d != "" {
-				t.Error(d)
+			if err := ix.Verify(); err != nil {
+				t.Error(err)
 			}
 		})
 	}
@@ -61,7 +55,7 @@ func TestPagingUnderChurn(t *testing.T) {
 // running during the reads, for the race detector.
 func TestPagingConcurrentWrites(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	fleet := randomFleet(r, 2000)
+	fleet := indextest.RandomFleet(r, 2000)
 	ix := index.New(index.Options{Retention: 1000})
 	stable := map[index.Key]bool{}
 	for i, o := range fleet {
@@ -92,7 +86,7 @@ func TestPagingConcurrentWrites(t *testing.T) {
 		}
 	})
 	for limit := range 10 {
-		checkPages(t, listAll(t, ix, planner.Filter{}, 3+limit*7, nil), want, stable)
+		checkPages(t, indextest.ListAll(t, ix, planner.Filter{}, 3+limit*7, nil), want, stable)
 	}
 }
 
@@ -122,32 +116,32 @@ func checkPages(t *testing.T, got []*index.Object, want []string, stable map[ind
 // force evaluation.
 func TestRandomWritesKeepIndexesConsistent(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
-	fleet := randomFleet(r, 1500)
+	fleet := indextest.RandomFleet(r, 1500)
 	ix := index.New(index.Options{Retention: 10})
 	for _, o := range fleet {
 		ix.Upsert(o)
 	}
 	c := &indextest.Churn{R: r, Stable: map[index.Key]bool{}}
-	for round := range scale(10, 3) {
+	for round := range indextest.Scale(10, 3) {
 		for range 500 {
 			c.Step(ix, fleet)
 		}
 		if round%3 == 0 {
 			ix.RemoveResource(fmt.Sprintf("c%d", r.IntN(4)), "pods")
 		}
-		if d := checkInvariants(ix); d != "" {
-			t.Fatalf("round %d: %s", round, d)
+		if err := ix.Verify(); err != nil {
+			t.Fatalf("round %d: %s", round, err)
 		}
 		all := planner.List(ix, planner.Filter{}, nil, 0).Objects
 		for range 30 {
-			f := randomFilter(t, r)
+			f := indextest.RandomFilter(t, r)
 			var want []*index.Object
 			for _, o := range all {
-				if refMatches(f, o) {
+				if indextest.RefMatches(f, o) {
 					want = append(want, o)
 				}
 			}
-			if diff := cmp.Diff(keys(want), keys(planner.List(ix, f, nil, 0).Objects), cmpSorted[1]); diff != "" {
+			if diff := cmp.Diff(indextest.Keys(want), indextest.Keys(planner.List(ix, f, nil, 0).Objects), indextest.CmpSorted[1]); diff != "" {
 				t.Fatalf("round %d, %+v: (-want +got):\n%s", round, f, diff)
 			}
 			if got := planner.Count(ix, f); got != len(want) {
@@ -159,8 +153,8 @@ func TestRandomWritesKeepIndexesConsistent(t *testing.T) {
 	ix.RemoveCluster("c1")
 	ix.RemoveCluster("c2")
 	ix.RemoveCluster("c3")
-	if d := checkInvariants(ix); d != "" {
-		t.Fatal(d)
+	if err := ix.Verify(); err != nil {
+		t.Fatal(err)
 	}
 	// Verify found the postings agree with an empty primary set: none is left.
 	n := 0

@@ -2,6 +2,7 @@ package planner_test
 
 import (
 	"fmt"
+	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"os"
@@ -162,20 +163,20 @@ func benchScale(b *testing.B, n int, compress bool) {
 			return len(planner.List(ix, f, nil, 50).Objects) + planner.Count(ix, f)
 		}},
 		{"page+count/labels-1pct-and-tier", func() int {
-			f := planner.Filter{Selector: mustSelector(b, sel1.String()+",tier=fe")}
+			f := planner.Filter{Selector: indextest.MustSelector(b, sel1.String()+",tier=fe")}
 			return len(planner.List(ix, f, nil, 50).Objects) + planner.Count(ix, f)
 		}},
 		{"page+count/namespace+tier", func() int {
-			f := planner.Filter{Namespaces: ns, Selector: mustSelector(b, "tier=fe")}
+			f := planner.Filter{Namespaces: ns, Selector: indextest.MustSelector(b, "tier=fe")}
 			return len(planner.List(ix, f, nil, 50).Objects) + planner.Count(ix, f)
 		}},
 		{"page+count/indexed-phase=Failed", func() int {
-			f := planner.Filter{Fields: mustFields(b, "status.phase=Failed")}
+			f := planner.Filter{Fields: indextest.MustFields(b, "status.phase=Failed")}
 			return len(planner.List(ix, f, nil, 50).Objects) + planner.Count(ix, f)
 		}},
 		{"page+count/unindexed-phase!=Running-in-namespace", func() int {
 			// graphqltest puts few Pods that are not Running in ns-07.
-			f := planner.Filter{Namespaces: []string{"ns-04"}, Fields: mustFields(b, "status.phase!=Running")}
+			f := planner.Filter{Namespaces: []string{"ns-04"}, Fields: indextest.MustFields(b, "status.phase!=Running")}
 			return len(planner.List(ix, f, nil, 50).Objects) + planner.Count(ix, f)
 		}},
 		{"sort/created-desc", func() int {
@@ -244,7 +245,7 @@ func onePercent(b *testing.B, ix *index.Index, n int) labels.Selector {
 		}
 	}
 	b.Logf("app=%s selects %d of %d Pods", best.Value, best.Count, n)
-	return mustSelector(b, "app="+best.Value)
+	return indextest.MustSelector(b, "app="+best.Value)
 }
 
 func abs(x int) int { return max(x, -x) }

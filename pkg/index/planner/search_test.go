@@ -2,6 +2,7 @@ package planner_test
 
 import (
 	"fmt"
+	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
@@ -25,19 +26,19 @@ func mustSearch(t testing.TB, s string) search.Query {
 // images to search.
 func searchFleet() []*index.Object {
 	return []*index.Object{
-		obj("c1", podType, "shop", "redis-0", withLabels("app", "redis", "tier", "cache"),
-			withRaw(`{"metadata":{"annotations":{"example.com/owner":"Team-Storage"}},"spec":{"containers":[{"image":"docker.io/library/redis:7.2"}]}}`)),
-		obj("c1", podType, "shop", "web-7d9f8c-abcde", withLabels("app", "web"),
-			withRaw(`{"spec":{"containers":[{"image":"nginx:1.25"},{"image":"envoyproxy/envoy:v1.30"}]}}`)),
-		obj("c1", deployType, "shop", "web", withLabels("app", "web"),
-			withRaw(`{"spec":{"template":{"spec":{"containers":[{"image":"nginx:1.25"}]}}}}`)),
-		obj("c2", podType, "prod-payments", "api-1", withLabels("app", "api"),
-			withRaw(`{"spec":{"initContainers":[{"image":"busybox"}],"containers":[{"image":"ghcr.io/acme/api:2"}]}}`)),
+		indextest.Obj("c1", indextest.PodType, "shop", "redis-0", indextest.WithLabels("app", "redis", "tier", "cache"),
+			indextest.WithRaw(`{"metadata":{"annotations":{"example.com/owner":"Team-Storage"}},"spec":{"containers":[{"image":"docker.io/library/redis:7.2"}]}}`)),
+		indextest.Obj("c1", indextest.PodType, "shop", "web-7d9f8c-abcde", indextest.WithLabels("app", "web"),
+			indextest.WithRaw(`{"spec":{"containers":[{"image":"nginx:1.25"},{"image":"envoyproxy/envoy:v1.30"}]}}`)),
+		indextest.Obj("c1", indextest.DeploymentType, "shop", "web", indextest.WithLabels("app", "web"),
+			indextest.WithRaw(`{"spec":{"template":{"spec":{"containers":[{"image":"nginx:1.25"}]}}}}`)),
+		indextest.Obj("c2", indextest.PodType, "prod-payments", "api-1", indextest.WithLabels("app", "api"),
+			indextest.WithRaw(`{"spec":{"initContainers":[{"image":"busybox"}],"containers":[{"image":"ghcr.io/acme/api:2"}]}}`)),
 		// Two tokens that "redis" begins: the object is in both postings.
-		obj("c2", podType, "tools", "redisinsight", withLabels("app", "redis-ui"),
-			withRaw(`{"spec":{"containers":[{"image":"redis/redisinsight:latest"}]}}`)),
-		obj("c2", cmType, "prod-payments", "settings", withRaw(`{"data":{"image":"nginx"}}`)),
-		obj("c2", nodeType, "", "node-1"),
+		indextest.Obj("c2", indextest.PodType, "tools", "redisinsight", indextest.WithLabels("app", "redis-ui"),
+			indextest.WithRaw(`{"spec":{"containers":[{"image":"redis/redisinsight:latest"}]}}`)),
+		indextest.Obj("c2", indextest.ConfigMapType, "prod-payments", "settings", indextest.WithRaw(`{"data":{"image":"nginx"}}`)),
+		indextest.Obj("c2", indextest.NodeType, "", "node-1"),
 	}
 }
 
@@ -79,18 +80,18 @@ func TestSearch(t *testing.T) {
 		{"not inside a token", planner.Filter{Search: mustSearch(t, "ginx")}, nil},
 		{"data is not searched", planner.Filter{Search: mustSearch(t, "settings nginx")}, nil},
 		{"with kinds", planner.Filter{Kinds: []string{"Deployment.apps"}, Search: mustSearch(t, "nginx")}, []string{webDeploy}},
-		{"with clusters and labels", planner.Filter{Clusters: []string{"c2"}, Selector: mustSelector(t, "app"), Search: mustSearch(t, "redis")}, []string{insight}},
+		{"with clusters and labels", planner.Filter{Clusters: []string{"c2"}, Selector: indextest.MustSelector(t, "app"), Search: mustSearch(t, "redis")}, []string{insight}},
 		{"with namespaces", planner.Filter{Namespaces: []string{"shop"}, Search: mustSearch(t, "app")}, []string{redis, webDeploy, webPod}},
-		{"with a field selector", planner.Filter{Search: mustSearch(t, "web"), Fields: mustFields(t, "spec.containers[].image=nginx:1.25")}, []string{webPod}},
+		{"with a field selector", planner.Filter{Search: mustSearch(t, "web"), Fields: indextest.MustFields(t, "spec.containers[].image=nginx:1.25")}, []string{webPod}},
 		{"node", planner.Filter{Search: mustSearch(t, "node 1")}, []string{node}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, keys(planner.List(ix, tt.f, nil, 0).Objects), cmpSorted[1]); diff != "" {
+			if diff := cmp.Diff(tt.want, indextest.Keys(planner.List(ix, tt.f, nil, 0).Objects), indextest.CmpSorted[1]); diff != "" {
 				t.Errorf("List (-want +got):\n%s", diff)
 			}
 			for _, limit := range []int{1, 2} {
-				if diff := cmp.Diff(tt.want, keys(listAll(t, ix, tt.f, limit, nil)), cmpSorted[1]); diff != "" {
+				if diff := cmp.Diff(tt.want, indextest.Keys(indextest.ListAll(t, ix, tt.f, limit, nil)), indextest.CmpSorted[1]); diff != "" {
 					t.Errorf("pages of %d (-want +got):\n%s", limit, diff)
 				}
 			}
@@ -111,7 +112,7 @@ func TestSearch(t *testing.T) {
 					matched = append(matched, o.Key().String())
 				}
 			}
-			if diff := cmp.Diff(tt.want, matched, cmpSorted); diff != "" {
+			if diff := cmp.Diff(tt.want, matched, indextest.CmpSorted); diff != "" {
 				t.Errorf("Matcher (-want +got):\n%s", diff)
 			}
 		})
@@ -122,25 +123,25 @@ func TestSearch(t *testing.T) {
 // deletions, and keeps no token of an object that left.
 func TestSearchFollowsChanges(t *testing.T) {
 	ix := index.New(index.Options{})
-	p := obj("c1", podType, "shop", "p", withLabels("app", "redis"), withRaw(`{"spec":{"containers":[{"image":"redis:7"}]}}`))
+	p := indextest.Obj("c1", indextest.PodType, "shop", "p", indextest.WithLabels("app", "redis"), indextest.WithRaw(`{"spec":{"containers":[{"image":"redis:7"}]}}`))
 	ix.Upsert(p)
 	count := func(s string) int { return planner.Count(ix, planner.Filter{Search: mustSearch(t, s)}) }
 	if count("redis") != 1 {
 		t.Fatal("redis not found")
 	}
 	// The label changes, the image stays: still found by the image.
-	p2 := modified(p, "2", withLabels("app", "cache"))
+	p2 := indextest.Modified(p, "2", indextest.WithLabels("app", "cache"))
 	ix.Upsert(p2)
 	if count("redis") != 1 || count("cache") != 1 {
 		t.Errorf("after the label change: redis %d, cache %d, want 1 and 1", count("redis"), count("cache"))
 	}
-	p3 := modified(p2, "3", withRaw(`{"spec":{"containers":[{"image":"valkey:8"}]}}`))
+	p3 := indextest.Modified(p2, "3", indextest.WithRaw(`{"spec":{"containers":[{"image":"valkey:8"}]}}`))
 	ix.Upsert(p3)
 	if count("redis") != 0 || count("valkey") != 1 {
 		t.Errorf("after the image change: redis %d, valkey %d, want 0 and 1", count("redis"), count("valkey"))
 	}
-	if d := checkInvariants(ix); d != "" {
-		t.Fatal(d)
+	if err := ix.Verify(); err != nil {
+		t.Fatal(err)
 	}
 	ix.Delete(p3.Key())
 	n := 0
@@ -159,8 +160,8 @@ func TestSearchVisitsCandidatesOnly(t *testing.T) {
 		if i%100 == 0 {
 			image = fmt.Sprintf("redis:%d", i/100)
 		}
-		ix.Upsert(obj("c1", podType, fmt.Sprintf("ns-%d", i%10), fmt.Sprintf("p-%d", i),
-			withRaw(`{"spec":{"containers":[{"image":"`+image+`"}]}}`)))
+		ix.Upsert(indextest.Obj("c1", indextest.PodType, fmt.Sprintf("ns-%d", i%10), fmt.Sprintf("p-%d", i),
+			indextest.WithRaw(`{"spec":{"containers":[{"image":"`+image+`"}]}}`)))
 	}
 	for _, tc := range []struct {
 		search string

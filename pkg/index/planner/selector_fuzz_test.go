@@ -2,6 +2,7 @@ package planner_test
 
 import (
 	"fmt"
+	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"slices"
@@ -88,7 +89,7 @@ func FuzzSelector(f *testing.F) {
 				want = append(want, o.Key().String())
 			}
 		}
-		got := keys(planner.List(ix, filter, nil, 0).Objects)
+		got := indextest.Keys(planner.List(ix, filter, nil, 0).Objects)
 		slices.Sort(got)
 		slices.Sort(want)
 		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
@@ -102,7 +103,7 @@ func FuzzSelector(f *testing.F) {
 		var after *index.Position
 		for range len(objs) + 1 {
 			page := planner.List(ix, filter, after, 2)
-			paged = append(paged, keys(page.Objects)...)
+			paged = append(paged, indextest.Keys(page.Objects)...)
 			if !page.More || len(page.Objects) == 0 {
 				break
 			}
@@ -165,13 +166,13 @@ func fuzzObjects(sel labels.Selector, b []byte) []*index.Object {
 	for _, k := range keySet {
 		full[k] = valueSet[len(valueSet)-1]
 	}
-	objs := []*index.Object{obj("c1", podType, "ns", "bare"), obj("c2", podType, "ns", "full", withLabels(pairs(full)...))}
+	objs := []*index.Object{indextest.Obj("c1", indextest.PodType, "ns", "bare"), indextest.Obj("c2", indextest.PodType, "ns", "full", indextest.WithLabels(pairs(full)...))}
 	for i := 0; len(b) > 0 && i < 30; i++ {
 		set := map[string]string{}
 		for range next() % 5 {
 			set[keySet[next()%len(keySet)]] = valueSet[next()%len(valueSet)]
 		}
-		objs = append(objs, obj(fmt.Sprintf("c%d", 1+i%2), podType, fmt.Sprintf("ns%d", i%3), fmt.Sprintf("p%d", i), withLabels(pairs(set)...)))
+		objs = append(objs, indextest.Obj(fmt.Sprintf("c%d", 1+i%2), indextest.PodType, fmt.Sprintf("ns%d", i%3), fmt.Sprintf("p%d", i), indextest.WithLabels(pairs(set)...)))
 	}
 	return objs
 }

@@ -30,23 +30,23 @@ var sortSpecs = [][]string{
 // TestListSortedMatchesBruteForce pages through sorted lists of random
 // filters and page sizes and compares them with sorting every match.
 func TestListSortedMatchesBruteForce(t *testing.T) {
-	for seed := range uint64(scale(4, 1)) {
+	for seed := range uint64(indextest.Scale(4, 1)) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 11))
 			ix := index.New(index.Options{})
-			for _, o := range sortFleet(r, 600) {
+			for _, o := range indextest.SortFleet(r, 600) {
 				ix.Upsert(o)
 			}
 			for _, spec := range sortSpecs {
-				sk := sortKeys(t, spec...)
+				sk := indextest.SortKeys(t, spec...)
 				for range 6 {
 					f := planner.Filter{}
 					if r.IntN(3) > 0 {
-						f = randomFilter(t, r)
+						f = indextest.RandomFilter(t, r)
 					}
-					want := keys(bruteSorted(ix, f, sk))
+					want := indextest.Keys(indextest.BruteSorted(ix, f, sk))
 					for _, limit := range []int{0, 5, 50} {
-						got := keys(listSortedAll(t, ix, f, sk, limit, nil))
+						got := indextest.Keys(indextest.ListSortedAll(t, ix, f, sk, limit, nil))
 						if d := cmp.Diff(want, got); d != "" {
 							t.Fatalf("sort %v, filter %+v, limit %d (-want +got):\n%s", spec, f, limit, d)
 						}
@@ -63,7 +63,7 @@ func TestListSortedMatchesBruteForce(t *testing.T) {
 func TestSortedWalkAndTopAgree(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 5))
 	ix := index.New(index.Options{})
-	for _, o := range sortFleet(r, 800) {
+	for _, o := range indextest.SortFleet(r, 800) {
 		ix.Upsert(o)
 	}
 	var created, phase *index.OrderedIndex
@@ -84,16 +84,16 @@ func TestSortedWalkAndTopAgree(t *testing.T) {
 		{spec: []string{"-status.phase"}, ordered: phase, pods: true},
 		{spec: []string{"-status.phase", "-metadata.creationTimestamp"}, ordered: phase, pods: true},
 	} {
-		sk := sortKeys(t, tc.spec...)
-		for range scale(20, 5) {
+		sk := indextest.SortKeys(t, tc.spec...)
+		for range indextest.Scale(20, 5) {
 			f := planner.Filter{}
 			if r.IntN(2) == 0 {
-				f = randomFilter(t, r)
+				f = indextest.RandomFilter(t, r)
 			}
 			if tc.pods {
 				f.Resources, f.Kinds = []string{"pods"}, nil
 			}
-			all := bruteSorted(ix, f, sk)
+			all := indextest.BruteSorted(ix, f, sk)
 			var after *planner.SortedPosition
 			if len(all) > 0 && r.IntN(2) == 0 {
 				o := all[r.IntN(len(all))]
@@ -106,17 +106,17 @@ func TestSortedWalkAndTopAgree(t *testing.T) {
 			if !ok {
 				t.Fatal("the walk gave up within a budget of every object")
 			}
-			if d := cmp.Diff(keys(top), keys(walked)); d != "" {
+			if d := cmp.Diff(indextest.Keys(top), indextest.Keys(walked)); d != "" {
 				t.Fatalf("sort %v, filter %+v: walk and top differ (-top +walk):\n%s", tc.spec, f, d)
 			}
-			if d := cmp.Diff(keys(top), keys(shared)); d != "" {
+			if d := cmp.Diff(indextest.Keys(top), indextest.Keys(shared)); d != "" {
 				t.Fatalf("sort %v, filter %+v: top read by one and by three goroutines differ (-one +three):\n%s", tc.spec, f, d)
 			}
 		}
 	}
 	// Other types may hold status.phase too: without a type filter there
 	// is no index to walk.
-	if walks, _, _, _, _, _ := planner.SortedReads(ix, planner.Filter{}, sortKeys(t, "status.phase"), nil, 10, nil); walks != nil {
+	if walks, _, _, _, _, _ := planner.SortedReads(ix, planner.Filter{}, indextest.SortKeys(t, "status.phase"), nil, 10, nil); walks != nil {
 		t.Error("an unfiltered sort by status.phase walks the index of pods")
 	}
 }
@@ -126,30 +126,24 @@ func TestSortedWalkAndTopAgree(t *testing.T) {
 // sort values unchanged throughout) comes exactly once, none twice, in
 // order.
 func TestSortedPagingUnderChurn(t *testing.T) {
-	for seed := range uint64(scale(6, 1)) {
+	for seed := range uint64(indextest.Scale(6, 1)) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 13))
-			fleet := sortFleet(r, 800)
+			fleet := indextest.SortFleet(r, 800)
 			ix := index.New(index.Options{Retention: 1000})
-			stable := map[index.Key]bool{}
-			for i, o := range fleet {
-				ix.Upsert(o)
-				if i%2 == 0 {
-					stable[o.Key()] = true
-				}
-			}
-			c := &indextest.Churn{R: r, Stable: stable}
+			c := indextest.NewChurn(r, ix, fleet, 2)
+			stable := c.Stable
 			for _, spec := range sortSpecs {
-				sk := sortKeys(t, spec...)
-				f := randomFilter(t, r)
+				sk := indextest.SortKeys(t, spec...)
+				f := indextest.RandomFilter(t, r)
 				f.Selector, f.OwnerUID = nil, ""
 				var want []string
-				for _, o := range bruteSorted(ix, f, sk) {
+				for _, o := range indextest.BruteSorted(ix, f, sk) {
 					if stable[o.Key()] {
 						want = append(want, o.Key().String())
 					}
 				}
-				got := listSortedAll(t, ix, f, sk, 1+r.IntN(30), func() {
+				got := indextest.ListSortedAll(t, ix, f, sk, 1+r.IntN(30), func() {
 					for range r.IntN(20) {
 						c.Step(ix, fleet)
 					}
@@ -172,15 +166,15 @@ func TestSortedPagingUnderChurn(t *testing.T) {
 					t.Errorf("sort %v: stable objects (-want +got):\n%s", spec, d)
 				}
 			}
-			if d := checkInvariants(ix); d != "" {
-				t.Error(d)
+			if err := ix.Verify(); err != nil {
+				t.Error(err)
 			}
 		})
 	}
 }
 
 func TestSortValues(t *testing.T) {
-	o := obj("c1", podType, "ns", "p", withRaw(`{"a":{"n":3.5,"s":"x","t":"2026-01-02T03:04:05Z","tn":"2026-01-02T03:04:05.123456Z","b":true,"o":{"k":1},"z":null,"bad":"2026-13-02T03:04:05Z"}}`))
+	o := indextest.Obj("c1", indextest.PodType, "ns", "p", indextest.WithRaw(`{"a":{"n":3.5,"s":"x","t":"2026-01-02T03:04:05Z","tn":"2026-01-02T03:04:05.123456Z","b":true,"o":{"k":1},"z":null,"bad":"2026-13-02T03:04:05Z"}}`))
 	o.Created = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	t0 := float64(o.Created.UnixMicro())
 	tests := []struct {
@@ -201,7 +195,7 @@ func TestSortValues(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
-			got := planner.SortValues(sortKeys(t, tt.path), o)[0]
+			got := planner.SortValues(indextest.SortKeys(t, tt.path), o)[0]
 			if d := cmp.Diff(tt.want, got); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}
@@ -211,12 +205,12 @@ func TestSortValues(t *testing.T) {
 
 func TestListSortedRefuses(t *testing.T) {
 	ix := index.New(index.Options{})
-	ix.Upsert(obj("c1", podType, "ns", "p"))
-	_, err := planner.ListSorted(ix, []planner.Filter{{}}, sortKeys(t, "spec.containers[].image"), nil, 10)
+	ix.Upsert(indextest.Obj("c1", indextest.PodType, "ns", "p"))
+	_, err := planner.ListSorted(ix, []planner.Filter{{}}, indextest.SortKeys(t, "spec.containers[].image"), nil, 10)
 	if !errors.Is(err, planner.ErrSortPath) {
 		t.Errorf("a path across an array: got %v, want planner.ErrSortPath", err)
 	}
-	_, err = planner.ListSorted(ix, []planner.Filter{{}}, sortKeys(t, "a", "b"), &planner.SortedPosition{Values: []index.SortValue{{}}}, 10)
+	_, err = planner.ListSorted(ix, []planner.Filter{{}}, indextest.SortKeys(t, "a", "b"), &planner.SortedPosition{Values: []index.SortValue{{}}}, 10)
 	if err == nil {
 		t.Error("a position with one value for two keys: no error")
 	}
@@ -227,12 +221,12 @@ func TestListSortedRefuses(t *testing.T) {
 func TestSortedWalkVisitsPage(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	ix := index.New(index.Options{})
-	for _, o := range sortFleet(r, 5000) {
+	for _, o := range indextest.SortFleet(r, 5000) {
 		ix.Upsert(o)
 	}
 	for _, spec := range []string{"metadata.creationTimestamp", "-metadata.creationTimestamp"} {
 		before := ix.Scanned()
-		page, err := planner.ListSorted(ix, []planner.Filter{{}}, sortKeys(t, spec), nil, 50)
+		page, err := planner.ListSorted(ix, []planner.Filter{{}}, indextest.SortKeys(t, spec), nil, 50)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -252,17 +246,17 @@ func TestSortedWalkVisitsPage(t *testing.T) {
 func TestListSortedUnion(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
 	ix := index.New(index.Options{})
-	for _, o := range sortFleet(r, 600) {
+	for _, o := range indextest.SortFleet(r, 600) {
 		ix.Upsert(o)
 	}
 	nonEmpty := 0
 	for _, spec := range sortSpecs {
-		sk := sortKeys(t, spec...)
-		f := randomFilter(t, r)
+		sk := indextest.SortKeys(t, spec...)
+		f := indextest.RandomFilter(t, r)
 		f.Clusters = nil
 		a, b := f, f
 		a.Clusters, b.Clusters = []string{"c0", "c2"}, []string{"c1", "c3"}
-		want := keys(bruteSorted(ix, f, sk))
+		want := indextest.Keys(indextest.BruteSorted(ix, f, sk))
 		if len(want) > 4 {
 			nonEmpty++
 		}
@@ -281,7 +275,7 @@ func TestListSortedUnion(t *testing.T) {
 				last := page.Objects[len(page.Objects)-1]
 				after = &planner.SortedPosition{Values: planner.SortValues(sk, last), Position: last.Position()}
 			}
-			if d := cmp.Diff(want, keys(got)); d != "" {
+			if d := cmp.Diff(want, indextest.Keys(got)); d != "" {
 				t.Errorf("sort %v, limit %d (-want +got):\n%s", spec, limit, d)
 			}
 		}

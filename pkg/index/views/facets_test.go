@@ -2,6 +2,7 @@ package views_test
 
 import (
 	"fmt"
+	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
@@ -15,13 +16,13 @@ import (
 func facetFixture() *index.Index {
 	ix := index.New(index.Options{})
 	for _, o := range []*index.Object{
-		obj("c1", podType, "a", "p1", withLabels("app", "web", "tier", "fe")),
-		obj("c1", podType, "a", "p2", withLabels("app", "web")),
-		obj("c1", cmType, "b", "cm", withLabels("app", "db")),
-		obj("c1", nodeType, "", "n1"),
-		obj("c2", podType, "a", "p1", withLabels("app", "web")),
-		obj("c2", deployType, "a", "web", withLabels("app", "web", "tier", "fe")),
-		obj("c2", fooPodsType, "b", "p9"),
+		indextest.Obj("c1", indextest.PodType, "a", "p1", indextest.WithLabels("app", "web", "tier", "fe")),
+		indextest.Obj("c1", indextest.PodType, "a", "p2", indextest.WithLabels("app", "web")),
+		indextest.Obj("c1", indextest.ConfigMapType, "b", "cm", indextest.WithLabels("app", "db")),
+		indextest.Obj("c1", indextest.NodeType, "", "n1"),
+		indextest.Obj("c2", indextest.PodType, "a", "p1", indextest.WithLabels("app", "web")),
+		indextest.Obj("c2", indextest.DeploymentType, "a", "web", indextest.WithLabels("app", "web", "tier", "fe")),
+		indextest.Obj("c2", indextest.FooPodsType, "b", "p9"),
 	} {
 		ix.Upsert(o)
 	}
@@ -79,11 +80,11 @@ func TestLookup(t *testing.T) {
 		{"c1", "a", "p", nil},
 		{"c3", "a", "p1", nil},
 	}
-	ix.Upsert(obj("c1", cmType, "a", "p1"))
+	ix.Upsert(indextest.Obj("c1", indextest.ConfigMapType, "a", "p1"))
 	tests[0].want = []string{"c1/configmaps/a/p1", "c1/pods/a/p1"}
 	for _, tt := range tests {
 		t.Run(tt.cluster+"/"+tt.namespace+"/"+tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, keys(ix.Lookup(tt.cluster, tt.namespace, tt.name)), cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(tt.want, indextest.Keys(ix.Lookup(tt.cluster, tt.namespace, tt.name)), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("Lookup (-want +got):\n%s", diff)
 			}
 		})
@@ -96,8 +97,8 @@ func TestLookup(t *testing.T) {
 func TestLabelFacetsFromPostings(t *testing.T) {
 	ix := index.New(index.Options{})
 	for i := range 300 {
-		ix.Upsert(obj(fmt.Sprintf("c%d", i%3), podType, fmt.Sprintf("ns%d", i%7), fmt.Sprintf("p%d", i),
-			withLabels("app", fmt.Sprintf("a%d", i%5), "tier", []string{"fe", "be"}[i%2])))
+		ix.Upsert(indextest.Obj(fmt.Sprintf("c%d", i%3), indextest.PodType, fmt.Sprintf("ns%d", i%7), fmt.Sprintf("p%d", i),
+			indextest.WithLabels("app", fmt.Sprintf("a%d", i%5), "tier", []string{"fe", "be"}[i%2])))
 	}
 	ix.Delete(index.Key{Cluster: "c0", Resource: "pods", Namespace: "ns0", Name: "p0"})
 	for _, key := range []string{"app", "tier", "none"} {

@@ -2,6 +2,7 @@ package views_test
 
 import (
 	"fmt"
+	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
@@ -17,11 +18,11 @@ func TestUnion(t *testing.T) {
 	for _, c := range []string{"c1", "c2", "c3"} {
 		for _, ns := range []string{"a", "b", "c"} {
 			for i := range 5 {
-				ix.Upsert(obj(c, podType, ns, fmt.Sprintf("p%d", i), withLabels("app", fmt.Sprint(i%2))))
-				ix.Upsert(obj(c, cmType, ns, fmt.Sprintf("m%d", i)))
+				ix.Upsert(indextest.Obj(c, indextest.PodType, ns, fmt.Sprintf("p%d", i), indextest.WithLabels("app", fmt.Sprint(i%2))))
+				ix.Upsert(indextest.Obj(c, indextest.ConfigMapType, ns, fmt.Sprintf("m%d", i)))
 			}
 		}
-		ix.Upsert(obj(c, nodeType, "", "n1"))
+		ix.Upsert(indextest.Obj(c, indextest.NodeType, "", "n1"))
 	}
 	union := []planner.Filter{
 		{Clusters: []string{"c1"}, Namespaces: []string{"a", "c"}, Resources: []string{"configmaps"}},
@@ -45,7 +46,7 @@ func TestUnion(t *testing.T) {
 	var after *index.Position
 	for pages := 0; ; pages++ {
 		p := planner.ListUnion(ix, union, after, 4)
-		got = append(got, keys(p.Objects)...)
+		got = append(got, indextest.Keys(p.Objects)...)
 		if !p.More {
 			break
 		}
