@@ -84,6 +84,7 @@ func WithRaw(raw string) func(*index.Object) {
 	return func(o *index.Object) { o.SetRaw([]byte(raw)) }
 }
 
+// MustFields parses a field selector, failing t if it does not parse.
 func MustFields(t testing.TB, s string) fieldselector.Selector {
 	t.Helper()
 	sel, err := fieldselector.Parse(s)
@@ -93,8 +94,13 @@ func MustFields(t testing.TB, s string) fieldselector.Selector {
 	return sel
 }
 
-func WithRV(rv string) func(*index.Object)   { return func(o *index.Object) { o.ResourceVersion = rv } }
+// WithRV sets the object's resourceVersion.
+func WithRV(rv string) func(*index.Object) { return func(o *index.Object) { o.ResourceVersion = rv } }
+
+// WithUID sets the object's UID.
 func WithUID(uid string) func(*index.Object) { return func(o *index.Object) { o.UID = types.UID(uid) } }
+
+// WithOwner adds an owner reference with this UID.
 func WithOwner(uid string) func(*index.Object) {
 	return func(o *index.Object) { o.Owners = append(o.Owners, index.OwnerRef{UID: types.UID(uid)}) }
 }
@@ -127,6 +133,7 @@ type EventSummary struct {
 	OldRV    string
 }
 
+// Summarize returns the events as EventSummaries.
 func Summarize(evs []feed.Event[*index.Object]) []EventSummary {
 	out := make([]EventSummary, 0, len(evs))
 	for _, e := range evs {
@@ -139,6 +146,7 @@ func Summarize(evs []feed.Event[*index.Object]) []EventSummary {
 	return out
 }
 
+// MustSelector parses a label selector, failing t if it does not parse.
 func MustSelector(t testing.TB, s string) labels.Selector {
 	t.Helper()
 	sel, err := labels.Parse(s)
@@ -279,6 +287,7 @@ func Unindexed() index.Options {
 	return index.Options{Indexes: off}
 }
 
+// Paths parses the paths, which must be valid.
 func Paths(texts ...string) []fieldpath.Path {
 	out := make([]fieldpath.Path, len(texts))
 	for i, t := range texts {
