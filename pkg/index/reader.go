@@ -13,8 +13,9 @@ import (
 // only during that call, and nothing it returns may be modified.
 //
 // This is the whole boundary between the storage and the planner: a
-// posting is read through its Len, Ascend and Has, and nothing else of
-// the index is visible.
+// posting is read through its Len, Ascend and Has (the planner may merge
+// several into one of its own, postings.Sorted), and nothing else of the
+// index is visible.
 type Reader struct{ ix *Index }
 
 // Read calls fn with a Reader of the index, holding the read lock: the
