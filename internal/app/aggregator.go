@@ -201,10 +201,13 @@ func New(opts Options) (*Aggregator, error) {
 	tr := health.NewTracker(ix, health.Options{})
 	reg := prometheus.NewRegistry()
 	// The informers record their types' printers in a table that the
-	// API reads.
-	printers := new(columns.Types)
+	// API reads: the one the informers' options bring, or a new one.
 	infOpts := opts.Informers
-	infOpts.Registerer, infOpts.Columns = reg, printers
+	if infOpts.Columns == nil {
+		infOpts.Columns = new(columns.Types)
+	}
+	printers := infOpts.Columns
+	infOpts.Registerer = reg
 	fleet, err := informers.NewFleet(ix, tr, infOpts)
 	if err != nil {
 		return nil, fmt.Errorf("informers: %w", err)
