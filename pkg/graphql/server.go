@@ -31,7 +31,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index/views"
 )
 
-// Index is the part of the global index the API reads; *index.Index
+// Index is the part of the global index the API reads; views.View
 // implements it.
 type Index interface {
 	// ListUnion, CountUnion and FacetsUnion answer over disjoint filters:
