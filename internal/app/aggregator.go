@@ -23,9 +23,11 @@ import (
 	"github.com/fleetcache/fleetcache/internal/memlimit"
 	"github.com/fleetcache/fleetcache/internal/servingcert"
 	"github.com/fleetcache/fleetcache/pkg/clusters"
+	"github.com/fleetcache/fleetcache/pkg/columns"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 	"github.com/fleetcache/fleetcache/pkg/inventory"
 	"github.com/fleetcache/fleetcache/pkg/transport"
@@ -179,7 +181,10 @@ type Aggregator struct {
 	Registry *clusters.Registry
 	// Inventory holds each registered cluster's labels and source.
 	Inventory *inventory.Store
-	API       *graphql.Server
+	// Columns holds the printers of the index's types, which the informers
+	// record and the API reads (Resource.columns).
+	Columns *columns.Types
+	API     *graphql.Server
 	// Transport serves API over HTTP, WebSocket and SSE at /graphql.
 	Transport *transport.Server
 	// Metrics holds every metric of this aggregator, served at /metrics.
@@ -195,7 +200,13 @@ func New(opts Options) (*Aggregator, error) {
 	ix := index.New(opts.Index)
 	tr := health.NewTracker(ix, health.Options{})
 	reg := prometheus.NewRegistry()
+	// The informers record their types' printers in a table that the
+	// API reads: the one the informers' options bring, or a new one.
 	infOpts := opts.Informers
+	if infOpts.Columns == nil {
+		infOpts.Columns = new(columns.Types)
+	}
+	printers := infOpts.Columns
 	infOpts.Registerer = reg
 	fleet, err := informers.NewFleet(ix, tr, infOpts)
 	if err != nil {
@@ -213,7 +224,7 @@ func New(opts Options) (*Aggregator, error) {
 	inv := inventory.NewStore()
 	gqlOpts, trOpts := opts.GraphQL, opts.Transport
 	gqlOpts.Registerer, trOpts.Registerer = reg, reg
-	gqlOpts.Inventory = inv
+	gqlOpts.Inventory, gqlOpts.Columns = inv, printers
 	trOpts.AllowedOrigins = opts.CORSAllowedOrigins
 	trOpts.BrowserPage, trOpts.IsBrowserAsset = browserPage(opts.Playground)
 	auth, err := opts.Auth.build(registry)
@@ -223,7 +234,7 @@ func New(opts Options) (*Aggregator, error) {
 	if auth.authn != nil {
 		trOpts.Authenticator, gqlOpts.Authorizer = auth.authn, auth.authz
 	}
-	api, err := graphql.New(ix, tr, gqlOpts)
+	api, err := graphql.New(views.Of(ix), tr, gqlOpts)
 	if err != nil {
 		return nil, fmt.Errorf("graphql: %w", err)
 	}
@@ -236,6 +247,7 @@ func New(opts Options) (*Aggregator, error) {
 		Health:    tr,
 		Registry:  registry,
 		Inventory: inv,
+		Columns:   printers,
 		API:       api,
 		Transport: tp,
 		Metrics:   reg,

@@ -13,18 +13,20 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
 
-// Types of the synthetic objects. There are two kinds named Event, in the
-// core group and in events.k8s.io, to check that a bare kind is ambiguous.
+// Types of the synthetic objects: the index tests' (package indextest),
+// and two kinds named Event, in the core group and in events.k8s.io, to
+// check that a bare kind is ambiguous.
 var (
-	PodType        = &index.Type{Resource: "pods", GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}
-	ConfigMapType  = &index.Type{Resource: "configmaps", GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}
+	PodType        = indextest.PodType
+	ConfigMapType  = indextest.ConfigMapType
 	NamespaceType  = &index.Type{Resource: "namespaces", GVR: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, Kind: "Namespace"}
-	DeploymentType = &index.Type{Resource: "deployments.apps", GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment", Namespaced: true}
-	ReplicaSetType = &index.Type{Resource: "replicasets.apps", GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}, Kind: "ReplicaSet", Namespaced: true}
+	DeploymentType = indextest.DeploymentType
+	ReplicaSetType = indextest.ReplicaSetType
 	EventType      = &index.Type{Resource: "events", GVR: schema.GroupVersionResource{Version: "v1", Resource: "events"}, Kind: "Event", Namespaced: true}
 	Event2Type     = &index.Type{Resource: "events.events.k8s.io", GVR: schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}, Kind: "Event", Namespaced: true}
 )

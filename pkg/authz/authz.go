@@ -11,7 +11,8 @@ import (
 
 	"github.com/fleetcache/fleetcache/internal/ttlcache"
 	"github.com/fleetcache/fleetcache/pkg/authn"
-	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
+	"github.com/fleetcache/fleetcache/pkg/index/views"
 )
 
 // Options configure an Authorizer. Each field's comment states its default,
@@ -131,7 +132,7 @@ type NamespaceLister interface {
 // for namespaced types denied there, namespace by namespace (those of
 // contents, or all of the cluster's from namespaces when contents names
 // none). Decisions run concurrently, bounded by Options.Concurrency.
-func (az *Authorizer) Scope(ctx context.Context, u *authn.User, contents []index.Contents, namespaces NamespaceLister) Scope {
+func (az *Authorizer) Scope(ctx context.Context, u *authn.User, contents []views.Contents, namespaces NamespaceLister) Scope {
 	d := newDecisions()
 	az.each(ctx, u, clusterWide(contents), d.recordClusterWide)
 	az.each(ctx, u, d.perNamespace(contents, namespaces), d.recordNamespace)
@@ -160,7 +161,7 @@ func newDecisions() *decisions {
 
 // clusterWide is the first question: may the caller list each type of
 // contents in its whole cluster?
-func clusterWide(contents []index.Contents) []Attributes {
+func clusterWide(contents []views.Contents) []Attributes {
 	var wide []Attributes
 	for _, c := range contents {
 		for _, r := range c.Resources {
@@ -196,7 +197,7 @@ func (d *decisions) recordClusterWide(a Attributes, ok bool, err error) {
 // decisions did not fail, may the caller list it in each namespace (those
 // of contents, else the cluster's from namespaces)? No record method runs
 // then, so it reads the answers without the lock.
-func (d *decisions) perNamespace(contents []index.Contents, namespaces NamespaceLister) []Attributes {
+func (d *decisions) perNamespace(contents []views.Contents, namespaces NamespaceLister) []Attributes {
 	var narrow []Attributes
 	for _, c := range contents {
 		if d.denied[c.Cluster] != nil {
@@ -234,7 +235,7 @@ func (d *decisions) recordNamespace(a Attributes, ok bool, err error) {
 // scope turns the answers into the Scope of contents: a grant per type
 // allowed cluster-wide or in some namespaces, none in clusters whose
 // decisions failed, and Full only when nothing at all was denied.
-func (d *decisions) scope(contents []index.Contents) Scope {
+func (d *decisions) scope(contents []views.Contents) Scope {
 	s := Scope{Full: len(d.denied) == 0}
 	for _, c := range contents {
 		if d.denied[c.Cluster] != nil {
@@ -288,7 +289,7 @@ func (az *Authorizer) each(ctx context.Context, u *authn.User, as []Attributes, 
 // every (cluster, resource) is in one filter only, so the filters are
 // disjoint (see index.ListUnion). A scope with no grants yields no filters:
 // nothing is visible.
-func (s Scope) Filters(f index.Filter) []index.Filter {
+func (s Scope) Filters(f planner.Filter) []planner.Filter {
 	const all = "\x01all"
 	// Per cluster: namespaces (joined, or all) -> granted resources.
 	perCluster := map[string]map[string][]string{}
@@ -335,7 +336,7 @@ func (s Scope) Filters(f index.Filter) []index.Filter {
 	shapes := slices.SortedFunc(maps.Keys(clustersOf), func(a, b shape) int {
 		return strings.Compare(clustersOf[a][0]+"\x00"+a.namespaces+"\x00"+a.resources, clustersOf[b][0]+"\x00"+b.namespaces+"\x00"+b.resources)
 	})
-	out := make([]index.Filter, 0, len(shapes))
+	out := make([]planner.Filter, 0, len(shapes))
 	for _, sh := range shapes {
 		nf := f
 		nf.Clusters = clustersOf[sh]

@@ -10,7 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fleetcache/fleetcache/pkg/authn"
-	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
+	"github.com/fleetcache/fleetcache/pkg/index/views"
 )
 
 // fakeDecider allows what its set holds and counts the questions.
@@ -31,10 +32,10 @@ func (f *fakeDecider) Decide(_ context.Context, _ *authn.User, a Attributes) (bo
 	return f.allow[a], nil
 }
 
-var contents = []index.Contents{
-	{Cluster: "c1", Resources: []index.ResourceContents{{Resource: "configmaps", Namespaced: true}, {Resource: "nodes"}, {Resource: "pods", Namespaced: true}}, Namespaces: []string{"a", "b"}},
-	{Cluster: "c2", Resources: []index.ResourceContents{{Resource: "configmaps", Namespaced: true}}, Namespaces: []string{"a"}},
-	{Cluster: "c3", Resources: []index.ResourceContents{{Resource: "pods", Namespaced: true}}, Namespaces: []string{"a"}},
+var contents = []views.Contents{
+	{Cluster: "c1", Resources: []views.ResourceContents{{Resource: "configmaps", Namespaced: true}, {Resource: "nodes"}, {Resource: "pods", Namespaced: true}}, Namespaces: []string{"a", "b"}},
+	{Cluster: "c2", Resources: []views.ResourceContents{{Resource: "configmaps", Namespaced: true}}, Namespaces: []string{"a"}},
+	{Cluster: "c3", Resources: []views.ResourceContents{{Resource: "pods", Namespaced: true}}, Namespaces: []string{"a"}},
 }
 
 func TestScope(t *testing.T) {
@@ -64,16 +65,16 @@ func TestScope(t *testing.T) {
 
 	// Filters: granted resources and namespaces only; clusters with the
 	// same grants share a filter.
-	f := index.Filter{Kinds: []string{"ConfigMap", "Pod"}, NameContains: "x"}
+	f := planner.Filter{Kinds: []string{"ConfigMap", "Pod"}, NameContains: "x"}
 	got := s.Filters(f)
-	wantFilters := []index.Filter{
+	wantFilters := []planner.Filter{
 		{Clusters: []string{"c1"}, Resources: []string{"pods"}, Kinds: f.Kinds, NameContains: "x"},
 		{Clusters: []string{"c1", "c2"}, Namespaces: []string{"a"}, Resources: []string{"configmaps"}, Kinds: f.Kinds, NameContains: "x"},
 	}
 	if diff := cmp.Diff(wantFilters, got); diff != "" {
 		t.Errorf("filters (-want +got):\n%s", diff)
 	}
-	if got := s.Filters(index.Filter{Namespaces: []string{"b"}}); len(got) != 1 || got[0].Resources[0] != "pods" {
+	if got := s.Filters(planner.Filter{Namespaces: []string{"b"}}); len(got) != 1 || got[0].Resources[0] != "pods" {
 		t.Errorf("filters of namespace b: %+v, want c1 pods only", got)
 	}
 
@@ -115,9 +116,9 @@ func TestScopeListsNamespacesOnlyWhenNeeded(t *testing.T) {
 		{Cluster: "c2", Namespace: "y", Resource: "configmaps"}: true,
 	}}
 	l := &lister{namespaces: map[string][]string{"c1": {"a"}, "c2": {"x", "y"}}}
-	cs := []index.Contents{
-		{Cluster: "c1", Resources: []index.ResourceContents{{Resource: "pods", Namespaced: true}}},
-		{Cluster: "c2", Resources: []index.ResourceContents{{Resource: "configmaps", Namespaced: true}}},
+	cs := []views.Contents{
+		{Cluster: "c1", Resources: []views.ResourceContents{{Resource: "pods", Namespaced: true}}},
+		{Cluster: "c2", Resources: []views.ResourceContents{{Resource: "configmaps", Namespaced: true}}},
 	}
 	s := New(d, Options{}).Scope(t.Context(), &authn.User{Name: "u"}, cs, l)
 	want := []Grant{{Cluster: "c1", Resource: "pods"}, {Cluster: "c2", Resource: "configmaps", Namespaces: []string{"y"}}}
@@ -134,22 +135,22 @@ func TestScopeFull(t *testing.T) {
 		}
 	}
 	s := New(d, Options{}).Scope(t.Context(), &authn.User{Name: "admin"}, contents, noLister{t})
-	want := []index.Filter{
+	want := []planner.Filter{
 		{Clusters: []string{"c1"}, Resources: []string{"configmaps", "nodes", "pods"}},
 		{Clusters: []string{"c2"}, Resources: []string{"configmaps"}},
 		{Clusters: []string{"c3"}, Resources: []string{"pods"}},
 	}
-	if diff := cmp.Diff(want, s.Filters(index.Filter{})); !s.Full || diff != "" {
+	if diff := cmp.Diff(want, s.Filters(planner.Filter{})); !s.Full || diff != "" {
 		t.Errorf("Full %v; filters (-want +got):\n%s", s.Full, diff)
 	}
-	same := []index.Contents{contents[0], {Cluster: "c4", Resources: contents[0].Resources, Namespaces: []string{"z"}}}
+	same := []views.Contents{contents[0], {Cluster: "c4", Resources: contents[0].Resources, Namespaces: []string{"z"}}}
 	for _, c := range same {
 		for _, r := range c.Resources {
 			d.allow[Attributes{Cluster: c.Cluster, Resource: r.Resource}] = true
 		}
 	}
 	s = New(d, Options{}).Scope(t.Context(), &authn.User{Name: "admin"}, same, noLister{t})
-	if got := s.Filters(index.Filter{}); len(got) != 1 || !cmp.Equal(got[0].Clusters, []string{"c1", "c4"}) {
+	if got := s.Filters(planner.Filter{}); len(got) != 1 || !cmp.Equal(got[0].Clusters, []string{"c1", "c4"}) {
 		t.Errorf("clusters with the same grants: %+v, want one filter", got)
 	}
 }

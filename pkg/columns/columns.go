@@ -51,16 +51,17 @@ var printers = map[schema.GroupKind]printer{
 
 // For returns the columns of o at time now, in the server's order: Name
 // first (the server's Event has it last), then the kind's columns, without
-// the age. Custom resources get their printer columns (see Custom); kinds
-// without a printer, and objects whose JSON does not decode as their kind,
-// get the name alone.
-func For(o *index.Object, now time.Time) []Column {
+// the age. Custom resources get the printer columns ts holds for their
+// type (see Custom); kinds without a printer, and objects whose JSON does
+// not decode as their kind, get the name alone.
+func (ts *Types) For(o *index.Object, now time.Time) []Column {
 	name := Column{Name: "Name", Value: o.Name}
-	if c, ok := o.Type.Printer.(*Custom); ok {
+	printer := ts.Printer(o.Type)
+	if c, ok := printer.(*Custom); ok {
 		return plain(c.row(name, o.Raw(), o.Created, now, false))
 	}
 	if o.Type.Kind == "Secret" && o.Type.GVR.Group == "" {
-		return printSecret(name, o.Raw(), o.Type.Printer == DataNotCached)
+		return printSecret(name, o.Raw(), printer == DataNotCached)
 	}
 	p := printers[schema.GroupKind{Group: o.Type.GVR.Group, Kind: o.Type.Kind}]
 	if p == nil {
@@ -124,11 +125,11 @@ var layouts = map[schema.GroupKind]layout{
 // now: For's columns with their priorities, and, if ages is set, the age
 // where the server has it (a column "Age", a custom resource's date
 // columns at .metadata.creationTimestamp), as the server computes it.
-func Row(o *index.Object, now time.Time, ages bool) []Cell {
-	if c, ok := o.Type.Printer.(*Custom); ok {
+func (ts *Types) Row(o *index.Object, now time.Time, ages bool) []Cell {
+	if c, ok := ts.Printer(o.Type).(*Custom); ok {
 		return c.row(Column{Name: "Name", Value: o.Name}, o.Raw(), o.Created, now, ages)
 	}
-	cols := For(o, now)
+	cols := ts.For(o, now)
 	l, ok := layouts[schema.GroupKind{Group: o.Type.GVR.Group, Kind: o.Type.Kind}]
 	if !ok {
 		l.ageAfter = "Name"
@@ -159,7 +160,7 @@ func plain(cells []Cell) []Column {
 // dataNotCached is DataNotCached's type.
 type dataNotCached struct{}
 
-// DataNotCached, as the index.Type's Printer of core Secrets, says that
+// DataNotCached, as the printer of core Secrets' type (Types.Set), says that
 // their data was dropped before they were stored (see
 // informers.Options.CacheSecretData): their Data column is then "<unknown>"
 // rather than a count of the keys left, none.

@@ -56,7 +56,7 @@ func runPrintCases(t *testing.T, typ *index.Type, tests []printCase) {
 	t.Helper()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := For(object(typ, tc.raw), now)
+			got := testTypes.For(object(typ, tc.raw), now)
 			if diff := cmp.Diff(cols(tc.want), got); diff != "" {
 				t.Errorf("For (-want +got):\n%s", diff)
 			}
@@ -269,7 +269,7 @@ func TestCoreKinds(t *testing.T) {
 			{name: "with data", raw: `{"type":"kubernetes.io/tls","data":{"tls.crt":"","tls.key":""}}`, want: "Type=kubernetes.io/tls|Data=2"},
 		})
 		dropped := typeOf("", "Secret")
-		dropped.Printer = DataNotCached
+		testTypes.Set(dropped, DataNotCached)
 		runPrintCases(t, dropped, []printCase{
 			{name: "data not cached", raw: `{"type":"Opaque"}`, want: "Type=Opaque|Data=<unknown>"},
 		})
@@ -352,7 +352,7 @@ func TestEvent(t *testing.T) {
 			}
 			// The Event's Name is its last column.
 			want := append(cols(tc.want)[1:], Column{"Name", "x"})
-			if diff := cmp.Diff(want, For(object(ty, tc.raw), now)); diff != "" {
+			if diff := cmp.Diff(want, testTypes.For(object(ty, tc.raw), now)); diff != "" {
 				t.Errorf("For (-want +got):\n%s", diff)
 			}
 		})
@@ -361,7 +361,7 @@ func TestEvent(t *testing.T) {
 
 func TestOtherKinds(t *testing.T) {
 	for _, typ := range []*index.Type{typeOf("", "ServiceAccount"), typeOf("rbac.authorization.k8s.io", "Role"), typeOf("example.com", "Pod")} {
-		if diff := cmp.Diff(cols(""), For(object(typ, `{"spec":{}}`), now)); diff != "" {
+		if diff := cmp.Diff(cols(""), testTypes.For(object(typ, `{"spec":{}}`), now)); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", typ.KindName(), diff)
 		}
 	}
@@ -382,9 +382,9 @@ func TestCustom(t *testing.T) {
 	}
 	typ := typeOf("example.com", "Widget")
 	c := &Custom{}
-	typ.Printer = c
+	testTypes.Set(typ, c)
 	t.Run("before the columns are set", func(t *testing.T) {
-		if diff := cmp.Diff(cols(""), For(object(typ, `{}`), now)); diff != "" {
+		if diff := cmp.Diff(cols(""), testTypes.For(object(typ, `{}`), now)); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
 	})
@@ -410,7 +410,7 @@ func TestCustom(t *testing.T) {
 		if err := c.Set(nil); err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(cols(""), For(object(typ, `{"spec":{"color":"blue"}}`), now)); diff != "" {
+		if diff := cmp.Diff(cols(""), testTypes.For(object(typ, `{"spec":{"color":"blue"}}`), now)); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
 	})
@@ -421,7 +421,7 @@ func TestCustom(t *testing.T) {
 		if err := c.Set([]PrinterColumn{{Name: "B", Type: "string", JSONPath: ".spec[?("}}); err == nil {
 			t.Fatal("Set accepted a path that does not parse")
 		}
-		if diff := cmp.Diff(cols("A=blue"), For(object(typ, `{"spec":{"color":"blue"}}`), now)); diff != "" {
+		if diff := cmp.Diff(cols("A=blue"), testTypes.For(object(typ, `{"spec":{"color":"blue"}}`), now)); diff != "" {
 			t.Errorf("the columns set before must stay (-want +got):\n%s", diff)
 		}
 	})
@@ -432,7 +432,7 @@ func TestCustom(t *testing.T) {
 func TestCustomConcurrent(t *testing.T) {
 	typ := typeOf("example.com", "Widget")
 	c := &Custom{}
-	typ.Printer = c
+	testTypes.Set(typ, c)
 	defs := []PrinterColumn{{Name: "Color", Type: "string", JSONPath: ".spec.color"}}
 	if err := c.Set(defs); err != nil {
 		t.Fatal(err)
@@ -443,7 +443,7 @@ func TestCustomConcurrent(t *testing.T) {
 		go func() {
 			var last []Column
 			for range 200 {
-				last = For(o, now)
+				last = testTypes.For(o, now)
 			}
 			done <- last
 		}()

@@ -25,7 +25,7 @@ type PrinterColumn struct {
 
 // Custom holds the printer columns of one custom resource type of one
 // cluster, compiled. pkg/informers makes one per such type, as its
-// index.Type's Printer, and sets the columns from the cluster's
+// printer in a Types table, and sets the columns from the cluster's
 // CustomResourceDefinition each time it starts the type's informer; For
 // prints with the columns set last. A Custom is safe for concurrent use.
 type Custom struct {

@@ -4,7 +4,7 @@
 // application/json;as=Table;g=meta.k8s.io;v=v1), every column, priority 0
 // and above, except the object's age, which clients compute.
 //
-// For returns an object's Columns, in the server's order; Row returns them
+// Types.For returns an object's Columns, in the server's order; Row returns them
 // as Cells, with each column's priority in the server's Table (what
 // `kubectl get` prints without -o wide) and, when asked, the age where the
 // server has it, as `kubectl fleet get` prints them. The printers of
@@ -14,9 +14,10 @@
 // (decodeFields), so that a Pod's container specs, say, are skipped. Custom
 // resources are printed from their CustomResourceDefinition's
 // additionalPrinterColumns (PrinterColumn): a Custom, which pkg/informers
-// fills from the member cluster and hangs on the index.Type (Type.Printer),
-// holds them compiled. DataNotCached, on the type of Secrets whose data is
-// not cached, makes their Data column unknown. Every other kind is printed
+// fills from the member cluster and records for the index.Type in a Types
+// table (a side table of printers per type, owned by this package), holds
+// them compiled. DataNotCached, recorded for the type of Secrets whose
+// data is not cached, makes their Data column unknown. Every other kind is printed
 // as its name alone.
 //
 // Cells that hold a time relative to now (a Pod's last restart, a Job's

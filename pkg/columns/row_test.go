@@ -52,11 +52,11 @@ func TestRowHeaders(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.group+"/"+tc.kind, func(t *testing.T) {
 			o := object(typeOf(tc.group, tc.kind), tc.raw)
-			if got := header(Row(o, now, true)); got != tc.want {
+			if got := header(testTypes.Row(o, now, true)); got != tc.want {
 				t.Errorf("Row with ages:\n got %s\nwant %s", got, tc.want)
 			}
 			// Without ages, Row is For's columns.
-			if diff := cmp.Diff(For(o, now), plain(Row(o, now, false))); diff != "" {
+			if diff := cmp.Diff(testTypes.For(o, now), plain(testTypes.Row(o, now, false))); diff != "" {
 				t.Errorf("Row without ages differs from For (-For +Row):\n%s", diff)
 			}
 		})
@@ -75,34 +75,34 @@ func TestRowAges(t *testing.T) {
 		return "(none)"
 	}
 	o := object(typeOf("", "ConfigMap"), `{}`)
-	if got := age(Row(o, now, true), "Age"); got != "<unknown>" {
+	if got := age(testTypes.Row(o, now, true), "Age"); got != "<unknown>" {
 		t.Errorf("age without creationTimestamp = %q, want <unknown>", got)
 	}
 	o.Created = now.Add(-26 * time.Hour)
-	if got := age(Row(o, now, true), "Age"); got != "26h" {
+	if got := age(testTypes.Row(o, now, true), "Age"); got != "26h" {
 		t.Errorf("age = %q, want 26h", got)
 	}
 
 	typ := typeOf("example.com", "Widget")
 	c := &Custom{}
-	typ.Printer = c
+	testTypes.Set(typ, c)
 	o = object(typ, `{"metadata":{"creationTimestamp":"{{ago:3h}}"},"spec":{"color":"blue"}}`)
 	o.Created = now.Add(-3 * time.Hour)
-	if got := header(Row(o, now, true)); got != "Name|Age" {
+	if got := header(testTypes.Row(o, now, true)); got != "Name|Age" {
 		t.Errorf("a custom resource without printer columns: %s, want Name|Age, the server's default", got)
 	}
 	if err := c.Set([]PrinterColumn{{Name: "Created", Type: "date", JSONPath: ".metadata.creationTimestamp"},
 		{Name: "Color", Type: "string", JSONPath: ".spec.color", Priority: 1}}); err != nil {
 		t.Fatal(err)
 	}
-	row := Row(o, now, true)
+	row := testTypes.Row(o, now, true)
 	if got := header(row); got != "Name|Created|Color*" {
 		t.Errorf("a custom resource's row: %s, want Name|Created|Color*", got)
 	}
 	if got := age(row, "Created"); got != "3h" {
 		t.Errorf("its date column at creationTimestamp = %q, want 3h", got)
 	}
-	if got := header(Row(o, now, false)); got != "Name|Color*" {
+	if got := header(testTypes.Row(o, now, false)); got != "Name|Color*" {
 		t.Errorf("without ages: %s, want Name|Color*", got)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/feed"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
 )
 
 // Positions: the hub has handed every change up to pos to its subscribers,
@@ -90,7 +92,7 @@ func DefaultOptions() Options { return Options{}.WithDefaults() }
 // Feed is the change feed the hub follows; *index.Index implements it.
 type Feed interface {
 	Revision() uint64
-	Events(after uint64, limit int) ([]index.Event, error)
+	Events(after uint64, limit int) ([]feed.Event[*index.Object], error)
 	Wait(ctx context.Context, after uint64) error
 }
 
@@ -117,7 +119,7 @@ type Change struct {
 	// Type is what the change is to the subscriber's filter: a modified
 	// object that starts matching is Added, one that stops is Deleted,
 	// with its new state.
-	Type     index.EventType
+	Type     feed.EventType
 	Object   *index.Object
 	Revision uint64
 }
@@ -170,7 +172,7 @@ type Hub[G, P any] struct {
 // filterGroup is the subscribers with one filter.
 type filterGroup[G, P any] struct {
 	key    string
-	match  *index.Matcher
+	match  *planner.Matcher
 	groups map[string]*group[G, P]
 	list   []*group[G, P]
 	at     int // index in Hub.list
@@ -247,22 +249,22 @@ func (h *Hub[G, P]) heartbeats(ctx context.Context) {
 
 // Classify returns what a change is to the filter's subscribers: its type
 // and object, or 0 if it does not concern them.
-func Classify(m *index.Matcher, ev *index.Event) (index.EventType, *index.Object) {
+func Classify(m *planner.Matcher, ev *feed.Event[*index.Object]) (feed.EventType, *index.Object) {
 	switch ev.Type {
-	case index.Added, index.Deleted:
+	case feed.Added, feed.Deleted:
 		if m.Matches(ev.Object) {
 			return ev.Type, ev.Object
 		}
-	case index.Modified:
+	case feed.Modified:
 		now := m.Matches(ev.Object)
 		before := ev.Old != nil && m.Matches(ev.Old)
 		switch {
 		case now && before:
-			return index.Modified, ev.Object
+			return feed.Modified, ev.Object
 		case now:
-			return index.Added, ev.Object
+			return feed.Added, ev.Object
 		case before:
-			return index.Deleted, ev.Object
+			return feed.Deleted, ev.Object
 		}
 	}
 	return 0, nil
@@ -271,7 +273,7 @@ func Classify(m *index.Matcher, ev *index.Event) (index.EventType, *index.Object
 // Request is what a subscriber asks of the hub.
 type Request[G any] struct {
 	// Filter selects the changes.
-	Filter index.Filter
+	Filter planner.Filter
 	// Group and Value: subscribers of one filter with the same Group share
 	// each change's Delivery, and the first one's Value.
 	Group string
@@ -301,7 +303,7 @@ func (h *Hub[G, P]) Subscribe(r Request[G]) *Subscriber[G, P] {
 	}
 	fg := h.filters[fkey]
 	if fg == nil {
-		fg = &filterGroup[G, P]{key: fkey, match: index.NewMatcher(r.Filter), groups: map[string]*group[G, P]{}, at: len(h.list)}
+		fg = &filterGroup[G, P]{key: fkey, match: planner.NewMatcher(r.Filter), groups: map[string]*group[G, P]{}, at: len(h.list)}
 		h.filters[fkey] = fg
 		h.list = append(h.list, fg)
 	}
@@ -317,7 +319,7 @@ func (h *Hub[G, P]) Subscribe(r Request[G]) *Subscriber[G, P] {
 }
 
 // filterKey returns a string that is the same for equal filters.
-func filterKey(f index.Filter) string {
+func filterKey(f planner.Filter) string {
 	sel := ""
 	if f.Selector != nil {
 		sel = f.Selector.String()
@@ -416,7 +418,7 @@ func (h *Hub[G, P]) dispatchUntil(ctx context.Context) {
 // dispatch hands a batch of changes to the subscribers, then wakes those
 // that got some and drops those that overflowed. It returns how many
 // deliveries it made.
-func (h *Hub[G, P]) dispatch(evs []index.Event) int {
+func (h *Hub[G, P]) dispatch(evs []feed.Event[*index.Object]) int {
 	h.delivered = 0
 	h.mu.RLock()
 	for i := range evs {

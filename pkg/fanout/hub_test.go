@@ -15,7 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/feed"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldselector"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -80,11 +82,11 @@ func TestHandoff(t *testing.T) {
 	put(t, ix, "a", "web", "1")
 	put(t, ix, "b", "db", "2")
 	// Another subscriber keeps the hub moving past the first changes.
-	other := h.Subscribe(Request[string]{Filter: index.Filter{}, Group: "g", Start: start})
+	other := h.Subscribe(Request[string]{Filter: planner.Filter{}, Group: "g", Start: start})
 	defer other.Close()
 	next(t, other)
 	next(t, other)
-	s := h.Subscribe(Request[string]{Filter: index.Filter{Selector: selector(t, "app=web")}, Group: "g", Start: start})
+	s := h.Subscribe(Request[string]{Filter: planner.Filter{Selector: selector(t, "app=web")}, Group: "g", Start: start})
 	defer s.Close()
 	put(t, ix, "b", "web", "3") // starts matching
 	put(t, ix, "a", "db", "4")  // stops matching
@@ -170,7 +172,7 @@ func TestSlowConsumer(t *testing.T) {
 }
 
 // TestExpired: a replay whose start the feed dropped ends with an
-// *ExpiredError wrapping index.ErrExpired.
+// *ExpiredError wrapping feed.ErrExpired.
 func TestExpired(t *testing.T) {
 	ix := index.New(index.Options{Retention: 2})
 	h := New[string, string](ix, Options{})
@@ -185,8 +187,8 @@ func TestExpired(t *testing.T) {
 	defer s.Close()
 	_, err := s.Next(t.Context())
 	var expired *ExpiredError
-	if !errors.As(err, &expired) || !errors.Is(err, index.ErrExpired) {
-		t.Errorf("Next: %v, want an ExpiredError wrapping index.ErrExpired", err)
+	if !errors.As(err, &expired) || !errors.Is(err, feed.ErrExpired) {
+		t.Errorf("Next: %v, want an ExpiredError wrapping feed.ErrExpired", err)
 	}
 }
 
@@ -236,16 +238,16 @@ func TestStopAndClose(t *testing.T) {
 // TestFilterKey: equal filters share a key, whatever the order of their
 // lists and requirements.
 func TestFilterKey(t *testing.T) {
-	a := index.Filter{Clusters: []string{"b", "a", "a"}, Selector: selector(t, "y=1,x=2")}
-	b := index.Filter{Clusters: []string{"a", "b"}, Selector: selector(t, "x=2, y=1")}
-	c := index.Filter{Clusters: []string{"a"}, Selector: selector(t, "x=2,y=1")}
-	if filterKey(a) != filterKey(b) || filterKey(a) == filterKey(c) || filterKey(index.Filter{}) == filterKey(c) {
+	a := planner.Filter{Clusters: []string{"b", "a", "a"}, Selector: selector(t, "y=1,x=2")}
+	b := planner.Filter{Clusters: []string{"a", "b"}, Selector: selector(t, "x=2, y=1")}
+	c := planner.Filter{Clusters: []string{"a"}, Selector: selector(t, "x=2,y=1")}
+	if filterKey(a) != filterKey(b) || filterKey(a) == filterKey(c) || filterKey(planner.Filter{}) == filterKey(c) {
 		t.Errorf("keys: %s %s %s", filterKey(a), filterKey(b), filterKey(c))
 	}
 	// Field selectors too: by their canonical form.
-	d := index.Filter{Fields: fields(t, "status.phase==Running, spec.nodeName")}
-	e := index.Filter{Fields: fields(t, "spec.nodeName,status.phase=Running")}
-	if filterKey(d) != filterKey(e) || filterKey(d) == filterKey(index.Filter{}) {
+	d := planner.Filter{Fields: fields(t, "status.phase==Running, spec.nodeName")}
+	e := planner.Filter{Fields: fields(t, "spec.nodeName,status.phase=Running")}
+	if filterKey(d) != filterKey(e) || filterKey(d) == filterKey(planner.Filter{}) {
 		t.Errorf("keys: %s %s", filterKey(d), filterKey(e))
 	}
 }
@@ -276,7 +278,7 @@ func TestFieldSelectorTransitions(t *testing.T) {
 		}
 		ix.Upsert(o)
 	}
-	s := h.Subscribe(Request[string]{Filter: index.Filter{Fields: fields(t, "data.phase=Running")}, Group: "g", Start: ix.Revision()})
+	s := h.Subscribe(Request[string]{Filter: planner.Filter{Fields: fields(t, "data.phase=Running")}, Group: "g", Start: ix.Revision()})
 	defer s.Close()
 	putPhase("a", "Running", "1") // matches
 	putPhase("b", "Pending", "2") // does not

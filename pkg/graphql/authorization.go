@@ -9,12 +9,14 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/authz"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
+	"github.com/fleetcache/fleetcache/pkg/index/views"
 )
 
 // Authorizer decides what a caller may see; authz.Authorizer implements it.
 type Authorizer interface {
 	// Scope decides what u may see of contents.
-	Scope(ctx context.Context, u *authn.User, contents []index.Contents, namespaces authz.NamespaceLister) authz.Scope
+	Scope(ctx context.Context, u *authn.User, contents []views.Contents, namespaces authz.NamespaceLister) authz.Scope
 	// Visible reports whether u may see an object of resource in
 	// namespace ("" for cluster-scoped) of cluster, and how long that
 	// answer holds (a subscription reuses it that long).
@@ -41,10 +43,10 @@ func (s *Server) restricted(ctx context.Context) (*authn.User, bool) {
 
 // scopeFilters returns the filters that select what the caller of ctx may
 // see of f, and the clusters hidden because their reviews failed.
-func (s *Server) scopeFilters(ctx context.Context, f index.Filter) ([]index.Filter, []string) {
+func (s *Server) scopeFilters(ctx context.Context, f planner.Filter) ([]planner.Filter, []string) {
 	u, ok := s.restricted(ctx)
 	if !ok {
-		return []index.Filter{f}, nil
+		return []planner.Filter{f}, nil
 	}
 	scope := s.opts.Authorizer.Scope(ctx, u, s.ix.Contents(f), s.ix)
 	if len(scope.Denied) > 0 {

@@ -14,6 +14,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/authz"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/views"
 )
 
 // scopesAuthorizer lets a caller list the resources named in its Extra
@@ -25,7 +26,7 @@ func (scopesAuthorizer) allowed(u *authn.User, resource string) bool {
 	return slices.Contains(u.Extra["scopes"], resource)
 }
 
-func (a scopesAuthorizer) Scope(_ context.Context, u *authn.User, contents []index.Contents, _ authz.NamespaceLister) authz.Scope {
+func (a scopesAuthorizer) Scope(_ context.Context, u *authn.User, contents []views.Contents, _ authz.NamespaceLister) authz.Scope {
 	s := authz.Scope{Full: true}
 	for _, c := range contents {
 		for _, r := range c.Resources {

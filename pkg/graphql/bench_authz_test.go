@@ -9,6 +9,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/feed"
 )
 
 // allowAll decides yes to everything.
@@ -27,7 +28,7 @@ func BenchmarkEventVisibility(b *testing.B) {
 	az := authz.New(allowAll{}, authz.Options{})
 	s := newServer(b, ix, health.NewTracker(ix, health.Options{}), Options{Authorizer: az})
 	u := &authn.User{Name: "alice", UID: "4f1c", Groups: []string{"system:authenticated", "team-a"}, Extra: map[string][]string{"scopes": {"read"}}}
-	c := &fanout.Change{Type: index.Added, Object: version(b, "c1", "ns", "cm", "1", nil)}
+	c := &fanout.Change{Type: feed.Added, Object: version(b, "c1", "ns", "cm", "1", nil)}
 	ctx := context.Background()
 	b.Run("authorizer", func(b *testing.B) {
 		o := c.Object

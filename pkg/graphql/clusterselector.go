@@ -10,7 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/fleetcache/fleetcache/pkg/fanout"
-	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/feed"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
+	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"github.com/fleetcache/fleetcache/pkg/inventory"
 )
 
@@ -21,7 +23,7 @@ const noCluster = ""
 
 // facetClusterLabel is FacetKey CLUSTER_LABEL. The index does not know it:
 // resolveFacets counts by cluster and sums by the clusters' label.
-const facetClusterLabel index.FacetKey = -1
+const facetClusterLabel views.FacetKey = -1
 
 // clusterSelectorOf returns the filter argument's clusterSelector, nil when
 // there is none.
@@ -41,7 +43,7 @@ func clusterSelectorOf(arg any) (labels.Selector, error) {
 // resolveFilter parses a ResourceFilter and narrows its clusters to those
 // its clusterSelector matches now. It returns the filter, the clusters it
 // names (nil when it selects every cluster) and the selector (nil if none).
-func (s *Server) resolveFilter(arg any) (index.Filter, []string, labels.Selector, error) {
+func (s *Server) resolveFilter(arg any) (planner.Filter, []string, labels.Selector, error) {
 	f, clusters, err := parseFilter(arg)
 	if err != nil {
 		return f, nil, nil, err
@@ -64,16 +66,16 @@ func orNoCluster(names []string) []string {
 
 // facetsByClusterLabel sums facets by cluster into facets by the value of
 // the clusters' label key, most frequent first, then by value.
-func (s *Server) facetsByClusterLabel(byCluster []index.Facet, key string) []index.Facet {
+func (s *Server) facetsByClusterLabel(byCluster []views.Facet, key string) []views.Facet {
 	counts := make(map[string]int, len(byCluster))
 	for _, f := range byCluster {
 		counts[f.Value] = f.Count
 	}
-	out := []index.Facet{}
+	out := []views.Facet{}
 	for v, n := range s.opts.Inventory.CountByLabel(counts, key) {
-		out = append(out, index.Facet{Value: v, Count: n})
+		out = append(out, views.Facet{Value: v, Count: n})
 	}
-	slices.SortFunc(out, func(a, b index.Facet) int {
+	slices.SortFunc(out, func(a, b views.Facet) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Value, b.Value))
 	})
 	return out
@@ -94,7 +96,7 @@ func (s *Server) facetsByClusterLabel(byCluster []index.Facet, key string) []ind
 type selectorSub struct {
 	s    *Server
 	sel  labels.Selector
-	base index.Filter // the filter with its clusters as given
+	base planner.Filter // the filter with its clusters as given
 	req  fanout.Request[*operation]
 	rs   *resourceSub
 
@@ -110,7 +112,7 @@ type selectorSub struct {
 
 // subscribeSelected starts rs following the clusters that sel picks
 // among those of f.
-func (s *Server) subscribeSelected(rs *resourceSub, f index.Filter, sel labels.Selector, req fanout.Request[*operation]) *selectorSub {
+func (s *Server) subscribeSelected(rs *resourceSub, f planner.Filter, sel labels.Selector, req fanout.Request[*operation]) *selectorSub {
 	ss := &selectorSub{s: s, sel: sel, base: f, req: req, rs: rs}
 	ss.clusters, ss.version = s.opts.Inventory.Narrow(f.Clusters, sel)
 	ss.subscribe(req.Start)
@@ -184,13 +186,13 @@ func (ss *selectorSub) switchClusters() (*Result, error) {
 	}
 	f := ss.base
 	f.Clusters = append(slices.Clone(removed), added...)
-	page := ss.s.ix.ListUnion([]index.Filter{f}, nil, 0)
+	page := ss.s.ix.ListUnion([]planner.Filter{f}, nil, 0)
 	at := page.Revision
 
 	// 1. The changes up to the snapshot, with the clusters of before.
 	old := ss.base
 	old.Clusters = orNoCluster(ss.clusters)
-	m := index.NewMatcher(old)
+	m := planner.NewMatcher(old)
 	for from := ss.rs.at; from < at; {
 		evs, err := ss.s.ix.Events(from, 1024)
 		if err != nil {
@@ -217,9 +219,9 @@ func (ss *selectorSub) switchClusters() (*Result, error) {
 		gone[c] = true
 	}
 	for _, o := range page.Objects {
-		typ := index.Added
+		typ := feed.Added
 		if gone[o.Cluster] {
-			typ = index.Deleted
+			typ = feed.Deleted
 		}
 		ss.pending = append(ss.pending, fanout.Change{Type: typ, Object: o, Revision: at})
 	}

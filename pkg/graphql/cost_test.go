@@ -3,6 +3,7 @@ package graphql
 import (
 	"errors"
 	"fmt"
+	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"strings"
 	"testing"
 
@@ -92,8 +93,8 @@ func TestCostOfExponentialFragments(t *testing.T) {
 		b.WriteString(" }")
 	}
 	f := newFixture(t)
-	ix := &countingIndex{Index: f.ix, calls: map[string]int{}}
-	s := newServer(t, ix, f.tracker, Options{})
+	ix := &countingIndex{Index: views.Of(f.ix), calls: map[string]int{}}
+	s := newServerOf(t, ix, f.tracker, Options{})
 	doc, errs := s.prepare(b.String())
 	if errs != nil {
 		t.Fatalf("prepare: %v", errs)
@@ -215,8 +216,8 @@ func BenchmarkCost(b *testing.B) {
 // message.
 func TestQueryTooComplexBeforeRunning(t *testing.T) {
 	f := newFixture(t)
-	ix := &countingIndex{Index: f.ix, calls: map[string]int{}}
-	s := newServer(t, ix, f.tracker, Options{})
+	ix := &countingIndex{Index: views.Of(f.ix), calls: map[string]int{}}
+	s := newServerOf(t, ix, f.tracker, Options{})
 	res := run(t, s, hundredPages, nil)
 	if res.Executed || res.Data != nil || !cmp.Equal(codes(res), []string{CodeQueryTooComplex}) {
 		t.Fatalf("got %+v; want no execution, %s", res, CodeQueryTooComplex)

@@ -2,6 +2,7 @@ package graphql
 
 import (
 	"context"
+	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"strings"
 	"sync"
 	"testing"
@@ -204,9 +205,9 @@ func TestTimeout(t *testing.T) {
 		}
 	})
 	t.Run("stuck resolver", func(t *testing.T) {
-		bi := &blockingIndex{Index: f.ix, entered: make(chan struct{}), release: make(chan struct{})}
+		bi := &blockingIndex{Index: views.Of(f.ix), entered: make(chan struct{}), release: make(chan struct{})}
 		defer close(bi.release)
-		s := newServer(t, bi, f.tracker, Options{Timeout: 200 * time.Millisecond})
+		s := newServerOf(t, bi, f.tracker, Options{Timeout: 200 * time.Millisecond})
 		begin := time.Now()
 		res := run(t, s, `{ resources { edges { cursor } } }`, nil)
 		if took := time.Since(begin); took > 5*time.Second {
@@ -233,7 +234,7 @@ func TestTimeout(t *testing.T) {
 
 func TestNewRejectsInconsistentOptions(t *testing.T) {
 	f := newFixture(t)
-	if _, err := New(f.ix, f.tracker, Options{DefaultPageSize: 50, MaxPageSize: 10}); err == nil {
+	if _, err := New(views.Of(f.ix), f.tracker, Options{DefaultPageSize: 50, MaxPageSize: 10}); err == nil {
 		t.Error("New accepted a default page size over the maximum")
 	}
 }
@@ -257,7 +258,7 @@ func TestPanicIsInternal(t *testing.T) {
 		logged = append(logged, args)
 		mu.Unlock()
 	}, funcr.Options{Verbosity: 0})
-	s := newServer(t, panickingIndex{f.ix}, f.tracker, Options{Logger: logger})
+	s := newServerOf(t, panickingIndex{views.Of(f.ix)}, f.tracker, Options{Logger: logger})
 	res := s.Execute(t.Context(), Request{Query: `query Broken { clusters { name } resource(cluster: "c1", kind: "Pod", namespace: "web", name: "web-1") { name } }`})
 	if diff := cmp.Diff([]string{CodeInternal}, codes(res)); diff != "" {
 		t.Fatalf("codes (-want +got):\n%s\n%v", diff, res.Errors)
@@ -282,8 +283,8 @@ func TestPanicIsInternal(t *testing.T) {
 // request's deadline is the Server's: Start returns only once it ended.
 func TestStartWaitsForPlans(t *testing.T) {
 	f := newFixture(t)
-	bi := &blockingIndex{Index: f.ix, entered: make(chan struct{}), release: make(chan struct{})}
-	s := newServer(t, bi, f.tracker, Options{Timeout: 50 * time.Millisecond})
+	bi := &blockingIndex{Index: views.Of(f.ix), entered: make(chan struct{}), release: make(chan struct{})}
+	s := newServerOf(t, bi, f.tracker, Options{Timeout: 50 * time.Millisecond})
 	ctx, cancel := context.WithCancel(t.Context())
 	started := make(chan error, 1)
 	go func() { started <- s.Start(ctx) }()

@@ -13,6 +13,8 @@ import (
 	"github.com/fleetcache/fleetcache/internal/graphqltest"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
+	"github.com/fleetcache/fleetcache/pkg/index/views"
 )
 
 // The fixtures of internal/graphqltest, by the names these tests use.
@@ -65,7 +67,13 @@ func (f *fixture) object(t testing.TB, key string) *index.Object {
 	return f.f.Object(t, key)
 }
 
-func newServer(t testing.TB, ix Index, h Health, opts Options) *Server {
+func newServer(t testing.TB, ix *index.Index, h Health, opts Options) *Server {
+	t.Helper()
+	return newServerOf(t, views.Of(ix), h, opts)
+}
+
+// newServerOf is newServer on any Index, such as a fake one.
+func newServerOf(t testing.TB, ix Index, h Health, opts Options) *Server {
 	t.Helper()
 	s, err := New(ix, h, opts)
 	if err != nil {
@@ -145,12 +153,12 @@ type countingIndex struct {
 	calls map[string]int
 }
 
-func (c *countingIndex) ListUnion(fs []index.Filter, after *index.Position, limit int) index.Page {
+func (c *countingIndex) ListUnion(fs []planner.Filter, after *index.Position, limit int) planner.Page {
 	c.calls["List"]++
 	return c.Index.ListUnion(fs, after, limit)
 }
 
-func (c *countingIndex) CountUnion(fs []index.Filter) int {
+func (c *countingIndex) CountUnion(fs []planner.Filter) int {
 	c.calls["Count"]++
 	return c.Index.CountUnion(fs)
 }
@@ -163,7 +171,7 @@ type blockingIndex struct {
 	release chan struct{}
 }
 
-func (b *blockingIndex) ListUnion(fs []index.Filter, after *index.Position, limit int) index.Page {
+func (b *blockingIndex) ListUnion(fs []planner.Filter, after *index.Position, limit int) planner.Page {
 	close(b.entered)
 	<-b.release
 	return b.Index.ListUnion(fs, after, limit)

@@ -3,6 +3,7 @@ package graphql
 import (
 	"errors"
 	"fmt"
+	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"strings"
 	"testing"
 	"time"
@@ -97,7 +98,7 @@ func TestMetricsRegistration(t *testing.T) {
 	// collide with the first's.
 	reg := prometheus.NewRegistry()
 	newServer(t, f.ix, f.tracker, Options{Registerer: reg})
-	if _, err := New(f.ix, f.tracker, Options{Registerer: reg}); err == nil {
+	if _, err := New(views.Of(f.ix), f.tracker, Options{Registerer: reg}); err == nil {
 		t.Error("second server on one registry: no error")
 	}
 }

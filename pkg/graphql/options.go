@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/klog/v2"
 
+	"github.com/fleetcache/fleetcache/pkg/columns"
 	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/inventory"
 )
@@ -82,6 +83,12 @@ type Options struct {
 	// health (Cluster.labels, clusterSelector, facets by CLUSTER_LABEL).
 	// Default: an empty inventory.Store, in which no cluster has labels.
 	Inventory Inventory
+	// Columns are the printers of the index's types (pkg/columns), which
+	// pkg/informers records as it sets the types up (informers.Options.Columns):
+	// Resource.columns prints custom resources with their printer columns
+	// from here. Default nil: no type has a printer, and custom resources
+	// print as their name alone.
+	Columns *columns.Types
 	// Logger receives the server's log lines. Default klog.Background().
 	Logger klog.Logger
 	// Registerer is where the server registers its metrics (request

@@ -3,6 +3,7 @@ package graphql
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/fleetcache/fleetcache/internal/graphqltest"
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
 )
 
 // page is the part of a ResourceConnection most tests read.
@@ -145,7 +147,7 @@ func TestResourcesFilters(t *testing.T) {
 func TestResourcesPaging(t *testing.T) {
 	f := newFixture(t)
 	s := newServer(t, f.ix, f.tracker, Options{})
-	all := f.ix.List(index.Filter{}, nil, 0).Objects
+	all := planner.List(f.ix, planner.Filter{}, nil, 0).Objects
 	var want []string
 	for _, o := range all {
 		want = append(want, o.Cluster+"/"+o.Namespace+"/"+o.Name+" "+o.Type.Kind)
@@ -234,8 +236,8 @@ func TestReadsOnlyWhatIsSelected(t *testing.T) {
 		{name: "both", query: `{ resources { totalCount edges { cursor } } }`, want: map[string]int{"List": 1, "Count": 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ci := &countingIndex{Index: f.ix, calls: map[string]int{}}
-			s := newServer(t, ci, f.tracker, Options{})
+			ci := &countingIndex{Index: views.Of(f.ix), calls: map[string]int{}}
+			s := newServerOf(t, ci, f.tracker, Options{})
 			if res := run(t, s, tc.query, nil); len(res.Errors) > 0 {
 				t.Fatal(res.Errors)
 			}

@@ -18,7 +18,9 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldselector"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/index/search"
+	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"github.com/fleetcache/fleetcache/pkg/inventory"
 )
 
@@ -174,7 +176,7 @@ func (s *Server) resolveChildren(p graphql.ResolveParams) (any, error) {
 		return nil, err
 	}
 	o := p.Source.(*index.Object)
-	fs, _ := s.scopeFilters(p.Context, index.Filter{Clusters: []string{o.Cluster}, OwnerUID: o.UID})
+	fs, _ := s.scopeFilters(p.Context, planner.Filter{Clusters: []string{o.Cluster}, OwnerUID: o.UID})
 	page := s.ix.ListUnion(fs, nil, 0)
 	if page.Objects == nil {
 		return []*index.Object{}, nil
@@ -186,28 +188,28 @@ func (s *Server) resolveChildren(p graphql.ResolveParams) (any, error) {
 // when the first field that needs it is resolved.
 type connection struct {
 	s        *Server
-	filter   index.Filter
+	filter   planner.Filter
 	clusters []string // the filter's clusters, as given
 	// visible are the filters of what the caller may see of filter
 	// (authz.Scope.Filters); denied the clusters hidden for failed reviews.
-	visible []index.Filter
+	visible []planner.Filter
 	denied  []string
 	first   int
 	// sort is the sort, nil for Position order; query fingerprints the
 	// filter and sort for the cursors of a sorted page.
-	sort  []index.SortKey
+	sort  []planner.SortKey
 	query uint64
 	// after is where the page starts, nil at the start.
-	after *index.SortedPosition
+	after *planner.SortedPosition
 
 	once sync.Once
-	p    index.Page
+	p    planner.Page
 }
 
-func (c *connection) page() index.Page {
+func (c *connection) page() planner.Page {
 	c.once.Do(func() {
 		limit := max(c.first, 1) // an empty page: is there anything after it?
-		var p index.Page
+		var p planner.Page
 		if c.sort == nil {
 			var after *index.Position
 			if c.after != nil {
@@ -220,7 +222,7 @@ func (c *connection) page() index.Page {
 			p, _ = c.s.ix.ListSorted(c.visible, c.sort, c.after, limit)
 		}
 		if c.first == 0 {
-			p = index.Page{Revision: p.Revision, More: len(p.Objects) > 0}
+			p = planner.Page{Revision: p.Revision, More: len(p.Objects) > 0}
 		}
 		c.p = p
 	})
@@ -233,7 +235,7 @@ func (c *connection) cursor(o *index.Object) string {
 		return cursor.EncodePage(o.Position())
 	}
 	return cursor.EncodeSorted(cursor.Sorted{Query: c.query,
-		SortedPosition: index.SortedPosition{Values: index.SortValues(c.sort, o), Position: o.Position()}})
+		SortedPosition: planner.SortedPosition{Values: planner.SortValues(c.sort, o), Position: o.Position()}})
 }
 
 // sortedEdge is an edge of a sorted page: its cursor needs the sort.
@@ -303,13 +305,13 @@ func (s *Server) resolveResources(p graphql.ResolveParams) (any, error) {
 
 // decodeAfter decodes the after cursor of c's page: a page cursor, or for a
 // sorted page a sorted page cursor of the same filter and sort.
-func (c *connection) decodeAfter(v string) (*index.SortedPosition, error) {
+func (c *connection) decodeAfter(v string) (*planner.SortedPosition, error) {
 	if c.sort == nil {
 		pos, err := cursor.DecodePage(v)
 		if err != nil {
 			return nil, badInput("invalid after cursor: %w", err)
 		}
-		return &index.SortedPosition{Position: pos}, nil
+		return &planner.SortedPosition{Position: pos}, nil
 	}
 	sc, err := cursor.DecodeSorted(v)
 	switch {
@@ -325,12 +327,12 @@ func (c *connection) decodeAfter(v string) (*index.SortedPosition, error) {
 const maxSortKeys = 8
 
 // parseSort reads resources' sort argument; nil when it is null or empty.
-func parseSort(arg any) ([]index.SortKey, error) {
+func parseSort(arg any) ([]planner.SortKey, error) {
 	list, _ := arg.([]any)
 	if len(list) > maxSortKeys {
 		return nil, badInput("sort has %d keys, at most %d are allowed", len(list), maxSortKeys)
 	}
-	var keys []index.SortKey
+	var keys []planner.SortKey
 	for _, item := range list {
 		m, _ := item.(map[string]any)
 		field, _ := m["field"].(string)
@@ -339,9 +341,9 @@ func parseSort(arg any) ([]index.SortKey, error) {
 			return nil, badInput("sort: %w", err)
 		}
 		order, _ := m["order"].(string)
-		keys = append(keys, index.SortKey{Path: path, Desc: order == "DESC"})
+		keys = append(keys, planner.SortKey{Path: path, Desc: order == "DESC"})
 	}
-	if err := index.CheckSort(keys); err != nil {
+	if err := planner.CheckSort(keys); err != nil {
 		return nil, badInput("sort: %w", err)
 	}
 	return keys, nil
@@ -422,30 +424,30 @@ func (s *Server) resolveFacets(p graphql.ResolveParams) (any, error) {
 	}
 	fs, _ := s.scopeFilters(p.Context, f)
 	if by.Key == facetClusterLabel {
-		return s.facetsByClusterLabel(s.ix.FacetsUnion(fs, index.FacetBy{Key: index.FacetCluster}), by.Label), nil
+		return s.facetsByClusterLabel(s.ix.FacetsUnion(fs, views.FacetBy{Key: views.FacetCluster}), by.Label), nil
 	}
 	out := s.ix.FacetsUnion(fs, by)
 	if out == nil {
-		out = []index.Facet{}
+		out = []views.Facet{}
 	}
 	return out, nil
 }
 
 // facetBy reads facets' by, labelKey and field arguments: labelKey goes
 // with LABEL only and is required there, field likewise with FIELD.
-func facetBy(args map[string]any) (index.FacetBy, error) {
-	by := index.FacetBy{}
-	by.Key, _ = args["by"].(index.FacetKey)
+func facetBy(args map[string]any) (views.FacetBy, error) {
+	by := views.FacetBy{}
+	by.Key, _ = args["by"].(views.FacetKey)
 	labelKey, hasKey := args["labelKey"].(string)
 	field, hasField := args["field"].(string)
 	switch {
-	case (by.Key == index.FacetLabel || by.Key == facetClusterLabel) && labelKey == "":
+	case (by.Key == views.FacetLabel || by.Key == facetClusterLabel) && labelKey == "":
 		return by, badInput("facets by LABEL and CLUSTER_LABEL need a labelKey")
-	case by.Key != index.FacetLabel && by.Key != facetClusterLabel && hasKey:
+	case by.Key != views.FacetLabel && by.Key != facetClusterLabel && hasKey:
 		return by, badInput("labelKey is only used with by: LABEL and CLUSTER_LABEL")
-	case by.Key == index.FacetField && !hasField:
+	case by.Key == views.FacetField && !hasField:
 		return by, badInput("facets by FIELD need a field")
-	case by.Key != index.FacetField && hasField:
+	case by.Key != views.FacetField && hasField:
 		return by, badInput("field is only used with by: FIELD")
 	}
 	by.Label = labelKey
@@ -536,10 +538,10 @@ func (s *Server) resolveResource(p graphql.ResolveParams) (any, error) {
 	return nil, badInput("kind %q is ambiguous here, name the group: one of %s", kind, strings.Join(names, ", "))
 }
 
-// parseFilter turns a ResourceFilter argument into an index.Filter, and
+// parseFilter turns a ResourceFilter argument into a planner.Filter, and
 // returns the clusters it names (nil if none).
-func parseFilter(arg any) (index.Filter, []string, error) {
-	var f index.Filter
+func parseFilter(arg any) (planner.Filter, []string, error) {
+	var f planner.Filter
 	m, _ := arg.(map[string]any)
 	if m == nil {
 		return f, nil, nil

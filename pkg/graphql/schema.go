@@ -14,6 +14,8 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/feed"
+	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"github.com/fleetcache/fleetcache/pkg/inventory"
 )
 
@@ -182,13 +184,13 @@ var facetKeyEnum = graphql.NewEnum(graphql.EnumConfig{
 	Name:        "FacetKey",
 	Description: "What facets group matching objects by.",
 	Values: graphql.EnumValueConfigMap{
-		"CLUSTER": {Value: index.FacetCluster, Description: "The cluster name."},
+		"CLUSTER": {Value: views.FacetCluster, Description: "The cluster name."},
 		"CLUSTER_LABEL": {Value: facetClusterLabel, Description: "The value of the cluster label labelKey of the object's cluster " +
 			"(Cluster.labels); objects of clusters without it are not counted."},
-		"NAMESPACE": {Value: index.FacetNamespace, Description: `The namespace; "" for cluster-scoped objects.`},
-		"KIND":      {Value: index.FacetKind, Description: `The kind: "Pod", or "Deployment.apps" outside the core group.`},
-		"LABEL":     {Value: index.FacetLabel, Description: "The value of the label labelKey; objects without it are not counted."},
-		"FIELD": {Value: index.FacetField, Description: `The values at the path field ("status.phase", "spec.containers[].image"): ` +
+		"NAMESPACE": {Value: views.FacetNamespace, Description: `The namespace; "" for cluster-scoped objects.`},
+		"KIND":      {Value: views.FacetKind, Description: `The kind: "Pod", or "Deployment.apps" outside the core group.`},
+		"LABEL":     {Value: views.FacetLabel, Description: "The value of the label labelKey; objects without it are not counted."},
+		"FIELD": {Value: views.FacetField, Description: `The values at the path field ("status.phase", "spec.containers[].image"): ` +
 			`an object counts once under each distinct value (across an array, once per value), not at all without one. ` +
 			`Numbers in their shortest form, booleans as "true" and "false"; objects and arrays are not counted.`},
 	},
@@ -198,9 +200,9 @@ var eventTypeEnum = graphql.NewEnum(graphql.EnumConfig{
 	Name:        "EventType",
 	Description: "What happened to an object, as the subscription's filter sees it.",
 	Values: graphql.EnumValueConfigMap{
-		"ADDED":    {Value: index.Added, Description: "The object was created, or started to match the filter."},
-		"MODIFIED": {Value: index.Modified, Description: "The object changed and matches the filter before and after."},
-		"DELETED":  {Value: index.Deleted, Description: "The object was deleted (or its cluster removed), or stopped matching the filter."},
+		"ADDED":    {Value: feed.Added, Description: "The object was created, or started to match the filter."},
+		"MODIFIED": {Value: feed.Modified, Description: "The object changed and matches the filter before and after."},
+		"DELETED":  {Value: feed.Deleted, Description: "The object was deleted (or its cluster removed), or stopped matching the filter."},
 	},
 })
 
@@ -298,7 +300,7 @@ func (s *Server) resourceType() *graphql.Object {
 			`unless age is true (see "Columns" in docs/graphql.md).`,
 			Args: graphql.FieldConfigArgument{"age": {Type: graphql.Boolean, DefaultValue: false,
 				Description: "Also the age, computed now, where the server's Table has it (a column Age, a custom resource's date columns at .metadata.creationTimestamp)."}},
-			Resolve: resolveColumns},
+			Resolve: s.resolveColumns},
 	}
 	for name, f := range fields {
 		resource.AddFieldConfig(name, f)
@@ -317,9 +319,9 @@ var columnType = graphql.NewObject(graphql.ObjectConfig{Name: "Column", Descript
 
 // resolveColumns resolves Resource.columns: the object's row, with the age
 // if asked.
-func resolveColumns(p graphql.ResolveParams) (any, error) {
+func (s *Server) resolveColumns(p graphql.ResolveParams) (any, error) {
 	age, _ := p.Args["age"].(bool)
-	return columns.Row(p.Source.(*index.Object), time.Now(), age), nil
+	return s.opts.Columns.Row(p.Source.(*index.Object), time.Now(), age), nil
 }
 
 // connectionType returns ResourceConnection, a page of resources, with the
@@ -409,8 +411,8 @@ func facetType() *graphql.Object {
 		Name:        "Facet",
 		Description: "A value of a facet key and how many matching objects have it.",
 		Fields: graphql.Fields{
-			"value": {Type: graphql.NewNonNull(graphql.String), Description: `The value; "" for the namespace of cluster-scoped objects.`, Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(index.Facet).Value, nil }},
-			"count": {Type: graphql.NewNonNull(graphql.Int), Description: "How many matching objects have it.", Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(index.Facet).Count, nil }},
+			"value": {Type: graphql.NewNonNull(graphql.String), Description: `The value; "" for the namespace of cluster-scoped objects.`, Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(views.Facet).Value, nil }},
+			"count": {Type: graphql.NewNonNull(graphql.Int), Description: "How many matching objects have it.", Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(views.Facet).Count, nil }},
 		},
 	})
 }

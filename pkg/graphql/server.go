@@ -23,27 +23,30 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/graphql/execute"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/feed"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
+	"github.com/fleetcache/fleetcache/pkg/index/views"
 )
 
-// Index is the part of the global index the API reads; *index.Index
+// Index is the part of the global index the API reads; views.View
 // implements it.
 type Index interface {
 	// ListUnion, CountUnion and FacetsUnion answer over disjoint filters:
 	// what a caller may see is a union of them (see authz.Scope.Filters).
-	ListUnion(fs []index.Filter, after *index.Position, limit int) index.Page
-	ListSorted(fs []index.Filter, keys []index.SortKey, after *index.SortedPosition, limit int) (index.Page, error)
-	CountUnion(fs []index.Filter) int
-	FacetsUnion(fs []index.Filter, by index.FacetBy) []index.Facet
+	ListUnion(fs []planner.Filter, after *index.Position, limit int) planner.Page
+	ListSorted(fs []planner.Filter, keys []planner.SortKey, after *planner.SortedPosition, limit int) (planner.Page, error)
+	CountUnion(fs []planner.Filter) int
+	FacetsUnion(fs []planner.Filter, by views.FacetBy) []views.Facet
 	// Contents says which types and namespaces of which clusters a
 	// filter's answer may involve, for authorization.
-	Contents(f index.Filter) []index.Contents
+	Contents(f planner.Filter) []views.Contents
 	Namespaces(cluster string) []string
 	Lookup(cluster, namespace, name string) []*index.Object
 	Epoch() string
 	// Revision, Events and Wait follow the change feed, for subscriptions.
 	Revision() uint64
-	Events(after uint64, limit int) ([]index.Event, error)
+	Events(after uint64, limit int) ([]feed.Event[*index.Object], error)
 	Wait(ctx context.Context, after uint64) error
 }
 

@@ -22,10 +22,12 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
+	"github.com/fleetcache/fleetcache/pkg/index/views"
 )
 
 // startServer returns a Server whose Start runs until the test ends.
-func startServer(t testing.TB, ix Index, h Health, opts Options) *Server {
+func startServer(t testing.TB, ix *index.Index, h Health, opts Options) *Server {
 	t.Helper()
 	s := newServer(t, ix, h, opts)
 	runServer(t, s)
@@ -184,7 +186,7 @@ func TestResourceEvents(t *testing.T) {
 	}
 	// RemoveCluster deletes every object of c1; of these, the
 	// subscription sees the fixture's app=web objects and c.
-	removed := f.ix.List(index.Filter{Clusters: []string{"c1"}}, nil, 0)
+	removed := planner.List(f.ix, planner.Filter{Clusters: []string{"c1"}}, nil, 0)
 	if len(removed.Objects) != 0 {
 		t.Fatalf("c1 still has %d objects", len(removed.Objects))
 	}
@@ -316,7 +318,7 @@ func TestHandoffUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := index.NewMatcher(index.Filter{Selector: mustSelector(t, "app=web")})
+	m := planner.NewMatcher(planner.Filter{Selector: mustSelector(t, "app=web")})
 	for i, f := range fs {
 		var gotEvents []string
 		first := uint64(0)
@@ -540,7 +542,7 @@ type countingAuthorizer struct {
 	calls   int
 }
 
-func (a *countingAuthorizer) Scope(context.Context, *authn.User, []index.Contents, authz.NamespaceLister) authz.Scope {
+func (a *countingAuthorizer) Scope(context.Context, *authn.User, []views.Contents, authz.NamespaceLister) authz.Scope {
 	return authz.Scope{Full: true}
 }
 

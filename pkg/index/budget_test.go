@@ -1,8 +1,11 @@
-package index
+package index_test
 
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/fleetcache/fleetcache/internal/indextest"
+	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"strings"
 	"testing"
 
@@ -15,11 +18,11 @@ import (
 // again once deletions free room.
 func TestMemoryBudget(t *testing.T) {
 	body := `{"metadata":{"name":"x"},"spec":{"nodeName":"n1","data":"` + strings.Repeat("a", 700) + `"},"status":{"phase":"Running"}}`
-	full := int64(objectOverhead + len(body))
+	full := int64(index.ObjectOverhead + len(body))
 	// Room for 10 objects with their body.
-	ix := New(Options{MemoryBudget: 10 * full})
-	pod := func(i int, opts ...func(*Object)) *Object {
-		return obj("c1", podType, "ns", fmt.Sprintf("p%03d", i), append([]func(*Object){withLabels("app", "web"), withRaw(body)}, opts...)...)
+	ix := index.New(index.Options{MemoryBudget: 10 * full})
+	pod := func(i int, opts ...func(*index.Object)) *index.Object {
+		return indextest.Obj("c1", indextest.PodType, "ns", fmt.Sprintf("p%03d", i), append([]func(*index.Object){indextest.WithLabels("app", "web"), indextest.WithRaw(body)}, opts...)...)
 	}
 	var kept, metaOnly, refused []string
 	for i := range 40 {
@@ -36,8 +39,8 @@ func TestMemoryBudget(t *testing.T) {
 	st := ix.Budget()
 	t.Logf("kept %d, metadata only %d, refused %d; %+v", len(kept), len(metaOnly), len(refused), st)
 	// 7 objects with their body fill three quarters; the rest of the
-	// budget holds objects of objectOverhead each.
-	wantMeta := int((10*full - 7*full) / objectOverhead)
+	// budget holds objects of index.ObjectOverhead each.
+	wantMeta := int((10*full - 7*full) / index.ObjectOverhead)
 	if len(kept) != 7 || len(metaOnly) != wantMeta || len(refused) != 40-7-wantMeta {
 		t.Fatalf("kept %d with their body (want 7), %d metadata only (want %d), %d refused", len(kept), len(metaOnly), wantMeta, len(refused))
 	}
@@ -49,7 +52,7 @@ func TestMemoryBudget(t *testing.T) {
 	}
 
 	// A metadata-only object reads as its metadata; labels still select it.
-	o := ix.Get(Key{Cluster: "c1", Resource: "pods", Namespace: "ns", Name: metaOnly[0]})
+	o := ix.Get(index.Key{Cluster: "c1", Resource: "pods", Namespace: "ns", Name: metaOnly[0]})
 	var got map[string]any
 	if err := json.Unmarshal(o.Raw(), &got); err != nil {
 		t.Fatal(err)
@@ -59,20 +62,20 @@ func TestMemoryBudget(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("metadata-only object (-want +got):\n%s", diff)
 	}
-	if n := ix.Count(Filter{Selector: mustSelector(t, "app=web")}); n != len(kept)+len(metaOnly) {
+	if n := planner.Count(ix, planner.Filter{Selector: indextest.MustSelector(t, "app=web")}); n != len(kept)+len(metaOnly) {
 		t.Errorf("app=web counts %d", n)
 	}
-	if n := ix.Count(Filter{Fields: mustFields(t, "spec.nodeName=n1")}); n != len(kept) {
+	if n := planner.Count(ix, planner.Filter{Fields: indextest.MustFields(t, "spec.nodeName=n1")}); n != len(kept) {
 		t.Errorf("spec.nodeName=n1 (indexed) counts %d, want the %d objects with a body", n, len(kept))
 	}
 
 	// A modification over the budget applies, without its body.
-	mod := modified(pod(0), "2")
+	mod := indextest.Modified(pod(0), "2")
 	if !ix.Upsert(mod) || !mod.MetadataOnly() {
 		t.Errorf("a modification over the budget: stored %t, metadata only %t", ix.Get(mod.Key()) == mod, mod.MetadataOnly())
 	}
-	if d := ix.checkInvariants(); d != "" {
-		t.Fatal(d)
+	if err := ix.Verify(); err != nil {
+		t.Fatal(err)
 	}
 
 	// Deleting frees room: new objects keep their body again.
@@ -83,7 +86,7 @@ func TestMemoryBudget(t *testing.T) {
 	if !ix.Upsert(fresh) || fresh.MetadataOnly() {
 		t.Errorf("after deletions a new object is stored %t, metadata only %t", ix.Get(fresh.Key()) == fresh, fresh.MetadataOnly())
 	}
-	if st := ix.Budget(); st.Used != int64(ix.Count(Filter{}))*objectOverhead+bodies(ix) {
+	if st := ix.Budget(); st.Used != int64(planner.Count(ix, planner.Filter{}))*index.ObjectOverhead+bodies(ix) {
 		t.Errorf("used %d does not add up", st.Used)
 	}
 	ix.RemoveCluster("c1")
@@ -95,9 +98,9 @@ func TestMemoryBudget(t *testing.T) {
 	}
 }
 
-func bodies(ix *Index) int64 {
+func bodies(ix *index.Index) int64 {
 	n := int64(0)
-	for _, o := range ix.List(Filter{}, nil, 0).Objects {
+	for _, o := range planner.List(ix, planner.Filter{}, nil, 0).Objects {
 		n += int64(o.BodySize())
 	}
 	return n

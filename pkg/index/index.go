@@ -1,13 +1,14 @@
 package index
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"slices"
 	"sync"
 	"sync/atomic"
 
-	"github.com/fleetcache/fleetcache/internal/changelog"
+	"github.com/fleetcache/fleetcache/pkg/index/feed"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/search"
 
@@ -66,37 +67,38 @@ type Index struct {
 
 	mu sync.RWMutex
 	// all holds every object, in Position order.
-	all *posting
+	all *Posting
 	// types caches, per *Type in use, its kind name and its postings.
 	types map[*Type]*typeEntry
 	// kinds and resources are postings by Type.KindName() and Type.Resource.
-	kinds     map[string]*posting
-	resources map[string]*posting
+	kinds     map[string]*Posting
+	resources map[string]*Posting
 	// labels holds a posting per label key=value, labelKeys per label key.
-	labels    map[Label]*posting
-	labelKeys map[string]*posting
+	labels    map[Label]*Posting
+	labelKeys map[string]*Posting
 	// owners holds a posting per owner UID.
-	owners map[types.UID]*posting
+	owners map[types.UID]*Posting
 	// created orders objects by metadata.creationTimestamp, for sorting.
-	created *orderedIndex
+	created *OrderedIndex
 	// tokens holds a posting per search token (see tokens.go), in token
 	// order for prefix lookups.
-	tokens *search.Tree[*posting]
+	tokens *search.Tree[*Posting]
 	// fields are the secondary indexes on configured paths (fieldindex.go).
 	fields fieldIndexes
 	// clusters counts objects by cluster, namespace and resource;
 	// clusterNames lists the clusters in order.
-	clusters     map[string]*clusterStats
+	clusters     map[string]*ClusterCounts
 	clusterNames []string
-	// log is the change feed; changes are appended with mu held for writing,
-	// so a reader holding mu sees the objects and their revision together.
-	log *changelog.Log[Event]
+	// feed is the change feed; changes are recorded with mu held for
+	// writing, so a reader holding mu sees the objects and their revision
+	// together.
+	feed *feed.Feed[*Object]
 	// scratch is a placeholder object for seeking while mu is held for
 	// writing.
 	scratch Object
 	// bodies decodes the bodies that writes read, with mu held for
 	// writing.
-	bodies bodyReader
+	bodies BodyReader
 	// budget is the accounting of Options.MemoryBudget; budgetBytes is
 	// the budget, which never changes.
 	budget      budgetLocked
@@ -110,16 +112,18 @@ type Index struct {
 // typeEntry is what the index keeps per *Type in use.
 type typeEntry struct {
 	kindName string
-	kind     *posting
-	resource *posting
+	kind     *Posting
+	resource *Posting
 	objects  int
 }
 
-// clusterStats counts one cluster's objects.
-type clusterStats struct {
-	objects    int
-	resources  map[string]int
-	namespaces map[string]int
+// ClusterCounts counts one cluster's objects, by resource and by
+// namespace ("" for cluster-scoped objects). A Reader hands them out to
+// be read, not modified.
+type ClusterCounts struct {
+	Objects    int
+	Resources  map[string]int
+	Namespaces map[string]int
 }
 
 // New returns an empty Index.
@@ -133,16 +137,16 @@ func New(opts Options) *Index {
 		freelist:    fl,
 		all:         newTreePosting(fl),
 		types:       map[*Type]*typeEntry{},
-		kinds:       map[string]*posting{},
-		resources:   map[string]*posting{},
-		labels:      map[Label]*posting{},
-		labelKeys:   map[string]*posting{},
-		owners:      map[types.UID]*posting{},
-		tokens:      search.NewTree[*posting](),
+		kinds:       map[string]*Posting{},
+		resources:   map[string]*Posting{},
+		labels:      map[Label]*Posting{},
+		labelKeys:   map[string]*Posting{},
+		owners:      map[types.UID]*Posting{},
+		tokens:      search.NewTree[*Posting](),
 		created:     newOrderedIndex(creationTimestamp),
 		fields:      newFieldIndexes(opts.Indexes),
-		clusters:    map[string]*clusterStats{},
-		log:         changelog.New[Event](opts.Retention),
+		clusters:    map[string]*ClusterCounts{},
+		feed:        feed.New[*Object](opts.Retention),
 		budget:      budgetLocked{budget: opts.MemoryBudget},
 		budgetBytes: opts.MemoryBudget,
 	}
@@ -153,7 +157,20 @@ func New(opts Options) *Index {
 func (ix *Index) Epoch() string { return ix.epoch }
 
 // Revision returns the revision of the last applied change, 0 when none.
-func (ix *Index) Revision() uint64 { return ix.log.Version() }
+func (ix *Index) Revision() uint64 { return ix.feed.Revision() }
+
+// Events returns the events of the change feed with Revision > after, in
+// order, at most limit of them (limit <= 0: all); see feed.Feed.Events.
+func (ix *Index) Events(after uint64, limit int) ([]feed.Event[*Object], error) {
+	return ix.feed.Events(after, limit)
+}
+
+// Wait returns nil as soon as Revision() > after, or ctx.Err() if ctx ends
+// first.
+func (ix *Index) Wait(ctx context.Context, after uint64) error { return ix.feed.Wait(ctx, after) }
+
+// emitLocked advances the revision and records the change in the feed.
+func (ix *Index) emitLocked(t feed.EventType, o, old *Object) { ix.feed.Record(t, o, old) }
 
 // Upsert adds or modifies o. It is a no-op, returning false, when the index
 // already holds an object with the same key, UID and ResourceVersion (a
@@ -176,23 +193,23 @@ func (ix *Index) Upsert(o *Object) bool {
 			return false
 		}
 		ix.insertLocked(o)
-		ix.emitLocked(Added, o, nil)
+		ix.emitLocked(feed.Added, o, nil)
 	case old.UID == o.UID && old.ResourceVersion == o.ResourceVersion:
 		ix.mu.Unlock()
 		return false
 	case old.UID != o.UID:
 		ix.removeLocked(old)
-		ix.emitLocked(Deleted, old, nil)
+		ix.emitLocked(feed.Deleted, old, nil)
 		if !ix.admitLocked(o, nil) {
 			ix.mu.Unlock()
 			return true
 		}
 		ix.insertLocked(o)
-		ix.emitLocked(Added, o, nil)
+		ix.emitLocked(feed.Added, o, nil)
 	default:
 		ix.admitLocked(o, old)
 		ix.replaceLocked(old, o)
-		ix.emitLocked(Modified, o, old)
+		ix.emitLocked(feed.Modified, o, old)
 	}
 	ix.mu.Unlock()
 	return true
@@ -208,7 +225,7 @@ func (ix *Index) Delete(k Key) bool {
 		return false
 	}
 	ix.removeLocked(old)
-	ix.emitLocked(Deleted, old, nil)
+	ix.emitLocked(feed.Deleted, old, nil)
 	ix.mu.Unlock()
 	return true
 }
@@ -223,7 +240,7 @@ func (ix *Index) DeleteObject(o *Object) bool {
 		return false
 	}
 	ix.removeLocked(o)
-	ix.emitLocked(Deleted, o, nil)
+	ix.emitLocked(feed.Deleted, o, nil)
 	ix.mu.Unlock()
 	return true
 }
@@ -257,7 +274,7 @@ func (ix *Index) removeAll(cluster, resource string) int {
 	}
 	for _, o := range objs {
 		ix.removeLocked(o)
-		ix.emitLocked(Deleted, o, nil)
+		ix.emitLocked(feed.Deleted, o, nil)
 	}
 	ix.mu.Unlock()
 	return len(objs)
@@ -290,10 +307,45 @@ func (ix *Index) ObjectCount(cluster, resource string) int {
 	case st == nil:
 		return 0
 	case resource == "":
-		return st.objects
+		return st.Objects
 	default:
-		return st.resources[resource]
+		return st.Resources[resource]
 	}
+}
+
+// Lookup returns every object, of any type, with exactly this cluster,
+// namespace ("" for cluster-scoped objects) and name, in Position order.
+func (ix *Index) Lookup(cluster, namespace, name string) []*Object {
+	pivot := &Object{Cluster: cluster, Namespace: namespace, Name: name, Type: minType}
+	var out []*Object
+	ix.mu.RLock()
+	ix.all.Ascend(pivot, func(o *Object) bool {
+		if o.Cluster != cluster || o.Namespace != namespace || o.Name != name {
+			return false
+		}
+		out = append(out, o)
+		return true
+	})
+	ix.mu.RUnlock()
+	return out
+}
+
+// Namespaces returns the namespaces of cluster that hold objects, sorted.
+func (ix *Index) Namespaces(cluster string) []string {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	st := ix.clusters[cluster]
+	if st == nil {
+		return nil
+	}
+	out := make([]string, 0, len(st.Namespaces))
+	for ns := range st.Namespaces {
+		if ns != "" {
+			out = append(out, ns)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // findLocked returns the object with key k, or nil. The objects sharing a
@@ -322,9 +374,9 @@ func (ix *Index) objectsLocked(cluster, resource string, pivot *Object) []*Objec
 	if st == nil {
 		return nil
 	}
-	p, n := ix.all, st.objects
+	p, n := ix.all, st.Objects
 	if resource != "" {
-		p, n = ix.resources[resource], st.resources[resource]
+		p, n = ix.resources[resource], st.Resources[resource]
 		if n == 0 {
 			return nil
 		}
@@ -364,14 +416,14 @@ func (ix *Index) insertLocked(o *Object) {
 
 	st := ix.clusters[o.Cluster]
 	if st == nil {
-		st = &clusterStats{resources: map[string]int{}, namespaces: map[string]int{}}
+		st = &ClusterCounts{Resources: map[string]int{}, Namespaces: map[string]int{}}
 		ix.clusters[o.Cluster] = st
 		i, _ := slices.BinarySearch(ix.clusterNames, o.Cluster)
 		ix.clusterNames = slices.Insert(ix.clusterNames, i, o.Cluster)
 	}
-	st.objects++
-	st.resources[o.Type.Resource]++
-	st.namespaces[o.Namespace]++
+	st.Objects++
+	st.Resources[o.Type.Resource]++
+	st.Namespaces[o.Namespace]++
 }
 
 // removeLocked removes o, which the index holds, from every posting and
@@ -397,10 +449,10 @@ func (ix *Index) removeLocked(o *Object) {
 	ix.chargeLocked(o, -1)
 
 	st := ix.clusters[o.Cluster]
-	st.objects--
-	decrement(st.resources, o.Type.Resource)
-	decrement(st.namespaces, o.Namespace)
-	if st.objects == 0 {
+	st.Objects--
+	decrement(st.Resources, o.Type.Resource)
+	decrement(st.Namespaces, o.Namespace)
+	if st.Objects == 0 {
 		delete(ix.clusters, o.Cluster)
 		if i, ok := slices.BinarySearch(ix.clusterNames, o.Cluster); ok {
 			ix.clusterNames = slices.Delete(ix.clusterNames, i, i+1)
@@ -451,7 +503,7 @@ func (ix *Index) replaceLocked(old, o *Object) {
 		ix.labelKeyPostingLocked(l.Key).Put(o, fl)
 	}
 	for _, r := range old.Owners {
-		if !hasOwner(o, r.UID) {
+		if !o.HasOwner(r.UID) {
 			removeFrom(ix.owners, r.UID, ix.owners[r.UID], old)
 		}
 	}
@@ -473,34 +525,34 @@ func (ix *Index) typeLocked(t *Type) *typeEntry {
 	kn := t.KindName()
 	te := &typeEntry{kindName: kn, kind: ix.kinds[kn], resource: ix.resources[t.Resource]}
 	if te.kind == nil {
-		te.kind = new(posting)
+		te.kind = new(Posting)
 		ix.kinds[kn] = te.kind
 	}
 	if te.resource == nil {
-		te.resource = new(posting)
+		te.resource = new(Posting)
 		ix.resources[t.Resource] = te.resource
 	}
 	ix.types[t] = te
 	return te
 }
 
-func (ix *Index) labelPostingLocked(l Label) *posting {
+func (ix *Index) labelPostingLocked(l Label) *Posting {
 	return postingFor(ix.labels, l)
 }
 
-func (ix *Index) labelKeyPostingLocked(key string) *posting {
+func (ix *Index) labelKeyPostingLocked(key string) *Posting {
 	return postingFor(ix.labelKeys, key)
 }
 
-func (ix *Index) ownerPostingLocked(uid types.UID) *posting {
+func (ix *Index) ownerPostingLocked(uid types.UID) *Posting {
 	return postingFor(ix.owners, uid)
 }
 
 // postingFor returns the posting of k in m, creating it if needed.
-func postingFor[K comparable](m map[K]*posting, k K) *posting {
+func postingFor[K comparable](m map[K]*Posting, k K) *Posting {
 	p := m[k]
 	if p == nil {
-		p = new(posting)
+		p = new(Posting)
 		m[k] = p
 	}
 	return p
@@ -508,7 +560,7 @@ func postingFor[K comparable](m map[K]*posting, k K) *posting {
 
 // removeFrom removes o from p, the posting of k in m, and drops p from m
 // once it is empty.
-func removeFrom[K comparable](m map[K]*posting, k K, p *posting, o *Object) {
+func removeFrom[K comparable](m map[K]*Posting, k K, p *Posting, o *Object) {
 	if p == nil {
 		return
 	}
@@ -527,7 +579,8 @@ func decrement(m map[string]int, k string) {
 	}
 }
 
-func hasOwner(o *Object, uid types.UID) bool {
+// HasOwner reports whether o has an owner reference with this UID.
+func (o *Object) HasOwner(uid types.UID) bool {
 	for _, r := range o.Owners {
 		if r.UID == uid {
 			return true

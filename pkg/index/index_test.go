@@ -1,6 +1,10 @@
-package index
+package index_test
 
 import (
+	"github.com/fleetcache/fleetcache/internal/indextest"
+	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/feed"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"strings"
 	"testing"
 
@@ -9,14 +13,14 @@ import (
 )
 
 func TestNewDefaults(t *testing.T) {
-	ix := New(Options{})
-	if got := (Options{}).withDefaults().Retention; got != defaultRetention {
-		t.Errorf("retention = %d, want %d", got, defaultRetention)
+	ix := index.New(index.Options{})
+	if got := index.DefaultOptions().Retention; got != index.DefaultRetention {
+		t.Errorf("retention = %d, want %d", got, index.DefaultRetention)
 	}
 	if len(ix.Epoch()) != 16 {
 		t.Errorf("epoch %q: want 16 hex digits", ix.Epoch())
 	}
-	if New(Options{}).Epoch() == ix.Epoch() {
+	if index.New(index.Options{}).Epoch() == ix.Epoch() {
 		t.Error("two indexes share an epoch")
 	}
 	if ix.Revision() != 0 {
@@ -25,92 +29,92 @@ func TestNewDefaults(t *testing.T) {
 }
 
 func TestWrites(t *testing.T) {
-	a := obj("c1", podType, "ns", "a", withLabels("app", "web"), withOwner("rs-1"))
-	a2 := modified(a, "2", withLabels("app", "api", "tier", "fe"), withOwner("rs-2"))
-	aNew := obj("c1", podType, "ns", "a", withUID("recreated"), withRV("9"))
-	b := obj("c1", cmType, "ns", "b")
+	a := indextest.Obj("c1", indextest.PodType, "ns", "a", indextest.WithLabels("app", "web"), indextest.WithOwner("rs-1"))
+	a2 := indextest.Modified(a, "2", indextest.WithLabels("app", "api", "tier", "fe"), indextest.WithOwner("rs-2"))
+	aNew := indextest.Obj("c1", indextest.PodType, "ns", "a", indextest.WithUID("recreated"), indextest.WithRV("9"))
+	b := indextest.Obj("c1", indextest.ConfigMapType, "ns", "b")
 	type op struct {
-		upsert, deleteObject *Object
-		delete               *Key
+		upsert, deleteObject *index.Object
+		delete               *index.Key
 		want                 bool
 	}
-	key := func(o *Object) *Key { k := o.Key(); return &k }
+	key := func(o *index.Object) *index.Key { k := o.Key(); return &k }
 	tests := []struct {
 		name       string
 		ops        []op
-		wantEvents []eventSummary
+		wantEvents []indextest.EventSummary
 		wantKeys   []string
-		wantObject *Object // what Get(a.Key()) returns at the end
+		wantObject *index.Object // what Get(a.Key()) returns at the end
 	}{{
 		name:       "add",
 		ops:        []op{{upsert: a, want: true}},
-		wantEvents: []eventSummary{{1, "ADDED", "c1/pods/ns/a", "1", ""}},
+		wantEvents: []indextest.EventSummary{{Revision: 1, Type: "ADDED", Key: "c1/pods/ns/a", RV: "1", OldRV: ""}},
 		wantKeys:   []string{"c1/pods/ns/a"},
 		wantObject: a,
 	}, {
 		name:       "same resourceVersion is a no-op",
-		ops:        []op{{upsert: a, want: true}, {upsert: modified(a, "1"), want: false}, {upsert: a, want: false}},
-		wantEvents: []eventSummary{{1, "ADDED", "c1/pods/ns/a", "1", ""}},
+		ops:        []op{{upsert: a, want: true}, {upsert: indextest.Modified(a, "1"), want: false}, {upsert: a, want: false}},
+		wantEvents: []indextest.EventSummary{{Revision: 1, Type: "ADDED", Key: "c1/pods/ns/a", RV: "1", OldRV: ""}},
 		wantKeys:   []string{"c1/pods/ns/a"},
 		wantObject: a,
 	}, {
 		name: "modify",
 		ops:  []op{{upsert: a, want: true}, {upsert: a2, want: true}},
-		wantEvents: []eventSummary{
-			{1, "ADDED", "c1/pods/ns/a", "1", ""},
-			{2, "MODIFIED", "c1/pods/ns/a", "2", "1"},
+		wantEvents: []indextest.EventSummary{
+			{Revision: 1, Type: "ADDED", Key: "c1/pods/ns/a", RV: "1", OldRV: ""},
+			{Revision: 2, Type: "MODIFIED", Key: "c1/pods/ns/a", RV: "2", OldRV: "1"},
 		},
 		wantKeys:   []string{"c1/pods/ns/a"},
 		wantObject: a2,
 	}, {
 		name: "new UID is a delete and an add",
 		ops:  []op{{upsert: a, want: true}, {upsert: aNew, want: true}},
-		wantEvents: []eventSummary{
-			{1, "ADDED", "c1/pods/ns/a", "1", ""},
-			{2, "DELETED", "c1/pods/ns/a", "1", ""},
-			{3, "ADDED", "c1/pods/ns/a", "9", ""},
+		wantEvents: []indextest.EventSummary{
+			{Revision: 1, Type: "ADDED", Key: "c1/pods/ns/a", RV: "1", OldRV: ""},
+			{Revision: 2, Type: "DELETED", Key: "c1/pods/ns/a", RV: "1", OldRV: ""},
+			{Revision: 3, Type: "ADDED", Key: "c1/pods/ns/a", RV: "9", OldRV: ""},
 		},
 		wantKeys:   []string{"c1/pods/ns/a"},
 		wantObject: aNew,
 	}, {
 		name: "delete carries the last state",
 		ops:  []op{{upsert: a, want: true}, {upsert: a2, want: true}, {upsert: b, want: true}, {delete: key(a), want: true}},
-		wantEvents: []eventSummary{
-			{1, "ADDED", "c1/pods/ns/a", "1", ""},
-			{2, "MODIFIED", "c1/pods/ns/a", "2", "1"},
-			{3, "ADDED", "c1/configmaps/ns/b", "1", ""},
-			{4, "DELETED", "c1/pods/ns/a", "2", ""},
+		wantEvents: []indextest.EventSummary{
+			{Revision: 1, Type: "ADDED", Key: "c1/pods/ns/a", RV: "1", OldRV: ""},
+			{Revision: 2, Type: "MODIFIED", Key: "c1/pods/ns/a", RV: "2", OldRV: "1"},
+			{Revision: 3, Type: "ADDED", Key: "c1/configmaps/ns/b", RV: "1", OldRV: ""},
+			{Revision: 4, Type: "DELETED", Key: "c1/pods/ns/a", RV: "2", OldRV: ""},
 		},
 		wantKeys: []string{"c1/configmaps/ns/b"},
 	}, {
 		name:     "delete of an absent key is a no-op",
 		ops:      []op{{upsert: b, want: true}, {delete: key(a), want: false}},
 		wantKeys: []string{"c1/configmaps/ns/b"},
-		wantEvents: []eventSummary{
-			{1, "ADDED", "c1/configmaps/ns/b", "1", ""},
+		wantEvents: []indextest.EventSummary{
+			{Revision: 1, Type: "ADDED", Key: "c1/configmaps/ns/b", RV: "1", OldRV: ""},
 		},
 	}, {
 		name: "delete object holding exactly this pointer",
 		ops:  []op{{upsert: a, want: true}, {deleteObject: a, want: true}},
-		wantEvents: []eventSummary{
-			{1, "ADDED", "c1/pods/ns/a", "1", ""},
-			{2, "DELETED", "c1/pods/ns/a", "1", ""},
+		wantEvents: []indextest.EventSummary{
+			{Revision: 1, Type: "ADDED", Key: "c1/pods/ns/a", RV: "1", OldRV: ""},
+			{Revision: 2, Type: "DELETED", Key: "c1/pods/ns/a", RV: "1", OldRV: ""},
 		},
 		wantKeys: []string{},
 	}, {
 		name: "delete object spares a newer version",
 		ops:  []op{{upsert: a, want: true}, {upsert: a2, want: true}, {deleteObject: a, want: false}},
-		wantEvents: []eventSummary{
-			{1, "ADDED", "c1/pods/ns/a", "1", ""},
-			{2, "MODIFIED", "c1/pods/ns/a", "2", "1"},
+		wantEvents: []indextest.EventSummary{
+			{Revision: 1, Type: "ADDED", Key: "c1/pods/ns/a", RV: "1", OldRV: ""},
+			{Revision: 2, Type: "MODIFIED", Key: "c1/pods/ns/a", RV: "2", OldRV: "1"},
 		},
 		wantKeys:   []string{"c1/pods/ns/a"},
 		wantObject: a2,
 	}, {
 		name: "delete object spares an equal copy",
-		ops:  []op{{upsert: a, want: true}, {deleteObject: modified(a, "1"), want: false}},
-		wantEvents: []eventSummary{
-			{1, "ADDED", "c1/pods/ns/a", "1", ""},
+		ops:  []op{{upsert: a, want: true}, {deleteObject: indextest.Modified(a, "1"), want: false}},
+		wantEvents: []indextest.EventSummary{
+			{Revision: 1, Type: "ADDED", Key: "c1/pods/ns/a", RV: "1", OldRV: ""},
 		},
 		wantKeys:   []string{"c1/pods/ns/a"},
 		wantObject: a,
@@ -121,7 +125,7 @@ func TestWrites(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ix := New(Options{})
+			ix := index.New(index.Options{})
 			for i, op := range tt.ops {
 				var got bool
 				switch {
@@ -140,20 +144,20 @@ func TestWrites(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.wantEvents, summarize(evs), cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(tt.wantEvents, indextest.Summarize(evs), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
 			if got, want := ix.Revision(), uint64(len(tt.wantEvents)); got != want {
 				t.Errorf("revision = %d, want %d", got, want)
 			}
-			if diff := cmp.Diff(tt.wantKeys, keys(ix.List(Filter{}, nil, 0).Objects)); diff != "" {
+			if diff := cmp.Diff(tt.wantKeys, indextest.Keys(planner.List(ix, planner.Filter{}, nil, 0).Objects)); diff != "" {
 				t.Errorf("objects (-want +got):\n%s", diff)
 			}
 			if got := ix.Get(a.Key()); got != tt.wantObject {
 				t.Errorf("Get = %v, want %v", got, tt.wantObject)
 			}
-			if d := ix.checkInvariants(); d != "" {
-				t.Error(d)
+			if err := ix.Verify(); err != nil {
+				t.Error(err)
 			}
 		})
 	}
@@ -162,36 +166,36 @@ func TestWrites(t *testing.T) {
 // TestModifyUpdatesIndexes checks that a modification moves the object
 // between postings: old labels and owners no longer select it.
 func TestModifyUpdatesIndexes(t *testing.T) {
-	ix := New(Options{})
-	a := obj("c1", podType, "ns", "a", withLabels("app", "web", "gone", "x", "keep", "k"), withOwner("rs-1"), withOwner("same"))
+	ix := index.New(index.Options{})
+	a := indextest.Obj("c1", indextest.PodType, "ns", "a", indextest.WithLabels("app", "web", "gone", "x", "keep", "k"), indextest.WithOwner("rs-1"), indextest.WithOwner("same"))
 	ix.Upsert(a)
 	// A second type with the same kind name and resource (another version).
-	podsV2 := *podType
+	podsV2 := *indextest.PodType
 	podsV2.GVR.Version = "v2"
-	a2 := modified(a, "2", withLabels("app", "api", "keep", "k", "new", "y"), func(o *Object) {
-		o.Owners = []OwnerRef{{UID: "same"}, {UID: "rs-2"}}
+	a2 := indextest.Modified(a, "2", indextest.WithLabels("app", "api", "keep", "k", "new", "y"), func(o *index.Object) {
+		o.Owners = []index.OwnerRef{{UID: "same"}, {UID: "rs-2"}}
 		o.Type = &podsV2
 	})
 	ix.Upsert(a2)
 	tests := []struct {
 		name string
-		f    Filter
-		want []*Object
+		f    planner.Filter
+		want []*index.Object
 	}{
-		{"old value", Filter{Selector: mustSelector(t, "app=web")}, nil},
-		{"new value", Filter{Selector: mustSelector(t, "app=api")}, []*Object{a2}},
-		{"removed key", Filter{Selector: mustSelector(t, "gone")}, nil},
-		{"kept key", Filter{Selector: mustSelector(t, "keep=k")}, []*Object{a2}},
-		{"added key", Filter{Selector: mustSelector(t, "new")}, []*Object{a2}},
-		{"old owner", Filter{OwnerUID: "rs-1"}, nil},
-		{"kept owner", Filter{OwnerUID: "same"}, []*Object{a2}},
-		{"new owner", Filter{OwnerUID: "rs-2"}, []*Object{a2}},
-		{"kind", Filter{Kinds: []string{"Pod"}}, []*Object{a2}},
+		{"old value", planner.Filter{Selector: indextest.MustSelector(t, "app=web")}, nil},
+		{"new value", planner.Filter{Selector: indextest.MustSelector(t, "app=api")}, []*index.Object{a2}},
+		{"removed key", planner.Filter{Selector: indextest.MustSelector(t, "gone")}, nil},
+		{"kept key", planner.Filter{Selector: indextest.MustSelector(t, "keep=k")}, []*index.Object{a2}},
+		{"added key", planner.Filter{Selector: indextest.MustSelector(t, "new")}, []*index.Object{a2}},
+		{"old owner", planner.Filter{OwnerUID: "rs-1"}, nil},
+		{"kept owner", planner.Filter{OwnerUID: "same"}, []*index.Object{a2}},
+		{"new owner", planner.Filter{OwnerUID: "rs-2"}, []*index.Object{a2}},
+		{"kind", planner.Filter{Kinds: []string{"Pod"}}, []*index.Object{a2}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := ix.List(tt.f, nil, 0).Objects
-			if diff := cmp.Diff(keys(tt.want), keys(got)); diff != "" {
+			got := planner.List(ix, tt.f, nil, 0).Objects
+			if diff := cmp.Diff(indextest.Keys(tt.want), indextest.Keys(got)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 			for i := range got {
@@ -201,17 +205,18 @@ func TestModifyUpdatesIndexes(t *testing.T) {
 			}
 		})
 	}
-	if d := ix.checkInvariants(); d != "" {
-		t.Error(d)
+	if err := ix.Verify(); err != nil {
+		t.Error(err)
 	}
-	if len(ix.types) != 1 {
-		t.Errorf("%d type entries, want 1", len(ix.types))
+	if n, _, _ := ix.Entries(); n != 1 {
+		t.Errorf("%d type entries, want 1", n)
 	}
 	ix.Delete(a2.Key())
-	if d := ix.checkInvariants(); d != "" {
-		t.Error(d)
+	if err := ix.Verify(); err != nil {
+		t.Error(err)
 	}
-	if n := len(ix.types) + len(ix.kinds) + len(ix.resources) + len(ix.labels) + len(ix.labelKeys) + len(ix.owners) + len(ix.clusters); n != 0 {
+	if types, postings, clusters := ix.Entries(); types+postings+clusters != 0 {
+		n := types + postings + clusters
 		t.Errorf("%d postings or counts left in an empty index", n)
 	}
 }
@@ -219,48 +224,48 @@ func TestModifyUpdatesIndexes(t *testing.T) {
 // TestKindChange covers the unusual modification that changes an object's
 // kind, and with it its Position.
 func TestKindChange(t *testing.T) {
-	ix := New(Options{})
-	a := obj("c1", podType, "ns", "a")
+	ix := index.New(index.Options{})
+	a := indextest.Obj("c1", indextest.PodType, "ns", "a")
 	ix.Upsert(a)
-	other := *podType
+	other := *indextest.PodType
 	other.Kind = "Other"
-	a2 := modified(a, "2", func(o *Object) { o.Type = &other })
+	a2 := indextest.Modified(a, "2", func(o *index.Object) { o.Type = &other })
 	if !ix.Upsert(a2) {
 		t.Fatal("Upsert returned false")
 	}
 	if got := ix.Get(a.Key()); got != a2 {
 		t.Errorf("Get = %v, want the new version", got)
 	}
-	if got := ix.Count(Filter{Kinds: []string{"Pod"}}); got != 0 {
+	if got := planner.Count(ix, planner.Filter{Kinds: []string{"Pod"}}); got != 0 {
 		t.Errorf("%d Pods, want 0", got)
 	}
-	if got := ix.Count(Filter{Kinds: []string{"Other"}}); got != 1 {
+	if got := planner.Count(ix, planner.Filter{Kinds: []string{"Other"}}); got != 1 {
 		t.Errorf("%d Others, want 1", got)
 	}
-	if d := ix.checkInvariants(); d != "" {
-		t.Error(d)
+	if err := ix.Verify(); err != nil {
+		t.Error(err)
 	}
 }
 
 func TestRemove(t *testing.T) {
-	fleet := []*Object{
-		obj("c1", podType, "ns", "a"),
-		obj("c1", podType, "ns", "b"),
-		obj("c1", cmType, "ns", "a"),
-		obj("c1", nodeType, "", "n1"),
-		obj("c2", podType, "ns", "a"),
-		obj("c10", podType, "ns", "a"),
+	fleet := []*index.Object{
+		indextest.Obj("c1", indextest.PodType, "ns", "a"),
+		indextest.Obj("c1", indextest.PodType, "ns", "b"),
+		indextest.Obj("c1", indextest.ConfigMapType, "ns", "a"),
+		indextest.Obj("c1", indextest.NodeType, "", "n1"),
+		indextest.Obj("c2", indextest.PodType, "ns", "a"),
+		indextest.Obj("c10", indextest.PodType, "ns", "a"),
 	}
 	tests := []struct {
 		name           string
-		remove         func(*Index) int
+		remove         func(*index.Index) int
 		want           int
 		wantDeleted    []string
 		wantCounts     map[string]int // cluster/resource -> ObjectCount
 		wantRemainKeys []string
 	}{{
 		name:        "cluster",
-		remove:      func(ix *Index) int { return ix.RemoveCluster("c1") },
+		remove:      func(ix *index.Index) int { return ix.RemoveCluster("c1") },
 		want:        4,
 		wantDeleted: []string{"c1/nodes//n1", "c1/configmaps/ns/a", "c1/pods/ns/a", "c1/pods/ns/b"},
 		wantCounts:  map[string]int{"c1/": 0, "c1/pods": 0, "c2/": 1, "c10/pods": 1},
@@ -269,25 +274,25 @@ func TestRemove(t *testing.T) {
 		},
 	}, {
 		name:           "resource",
-		remove:         func(ix *Index) int { return ix.RemoveResource("c1", "pods") },
+		remove:         func(ix *index.Index) int { return ix.RemoveResource("c1", "pods") },
 		want:           2,
 		wantDeleted:    []string{"c1/pods/ns/a", "c1/pods/ns/b"},
 		wantCounts:     map[string]int{"c1/": 2, "c1/pods": 0, "c1/configmaps": 1, "c2/pods": 1},
 		wantRemainKeys: []string{"c1/nodes//n1", "c1/configmaps/ns/a", "c10/pods/ns/a", "c2/pods/ns/a"},
 	}, {
 		name:           "unknown cluster",
-		remove:         func(ix *Index) int { return ix.RemoveCluster("c3") },
+		remove:         func(ix *index.Index) int { return ix.RemoveCluster("c3") },
 		wantCounts:     map[string]int{"c1/": 4},
 		wantRemainKeys: []string{"c1/nodes//n1", "c1/configmaps/ns/a", "c1/pods/ns/a", "c1/pods/ns/b", "c10/pods/ns/a", "c2/pods/ns/a"},
 	}, {
 		name:           "unknown resource",
-		remove:         func(ix *Index) int { return ix.RemoveResource("c2", "configmaps") },
+		remove:         func(ix *index.Index) int { return ix.RemoveResource("c2", "configmaps") },
 		wantCounts:     map[string]int{"c2/": 1},
 		wantRemainKeys: []string{"c1/nodes//n1", "c1/configmaps/ns/a", "c1/pods/ns/a", "c1/pods/ns/b", "c10/pods/ns/a", "c2/pods/ns/a"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ix := New(Options{})
+			ix := index.New(index.Options{})
 			for _, o := range fleet {
 				ix.Upsert(o)
 			}
@@ -301,7 +306,7 @@ func TestRemove(t *testing.T) {
 			}
 			var deleted []string
 			for i, e := range evs {
-				if e.Type != Deleted || e.Revision != rev+uint64(i)+1 {
+				if e.Type != feed.Deleted || e.Revision != rev+uint64(i)+1 {
 					t.Errorf("event %d: %v at %d", i, e.Type, e.Revision)
 				}
 				deleted = append(deleted, e.Object.Key().String())
@@ -315,26 +320,26 @@ func TestRemove(t *testing.T) {
 					t.Errorf("ObjectCount(%q, %q) = %d, want %d", c, r, got, want)
 				}
 			}
-			if diff := cmp.Diff(tt.wantRemainKeys, keys(ix.List(Filter{}, nil, 0).Objects)); diff != "" {
+			if diff := cmp.Diff(tt.wantRemainKeys, indextest.Keys(planner.List(ix, planner.Filter{}, nil, 0).Objects)); diff != "" {
 				t.Errorf("remaining (-want +got):\n%s", diff)
 			}
-			if d := ix.checkInvariants(); d != "" {
-				t.Error(d)
+			if err := ix.Verify(); err != nil {
+				t.Error(err)
 			}
 		})
 	}
 }
 
 func TestReads(t *testing.T) {
-	ix := New(Options{})
-	fleet := []*Object{
-		obj("c1", podType, "ns", "a"),
-		obj("c1", podType, "ns2", "b"),
-		obj("c1", cmType, "ns", "a"),
-		obj("c1", deployType, "ns", "a"),
-		obj("c1", nodeType, "", "a"),
-		obj("c2", podType, "ns", "a"),
-		obj("c2", fooPodsType, "ns", "a"),
+	ix := index.New(index.Options{})
+	fleet := []*index.Object{
+		indextest.Obj("c1", indextest.PodType, "ns", "a"),
+		indextest.Obj("c1", indextest.PodType, "ns2", "b"),
+		indextest.Obj("c1", indextest.ConfigMapType, "ns", "a"),
+		indextest.Obj("c1", indextest.DeploymentType, "ns", "a"),
+		indextest.Obj("c1", indextest.NodeType, "", "a"),
+		indextest.Obj("c2", indextest.PodType, "ns", "a"),
+		indextest.Obj("c2", indextest.FooPodsType, "ns", "a"),
 	}
 	for _, o := range fleet {
 		ix.Upsert(o)
@@ -345,7 +350,7 @@ func TestReads(t *testing.T) {
 				t.Errorf("Get(%v) = %v", o.Key(), got)
 			}
 		}
-		for _, k := range []Key{
+		for _, k := range []index.Key{
 			{Cluster: "c1", Resource: "pods", Namespace: "ns", Name: "b"},
 			{Cluster: "c1", Resource: "secrets", Namespace: "ns", Name: "a"},
 			{Cluster: "c3", Resource: "pods", Namespace: "ns", Name: "a"},
@@ -368,8 +373,8 @@ func TestReads(t *testing.T) {
 			{"c3", "pods", nil},
 		}
 		for _, tt := range tests {
-			got := keys(ix.Objects(tt.cluster, tt.resource))
-			if diff := cmp.Diff(tt.want, got, cmpSorted); diff != "" {
+			got := indextest.Keys(ix.Objects(tt.cluster, tt.resource))
+			if diff := cmp.Diff(tt.want, got, indextest.CmpSorted); diff != "" {
 				t.Errorf("Objects(%q, %q) (-want +got):\n%s", tt.cluster, tt.resource, diff)
 			}
 			if n := ix.ObjectCount(tt.cluster, tt.resource); n != len(tt.want) {
@@ -379,42 +384,39 @@ func TestReads(t *testing.T) {
 	})
 }
 
-// cmpSorted compares string slices ignoring order, nil equal to empty.
-var cmpSorted = cmp.Options{cmpopts.SortSlices(func(a, b string) bool { return a < b }), cmpopts.EquateEmpty()}
-
 func TestPositionOrder(t *testing.T) {
-	appsV2 := &Type{Resource: "deployments.apps", Kind: "Deployment"}
+	appsV2 := &index.Type{Resource: "deployments.apps", Kind: "Deployment"}
 	appsV2.GVR.Group = "apps"
 	tests := []struct {
 		name string
-		a, b *Object
+		a, b *index.Object
 		want int
 	}{
-		{"cluster first", obj("a", podType, "z", "z"), obj("b", podType, "a", "a"), -1},
-		{"then namespace", obj("a", podType, "a", "z"), obj("a", podType, "b", "a"), -1},
-		{"cluster-scoped first", obj("a", nodeType, "", "z"), obj("a", podType, "a", "a"), -1},
-		{"then name", obj("a", podType, "a", "a"), obj("a", podType, "a", "b"), -1},
-		{"then kind", obj("a", cmType, "a", "a"), obj("a", podType, "a", "a"), -1},
-		{"kind name with group", obj("a", deployType, "a", "a"), obj("a", podType, "a", "a"), -1},
-		{"grouped kind after its bare prefix", obj("a", fooPodsType, "a", "a"), obj("a", podType, "a", "a"), 1},
-		{"same kind name", obj("a", deployType, "a", "a"), obj("a", appsV2, "a", "a"), 0},
-		{"then resource", obj("a", podType, "a", "a"), obj("a", &Type{Resource: "pods2", Kind: "Pod"}, "a", "a"), -1},
-		{"equal", obj("a", podType, "a", "a"), obj("a", podType, "a", "a"), 0},
+		{"cluster first", indextest.Obj("a", indextest.PodType, "z", "z"), indextest.Obj("b", indextest.PodType, "a", "a"), -1},
+		{"then namespace", indextest.Obj("a", indextest.PodType, "a", "z"), indextest.Obj("a", indextest.PodType, "b", "a"), -1},
+		{"cluster-scoped first", indextest.Obj("a", indextest.NodeType, "", "z"), indextest.Obj("a", indextest.PodType, "a", "a"), -1},
+		{"then name", indextest.Obj("a", indextest.PodType, "a", "a"), indextest.Obj("a", indextest.PodType, "a", "b"), -1},
+		{"then kind", indextest.Obj("a", indextest.ConfigMapType, "a", "a"), indextest.Obj("a", indextest.PodType, "a", "a"), -1},
+		{"kind name with group", indextest.Obj("a", indextest.DeploymentType, "a", "a"), indextest.Obj("a", indextest.PodType, "a", "a"), -1},
+		{"grouped kind after its bare prefix", indextest.Obj("a", indextest.FooPodsType, "a", "a"), indextest.Obj("a", indextest.PodType, "a", "a"), 1},
+		{"same kind name", indextest.Obj("a", indextest.DeploymentType, "a", "a"), indextest.Obj("a", appsV2, "a", "a"), 0},
+		{"then resource", indextest.Obj("a", indextest.PodType, "a", "a"), indextest.Obj("a", &index.Type{Resource: "pods2", Kind: "Pod"}, "a", "a"), -1},
+		{"equal", indextest.Obj("a", indextest.PodType, "a", "a"), indextest.Obj("a", indextest.PodType, "a", "a"), 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, c := range []struct {
-				a, b *Object
+				a, b *index.Object
 				want int
 			}{{tt.a, tt.b, tt.want}, {tt.b, tt.a, -tt.want}} {
 				if got := c.a.Position().Compare(c.b.Position()); got != c.want {
 					t.Errorf("Position.Compare = %d, want %d", got, c.want)
 				}
-				if got := compareObjects(c.a, c.b); got != c.want {
-					t.Errorf("compareObjects = %d, want %d", got, c.want)
+				if got := index.CompareObjects(c.a, c.b); got != c.want {
+					t.Errorf("CompareObjects = %d, want %d", got, c.want)
 				}
-				if got := compareObjects(c.a, c.b.Position().pivot()); got != c.want {
-					t.Errorf("compareObjects with pivot = %d, want %d", got, c.want)
+				if got := index.CompareObjects(c.a, c.b.Position().Placeholder()); got != c.want {
+					t.Errorf("CompareObjects with pivot = %d, want %d", got, c.want)
 				}
 			}
 		})
@@ -437,18 +439,11 @@ func TestCompareParts(t *testing.T) {
 			want := strings.Compare(x, y)
 			for _, a := range split(x) {
 				for _, b := range split(y) {
-					if got := compareParts(a, b); got != want {
-						t.Fatalf("compareParts(%q, %q) = %d, want %d", a, b, got, want)
+					if got := index.CompareParts(a, b); got != want {
+						t.Fatalf("index.CompareParts(%q, %q) = %d, want %d", a, b, got, want)
 					}
 				}
 			}
 		}
-	}
-}
-
-func TestEventTypeString(t *testing.T) {
-	got := []string{Added.String(), Modified.String(), Deleted.String(), EventType(0).String()}
-	if diff := cmp.Diff([]string{"ADDED", "MODIFIED", "DELETED", "EventType(0)"}, got); diff != "" {
-		t.Error(diff)
 	}
 }

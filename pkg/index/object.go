@@ -32,13 +32,6 @@ type Type struct {
 	Kind string
 	// Namespaced is false for cluster-scoped types.
 	Namespaced bool
-	// Printer is for pkg/columns, which alone reads it; the index does not.
-	// pkg/informers sets it when it sets the type up, before any object
-	// points at the type: for a custom resource type, a *columns.Custom
-	// holding its CustomResourceDefinition's printer columns; for Secrets
-	// whose data is not cached, columns.DataNotCached. Nil otherwise.
-	// (any: the index cannot name pkg/columns, which imports it.)
-	Printer any
 	// Codec compresses the bodies of the type's objects (package
 	// compact), one Codec per resource shared by every cluster; nil
 	// stores them as they are.
@@ -232,10 +225,10 @@ func (o *Object) Projected(p fieldpath.Path) ([]byte, bool) {
 // Raw returns the object encoded as compact JSON, byte for byte what
 // SetRaw was given, which must not be modified. An uncompressed body is
 // returned as it is stored; a compressed one is decoded (about a
-// microsecond for a 3 KB Pod) and kept among the last 256 decoded
-// (recent.go), so that reading several fields of a page's objects decodes
+// microsecond for a 3 KB Pod) and kept among the last 256 decoded by its
+// Codec's registry (compact.Codec.DecodeShared), so that reading several fields of a page's objects decodes
 // each once. Reads of many objects inside the index use their own
-// buffers instead (bodyReader).
+// buffers instead (BodyReader).
 //
 // An object stored without its body (the memory budget, see
 // Options.MemoryBudget) reads as its metadata: apiVersion, kind, and the
@@ -248,15 +241,11 @@ func (o *Object) Raw() []byte {
 	if o.body.Dropped() {
 		return metadataJSON(o)
 	}
-	if raw, ok := recentRaw(o); ok {
-		return raw
-	}
-	raw, err := o.Type.Codec.Decode(nil, o.body)
+	raw, err := o.Type.Codec.DecodeShared(o.body)
 	if err != nil {
 		// Bodies are made by the same Codec: this cannot happen.
 		return nil
 	}
-	rememberRaw(o, raw)
 	return raw
 }
 
@@ -277,19 +266,19 @@ func (o *Object) Doc() fieldpath.Doc {
 	return fieldpath.Doc{Cluster: o.Cluster, Raw: o.Raw(), Spec: int(o.specAt), Status: int(o.statusAt)}
 }
 
-// bodyReader decodes compressed bodies into reused buffers, for the reads
+// BodyReader decodes compressed bodies into reused buffers, for the reads
 // of one query or one write: it keeps the last two objects decoded (a
 // write reads the old and the new version of an object in turns), so a Doc
 // it returns, and every string read from it, stays valid until two other
 // objects have been read. Whoever keeps a value longer copies it. A nil
-// bodyReader decodes into a new buffer each time. It is not safe for
+// BodyReader decodes into a new buffer each time. It is not safe for
 // concurrent use.
-type bodyReader struct {
+type BodyReader struct {
 	slots [2]decodedBody
 	last  int
 }
 
-// decodedBody is an object whose body a bodyReader decoded: all of it, or
+// decodedBody is an object whose body a BodyReader decoded: all of it, or
 // when status is only the part from where status begins.
 type decodedBody struct {
 	o      *Object
@@ -297,18 +286,18 @@ type decodedBody struct {
 	status bool
 }
 
-// doc returns o as paths read it, decoding a compressed body into one of
+// Doc returns o as paths read it, decoding a compressed body into one of
 // the reader's buffers unless it holds o already.
-func (r *bodyReader) doc(o *Object) fieldpath.Doc {
-	return fieldpath.Doc{Cluster: o.Cluster, Raw: r.raw(o), Spec: int(o.specAt), Status: int(o.statusAt)}
+func (r *BodyReader) Doc(o *Object) fieldpath.Doc {
+	return fieldpath.Doc{Cluster: o.Cluster, Raw: r.Raw(o), Spec: int(o.specAt), Status: int(o.statusAt)}
 }
 
-// docFor returns o as p reads it: when p reads into status and o's body
+// DocFor returns o as p reads it: when p reads into status and o's body
 // keeps status apart (SetRaw), a StatusOnly Doc of that part alone, a
-// third of a Pod's bytes to decode; otherwise doc(o).
-func (r *bodyReader) docFor(p fieldpath.Path, o *Object) fieldpath.Doc {
+// third of a Pod's bytes to decode; otherwise Doc(o).
+func (r *BodyReader) DocFor(p fieldpath.Path, o *Object) fieldpath.Doc {
 	if r == nil || !p.IntoStatus() || o.statusAt == 0 || o.body.Split() != int(o.statusAt) {
-		return r.doc(o)
+		return r.Doc(o)
 	}
 	for i := range r.slots {
 		if s := &r.slots[i]; s.o == o {
@@ -322,8 +311,8 @@ func (r *bodyReader) docFor(p fieldpath.Path, o *Object) fieldpath.Doc {
 	return fieldpath.Doc{Cluster: o.Cluster, Raw: r.decode(o, true), StatusOnly: true}
 }
 
-// raw returns o's JSON, decoded into one of the reader's buffers.
-func (r *bodyReader) raw(o *Object) []byte {
+// Raw returns o's JSON, decoded into one of the reader's buffers.
+func (r *BodyReader) Raw(o *Object) []byte {
 	if raw, ok := compact.View(o.body); ok {
 		return raw
 	}
@@ -343,7 +332,7 @@ func (r *bodyReader) raw(o *Object) []byte {
 
 // decode decodes o's compressed body, or only its status part, into the
 // slot read longest ago.
-func (r *bodyReader) decode(o *Object, status bool) []byte {
+func (r *BodyReader) decode(o *Object, status bool) []byte {
 	i := 1 - r.last
 	s := &r.slots[i]
 	var raw []byte

@@ -27,9 +27,10 @@ func (p Position) Compare(q Position) int {
 	)
 }
 
-// pivot returns a placeholder object at p, for seeking in the ordered sets.
-// Its Type has no group, so its KindName is p.Kind verbatim.
-func (p Position) pivot() *Object {
+// Placeholder returns a placeholder object at p, for seeking in the
+// ordered sets (a Posting's Ascend). Its Type has no group, so its
+// KindName is p.Kind verbatim. It is never stored.
+func (p Position) Placeholder() *Object {
 	return &Object{Cluster: p.Cluster, Namespace: p.Namespace, Name: p.Name, Type: &Type{Kind: p.Kind, Resource: p.Resource}}
 }
 
@@ -38,9 +39,37 @@ func (p Position) pivot() *Object {
 // namespace or a name.
 var minType = &Type{}
 
-// compareObjects orders objects by Position without building one: it is the
+// Range is a slice of the Position order: the objects of one cluster or,
+// with HasNamespace, of one namespace of a cluster. Every Posting is in
+// Position order, so a range's objects are adjacent in each.
+type Range struct {
+	Cluster, Namespace string
+	HasNamespace       bool
+}
+
+// Contains reports whether o lies in the range.
+func (r Range) Contains(o *Object) bool {
+	return o.Cluster == r.Cluster && (!r.HasNamespace || o.Namespace == r.Namespace)
+}
+
+// Before reports whether the whole range sorts before o.
+func (r Range) Before(o *Object) bool {
+	if c := strings.Compare(r.Cluster, o.Cluster); c != 0 {
+		return c < 0
+	}
+	return r.HasNamespace && r.Namespace < o.Namespace
+}
+
+// Start sets dst to a placeholder object that sorts before every object of
+// the range, for seeking, and returns it.
+func (r Range) Start(dst *Object) *Object {
+	*dst = Object{Cluster: r.Cluster, Namespace: r.Namespace, Type: minType}
+	return dst
+}
+
+// CompareObjects orders objects by Position without building one: it is the
 // comparison of every ordered set in the index.
-func compareObjects(a, b *Object) int {
+func CompareObjects(a, b *Object) int {
 	if a == b {
 		return 0
 	}
@@ -108,8 +137,8 @@ func compareParts(a, b [3]string) int {
 	}
 }
 
-// kindNameIs reports whether t.KindName() == s without building the name.
-func kindNameIs(t *Type, s string) bool {
+// KindNameIs reports whether t.KindName() == s without building the name.
+func (t *Type) KindNameIs(s string) bool {
 	g := t.GVR.Group
 	if g == "" {
 		return t.Kind == s

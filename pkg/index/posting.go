@@ -14,18 +14,18 @@ const (
 	freeListSize = 256
 )
 
-// positionOrder orders the objects of every posting by Position.
-type positionOrder struct{}
+// PositionOrder orders the objects of every posting by Position.
+type PositionOrder struct{}
 
-func (positionOrder) Compare(a, b *Object) int { return compareObjects(a, b) }
+func (PositionOrder) Compare(a, b *Object) int { return CompareObjects(a, b) }
 
 // posting is an ordered set of objects in Position order (package
 // postings). It holds at most one object per Position, and so at most one
 // per Key.
-type posting = postings.Set[*Object, positionOrder]
+type Posting = postings.Set[*Object, PositionOrder]
 
 // newTreePosting returns an empty posting that starts as a B-tree; the
 // primary set of an Index uses it.
-func newTreePosting(fl *btree.FreeListG[*Object]) *posting {
-	return postings.NewTree[*Object, positionOrder](fl)
+func newTreePosting(fl *btree.FreeListG[*Object]) *Posting {
+	return postings.NewTree[*Object, PositionOrder](fl)
 }

@@ -2,35 +2,12 @@ package index
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 )
-
-// SortKey is one key of a sort: the value at a path, ascending or
-// descending. Objects without a value come last in either order.
-type SortKey struct {
-	Path fieldpath.Path
-	Desc bool
-}
-
-// ErrSortPath reports a sort key whose path crosses an array: such a path
-// has no single value to sort by.
-var ErrSortPath = errors.New("a sort path must not cross an array ([])")
-
-// CheckSort returns an error wrapping ErrSortPath when a key's path crosses
-// an array.
-func CheckSort(keys []SortKey) error {
-	for _, k := range keys {
-		if k.Path.Crosses() {
-			return fmt.Errorf("%w: %s", ErrSortPath, k.Path)
-		}
-	}
-	return nil
-}
 
 // SortKind is the kind of a SortValue. Present values of different kinds
 // sort numbers first, then times, then strings.
@@ -62,11 +39,11 @@ type SortValue struct {
 // Object.Created as well.
 var creationTimestamp = fieldpath.MustParse("metadata.creationTimestamp")
 
-// sortValueOf returns the value of the sort path p for o: for
+// SortValueOf returns the value of the sort path p for o: for
 // metadata.creationTimestamp from Object.Created, otherwise read from the
 // stored bytes, which r decodes. A String's Str may point into r's
-// buffers: whoever keeps the value beyond r's next read keeps v.owned().
-func sortValueOf(p fieldpath.Path, o *Object, r *bodyReader) SortValue {
+// buffers: whoever keeps the value beyond r's next read keeps v.Owned().
+func SortValueOf(p fieldpath.Path, o *Object, r *BodyReader) SortValue {
 	if p.String() == creationTimestamp.String() {
 		if o.Created.IsZero() {
 			return SortValue{}
@@ -74,7 +51,7 @@ func sortValueOf(p fieldpath.Path, o *Object, r *bodyReader) SortValue {
 		return timeValue(o.Created)
 	}
 	var v SortValue
-	p.EachIn(r.docFor(p, o), func(x fieldpath.Value) bool {
+	p.EachIn(r.DocFor(p, o), func(x fieldpath.Value) bool {
 		switch x.Kind {
 		case fieldpath.Number:
 			v = SortValue{Kind: Number, Num: x.Num}
@@ -96,7 +73,7 @@ func sortValueOf(p fieldpath.Path, o *Object, r *bodyReader) SortValue {
 
 // owned returns v with a String's text copied, so that it no longer
 // points into a decoded body.
-func (v SortValue) owned() SortValue {
+func (v SortValue) Owned() SortValue {
 	if v.Kind == String {
 		v.Str = strings.Clone(v.Str)
 	}
@@ -127,8 +104,8 @@ func parseTime(s string) (time.Time, bool) {
 	return t, err == nil
 }
 
-// compareNatural orders two present values: by kind, then by value.
-func compareNatural(a, b SortValue) int {
+// CompareSortValues orders two present values: by kind, then by value.
+func CompareSortValues(a, b SortValue) int {
 	if c := cmp.Compare(a.Kind, b.Kind); c != 0 {
 		return c
 	}
@@ -136,32 +113,4 @@ func compareNatural(a, b SortValue) int {
 		return strings.Compare(a.Str, b.Str)
 	}
 	return cmp.Compare(a.Num, b.Num)
-}
-
-// compareValues orders two values of a key: absent ones last, in either
-// direction.
-func compareValues(a, b SortValue, desc bool) int {
-	switch {
-	case a.Kind == Absent && b.Kind == Absent:
-		return 0
-	case a.Kind == Absent:
-		return 1
-	case b.Kind == Absent:
-		return -1
-	case desc:
-		return compareNatural(b, a)
-	default:
-		return compareNatural(a, b)
-	}
-}
-
-// compareSorted orders two objects with their values of keys: by each key,
-// then by Position.
-func compareSorted(keys []SortKey, va []SortValue, a *Object, vb []SortValue, b *Object) int {
-	for i, k := range keys {
-		if c := compareValues(va[i], vb[i], k.Desc); c != 0 {
-			return c
-		}
-	}
-	return compareObjects(a, b)
 }

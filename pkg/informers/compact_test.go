@@ -15,6 +15,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldselector"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
 )
 
 // TestCompressedReadBack syncs ConfigMaps from a real API server, enough
@@ -52,7 +53,7 @@ func TestCompressedReadBack(t *testing.T) {
 		return l
 	}
 	testcluster.Eventually(t, 30*time.Second, "the changes in the index", func() (bool, string) {
-		got := f.index.Count(index.Filter{Namespaces: []string{"compressed"}, Fields: mustFields(t, "data.app=changed")})
+		got := planner.Count(f.index, planner.Filter{Namespaces: []string{"compressed"}, Fields: mustFields(t, "data.app=changed")})
 		return got == 10, fmt.Sprintf("%d changed", got)
 	})
 	compressed := 0
@@ -74,7 +75,7 @@ func TestCompressedReadBack(t *testing.T) {
 	if compressed < n/2 {
 		t.Fatalf("only %d of %d objects are stored compressed: the test proves little", compressed, n)
 	}
-	if got := f.index.Count(index.Filter{Namespaces: []string{"compressed"}, Fields: mustFields(t, "data.app=app-3")}); got != 10 {
+	if got := planner.Count(f.index, planner.Filter{Namespaces: []string{"compressed"}, Fields: mustFields(t, "data.app=app-3")}); got != 10 {
 		t.Errorf("data.app=app-3 selects %d objects, want 10", got)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 )
 
@@ -86,12 +87,12 @@ func broadPage(b *testing.B, ix *index.Index) (p50, p99 float64, matched int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	f := index.Filter{Resources: []string{"pods"}, Selector: sel}
+	f := planner.Filter{Resources: []string{"pods"}, Selector: sel}
 	var lat []time.Duration
 	for range 200 {
 		start := time.Now()
-		page := ix.ListUnion([]index.Filter{f}, nil, 50)
-		matched = ix.Count(f)
+		page := planner.ListUnion(ix, []planner.Filter{f}, nil, 50)
+		matched = planner.Count(ix, f)
 		lat = append(lat, time.Since(start))
 		if len(page.Objects) != 50 {
 			b.Fatalf("the broad page holds %d Pods", len(page.Objects))

@@ -91,7 +91,7 @@ func checkMoment(t testing.TB, f *fleet, m moment, cluster string, dc dynamic.In
 	if diff := cmp.Diff(serverState(t, dc, configMaps), m.state); diff != "" {
 		t.Errorf("when %s was reported SYNCED the index differed from the server (-server +index):\n%s", cluster, diff)
 	}
-	for _, e := range feed(t, f.index, m.revision) {
+	for _, e := range eventsAfter(t, f.index, m.revision) {
 		if e.Object.Cluster == cluster && e.Object.Type.Resource == "configmaps" {
 			t.Errorf("after %s was reported SYNCED a difference still arrived: %s %s/%s", cluster, e.Type, e.Object.Namespace, e.Object.Name)
 		}
@@ -198,7 +198,7 @@ func partition(t *testing.T, e *testcluster.Env, c *testcluster.Cluster, compact
 	expired := resourceStatus(t, f, cluster, "configmaps").WatchExpired
 
 	partitionRound(t, f, e, proxy, cluster, dc, ns, compact)
-	if diff := cmp.Diff(indexState(f.index, cluster, "configmaps"), replay(before, feed(t, f.index, rev), cluster, "configmaps")); diff != "" {
+	if diff := cmp.Diff(indexState(f.index, cluster, "configmaps"), replay(before, eventsAfter(t, f.index, rev), cluster, "configmaps")); diff != "" {
 		t.Errorf("a follower of the feed does not converge (-index +replayed feed):\n%s", diff)
 	}
 	if n := resourceStatus(t, f, cluster, "configmaps").Relists; n <= relists {

@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
 
+	"github.com/fleetcache/fleetcache/pkg/columns"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/compact"
@@ -101,6 +102,12 @@ type Options struct {
 	// cluster that uses these Options. Default: a new registry, which
 	// NewFleet fills in once for all its clusters.
 	Codecs *compact.Codecs
+	// Columns is the table in which the Ingester records its types'
+	// printers (pkg/columns): custom resources' printer columns, Secrets
+	// whose data is not cached. Whoever prints the objects' columns reads
+	// the same table (graphql.Options.Columns). Default: a new table,
+	// which NewFleet fills in once for all its clusters.
+	Columns *columns.Types
 }
 
 // DefaultMaxConcurrentLists is Options.MaxConcurrentLists' default: twice
@@ -145,6 +152,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Codecs == nil {
 		o.Codecs = new(compact.Codecs)
+	}
+	if o.Columns == nil {
+		o.Columns = new(columns.Types)
 	}
 	return o
 }

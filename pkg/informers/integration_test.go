@@ -28,6 +28,8 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/compact"
+	"github.com/fleetcache/fleetcache/pkg/index/feed"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 )
 
@@ -180,8 +182,8 @@ func waitConverged(t testing.TB, f *fleet, cluster string, c dynamic.Interface, 
 	})
 }
 
-// feed returns every event after rev, up to the current revision.
-func feed(t testing.TB, ix *index.Index, after uint64) []index.Event {
+// eventsAfter returns every event after rev, up to the current revision.
+func eventsAfter(t testing.TB, ix *index.Index, after uint64) []feed.Event[*index.Object] {
 	t.Helper()
 	events, err := ix.Events(after, 0)
 	if err != nil {
@@ -191,7 +193,7 @@ func feed(t testing.TB, ix *index.Index, after uint64) []index.Event {
 }
 
 // replay applies events to a state like indexState's, as a follower would.
-func replay(state map[string]version, events []index.Event, cluster, resource string) map[string]version {
+func replay(state map[string]version, events []feed.Event[*index.Object], cluster, resource string) map[string]version {
 	out := maps.Clone(state)
 	for _, e := range events {
 		o := e.Object
@@ -199,7 +201,7 @@ func replay(state map[string]version, events []index.Event, cluster, resource st
 			continue
 		}
 		k := o.Namespace + "/" + o.Name
-		if e.Type == index.Deleted {
+		if e.Type == feed.Deleted {
 			delete(out, k)
 		} else {
 			out[k] = version{o.UID, o.ResourceVersion}
@@ -208,7 +210,7 @@ func replay(state map[string]version, events []index.Event, cluster, resource st
 	return out
 }
 
-func eventsFor(events []index.Event, cluster, namespace string) []string {
+func eventsFor(events []feed.Event[*index.Object], cluster, namespace string) []string {
 	var out []string
 	for _, e := range events {
 		if e.Object.Cluster == cluster && e.Object.Namespace == namespace {
@@ -243,7 +245,7 @@ func TestSameNameInThreeClusters(t *testing.T) {
 	if diff := cmp.Diff(uids, got); diff != "" {
 		t.Errorf("UIDs (-created +indexed):\n%s", diff)
 	}
-	if n := f.index.Count(index.Filter{Namespaces: []string{"same"}}); n != 3 {
+	if n := planner.Count(f.index, planner.Filter{Namespaces: []string{"same"}}); n != 3 {
 		t.Errorf("objects in namespace same = %d, want 3", n)
 	}
 }
@@ -266,7 +268,7 @@ func TestChangesReachIndexAndFeed(t *testing.T) {
 	waitConverged(t, f, "c1", dc, configMaps, "configmaps")
 	want := []string{"ADDED a", "ADDED b", "MODIFIED a", "DELETED b"}
 	testcluster.Eventually(t, 30*time.Second, "the feed to carry every change", func() (bool, string) {
-		got := eventsFor(feed(t, f.index, rev), "c1", "changes")
+		got := eventsFor(eventsAfter(t, f.index, rev), "c1", "changes")
 		return cmp.Equal(want, got), fmt.Sprint(got)
 	})
 	a := f.index.Get(index.Key{Cluster: "c1", Resource: "configmaps", Namespace: "changes", Name: "a"})
@@ -311,10 +313,10 @@ func outage(t *testing.T, cluster string, compact bool) {
 	}
 	waitConverged(t, f, cluster, dc, configMaps, "configmaps")
 	after := indexState(f.index, cluster, "configmaps")
-	if diff := cmp.Diff(after, replay(before, feed(t, f.index, rev), cluster, "configmaps")); diff != "" {
+	if diff := cmp.Diff(after, replay(before, eventsAfter(t, f.index, rev), cluster, "configmaps")); diff != "" {
 		t.Errorf("the feed does not carry the outage's differences (-index +replayed feed):\n%s", diff)
 	}
-	got := eventsFor(feed(t, f.index, rev), cluster, ns)
+	got := eventsFor(eventsAfter(t, f.index, rev), cluster, ns)
 	for _, want := range []string{"ADDED new", "MODIFIED change", "DELETED gone", "ADDED recreate"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("feed after the outage lacks %q; got %v", want, got)
@@ -408,8 +410,8 @@ func TestRemoveCluster(t *testing.T) {
 		t.Errorf("%d objects of c2 left after removal", n)
 	}
 	deleted := 0
-	for _, e := range feed(t, f.index, rev) {
-		if e.Type == index.Deleted && e.Object.Cluster == "c2" {
+	for _, e := range eventsAfter(t, f.index, rev) {
+		if e.Type == feed.Deleted && e.Object.Cluster == "c2" {
 			deleted++
 		}
 	}
@@ -457,7 +459,7 @@ func TestNoManagedFields(t *testing.T) {
 	for _, c := range env.Clusters() {
 		waitStatus(t, f, c.Name(), health.Synced)
 	}
-	page := f.index.List(index.Filter{}, nil, 0)
+	page := planner.List(f.index, planner.Filter{}, nil, 0)
 	if len(page.Objects) == 0 {
 		t.Fatal("index is empty")
 	}
@@ -485,7 +487,7 @@ func TestFollowerPastRetention(t *testing.T) {
 	testcluster.Eventually(t, 30*time.Second, "ten more revisions", func() (bool, string) {
 		return f.index.Revision() >= rev+10, fmt.Sprint(f.index.Revision())
 	})
-	if _, err := f.index.Events(rev, 0); !errors.Is(err, index.ErrExpired) {
+	if _, err := f.index.Events(rev, 0); !errors.Is(err, feed.ErrExpired) {
 		t.Errorf("Events(%d) error = %v, want ErrExpired", rev, err)
 	}
 	if events, err := f.index.Events(f.index.Revision()-5, 0); err != nil || len(events) != 5 {
@@ -582,7 +584,7 @@ func TestUpdateCredentialsKeepsData(t *testing.T) {
 	}
 	waitConverged(t, f, "c1", dc, configMaps, "configmaps")
 	waitStatus(t, f, "c1", health.Synced)
-	got := eventsFor(feed(t, f.index, rev), "c1", "rotate")
+	got := eventsFor(eventsAfter(t, f.index, rev), "c1", "rotate")
 	if diff := cmp.Diff([]string{"DELETED goes"}, got); diff != "" {
 		t.Errorf("feed across the credential change (-want +got):\n%s", diff)
 	}

@@ -16,11 +16,12 @@ import (
 )
 
 // How the columns of a type's objects (pkg/columns) learn what they need
-// beyond the kind: the Ingester sets index.Type.Printer once, before any
-// object points at the type, and the GraphQL resolvers read it through the
-// objects.
+// beyond the kind: the Ingester records the type's printer in the
+// columns.Types table of its Options (Options.Columns) once, before any
+// object points at the type, and the GraphQL resolvers read it there
+// through the objects' types.
 //
-//   - A type whose group is not built in is a custom resource: its Printer
+//   - A type whose group is not built in is a custom resource: its printer
 //     is a *columns.Custom, whose printer columns are read from the
 //     cluster's CustomResourceDefinition <plural>.<group> each time the
 //     type's run starts (at first, and whenever it is replaced after
@@ -39,13 +40,13 @@ func builtIn(group string) bool {
 	return scheme.Scheme.IsGroupRegistered(group) || group == "apiextensions.k8s.io" || group == "apiregistration.k8s.io"
 }
 
-// setPrinter sets t.Printer, before t is shared.
+// setPrinter records t's printer, before t is shared.
 func (c *Ingester) setPrinter(t *index.Type) {
 	switch {
 	case !builtIn(t.GVR.Group):
-		t.Printer = &columns.Custom{}
+		c.opts.Columns.Set(t, &columns.Custom{})
 	case t.GVR.GroupResource() == secrets && !c.opts.CacheSecretData:
-		t.Printer = columns.DataNotCached
+		c.opts.Columns.Set(t, columns.DataNotCached)
 	}
 }
 
@@ -54,7 +55,7 @@ func (c *Ingester) setPrinter(t *index.Type) {
 // (logged once per type); any other failure leaves the columns as they
 // were, until the type's next start.
 func (c *Ingester) loadPrinterColumns(ctx context.Context, t *index.Type) {
-	custom, ok := t.Printer.(*columns.Custom)
+	custom, ok := c.opts.Columns.Printer(t).(*columns.Custom)
 	if !ok {
 		return
 	}

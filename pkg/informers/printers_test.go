@@ -64,14 +64,15 @@ func createGizmos(t *testing.T, dc dynamic.Interface) {
 }
 
 // waitColumns waits until the cached gizmo g1 of cluster prints as want.
-func waitColumns(t *testing.T, ix *index.Index, cluster string, want []columns.Column) {
+// Its printer comes from ts.
+func waitColumns(t *testing.T, ix *index.Index, ts *columns.Types, cluster string, want []columns.Column) {
 	t.Helper()
 	testcluster.Eventually(t, 30*time.Second, "the gizmo's columns", func() (bool, string) {
 		o := ix.Get(index.Key{Cluster: cluster, Resource: "gizmos.printers.example.com", Namespace: "default", Name: "g1"})
 		if o == nil {
 			return false, "not cached"
 		}
-		diff := cmp.Diff(want, columns.For(o, time.Now()))
+		diff := cmp.Diff(want, ts.For(o, time.Now()))
 		return diff == "", "(-want +got):\n" + diff
 	})
 }
@@ -89,10 +90,12 @@ func TestPrinterColumnsFromCRD(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(proxy.Close)
-	f := startFleet(t, index.Options{}, testOptions("gizmos.printers.example.com"),
+	opts := testOptions("gizmos.printers.example.com")
+	opts.Columns = new(columns.Types)
+	f := startFleet(t, index.Options{}, opts,
 		clusters.Cluster{Name: "c3", Config: proxy.Config(c.AdminConfig())})
 	waitStatus(t, f, "c3", health.Synced)
-	waitColumns(t, f.index, "c3", []columns.Column{{Name: "Name", Value: "g1"}, {Name: "color", Value: "blue"}})
+	waitColumns(t, f.index, opts.Columns, "c3", []columns.Column{{Name: "Name", Value: "g1"}, {Name: "color", Value: "blue"}})
 
 	crd, err := dc.Resource(crds).Get(t.Context(), "gizmos.printers.example.com", metav1.GetOptions{})
 	if err != nil {
@@ -109,7 +112,7 @@ func TestPrinterColumnsFromCRD(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitStatus(t, f, "c3", health.Synced)
-	waitColumns(t, f.index, "c3", []columns.Column{{Name: "Name", Value: "g1"}, {Name: "size", Value: "xl"}, {Name: "color", Value: "blue"}})
+	waitColumns(t, f.index, opts.Columns, "c3", []columns.Column{{Name: "Name", Value: "g1"}, {Name: "size", Value: "xl"}, {Name: "color", Value: "blue"}})
 }
 
 // TestPrinterColumnsForbidden checks that a custom resource type whose
@@ -123,11 +126,12 @@ func TestPrinterColumnsForbidden(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := testOptions("gizmos.printers.example.com")
+	opts.Columns = new(columns.Types)
 	f := startFleet(t, index.Options{}, opts, clusters.Cluster{Name: "c2", Config: c.UserConfig("carol")})
 	waitStatus(t, f, "c2", health.Synced)
-	waitColumns(t, f.index, "c2", []columns.Column{{Name: "Name", Value: "g1"}})
+	waitColumns(t, f.index, opts.Columns, "c2", []columns.Column{{Name: "Name", Value: "g1"}})
 	o := f.index.Get(index.Key{Cluster: "c2", Resource: "gizmos.printers.example.com", Namespace: "default", Name: "g1"})
-	if _, ok := o.Type.Printer.(*columns.Custom); !ok {
-		t.Errorf("the type's printer is %T, want *columns.Custom", o.Type.Printer)
+	if p, ok := opts.Columns.Printer(o.Type).(*columns.Custom); !ok {
+		t.Errorf("the type's printer is %T, want *columns.Custom", p)
 	}
 }

@@ -90,7 +90,7 @@ func TestSecretData(t *testing.T) {
 				t.Fatal("the Secret is not in the index")
 			}
 			wantColumns := []columns.Column{{Name: "Name", Value: "creds"}, {Name: "Type", Value: "Opaque"}, {Name: "Data", Value: tc.dataColumn}}
-			if diff := cmp.Diff(wantColumns, columns.For(o, time.Now())); diff != "" {
+			if diff := cmp.Diff(wantColumns, agg.Columns.For(o, time.Now())); diff != "" {
 				t.Errorf("columns (-want +got):\n%s", diff)
 			}
 			object := graphqlObject(t, srv.URL)

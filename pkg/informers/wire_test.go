@@ -24,6 +24,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/wire"
 )
 
@@ -268,8 +269,8 @@ func checkStored(t *testing.T, f *fleet, cs kubernetes.Interface, ns string, cou
 		if class == "" {
 			t.Fatal("a Pod without status.qosClass: the check says nothing")
 		}
-		filter := index.Filter{Namespaces: []string{ns}, Fields: mustFields(t, "status.qosClass="+string(class))}
-		if got := f.index.Count(filter); got != want {
+		filter := planner.Filter{Namespaces: []string{ns}, Fields: mustFields(t, "status.qosClass="+string(class))}
+		if got := planner.Count(f.index, filter); got != want {
 			t.Errorf("status.qosClass=%s selects %d Pods, the server has %d", class, got, want)
 		}
 	}

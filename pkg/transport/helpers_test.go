@@ -12,6 +12,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/views"
 )
 
 // The fixtures of internal/graphqltest, by the names these tests use.
@@ -47,7 +48,7 @@ func newFixture(t testing.TB) *fixture {
 type testServer struct {
 	*Server
 	engine *graphql.Server
-	ix     graphql.Index
+	ix     *index.Index
 	// hub reads the engine's subscriptions.
 	hub engineStats
 }
@@ -60,7 +61,7 @@ func (h engineStats) Queued() int      { _, q := h.e.Subscriptions(); return q }
 
 // newServer returns a transport with opts over an engine with the engine
 // options, if any, reading ix and h.
-func newServer(t testing.TB, ix graphql.Index, h graphql.Health, opts Options, engine ...graphql.Options) *testServer {
+func newServer(t testing.TB, ix *index.Index, h graphql.Health, opts Options, engine ...graphql.Options) *testServer {
 	t.Helper()
 	var eo graphql.Options
 	if len(engine) > 0 {
@@ -70,7 +71,7 @@ func newServer(t testing.TB, ix graphql.Index, h graphql.Health, opts Options, e
 		// The application's page, as internal/app serves it.
 		opts.BrowserPage, opts.IsBrowserAsset = playground.Handler("/graphql"), playground.IsAssetRequest
 	}
-	e, err := graphql.New(ix, h, eo)
+	e, err := graphql.New(views.Of(ix), h, eo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func newServer(t testing.TB, ix graphql.Index, h graphql.Health, opts Options, e
 }
 
 // startServer is newServer, running until the test ends.
-func startServer(t testing.TB, ix graphql.Index, h graphql.Health, opts Options, engine ...graphql.Options) *testServer {
+func startServer(t testing.TB, ix *index.Index, h graphql.Health, opts Options, engine ...graphql.Options) *testServer {
 	t.Helper()
 	s := newServer(t, ix, h, opts, engine...)
 	runServer(t, s)

@@ -24,6 +24,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
 )
 
 // subFleet is the aggregator over the three test clusters, caching
@@ -339,7 +340,7 @@ func subOutage(t *testing.T, cluster string, compact bool) {
 	}
 	f := startSubFleet(t, index.Options{}, graphql.Options{Fanout: fanout.Options{HeartbeatInterval: 200 * time.Millisecond}})
 	testcluster.Eventually(t, 30*time.Second, "4 ConfigMaps indexed", func() (bool, string) {
-		n := len(f.Index.List(index.Filter{Clusters: []string{cluster}, Namespaces: []string{ns}}, nil, 0).Objects)
+		n := len(planner.List(f.Index, planner.Filter{Clusters: []string{cluster}, Namespaces: []string{ns}}, nil, 0).Objects)
 		return n == 4, fmt.Sprint(n)
 	})
 	oldRecreate := f.Index.Get(cmKey(cluster, ns, "recreate")).UID
@@ -568,7 +569,7 @@ func TestListThenFollow(t *testing.T) {
 			}
 		}
 		idx := map[string]state{}
-		for _, o := range f.Index.List(index.Filter{Namespaces: []string{ns}, Selector: mustParseSelector(t, "app=web")}, nil, 0).Objects {
+		for _, o := range planner.List(f.Index, planner.Filter{Namespaces: []string{ns}, Selector: mustParseSelector(t, "app=web")}, nil, 0).Objects {
 			idx[o.Cluster+"/"+o.Name] = state{string(o.UID), o.ResourceVersion}
 		}
 		diff := gocmp.Diff(want, idx)
@@ -690,7 +691,7 @@ func TestSlowConsumerOnRealClusters(t *testing.T) {
 	if res, err := slow.Next(t.Context()); !errors.Is(err, graphql.ErrSlowConsumer) {
 		t.Errorf("slow subscriber: %v %s, want ErrSlowConsumer", err, mustMarshal(t, res))
 	}
-	if got := len(f.Index.List(index.Filter{Namespaces: []string{ns}}, nil, 0).Objects); got < n {
+	if got := len(planner.List(f.Index, planner.Filter{Namespaces: []string{ns}}, nil, 0).Objects); got < n {
 		t.Errorf("index holds %d ConfigMaps of %s, want at least %d", got, ns, n)
 	}
 }

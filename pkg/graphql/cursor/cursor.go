@@ -9,6 +9,7 @@ import (
 	"math"
 
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
 )
 
 // Cursors are opaque to clients. Each is the unpadded base64url encoding of
@@ -183,7 +184,7 @@ type Sorted struct {
 	// Query is a fingerprint of the filter and sort the page was read
 	// with: the next page must be read with the same.
 	Query uint64
-	index.SortedPosition
+	planner.SortedPosition
 }
 
 // EncodeSorted returns the sorted page cursor of c.

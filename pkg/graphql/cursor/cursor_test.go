@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
 )
 
 func TestPageRoundTrip(t *testing.T) {
@@ -55,9 +56,9 @@ func TestSortedRoundTrip(t *testing.T) {
 	pos := index.Position{Cluster: "c1", Namespace: "web", Name: "web-1", Kind: "Pod", Resource: "pods"}
 	for _, want := range []Sorted{
 		{},
-		{Query: 1<<64 - 1, SortedPosition: index.SortedPosition{Position: pos, Values: []index.SortValue{
+		{Query: 1<<64 - 1, SortedPosition: planner.SortedPosition{Position: pos, Values: []index.SortValue{
 			{Kind: index.String, Str: "Running"}, {Kind: index.Number, Num: -2.5}, {Kind: index.Time, Num: 1.7e15}, {}}}},
-		{Query: 7, SortedPosition: index.SortedPosition{Position: pos, Values: []index.SortValue{{Kind: index.String, Str: ""}}}},
+		{Query: 7, SortedPosition: planner.SortedPosition{Position: pos, Values: []index.SortValue{{Kind: index.String, Str: ""}}}},
 	} {
 		c := EncodeSorted(want)
 		got, err := DecodeSorted(c)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
 )
 
 // FuzzPayload fuzzes what lies behind a cursor's checksum, which
@@ -98,7 +99,7 @@ func FuzzMutation(f *testing.F) {
 	f.Add("ü/é", "ns", "a\x00b", "epoch", uint64(7), uint16(11), byte('_'))
 	f.Fuzz(func(t *testing.T, cluster, namespace, name, epoch string, revision uint64, at uint16, to byte) {
 		pos := index.Position{Cluster: cluster, Namespace: namespace, Name: name, Kind: "Pod", Resource: "pods"}
-		sorted := Sorted{Query: revision, SortedPosition: index.SortedPosition{Position: pos,
+		sorted := Sorted{Query: revision, SortedPosition: planner.SortedPosition{Position: pos,
 			Values: []index.SortValue{{Kind: index.String, Str: epoch}, {Kind: index.Time, Num: float64(revision)}, {}}}}
 		for _, valid := range []string{EncodePage(pos), EncodeRevision(epoch, revision), EncodeSorted(sorted)} {
 			if len(valid) > maxLen {

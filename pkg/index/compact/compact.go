@@ -118,15 +118,24 @@ type Codec struct {
 	mu      sync.Mutex
 	samples [][]byte // the samples collected so far, until trained
 	sampled int      // their size in bytes
+
+	// recent holds the bodies DecodeShared decoded last: the registry's,
+	// shared by its Codecs, or the Codec's own.
+	recent *recentBodies
 }
 
 // NewCodec returns a Codec for one resource type, untrained, that trains
 // on the first trainBytes bytes of bodies (0: TrainBytes).
 func NewCodec(resource string, trainBytes int) *Codec {
+	return newCodec(resource, trainBytes, new(recentBodies))
+}
+
+// newCodec is NewCodec with the cache of decoded bodies it uses.
+func newCodec(resource string, trainBytes int, recent *recentBodies) *Codec {
 	if trainBytes <= 0 {
 		trainBytes = TrainBytes
 	}
-	return &Codec{resource: resource, trainBytes: trainBytes}
+	return &Codec{resource: resource, trainBytes: trainBytes, recent: recent}
 }
 
 // Resource is the resource name the Codec serves.
@@ -312,6 +321,10 @@ type Codecs struct {
 	TrainBytes int
 
 	m sync.Map // resource name -> *Codec
+
+	// recent is the cache of decoded bodies the Codecs share.
+	recentOnce sync.Once
+	recent     *recentBodies
 }
 
 // For returns the Codec of resource (a kubectl name: "pods"), creating it
@@ -320,6 +333,7 @@ func (cs *Codecs) For(resource string) *Codec {
 	if c, ok := cs.m.Load(resource); ok {
 		return c.(*Codec)
 	}
-	c, _ := cs.m.LoadOrStore(resource, NewCodec(resource, cs.TrainBytes))
-	return c.(*Codec)
+	cs.recentOnce.Do(func() { cs.recent = new(recentBodies) })
+	actual, _ := cs.m.LoadOrStore(resource, newCodec(resource, cs.TrainBytes, cs.recent))
+	return actual.(*Codec)
 }

@@ -9,7 +9,11 @@
 // (TrainBytes), then builds its dictionary once and compresses every
 // later body against it. A Body records which form it is in (its first
 // byte), so bodies stored before training stay readable, and Decode
-// returns exactly the bytes Encode was given.
+// returns exactly the bytes Encode was given. DecodeShared decodes
+// through a small cache of the last bodies decoded, one per Codecs
+// registry (recent.go), so that the fields of one page's objects are read
+// from one decoding each; it is a field of the registry, not package
+// state.
 //
 // Why S2 with a dictionary rather than zstd: Kubernetes objects of one type
 // repeat their keys and most of their values, so a dictionary of a few

@@ -1,6 +1,7 @@
-package index
+package planner
 
 import (
+	"github.com/fleetcache/fleetcache/pkg/index"
 	"math"
 	"slices"
 	"strings"
@@ -50,7 +51,7 @@ type Filter struct {
 // Page is one page of List results.
 type Page struct {
 	// Objects are the matching objects, in Position order.
-	Objects []*Object
+	Objects []*index.Object
 	// Revision is the revision the page was read at: the page is a
 	// consistent snapshot, and Events(Revision, …) continues from it.
 	Revision uint64
@@ -58,46 +59,58 @@ type Page struct {
 	More bool
 }
 
-// List returns the objects matching f in Position order, strictly after
-// after (nil: from the start), at most limit of them (limit <= 0: no
+// snapshot is the index as a read sees it, with the read lock held: the
+// planner's methods read the index through it.
+type snapshot struct{ index.Reader }
+
+// List returns the objects of ix matching f in Position order, strictly
+// after after (nil: from the start), at most limit of them (limit <= 0: no
 // limit). Paging with the Position of the last object of each page never
 // skips or repeats an object that exists throughout, whatever changes
 // meanwhile.
-func (ix *Index) List(f Filter, after *Position, limit int) Page {
-	return ix.ListUnion([]Filter{f}, after, limit)
+func List(ix *index.Index, f Filter, after *index.Position, limit int) Page {
+	return ListUnion(ix, []Filter{f}, after, limit)
 }
 
 // ListUnion is List of the objects that match any of fs, read in one
 // snapshot. The filters must be disjoint (no object matches two of them):
 // authorization builds such unions, one filter per cluster and grant.
-func (ix *Index) ListUnion(fs []Filter, after *Position, limit int) Page {
+func ListUnion(ix *index.Index, fs []Filter, after *index.Position, limit int) Page {
 	qs := compileAll(fs)
-	var from *Object
+	var from *index.Object
 	if after != nil {
-		from = after.pivot()
+		from = after.Placeholder()
 	}
 	need := math.MaxInt
 	if limit > 0 {
 		need = limit + 1
 	}
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	page := Page{Revision: ix.log.Version()}
+	var page Page
+	ix.Read(func(r index.Reader) { page = snapshot{r}.listUnion(qs, from, need) })
+	if limit > 0 && len(page.Objects) > limit {
+		page.Objects, page.More = page.Objects[:limit:limit], true
+	}
+	return page
+}
+
+// listUnion returns the first need objects matching one of qs after from.
+func (ix snapshot) listUnion(qs []query, from *index.Object, need int) Page {
+	page := Page{Revision: ix.Revision()}
 	for i := range qs {
-		p := ix.planLocked(&qs[i])
+		p := ix.planFor(&qs[i])
 		if p.none {
 			continue
 		}
-		objs := ix.collectLocked(&qs[i], &p, from, need)
+		objs := ix.collect(&qs[i], &p, from, need)
 		if page.Objects == nil {
 			page.Objects = objs
 			continue
 		}
 		// Merge, keeping the first need: each list is in Position order.
-		merged := make([]*Object, 0, min(need, len(page.Objects)+len(objs)))
+		merged := make([]*index.Object, 0, min(need, len(page.Objects)+len(objs)))
 		a, b := page.Objects, objs
 		for len(merged) < need && (len(a) > 0 || len(b) > 0) {
-			if len(b) == 0 || (len(a) > 0 && compareObjects(a[0], b[0]) < 0) {
+			if len(b) == 0 || (len(a) > 0 && index.CompareObjects(a[0], b[0]) < 0) {
 				merged, a = append(merged, a[0]), a[1:]
 			} else {
 				merged, b = append(merged, b[0]), b[1:]
@@ -105,42 +118,39 @@ func (ix *Index) ListUnion(fs []Filter, after *Position, limit int) Page {
 		}
 		page.Objects = merged
 	}
-	if limit > 0 && len(page.Objects) > limit {
-		page.Objects, page.More = page.Objects[:limit:limit], true
-	}
 	return page
 }
 
-// Count returns the number of objects matching f.
-func (ix *Index) Count(f Filter) int {
-	return ix.CountUnion([]Filter{f})
+// Count returns the number of objects of ix matching f.
+func Count(ix *index.Index, f Filter) int {
+	return CountUnion(ix, []Filter{f})
 }
 
-// CountUnion returns the number of objects matching any of the disjoint
-// filters fs (see ListUnion).
-func (ix *Index) CountUnion(fs []Filter) int {
+// CountUnion returns the number of objects of ix matching any of the
+// disjoint filters fs (see ListUnion).
+func CountUnion(ix *index.Index, fs []Filter) int {
 	qs := compileAll(fs)
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
 	n := 0
-	for i := range qs {
-		n += ix.countQueryLocked(&qs[i])
-	}
+	ix.Read(func(r index.Reader) {
+		for i := range qs {
+			n += snapshot{r}.countQuery(&qs[i])
+		}
+	})
 	return n
 }
 
-func (ix *Index) countQueryLocked(q *query) int {
-	if n, ok := ix.countFromStatsLocked(q); ok {
+func (ix snapshot) countQuery(q *query) int {
+	if n, ok := ix.countFromStats(q); ok {
 		return n
 	}
-	p := ix.planLocked(q)
+	p := ix.planFor(q)
 	switch {
 	case p.none:
 		return 0
 	case p.exact && p.sizeExact:
 		return p.size
 	}
-	return ix.countLocked(q, &p)
+	return ix.count(q, &p)
 }
 
 func compileAll(fs []Filter) []query {
@@ -268,12 +278,12 @@ func sortedSet(vs []string) []string {
 }
 
 // matches reports whether o satisfies every constraint of the query.
-func (q *query) matches(o *Object, r *bodyReader) bool { return q.matchesBut(o, -1, r) }
+func (q *query) matches(o *index.Object, r *index.BodyReader) bool { return q.matchesBut(o, -1, r) }
 
 // matchesBut is matches without the field requirement q.fieldReqs[skipField],
 // which a plan's sources satisfy throughout. r decodes o's body if a
 // constraint reads it.
-func (q *query) matchesBut(o *Object, skipField int, r *bodyReader) bool {
+func (q *query) matchesBut(o *index.Object, skipField int, r *index.BodyReader) bool {
 	if q.clusters != nil && !contains(q.clusters, o.Cluster) {
 		return false
 	}
@@ -289,7 +299,7 @@ func (q *query) matchesBut(o *Object, skipField int, r *bodyReader) bool {
 	if q.name != "" && !strings.Contains(o.Name, q.name) {
 		return false
 	}
-	if q.owner != "" && !hasOwner(o, q.owner) {
+	if q.owner != "" && !o.HasOwner(q.owner) {
 		return false
 	}
 	for i := range q.reqs {
@@ -302,19 +312,19 @@ func (q *query) matchesBut(o *Object, skipField int, r *bodyReader) bool {
 		return false
 	}
 	for i := range q.fieldReqs {
-		if i != skipField && !q.fieldReqs[i].MatchesIn(r.docFor(q.fieldReqs[i].Path(), o)) {
+		if i != skipField && !q.fieldReqs[i].MatchesIn(r.DocFor(q.fieldReqs[i].Path(), o)) {
 			return false
 		}
 	}
 	return true
 }
 
-func (q *query) kindMatches(t *Type) bool {
+func (q *query) kindMatches(t *index.Type) bool {
 	if contains(q.bareKinds, t.Kind) {
 		return true
 	}
 	for _, k := range q.kinds {
-		if kindNameIs(t, k) {
+		if t.KindNameIs(k) {
 			return true
 		}
 	}
@@ -335,10 +345,10 @@ func contains(vs []string, v string) bool {
 // one Position) that lie in the ranges. Every object matching the query is
 // among them.
 type plan struct {
-	sources []*posting
+	sources []*index.Posting
 	// ranges, when not nil, restrict the visit to slices of the Position
 	// order: objects of one cluster, or of one namespace of one cluster.
-	ranges []scopeRange
+	ranges []index.Range
 	// size estimates how many objects the plan visits; sizeExact says it
 	// is the exact number.
 	size      int
@@ -357,30 +367,11 @@ type plan struct {
 	fieldDone int
 }
 
-// scopeRange is the slice of the Position order holding a cluster's objects
-// or, with hasNamespace, one namespace of a cluster.
-type scopeRange struct {
-	cluster, namespace string
-	hasNamespace       bool
-}
-
-func (r scopeRange) contains(o *Object) bool {
-	return o.Cluster == r.cluster && (!r.hasNamespace || o.Namespace == r.namespace)
-}
-
-// before reports whether the whole range sorts before o.
-func (r scopeRange) before(o *Object) bool {
-	if c := strings.Compare(r.cluster, o.Cluster); c != 0 {
-		return c < 0
-	}
-	return r.hasNamespace && r.namespace < o.Namespace
-}
-
 // seekCost is what the planner charges for one seek into an ordered set,
 // in units of visited objects.
 const seekCost = 4
 
-// planLocked picks the cheapest way to visit a superset of the objects
+// planFor picks the cheapest way to visit a superset of the objects
 // matching q. Candidates: the scope (the clusters and namespaces, which are
 // ranges of the primary order), and each narrowing constraint's postings
 // (kinds, resources, owner, label requirements =, ==, in and exists; other
@@ -388,15 +379,15 @@ const seekCost = 4
 // ranges when that is cheaper: every posting is in Position order, so the
 // scope's objects are adjacent in it too. With no constraint that narrows,
 // the plan visits the whole primary order.
-func (ix *Index) planLocked(q *query) plan {
+func (ix snapshot) planFor(q *query) plan {
 	if q.nothing {
 		return plan{none: true}
 	}
-	total := ix.all.Len()
-	best := plan{sources: []*posting{ix.all}, size: total, sizeExact: true, exact: q.dims == 0}
+	total := ix.All().Len()
+	best := plan{sources: []*index.Posting{ix.All()}, size: total, sizeExact: true, exact: q.dims == 0}
 	scoped := q.clusters != nil || q.namespaces != nil
 	if scoped {
-		best.ranges, best.size = ix.scopeLocked(q)
+		best.ranges, best.size = ix.scope(q)
 		if best.size == 0 {
 			return plan{none: true}
 		}
@@ -407,7 +398,7 @@ func (ix *Index) planLocked(q *query) plan {
 	overlap := false // whether the next postings considered may overlap
 	answered := 1    // how many constraints the next postings satisfy throughout
 	fieldDone := 0   // the field requirement they satisfy (plan.fieldDone)
-	consider := func(ps []*posting) bool {
+	consider := func(ps []*index.Posting) bool {
 		size := 0
 		for _, p := range ps {
 			size += p.Len()
@@ -432,9 +423,9 @@ func (ix *Index) planLocked(q *query) plan {
 	}
 
 	if q.resources != nil {
-		var ps []*posting
+		var ps []*index.Posting
 		for _, r := range q.resources {
-			if p := ix.resources[r]; p != nil {
+			if p := ix.Resource(r); p != nil {
 				ps = append(ps, p)
 			}
 		}
@@ -443,26 +434,26 @@ func (ix *Index) planLocked(q *query) plan {
 		}
 	}
 	if q.kinds != nil || q.bareKinds != nil {
-		if !consider(ix.kindPostingsLocked(q)) {
+		if !consider(ix.kindPostings(q)) {
 			return plan{none: true}
 		}
 	}
 	if q.owner != "" {
-		p := ix.owners[q.owner]
+		p := ix.Owner(q.owner)
 		if p == nil {
 			return plan{none: true}
 		}
-		consider([]*posting{p})
+		consider([]*index.Posting{p})
 	}
 	for _, d := range q.labelDims {
-		var ps []*posting
+		var ps []*index.Posting
 		if d.exists {
-			if p := ix.labelKeys[d.key]; p != nil {
+			if p := ix.LabelKey(d.key); p != nil {
 				ps = append(ps, p)
 			}
 		}
 		for _, v := range d.values {
-			if p := ix.labels[Label{Key: d.key, Value: v}]; p != nil {
+			if p := ix.Label(index.Label{Key: d.key, Value: v}); p != nil {
 				ps = append(ps, p)
 			}
 		}
@@ -471,7 +462,7 @@ func (ix *Index) planLocked(q *query) plan {
 		}
 	}
 	for i := range q.fieldDims {
-		ps, n, ov, ok := ix.fieldPostingsLocked(q, &q.fieldDims[i])
+		ps, n, ov, ok := ix.fieldPostings(q, &q.fieldDims[i])
 		if !ok {
 			continue
 		}
@@ -485,7 +476,7 @@ func (ix *Index) planLocked(q *query) plan {
 		overlap, answered, fieldDone = false, 1, 0
 	}
 	for _, w := range q.search.Words() {
-		ps, ov, ok := ix.searchPostingsLocked(w, best.size)
+		ps, ov, ok := ix.searchPostings(w, best.size)
 		if !ok {
 			return plan{none: true}
 		}
@@ -498,49 +489,49 @@ func (ix *Index) planLocked(q *query) plan {
 	return best
 }
 
-// kindPostingsLocked returns the postings of the kinds q selects.
-func (ix *Index) kindPostingsLocked(q *query) []*posting {
-	var ps []*posting
+// kindPostings returns the postings of the kinds q selects.
+func (ix snapshot) kindPostings(q *query) []*index.Posting {
+	var ps []*index.Posting
 	for _, k := range q.kinds {
-		if p := ix.kinds[k]; p != nil {
+		if p := ix.Kind(k); p != nil {
 			ps = append(ps, p)
 		}
 	}
 	if q.bareKinds != nil {
 		// A bare kind selects it in every group. There are few kind names,
 		// so look at each.
-		for kn, p := range ix.kinds {
+		ix.EachKind(func(kn string, p *index.Posting) {
 			bare, _, _ := strings.Cut(kn, ".")
 			if contains(q.bareKinds, bare) && !slices.Contains(ps, p) {
 				ps = append(ps, p)
 			}
-		}
+		})
 	}
 	return ps
 }
 
-// scopeLocked returns the ranges of the clusters and namespaces q selects,
+// scope returns the ranges of the clusters and namespaces q selects,
 // in order, and how many objects they hold.
-func (ix *Index) scopeLocked(q *query) ([]scopeRange, int) {
+func (ix snapshot) scope(q *query) ([]index.Range, int) {
 	clusters := q.clusters
 	if clusters == nil {
-		clusters = ix.clusterNames
+		clusters = ix.Clusters()
 	}
-	var ranges []scopeRange
+	var ranges []index.Range
 	size := 0
 	for _, c := range clusters {
-		st := ix.clusters[c]
+		st := ix.Cluster(c)
 		if st == nil {
 			continue
 		}
 		if q.namespaces == nil {
-			ranges = append(ranges, scopeRange{cluster: c})
-			size += st.objects
+			ranges = append(ranges, index.Range{Cluster: c})
+			size += st.Objects
 			continue
 		}
 		for _, ns := range q.namespaces {
-			if n := st.namespaces[ns]; n > 0 {
-				ranges = append(ranges, scopeRange{cluster: c, namespace: ns, hasNamespace: true})
+			if n := st.Namespaces[ns]; n > 0 {
+				ranges = append(ranges, index.Range{Cluster: c, Namespace: ns, HasNamespace: true})
 				size += n
 			}
 		}
@@ -549,41 +540,41 @@ func (ix *Index) scopeLocked(q *query) ([]scopeRange, int) {
 }
 
 // everything is the one range of a plan without ranges.
-var everything = []scopeRange{{}}
+var everything = []index.Range{{}}
 
-// collectLocked returns, in order, up to need objects of the plan that
+// collect returns, in order, up to need objects of the plan that
 // match q and sort after from (nil: from the start).
-func (ix *Index) collectLocked(q *query, p *plan, from *Object, need int) []*Object {
+func (ix snapshot) collect(q *query, p *plan, from *index.Object, need int) []*index.Object {
 	ranges := p.ranges
 	if ranges == nil {
 		ranges = everything
 	}
-	var out []*Object
+	var out []*index.Object
 	visited := 0
-	start := new(Object) // where a range starts
-	var br bodyReader
+	start := new(index.Object) // where a range starts
+	var br index.BodyReader
 	for _, r := range ranges {
 		seek, skip := from, from != nil // skip the object at from, if any
 		if p.ranges != nil {
-			if from != nil && r.before(from) {
+			if from != nil && r.Before(from) {
 				continue
 			}
-			*start = Object{Cluster: r.cluster, Namespace: r.namespace, Type: minType}
-			if from == nil || compareObjects(start, from) > 0 {
+			r.Start(start)
+			if from == nil || index.CompareObjects(start, from) > 0 {
 				seek, skip = start, false
 			}
 		}
 		mark := len(out)
 		for _, src := range p.sources {
 			found, skipping := 0, skip
-			src.Ascend(seek, func(o *Object) bool {
+			src.Ascend(seek, func(o *index.Object) bool {
 				if skipping {
 					skipping = false
-					if compareObjects(o, from) == 0 {
+					if index.CompareObjects(o, from) == 0 {
 						return true
 					}
 				}
-				if p.ranges != nil && !r.contains(o) {
+				if p.ranges != nil && !r.Contains(o) {
 					return false
 				}
 				visited++
@@ -599,7 +590,7 @@ func (ix *Index) collectLocked(q *query, p *plan, from *Object, need int) []*Obj
 			// Merge the sources' runs, each in order. Each run holds its
 			// first need objects, so the merge, repeats dropped, holds
 			// the first need of the union.
-			slices.SortFunc(out[mark:], compareObjects)
+			slices.SortFunc(out[mark:], index.CompareObjects)
 			if p.overlap {
 				out = out[:mark+len(slices.Compact(out[mark:]))]
 			}
@@ -611,36 +602,35 @@ func (ix *Index) collectLocked(q *query, p *plan, from *Object, need int) []*Obj
 			break
 		}
 	}
-	ix.scanned.Add(int64(visited))
+	ix.AddScanned(visited)
 	return out
 }
 
-// countLocked counts the objects of the plan that match q.
-func (ix *Index) countLocked(q *query, p *plan) int {
+// count counts the objects of the plan that match q.
+func (ix snapshot) count(q *query, p *plan) int {
 	n := 0
-	ix.eachLocked(q, p, func(*Object) { n++ })
+	ix.each(q, p, func(*index.Object) { n++ })
 	return n
 }
 
-// eachLocked calls fn, with the read lock held, for every object of the
+// each calls fn, with the read lock held, for every object of the
 // plan that matches q; fn must not call back into the index.
-func (ix *Index) eachLocked(q *query, p *plan, fn func(*Object)) {
+func (ix snapshot) each(q *query, p *plan, fn func(*index.Object)) {
 	ranges := p.ranges
 	if ranges == nil {
 		ranges = everything
 	}
 	visited := 0
-	start := new(Object)
-	var br bodyReader
+	start := new(index.Object)
+	var br index.BodyReader
 	for _, r := range ranges {
-		var seek *Object
+		var seek *index.Object
 		if p.ranges != nil {
-			*start = Object{Cluster: r.cluster, Namespace: r.namespace, Type: minType}
-			seek = start
+			seek = r.Start(start)
 		}
 		for i, src := range p.sources {
-			src.Ascend(seek, func(o *Object) bool {
-				if p.ranges != nil && !r.contains(o) {
+			src.Ascend(seek, func(o *index.Object) bool {
+				if p.ranges != nil && !r.Contains(o) {
 					return false
 				}
 				visited++
@@ -654,11 +644,11 @@ func (ix *Index) eachLocked(q *query, p *plan, fn func(*Object)) {
 			})
 		}
 	}
-	ix.scanned.Add(int64(visited))
+	ix.AddScanned(visited)
 }
 
 // seenBefore reports whether one of the sources holds o.
-func seenBefore(sources []*posting, o *Object) bool {
+func seenBefore(sources []*index.Posting, o *index.Object) bool {
 	for _, s := range sources {
 		if s.Has(o) {
 			return true
@@ -667,10 +657,10 @@ func seenBefore(sources []*posting, o *Object) bool {
 	return false
 }
 
-// countFromStatsLocked answers from the per-cluster counts the queries that
+// countFromStats answers from the per-cluster counts the queries that
 // constrain nothing but clusters, namespaces or resources, and not both
 // namespaces and resources.
-func (ix *Index) countFromStatsLocked(q *query) (int, bool) {
+func (ix snapshot) countFromStats(q *query) (int, bool) {
 	if q.nothing || q.reqs != nil || q.kinds != nil || q.bareKinds != nil || q.name != "" || q.owner != "" || !q.fields.Empty() ||
 		!q.search.Empty() || (q.namespaces != nil && q.resources != nil) {
 		return 0, false
@@ -678,27 +668,27 @@ func (ix *Index) countFromStatsLocked(q *query) (int, bool) {
 	clusters := q.clusters
 	if clusters == nil {
 		if q.namespaces == nil && q.resources == nil {
-			return ix.all.Len(), true
+			return ix.All().Len(), true
 		}
-		clusters = ix.clusterNames
+		clusters = ix.Clusters()
 	}
 	n := 0
 	for _, c := range clusters {
-		st := ix.clusters[c]
+		st := ix.Cluster(c)
 		if st == nil {
 			continue
 		}
 		switch {
 		case q.namespaces != nil:
 			for _, ns := range q.namespaces {
-				n += st.namespaces[ns]
+				n += st.Namespaces[ns]
 			}
 		case q.resources != nil:
 			for _, r := range q.resources {
-				n += st.resources[r]
+				n += st.Resources[r]
 			}
 		default:
-			n += st.objects
+			n += st.Objects
 		}
 	}
 	return n, true

@@ -1,7 +1,11 @@
-package index
+package planner_test
 
 import (
 	"fmt"
+	"github.com/fleetcache/fleetcache/internal/indextest"
+	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
+	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"runtime"
 	"slices"
 	"testing"
@@ -15,7 +19,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index/search"
 )
 
-var svcType = &Type{Resource: "services", GVR: schema.GroupVersionResource{Version: "v1", Resource: "services"}, Kind: "Service", Namespaced: true}
+var svcType = &index.Type{Resource: "services", GVR: schema.GroupVersionResource{Version: "v1", Resource: "services"}, Kind: "Service", Namespaced: true}
 
 // benchRaw is the JSON of the benchmark objects without containers, shared:
 // sharing keeps a million-object fixture small.
@@ -87,15 +91,15 @@ func benchPodRaw(nsi, app, p int) []byte {
 // and owner slices, as they would after interning, and the workloads'
 // JSON, which names their image (benchImageRaw). Pods have a phase and a
 // node besides (benchPodRaw).
-func benchFleet(n int) []*Object {
+func benchFleet(n int) []*index.Object {
 	const clusters, namespaces, perApp = 10, 50, 12
 	perNamespace := max(n/(clusters*namespaces), perApp)
 	tiers := []string{"fe", "be", "db"}
-	out := make([]*Object, 0, n)
+	out := make([]*index.Object, 0, n)
 	uid := 0
-	newObj := func(cluster string, t *Type, ns, name string, ls Labels, owners []OwnerRef, raw []byte) *Object {
+	newObj := func(cluster string, t *index.Type, ns, name string, ls index.Labels, owners []index.OwnerRef, raw []byte) *index.Object {
 		uid++
-		o := &Object{Cluster: cluster, Type: t, Namespace: ns, Name: name, UID: types.UID(fmt.Sprintf("u%d", uid)),
+		o := &index.Object{Cluster: cluster, Type: t, Namespace: ns, Name: name, UID: types.UID(fmt.Sprintf("u%d", uid)),
 			ResourceVersion: "1", Labels: ls, Owners: owners}
 		o.SetRaw(raw)
 		out = append(out, o)
@@ -108,25 +112,25 @@ func benchFleet(n int) []*Object {
 			for app := 0; app*perApp < perNamespace; app++ {
 				name := fmt.Sprintf("web-%d", app)
 				hash := fmt.Sprintf("%08x", uint32(c*1000003+nsi*10007+app)*2654435761)
-				appLabels := Labels{{"app", name}, {"tier", tiers[app%3]}}
-				podLabels := Labels{{"app", name}, {"pod-template-hash", hash}, {"tier", tiers[app%3]}}
+				appLabels := index.Labels{{Key: "app", Value: name}, {Key: "tier", Value: tiers[app%3]}}
+				podLabels := index.Labels{{Key: "app", Value: name}, {Key: "pod-template-hash", Value: hash}, {Key: "tier", Value: tiers[app%3]}}
 				raw := benchImageRaw(nsi, app)
-				d := newObj(cluster, deployType, ns, name, appLabels, nil, raw)
-				rs := newObj(cluster, rsType, ns, name+"-"+hash, podLabels, []OwnerRef{{Kind: "Deployment", Name: name, UID: d.UID, Controller: true}}, raw)
-				owners := []OwnerRef{{Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: true}}
+				d := newObj(cluster, indextest.DeploymentType, ns, name, appLabels, nil, raw)
+				rs := newObj(cluster, indextest.ReplicaSetType, ns, name+"-"+hash, podLabels, []index.OwnerRef{{Kind: "Deployment", Name: name, UID: d.UID, Controller: true}}, raw)
+				owners := []index.OwnerRef{{Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: true}}
 				for p := range perApp - 4 {
-					newObj(cluster, podType, ns, fmt.Sprintf("%s-%d", rs.Name, p), podLabels, owners, benchPodRaw(nsi, app, p))
+					newObj(cluster, indextest.PodType, ns, fmt.Sprintf("%s-%d", rs.Name, p), podLabels, owners, benchPodRaw(nsi, app, p))
 				}
 				newObj(cluster, svcType, ns, name, appLabels, nil, benchRaw)
-				newObj(cluster, cmType, ns, name, appLabels[:1], nil, benchRaw)
+				newObj(cluster, indextest.ConfigMapType, ns, name, appLabels[:1], nil, benchRaw)
 			}
 		}
 	}
 	return out
 }
 
-func newBenchIndex(objs []*Object, opts Options) *Index {
-	ix := New(opts)
+func newBenchIndex(objs []*index.Object, opts index.Options) *index.Index {
+	ix := index.New(opts)
 	for _, o := range objs {
 		ix.Upsert(o)
 	}
@@ -137,8 +141,8 @@ func newBenchIndex(objs []*Object, opts Options) *Index {
 // benchmarks compare: the defaults, and no index on paths.
 var benchIndexes = []struct {
 	name string
-	opts Options
-}{{"default", Options{}}, {"off", unindexed()}}
+	opts index.Options
+}{{"default", index.Options{}}, {"off", indextest.Unindexed()}}
 
 // BenchmarkApply measures Upsert of modified objects (new
 // ResourceVersion, same labels) into an index of 100000 objects, with the
@@ -149,13 +153,13 @@ func BenchmarkApply(b *testing.B) {
 	}
 }
 
-func benchApply(b *testing.B, opts Options) {
+func benchApply(b *testing.B, opts index.Options) {
 	{
 		objs := benchFleet(100000)
 		ix := newBenchIndex(objs, opts)
-		mods := make([]*Object, len(objs))
+		mods := make([]*index.Object, len(objs))
 		for i, o := range objs {
-			mods[i] = modified(o, "2")
+			mods[i] = indextest.Modified(o, "2")
 		}
 		b.ReportAllocs()
 		n := 0
@@ -180,28 +184,28 @@ func benchApply(b *testing.B, opts Options) {
 func BenchmarkListPage(b *testing.B) {
 	for _, size := range []int{100000, 1000000} {
 		b.Run(fmt.Sprintf("objects=%d", size), func(b *testing.B) {
-			ix := newBenchIndex(benchFleet(size), Options{})
+			ix := newBenchIndex(benchFleet(size), index.Options{})
 			runtime.GC()
 			sel, err := labels.Parse("app=web-3,tier in (fe,be)")
 			if err != nil {
 				b.Fatal(err)
 			}
-			f := Filter{Namespaces: []string{"ns-07"}, Selector: sel}
-			all := ix.List(f, nil, 0).Objects
+			f := planner.Filter{Namespaces: []string{"ns-07"}, Selector: sel}
+			all := planner.List(ix, f, nil, 0).Objects
 			if len(all) < 100 {
 				b.Fatalf("only %d matches", len(all))
 			}
 			mid := all[len(all)/2].Position()
 			for _, bc := range []struct {
 				name  string
-				after *Position
+				after *index.Position
 			}{{"page=first", nil}, {"page=middle", &mid}} {
 				b.Run(bc.name, func(b *testing.B) {
 					b.ReportAllocs()
 					lat := make([]time.Duration, 0, 1<<16)
 					for b.Loop() {
 						start := time.Now()
-						page := ix.List(f, bc.after, 50)
+						page := planner.List(ix, f, bc.after, 50)
 						lat = append(lat, time.Since(start))
 						if len(page.Objects) != 50 {
 							b.Fatalf("page of %d", len(page.Objects))
@@ -230,7 +234,7 @@ func BenchmarkMemoryPerObject(b *testing.B) {
 	}
 }
 
-func benchMemory(b *testing.B, size int, opts Options) {
+func benchMemory(b *testing.B, size int, opts index.Options) {
 	{
 		{
 			objs := benchFleet(size)
@@ -269,7 +273,7 @@ func liveHeap() uint64 {
 func BenchmarkSearch(b *testing.B) {
 	for _, size := range []int{100000, 1000000} {
 		b.Run(fmt.Sprintf("objects=%d", size), func(b *testing.B) {
-			ix := newBenchIndex(benchFleet(size), Options{})
+			ix := newBenchIndex(benchFleet(size), index.Options{})
 			runtime.GC()
 			for _, bc := range []struct{ name, search string }{
 				{"word=image", "bravo"},
@@ -280,13 +284,13 @@ func BenchmarkSearch(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				f := Filter{Search: q}
+				f := planner.Filter{Search: q}
 				b.Run(bc.name+"/page=first", func(b *testing.B) {
 					b.ReportAllocs()
 					lat := make([]time.Duration, 0, 1<<16)
 					for b.Loop() {
 						start := time.Now()
-						page := ix.List(f, nil, 50)
+						page := planner.List(ix, f, nil, 50)
 						lat = append(lat, time.Since(start))
 						if len(page.Objects) == 0 {
 							b.Fatal("nothing found")
@@ -299,15 +303,16 @@ func BenchmarkSearch(b *testing.B) {
 				b.Run(bc.name+"/count", func(b *testing.B) {
 					b.ReportAllocs()
 					for b.Loop() {
-						if ix.Count(f) == 0 {
+						if planner.Count(ix, f) == 0 {
 							b.Fatal("nothing found")
 						}
 					}
 				})
 			}
-			ix.mu.RLock()
-			tokens := ix.tokens.Len()
-			ix.mu.RUnlock()
+			tokens := 0
+			ix.Read(func(r index.Reader) {
+				r.EachToken("", func(*index.Posting) bool { tokens++; return true })
+			})
 			b.ReportMetric(float64(tokens), "tokens")
 		})
 	}
@@ -324,7 +329,7 @@ func BenchmarkSearch(b *testing.B) {
 func BenchmarkFieldSelector(b *testing.B) {
 	for _, size := range []int{100000, 1000000} {
 		b.Run(fmt.Sprintf("objects=%d", size), func(b *testing.B) {
-			ix := newBenchIndex(benchFleet(size), Options{})
+			ix := newBenchIndex(benchFleet(size), index.Options{})
 			runtime.GC()
 			pods := []string{"Pod"}
 			ns := []string{"ns-07"}
@@ -334,7 +339,7 @@ func BenchmarkFieldSelector(b *testing.B) {
 				}
 				b.ReportAllocs()
 				lat := make([]time.Duration, 0, 1<<16)
-				before := ix.scanned.Load()
+				before := ix.Scanned()
 				for b.Loop() {
 					start := time.Now()
 					op()
@@ -343,32 +348,32 @@ func BenchmarkFieldSelector(b *testing.B) {
 				slices.Sort(lat)
 				b.ReportMetric(float64(lat[len(lat)/2])/float64(time.Microsecond), "p50-µs")
 				b.ReportMetric(float64(lat[len(lat)*99/100])/float64(time.Microsecond), "p99-µs")
-				b.ReportMetric(float64(ix.scanned.Load()-before)/float64(len(lat)), "visited/op")
+				b.ReportMetric(float64(ix.Scanned()-before)/float64(len(lat)), "visited/op")
 			}
 			for _, path := range []string{"status.phase", "status.phaseMirror"} {
 				name := map[string]string{"status.phase": "indexed", "status.phaseMirror": "unindexed"}[path]
-				sel := mustFields(b, path+"=Failed")
+				sel := indextest.MustFields(b, path+"=Failed")
 				for _, q := range []struct {
 					name string
-					f    Filter
+					f    planner.Filter
 				}{
-					{"namespace", Filter{Kinds: pods, Namespaces: ns, Fields: sel}},
-					{"fleet", Filter{Kinds: pods, Fields: sel}},
+					{"namespace", planner.Filter{Kinds: pods, Namespaces: ns, Fields: sel}},
+					{"fleet", planner.Filter{Kinds: pods, Fields: sel}},
 				} {
 					b.Run(fmt.Sprintf("path=%s/%s/page+count", name, q.name), func(b *testing.B) {
-						measure(b, func() int { return len(ix.List(q.f, nil, 50).Objects) + ix.Count(q.f) })
+						measure(b, func() int { return len(planner.List(ix, q.f, nil, 50).Objects) + planner.Count(ix, q.f) })
 					})
 				}
-				by := FacetBy{Key: FacetField, Field: fieldpath.MustParse(path)}
+				by := views.FacetBy{Key: views.FacetField, Field: fieldpath.MustParse(path)}
 				for _, q := range []struct {
 					name string
-					f    Filter
+					f    planner.Filter
 				}{
-					{"pods", Filter{Kinds: pods}},
-					{"namespace", Filter{Kinds: pods, Namespaces: ns}},
+					{"pods", planner.Filter{Kinds: pods}},
+					{"namespace", planner.Filter{Kinds: pods, Namespaces: ns}},
 				} {
 					b.Run(fmt.Sprintf("path=%s/facets/%s", name, q.name), func(b *testing.B) {
-						measure(b, func() int { return len(ix.Facets(q.f, by)) })
+						measure(b, func() int { return len(views.Facets(ix, q.f, by)) })
 					})
 				}
 			}

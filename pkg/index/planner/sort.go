@@ -1,15 +1,14 @@
-package index
+package planner
 
 import (
 	"container/heap"
 	"fmt"
+	"github.com/fleetcache/fleetcache/pkg/index"
 	"math"
 	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
-
-	"github.com/google/btree"
 
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 )
@@ -17,16 +16,16 @@ import (
 // SortedPosition is where a page of ListSorted ends: the sort values and
 // the Position of its last object. The next page starts strictly after it.
 type SortedPosition struct {
-	Values   []SortValue
-	Position Position
+	Values   []index.SortValue
+	Position index.Position
 }
 
 // SortValues returns o's values of keys: what ListSorted orders o by, and
 // what a SortedPosition after o holds.
-func SortValues(keys []SortKey, o *Object) []SortValue {
-	vs := make([]SortValue, len(keys))
+func SortValues(keys []SortKey, o *index.Object) []index.SortValue {
+	vs := make([]index.SortValue, len(keys))
 	for i, k := range keys {
-		vs[i] = sortValueOf(k.Path, o, nil).owned()
+		vs[i] = index.SortValueOf(k.Path, o, nil).Owned()
 	}
 	return vs
 }
@@ -45,13 +44,13 @@ func SortValues(keys []SortKey, o *Object) []SortValue {
 // when the filter matches enough of the index for that to be short;
 // otherwise every candidate of the filter is read and the first limit
 // after after are kept.
-func (ix *Index) ListSorted(fs []Filter, keys []SortKey, after *SortedPosition, limit int) (Page, error) {
+func ListSorted(ix *index.Index, fs []Filter, keys []SortKey, after *SortedPosition, limit int) (Page, error) {
 	if len(keys) == 0 {
-		var pos *Position
+		var pos *index.Position
 		if after != nil {
 			pos = &after.Position
 		}
-		return ix.ListUnion(fs, pos, limit), nil
+		return ListUnion(ix, fs, pos, limit), nil
 	}
 	if err := CheckSort(keys); err != nil {
 		return Page{}, err
@@ -61,44 +60,49 @@ func (ix *Index) ListSorted(fs []Filter, keys []SortKey, after *SortedPosition, 
 	}
 	s := &sorter{keys: keys, after: after, need: math.MaxInt}
 	if after != nil {
-		s.pivot = after.Position.pivot()
+		s.pivot = after.Position.Placeholder()
 	}
 	if limit > 0 {
 		s.need = limit + 1
 	}
 	qs := compileAll(fs)
+	var page Page
+	ix.Read(func(r index.Reader) { page = snapshot{r}.listSorted(qs, s) })
+	if limit > 0 && len(page.Objects) > limit {
+		page.Objects, page.More = page.Objects[:limit:limit], true
+	}
+	return page, nil
+}
 
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	page := Page{Revision: ix.log.Version()}
+// listSorted reads the first s.need objects matching one of qs in the
+// order of s.keys, after s.after.
+func (ix snapshot) listSorted(qs []query, s *sorter) Page {
+	page := Page{Revision: ix.Revision()}
 	plans := make([]plan, len(qs))
 	candidates := 0
 	for i := range qs {
-		plans[i] = ix.planLocked(&qs[i])
+		plans[i] = ix.planFor(&qs[i])
 		if !plans[i].none {
 			candidates += plans[i].size
 		}
 	}
 	if candidates == 0 {
-		return page, nil
+		return page
 	}
-	var objs []*Object
+	var objs []*index.Object
 	walked := false
-	if oi := ix.orderedLocked(qs, plans, keys[0].Path); oi != nil && s.need <= candidates {
+	if oi := ix.ordered(qs, plans, s.keys[0].Path); oi != nil && s.need <= candidates {
 		// Walking visits about need objects per share of the index that
 		// matches; reading every candidate visits candidates.
 		if total := oi.Len(); s.need*total/candidates < candidates/2 {
-			objs, walked = ix.walkLocked(oi, qs, plans, s, candidates)
+			objs, walked = ix.walkSorted(oi, qs, plans, s, candidates)
 		}
 	}
 	if !walked {
-		objs = ix.topLocked(qs, plans, s)
-	}
-	if limit > 0 && len(objs) > limit {
-		objs, page.More = objs[:limit:limit], true
+		objs = ix.top(qs, plans, s)
 	}
 	page.Objects = objs
-	return page, nil
+	return page
 }
 
 // sorter is one ListSorted read: its keys, where it starts, and how many
@@ -106,35 +110,35 @@ func (ix *Index) ListSorted(fs []Filter, keys []SortKey, after *SortedPosition, 
 type sorter struct {
 	keys  []SortKey
 	after *SortedPosition
-	pivot *Object // after's Position
+	pivot *index.Object // after's Position
 	need  int
-	// workers is how many goroutines topLocked reads with; 0 lets it
+	// workers is how many goroutines top reads with; 0 lets it
 	// choose.
 	workers int
 }
 
 // isAfter reports whether o, with its values vals, sorts after s.after.
-func (s *sorter) isAfter(vals []SortValue, o *Object) bool {
+func (s *sorter) isAfter(vals []index.SortValue, o *index.Object) bool {
 	return s.after == nil || compareSorted(s.keys, vals, o, s.after.Values, s.pivot) > 0
 }
 
 // sortedObject is an object with its sort values.
 type sortedObject struct {
-	vals []SortValue
-	o    *Object
+	vals []index.SortValue
+	o    *index.Object
 }
 
-// parallelTopMin is how many candidates make topLocked share the reading
+// parallelTopMin is how many candidates make top share the reading
 // among goroutines: below it, starting them costs more than it saves.
 const parallelTopMin = 4096
 
-// topLocked reads every candidate of the plans that matches its query and
+// top reads every candidate of the plans that matches its query and
 // returns in order the first s.need of those after s.after. Many
 // candidates in several ranges (clusters, namespaces) are read by up to
-// GOMAXPROCS goroutines, each with its own bodyReader and its own best
+// GOMAXPROCS goroutines, each with its own BodyReader and its own best
 // s.need: decoding and reading the candidates' bytes is what a sort by an
 // unindexed path spends its time on.
-func (ix *Index) topLocked(qs []query, plans []plan, s *sorter) []*Object {
+func (ix snapshot) top(qs []query, plans []plan, s *sorter) []*index.Object {
 	var units []topUnit
 	candidates := 0
 	for i := range qs {
@@ -164,7 +168,7 @@ func (ix *Index) topLocked(qs []query, plans []plan, s *sorter) []*Object {
 	// others instead of making the whole read wait for it.
 	var next atomic.Int64
 	read := func(w int) {
-		var r bodyReader
+		var r index.BodyReader
 		for u := next.Add(1) - 1; u < int64(len(units)); u = next.Add(1) - 1 {
 			ix.topOf(units[u], s, heaps[w], &r)
 		}
@@ -192,44 +196,44 @@ func (ix *Index) topLocked(qs []query, plans []plan, s *sorter) []*Object {
 	if len(items) > s.need {
 		items = items[:s.need]
 	}
-	out := make([]*Object, len(items))
+	out := make([]*index.Object, len(items))
 	for i, x := range items {
 		out[i] = x.o
 	}
 	return out
 }
 
-// topUnit is a share of topLocked's reading: one range of a query's plan.
+// topUnit is a share of top's reading: one range of a query's plan.
 type topUnit struct {
 	q *query
 	p *plan
-	r []scopeRange
+	r []index.Range
 }
 
 // topOf reads the candidates of u into h, which keeps the best s.need,
 // decoding bodies with r.
-func (ix *Index) topOf(u topUnit, s *sorter, h *sortHeap, r *bodyReader) {
+func (ix snapshot) topOf(u topUnit, s *sorter, h *sortHeap, r *index.BodyReader) {
 	p := *u.p
 	if p.ranges != nil {
 		p.ranges = u.r
 	}
-	scratch := make([]SortValue, len(s.keys))
-	ix.eachLocked(u.q, &p, func(o *Object) {
+	scratch := make([]index.SortValue, len(s.keys))
+	ix.each(u.q, &p, func(o *index.Object) {
 		for j, k := range s.keys {
-			scratch[j] = sortValueOf(k.Path, o, r)
+			scratch[j] = index.SortValueOf(k.Path, o, r)
 		}
 		switch {
 		case !s.isAfter(scratch, o):
 		case len(h.items) < s.need:
-			vals := make([]SortValue, len(scratch))
+			vals := make([]index.SortValue, len(scratch))
 			for j, v := range scratch {
-				vals[j] = v.owned()
+				vals[j] = v.Owned()
 			}
 			heap.Push(h, sortedObject{vals: vals, o: o})
 		case compareSorted(s.keys, scratch, o, h.items[0].vals, h.items[0].o) < 0:
 			// Better than the worst kept: take its place.
 			for j, v := range scratch {
-				h.items[0].vals[j] = v.owned()
+				h.items[0].vals[j] = v.Owned()
 			}
 			h.items[0].o = o
 			heap.Fix(h, 0)
@@ -256,47 +260,47 @@ func (h *sortHeap) Pop() any {
 	return x
 }
 
-// walkLocked reads a sorted page by walking the ordered index oi of the
+// walkSorted reads a sorted page by walking the ordered index oi of the
 // first key, a group of objects with equal values at a time, from s.after,
 // until s.need objects match. It gives up, returning false, once it has
 // visited budget objects.
-func (ix *Index) walkLocked(oi *orderedIndex, qs []query, plans []plan, s *sorter, budget int) ([]*Object, bool) {
+func (ix snapshot) walkSorted(oi *index.OrderedIndex, qs []query, plans []plan, s *sorter, budget int) ([]*index.Object, bool) {
 	w := walk{ix: ix, qs: qs, plans: plans, s: s, budget: budget}
 	desc := s.keys[0].Desc
-	var g SortValue
+	var g index.SortValue
 	var ok bool
 	switch {
 	case s.after != nil:
-		g, ok = s.after.Values[0], s.after.Values[0].Kind != Absent
+		g, ok = s.after.Values[0], s.after.Values[0].Kind != index.Absent
 	case desc:
-		g, ok = oi.max()
+		g, ok = oi.Max()
 	default:
-		g, ok = oi.min()
+		g, ok = oi.Min()
 	}
 	for ok && len(w.out) < s.need && !w.aborted {
-		w.group(g, func(fn func(*Object) bool) {
-			from := orderedEntry{v: g}
-			if s.after != nil && compareNatural(g, s.after.Values[0]) == 0 && len(s.keys) == 1 {
-				from.o = s.pivot // the objects of the group before the cursor need no visit
+		w.group(g, func(fn func(*index.Object) bool) {
+			var from *index.Object
+			if s.after != nil && index.CompareSortValues(g, s.after.Values[0]) == 0 && len(s.keys) == 1 {
+				from = s.pivot // the objects of the group before the cursor need no visit
 			}
-			oi.tree.AscendRange(from, orderedEntry{v: g, o: endOfValue}, func(e orderedEntry) bool { return fn(e.o) })
+			oi.AscendValue(g, from, fn)
 		})
 		if desc {
-			g, ok = oi.below(g)
+			g, ok = oi.Below(g)
 		} else {
-			g, ok = oi.above(g)
+			g, ok = oi.Above(g)
 		}
 	}
 	if len(w.out) < s.need && !w.aborted {
-		w.group(SortValue{}, func(fn func(*Object) bool) {
-			var from *Object
-			if s.after != nil && s.after.Values[0].Kind == Absent && len(s.keys) == 1 {
+		w.group(index.SortValue{}, func(fn func(*index.Object) bool) {
+			var from *index.Object
+			if s.after != nil && s.after.Values[0].Kind == index.Absent && len(s.keys) == 1 {
 				from = s.pivot
 			}
-			oi.absent.Ascend(from, fn)
+			oi.AscendAbsent(from, fn)
 		})
 	}
-	ix.scanned.Add(int64(w.visited))
+	ix.AddScanned(w.visited)
 	if w.aborted {
 		return nil, false
 	}
@@ -306,28 +310,28 @@ func (ix *Index) walkLocked(oi *orderedIndex, qs []query, plans []plan, s *sorte
 	return w.out, true
 }
 
-// walk is the state of walkLocked.
+// walk is the state of walk.
 type walk struct {
-	ix      *Index
+	ix      snapshot
 	qs      []query
 	plans   []plan
 	s       *sorter
 	budget  int
 	visited int
 	aborted bool
-	out     []*Object
+	out     []*index.Object
 	buf     []sortedObject
-	bodies  bodyReader
+	bodies  index.BodyReader
 }
 
 // group reads the objects of one group, all with the first key's value
 // g, which each calls fn for in Position order. With one key that is
 // their order; with more, they are sorted by the other keys first.
-func (w *walk) group(g SortValue, each func(fn func(*Object) bool)) {
+func (w *walk) group(g index.SortValue, each func(fn func(*index.Object) bool)) {
 	s := w.s
 	single := len(s.keys) == 1
 	w.buf = w.buf[:0]
-	each(func(o *Object) bool {
+	each(func(o *index.Object) bool {
 		if w.visited++; w.visited > w.budget {
 			w.aborted = true
 			return false
@@ -336,16 +340,16 @@ func (w *walk) group(g SortValue, each func(fn func(*Object) bool)) {
 			return true
 		}
 		if single {
-			vals := [1]SortValue{g}
+			vals := [1]index.SortValue{g}
 			if s.isAfter(vals[:], o) {
 				w.out = append(w.out, o)
 			}
 			return len(w.out) < s.need
 		}
-		vals := make([]SortValue, len(s.keys))
+		vals := make([]index.SortValue, len(s.keys))
 		vals[0] = g
 		for i := 1; i < len(s.keys); i++ {
-			vals[i] = sortValueOf(s.keys[i].Path, o, &w.bodies).owned()
+			vals[i] = index.SortValueOf(s.keys[i].Path, o, &w.bodies).Owned()
 		}
 		w.buf = append(w.buf, sortedObject{vals: vals, o: o})
 		return true
@@ -365,7 +369,7 @@ func (w *walk) group(g SortValue, each func(fn func(*Object) bool)) {
 }
 
 // matches reports whether o matches one of the queries.
-func (w *walk) matches(o *Object) bool {
+func (w *walk) matches(o *index.Object) bool {
 	for i := range w.qs {
 		if !w.plans[i].none && w.qs[i].matches(o, &w.bodies) {
 			return true
@@ -374,115 +378,24 @@ func (w *walk) matches(o *Object) bool {
 	return false
 }
 
-// orderedIndex holds objects in order of their value at one path, then of
-// Position: a B-tree of the objects with a value, and a posting of those
-// without one.
-type orderedIndex struct {
-	path   fieldpath.Path
-	tree   *btree.BTreeG[orderedEntry]
-	absent *posting
-}
-
-// orderedEntry is an object of an ordered index with its value. Seeks use
-// placeholder entries: a nil object sorts before every object of its
-// value, endOfValue after them.
-type orderedEntry struct {
-	v SortValue
-	o *Object
-}
-
-// endOfValue is the placeholder object that sorts after every object of
-// its value.
-var endOfValue = new(Object)
-
-func lessEntries(a, b orderedEntry) bool {
-	if c := compareNatural(a.v, b.v); c != 0 {
-		return c < 0
-	}
-	switch {
-	case a.o == b.o:
-		return false
-	case a.o == nil || b.o == endOfValue:
-		return true
-	case b.o == nil || a.o == endOfValue:
-		return false
-	}
-	return compareObjects(a.o, b.o) < 0
-}
-
-func newOrderedIndex(path fieldpath.Path) *orderedIndex {
-	return &orderedIndex{path: path, tree: btree.NewG(treeDegree, lessEntries), absent: new(posting)}
-}
-
-func (oi *orderedIndex) Len() int { return oi.tree.Len() + oi.absent.Len() }
-
-func (oi *orderedIndex) put(o *Object, fl *btree.FreeListG[*Object], r *bodyReader) {
-	if v := sortValueOf(oi.path, o, r); v.Kind != Absent {
-		oi.tree.ReplaceOrInsert(orderedEntry{v: v.interned(), o: o})
-	} else {
-		oi.absent.Put(o, fl)
-	}
-}
-
-// remove removes o, which must be the object put: its value is read again.
-func (oi *orderedIndex) remove(o *Object, r *bodyReader) {
-	if v := sortValueOf(oi.path, o, r); v.Kind != Absent {
-		oi.tree.Delete(orderedEntry{v: v, o: o})
-	} else {
-		oi.absent.Remove(o)
-	}
-}
-
-func (oi *orderedIndex) min() (SortValue, bool) {
-	e, ok := oi.tree.Min()
-	return e.v, ok
-}
-
-func (oi *orderedIndex) max() (SortValue, bool) {
-	e, ok := oi.tree.Max()
-	return e.v, ok
-}
-
-// above returns the smallest value greater than g.
-func (oi *orderedIndex) above(g SortValue) (SortValue, bool) {
-	var next SortValue
-	found := false
-	oi.tree.AscendGreaterOrEqual(orderedEntry{v: g, o: endOfValue}, func(e orderedEntry) bool {
-		next, found = e.v, true
-		return false
-	})
-	return next, found
-}
-
-// below returns the greatest value less than g.
-func (oi *orderedIndex) below(g SortValue) (SortValue, bool) {
-	var next SortValue
-	found := false
-	oi.tree.DescendLessOrEqual(orderedEntry{v: g}, func(e orderedEntry) bool {
-		next, found = e.v, true
-		return false
-	})
-	return next, found
-}
-
-// orderedLocked returns the ordered index of path that holds every object
+// ordered returns the ordered index of path that holds every object
 // the queries can match, or nil: the creation-time index, or the one of a
 // configured path (Options.Indexes) when the queries can match objects of
 // one resource only and it indexes path.
-func (ix *Index) orderedLocked(qs []query, plans []plan, path fieldpath.Path) *orderedIndex {
-	if path.String() == creationTimestamp.String() {
-		return ix.created
+func (ix snapshot) ordered(qs []query, plans []plan, path fieldpath.Path) *index.OrderedIndex {
+	if oi := ix.Ordered(path); oi != nil {
+		return oi
 	}
-	var found *orderedIndex
+	var found *index.OrderedIndex
 	for i := range qs {
 		if plans[i].none {
 			continue
 		}
-		fis, _, ok := ix.coverLocked(&qs[i], path.String())
-		if !ok || len(fis) != 1 || fis[0].ordered == nil || (found != nil && found != fis[0].ordered) {
+		fis, _, ok := ix.cover(&qs[i], path.String())
+		if !ok || len(fis) != 1 || fis[0].Ordered() == nil || (found != nil && found != fis[0].Ordered()) {
 			return nil
 		}
-		found = fis[0].ordered
+		found = fis[0].Ordered()
 	}
 	return found
 }

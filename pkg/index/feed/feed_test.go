@@ -1,9 +1,13 @@
-package index
+package feed_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fleetcache/fleetcache/internal/indextest"
+	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/feed"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -15,10 +19,10 @@ import (
 
 // fillIndex applies n modifications of one object (after adding it), so
 // that revision r is the object at ResourceVersion r.
-func fillIndex(ix *Index, n int) {
-	o := obj("c1", podType, "ns", "a")
+func fillIndex(ix *index.Index, n int) {
+	o := indextest.Obj("c1", indextest.PodType, "ns", "a")
 	for i := 1; i <= n; i++ {
-		ix.Upsert(modified(o, fmt.Sprint(i)))
+		ix.Upsert(indextest.Modified(o, fmt.Sprint(i)))
 	}
 }
 
@@ -37,19 +41,19 @@ func TestEvents(t *testing.T) {
 		{name: "after", changes: 5, after: 3, limit: 10, wantRevs: []uint64{4, 5}},
 		{name: "nothing new", changes: 5, after: 5},
 		{name: "empty index", changes: 0, after: 0},
-		{name: "future", changes: 5, after: 6, wantErr: ErrFutureRevision},
-		{name: "future of an empty index", changes: 0, after: 1, wantErr: ErrFutureRevision},
-		{name: "expired", retention: 3, changes: 5, after: 0, wantErr: ErrExpired},
-		{name: "oldest retained is next", retention: 3, changes: 5, after: 1, wantErr: ErrExpired},
+		{name: "future", changes: 5, after: 6, wantErr: feed.ErrFutureRevision},
+		{name: "future of an empty index", changes: 0, after: 1, wantErr: feed.ErrFutureRevision},
+		{name: "expired", retention: 3, changes: 5, after: 0, wantErr: feed.ErrExpired},
+		{name: "oldest retained is next", retention: 3, changes: 5, after: 1, wantErr: feed.ErrExpired},
 		{name: "just retained", retention: 3, changes: 5, after: 2, wantRevs: []uint64{3, 4, 5}},
 		{name: "ring wrapped many times", retention: 7, changes: 100, after: 95, wantRevs: []uint64{96, 97, 98, 99, 100}},
 		{name: "ring wrapped, oldest", retention: 7, changes: 100, after: 93, limit: 3, wantRevs: []uint64{94, 95, 96}},
-		{name: "ring wrapped, expired", retention: 7, changes: 100, after: 92, wantErr: ErrExpired},
+		{name: "ring wrapped, expired", retention: 7, changes: 100, after: 92, wantErr: feed.ErrExpired},
 		{name: "ring exactly full", retention: 5, changes: 5, after: 0, wantRevs: []uint64{1, 2, 3, 4, 5}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ix := New(Options{Retention: tt.retention})
+			ix := index.New(index.Options{Retention: tt.retention})
 			fillIndex(ix, tt.changes)
 			evs, err := ix.Events(tt.after, tt.limit)
 			if !errors.Is(err, tt.wantErr) {
@@ -86,7 +90,7 @@ func TestWait(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ix := New(Options{})
+			ix := index.New(index.Options{})
 			fillIndex(ix, tt.changes)
 			ctx, cancel := context.WithCancel(t.Context())
 			if tt.timeout > 0 {
@@ -104,7 +108,7 @@ func TestWait(t *testing.T) {
 			if tt.write {
 				// Let the waiters block (not needed for correctness).
 				time.Sleep(10 * time.Millisecond)
-				ix.Upsert(obj("c1", podType, "ns", "b"))
+				ix.Upsert(indextest.Obj("c1", indextest.PodType, "ns", "b"))
 			}
 			wg.Wait()
 			for range waiters {
@@ -121,27 +125,27 @@ func TestWait(t *testing.T) {
 // state it rebuilds equals the index's.
 func TestListThenFollow(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
-	fleet := randomFleet(r, 1000)
-	ix := New(Options{})
+	fleet := indextest.RandomFleet(r, 1000)
+	ix := index.New(index.Options{})
 	for _, o := range fleet[:500] {
 		ix.Upsert(o)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	// The writer applies a bounded number of changes, fewer than the
 	// retention, so that the follower cannot fall out of the window.
-	const steps = 20000
+	steps := indextest.Scale(20000, 4000)
 	writerDone := make(chan struct{})
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
 	wg.Go(func() {
 		defer close(writerDone)
-		c := &churn{r: rand.New(rand.NewPCG(23, 24)), stable: map[Key]bool{}}
+		c := &indextest.Churn{R: rand.New(rand.NewPCG(23, 24)), Stable: map[index.Key]bool{}}
 		for i := range steps {
 			if ctx.Err() != nil {
 				return
 			}
-			c.step(ix, fleet)
+			c.Step(ix, fleet)
 			if i%1000 == 0 {
 				ix.RemoveResource("c1", "configmaps")
 			}
@@ -149,8 +153,8 @@ func TestListThenFollow(t *testing.T) {
 	})
 
 	// List in pages at one revision is not a snapshot, so take one page.
-	page := ix.List(Filter{}, nil, 0)
-	state := map[Key]*Object{}
+	page := planner.List(ix, planner.Filter{}, nil, 0)
+	state := map[index.Key]*index.Object{}
 	for _, o := range page.Objects {
 		state[o.Key()] = o
 	}
@@ -167,17 +171,17 @@ func TestListThenFollow(t *testing.T) {
 			rev = e.Revision
 			k := e.Object.Key()
 			switch e.Type {
-			case Added:
+			case feed.Added:
 				if state[k] != nil {
 					t.Fatalf("revision %d: %v added twice", rev, k)
 				}
 				state[k] = e.Object
-			case Modified:
+			case feed.Modified:
 				if state[k] != e.Old {
 					t.Fatalf("revision %d: %v modified from an unknown version", rev, k)
 				}
 				state[k] = e.Object
-			case Deleted:
+			case feed.Deleted:
 				if state[k] != e.Object {
 					t.Fatalf("revision %d: %v deleted in an unknown version", rev, k)
 				}
@@ -201,7 +205,7 @@ tail:
 		_ = ix.Wait(waitCtx, rev) // a timeout only means no change yet
 		waitCancel()
 	}
-	final := ix.List(Filter{}, nil, 0)
+	final := planner.List(ix, planner.Filter{}, nil, 0)
 	if final.Revision != rev {
 		t.Fatalf("final revision %d, followed to %d", final.Revision, rev)
 	}
@@ -212,5 +216,12 @@ tail:
 		if state[o.Key()] != o {
 			t.Errorf("%v: rebuilt state differs", o.Key())
 		}
+	}
+}
+
+func TestEventTypeString(t *testing.T) {
+	got := []string{feed.Added.String(), feed.Modified.String(), feed.Deleted.String(), feed.EventType(0).String()}
+	if diff := cmp.Diff([]string{"ADDED", "MODIFIED", "DELETED", "EventType(0)"}, got); diff != "" {
+		t.Error(diff)
 	}
 }

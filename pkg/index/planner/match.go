@@ -1,4 +1,8 @@
-package index
+package planner
+
+import (
+	"github.com/fleetcache/fleetcache/pkg/index"
+)
 
 // Matcher is a Filter prepared for testing objects one at a time, as the
 // followers of the change feed do: Matches(o) reports whether List with
@@ -10,7 +14,7 @@ type Matcher struct{ q query }
 func NewMatcher(f Filter) *Matcher { return &Matcher{q: compile(f)} }
 
 // Matches reports whether o satisfies every constraint of the filter.
-func (m *Matcher) Matches(o *Object) bool {
-	var r bodyReader
+func (m *Matcher) Matches(o *index.Object) bool {
+	var r index.BodyReader
 	return !m.q.nothing && m.q.matches(o, &r)
 }

@@ -1,7 +1,8 @@
-package index_test
+package planner_test
 
 import (
 	"fmt"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"runtime"
 	"slices"
 	"testing"
@@ -33,7 +34,7 @@ func BenchmarkSortUnindexed(b *testing.B) {
 		}
 	}
 	runtime.GC()
-	keys := []index.SortKey{{Path: fieldpath.MustParse("status.startTime"), Desc: true}}
+	keys := []planner.SortKey{{Path: fieldpath.MustParse("status.startTime"), Desc: true}}
 	procs := runtime.GOMAXPROCS(0)
 	for round := range 3 {
 		for _, p := range []int{1, procs} {
@@ -42,10 +43,10 @@ func BenchmarkSortUnindexed(b *testing.B) {
 				var lat []time.Duration
 				i := 0
 				for b.Loop() {
-					f := index.Filter{Namespaces: []string{fmt.Sprintf("ns-%02d", i%graphqltest.PodNamespaces)}}
+					f := planner.Filter{Namespaces: []string{fmt.Sprintf("ns-%02d", i%graphqltest.PodNamespaces)}}
 					i++
 					start := time.Now()
-					page, err := ix.ListSorted([]index.Filter{f}, keys, nil, 50)
+					page, err := planner.ListSorted(ix, []planner.Filter{f}, keys, nil, 50)
 					lat = append(lat, time.Since(start))
 					if err != nil || len(page.Objects) != 50 {
 						b.Fatalf("page of %d objects, %v", len(page.Objects), err)

@@ -1,7 +1,10 @@
-package index_test
+package planner_test
 
 import (
 	"fmt"
+	"github.com/fleetcache/fleetcache/internal/indextest"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
+	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"os"
 	"runtime"
 	"slices"
@@ -18,7 +21,6 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/compact"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
-	"github.com/fleetcache/fleetcache/pkg/index/fieldselector"
 )
 
 // scaleClusters is how many clusters the scale benchmark spreads its Pods
@@ -37,7 +39,7 @@ const scaleClusters = 100
 // (comma-separated; default 1000000; 10,000,000 needs about 20 GiB), and
 // FLEETCACHE_SCALE_COMPRESSION=on or off runs one side only;
 // FLEETCACHE_SCALE_PROJECTED=off stores no values beside the bodies
-// (index.Type.Projected), which the informers do.
+// (Type.Projected), which the informers do.
 func BenchmarkIndexScale(b *testing.B) {
 	sizes := []int{1_000_000}
 	if s := os.Getenv("FLEETCACHE_SCALE_PODS"); s != "" {
@@ -157,50 +159,50 @@ func benchScale(b *testing.B, n int, compress bool) {
 		run  func() int
 	}{
 		{"page+count/labels-1pct", func() int {
-			f := index.Filter{Selector: sel1}
-			return len(ix.List(f, nil, 50).Objects) + ix.Count(f)
+			f := planner.Filter{Selector: sel1}
+			return len(planner.List(ix, f, nil, 50).Objects) + planner.Count(ix, f)
 		}},
 		{"page+count/labels-1pct-and-tier", func() int {
-			f := index.Filter{Selector: mustSelector(b, sel1.String()+",tier=fe")}
-			return len(ix.List(f, nil, 50).Objects) + ix.Count(f)
+			f := planner.Filter{Selector: indextest.MustSelector(b, sel1.String()+",tier=fe")}
+			return len(planner.List(ix, f, nil, 50).Objects) + planner.Count(ix, f)
 		}},
 		{"page+count/namespace+tier", func() int {
-			f := index.Filter{Namespaces: ns, Selector: mustSelector(b, "tier=fe")}
-			return len(ix.List(f, nil, 50).Objects) + ix.Count(f)
+			f := planner.Filter{Namespaces: ns, Selector: indextest.MustSelector(b, "tier=fe")}
+			return len(planner.List(ix, f, nil, 50).Objects) + planner.Count(ix, f)
 		}},
 		{"page+count/indexed-phase=Failed", func() int {
-			f := index.Filter{Fields: mustFieldSelector(b, "status.phase=Failed")}
-			return len(ix.List(f, nil, 50).Objects) + ix.Count(f)
+			f := planner.Filter{Fields: indextest.MustFields(b, "status.phase=Failed")}
+			return len(planner.List(ix, f, nil, 50).Objects) + planner.Count(ix, f)
 		}},
 		{"page+count/unindexed-phase!=Running-in-namespace", func() int {
 			// graphqltest puts few Pods that are not Running in ns-07.
-			f := index.Filter{Namespaces: []string{"ns-04"}, Fields: mustFieldSelector(b, "status.phase!=Running")}
-			return len(ix.List(f, nil, 50).Objects) + ix.Count(f)
+			f := planner.Filter{Namespaces: []string{"ns-04"}, Fields: indextest.MustFields(b, "status.phase!=Running")}
+			return len(planner.List(ix, f, nil, 50).Objects) + planner.Count(ix, f)
 		}},
 		{"sort/created-desc", func() int {
-			p, err := ix.ListSorted([]index.Filter{{}}, []index.SortKey{{Path: fieldpath.MustParse("metadata.creationTimestamp"), Desc: true}}, nil, 50)
+			p, err := planner.ListSorted(ix, []planner.Filter{{}}, []planner.SortKey{{Path: fieldpath.MustParse("metadata.creationTimestamp"), Desc: true}}, nil, 50)
 			if err != nil {
 				b.Fatal(err)
 			}
 			return len(p.Objects)
 		}},
 		{"sort/unindexed-startTime-in-namespace", func() int {
-			f := index.Filter{Namespaces: ns}
-			p, err := ix.ListSorted([]index.Filter{f}, []index.SortKey{{Path: fieldpath.MustParse("status.startTime"), Desc: true}}, nil, 50)
+			f := planner.Filter{Namespaces: ns}
+			p, err := planner.ListSorted(ix, []planner.Filter{f}, []planner.SortKey{{Path: fieldpath.MustParse("status.startTime"), Desc: true}}, nil, 50)
 			if err != nil {
 				b.Fatal(err)
 			}
 			return len(p.Objects)
 		}},
 		{"facets/phase", func() int {
-			return len(ix.Facets(index.Filter{}, index.FacetBy{Key: index.FacetField, Field: fieldpath.MustParse("status.phase")}))
+			return len(views.Facets(ix, planner.Filter{}, views.FacetBy{Key: views.FacetField, Field: fieldpath.MustParse("status.phase")}))
 		}},
 		{"facets/label-tier", func() int {
-			return len(ix.Facets(index.Filter{}, index.FacetBy{Key: index.FacetLabel, Label: "tier"}))
+			return len(views.Facets(ix, planner.Filter{}, views.FacetBy{Key: views.FacetLabel, Label: "tier"}))
 		}},
 		{"facets/unindexed-qosClass-in-namespace", func() int {
-			f := index.Filter{Namespaces: ns}
-			return len(ix.Facets(f, index.FacetBy{Key: index.FacetField, Field: fieldpath.MustParse("status.qosClass")}))
+			f := planner.Filter{Namespaces: ns}
+			return len(views.Facets(ix, f, views.FacetBy{Key: views.FacetField, Field: fieldpath.MustParse("status.qosClass")}))
 		}},
 	}
 	for _, q := range queries {
@@ -235,7 +237,7 @@ func benchScale(b *testing.B, n int, compress bool) {
 // onePercent returns a selector on the label app whose value selects
 // about 1 % of the n Pods.
 func onePercent(b *testing.B, ix *index.Index, n int) labels.Selector {
-	facets := ix.Facets(index.Filter{}, index.FacetBy{Key: index.FacetLabel, Label: "app"})
+	facets := views.Facets(ix, planner.Filter{}, views.FacetBy{Key: views.FacetLabel, Label: "app"})
 	best := facets[0]
 	for _, f := range facets {
 		if abs(f.Count-n/100) < abs(best.Count-n/100) {
@@ -243,31 +245,7 @@ func onePercent(b *testing.B, ix *index.Index, n int) labels.Selector {
 		}
 	}
 	b.Logf("app=%s selects %d of %d Pods", best.Value, best.Count, n)
-	return mustSelector(b, "app="+best.Value)
+	return indextest.MustSelector(b, "app="+best.Value)
 }
 
 func abs(x int) int { return max(x, -x) }
-
-func mustSelector(b *testing.B, s string) labels.Selector {
-	sel, err := labels.Parse(s)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return sel
-}
-
-func mustFieldSelector(b *testing.B, s string) fieldselector.Selector {
-	sel, err := fieldselector.Parse(s)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return sel
-}
-
-func liveHeap() uint64 {
-	var ms runtime.MemStats
-	runtime.GC()
-	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
-}

@@ -1,7 +1,10 @@
-package index
+package planner_test
 
 import (
 	"fmt"
+	"github.com/fleetcache/fleetcache/internal/indextest"
+	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"slices"
 	"strings"
 	"testing"
@@ -63,14 +66,14 @@ func FuzzSelector(f *testing.F) {
 			t.Fatalf("%q parses to %q, which parses to %q", text, sel, again)
 		}
 
-		ix := New(Options{})
+		ix := index.New(index.Options{})
 		objs := fuzzObjects(sel, labelBytes)
 		for _, o := range objs {
 			ix.Upsert(o)
 		}
 		filter, inScope := scopeFilter(scope)
 		filter.Selector = sel
-		m := NewMatcher(filter)
+		m := planner.NewMatcher(filter)
 		var want []string
 		for _, o := range objs {
 			set := labels.Set(o.Labels.Map())
@@ -80,27 +83,27 @@ func FuzzSelector(f *testing.F) {
 			}
 			match = match && inScope(o)
 			if got := m.Matches(o); got != match {
-				t.Fatalf("filter %+v on %s %v: Matcher says %v, want %v", filter, o.Key(), set, got, match)
+				t.Fatalf("filter %+v on %s %v: planner.Matcher says %v, want %v", filter, o.Key(), set, got, match)
 			}
 			if match {
 				want = append(want, o.Key().String())
 			}
 		}
-		got := keys(ix.List(filter, nil, 0).Objects)
+		got := indextest.Keys(planner.List(ix, filter, nil, 0).Objects)
 		slices.Sort(got)
 		slices.Sort(want)
 		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 			t.Fatalf("List(%+v) (-want +got):\n%s", filter, diff)
 		}
-		if n := ix.Count(filter); n != len(want) {
+		if n := planner.Count(ix, filter); n != len(want) {
 			t.Fatalf("Count(%+v) = %d, want %d", filter, n, len(want))
 		}
 		// Paging visits the same objects: pages of 2 end where List ends.
 		var paged []string
-		var after *Position
+		var after *index.Position
 		for range len(objs) + 1 {
-			page := ix.List(filter, after, 2)
-			paged = append(paged, keys(page.Objects)...)
+			page := planner.List(ix, filter, after, 2)
+			paged = append(paged, indextest.Keys(page.Objects)...)
 			if !page.More || len(page.Objects) == 0 {
 				break
 			}
@@ -117,8 +120,8 @@ func FuzzSelector(f *testing.F) {
 // scopeFilter returns the filter, without a selector, that the bits of
 // scope pick, and the plain reading of what it selects: bit 0 cluster c1,
 // bit 1 namespace ns0, bit 2 namespace ns too, bit 3 names containing "1".
-func scopeFilter(scope uint8) (Filter, func(*Object) bool) {
-	var f Filter
+func scopeFilter(scope uint8) (planner.Filter, func(*index.Object) bool) {
+	var f planner.Filter
 	if scope&1 != 0 {
 		f.Clusters = []string{"c1"}
 	}
@@ -131,7 +134,7 @@ func scopeFilter(scope uint8) (Filter, func(*Object) bool) {
 	if scope&8 != 0 {
 		f.NameContains = "1"
 	}
-	return f, func(o *Object) bool {
+	return f, func(o *index.Object) bool {
 		return (f.Clusters == nil || slices.Contains(f.Clusters, o.Cluster)) &&
 			(f.Namespaces == nil || slices.Contains(f.Namespaces, o.Namespace)) &&
 			strings.Contains(o.Name, f.NameContains)
@@ -142,7 +145,7 @@ func scopeFilter(scope uint8) (Filter, func(*Object) bool) {
 // chooses. Each object takes a count byte, then a key byte and a value
 // byte per label; keys and values are those sel names plus a few others,
 // so labels both meet and miss its requirements.
-func fuzzObjects(sel labels.Selector, b []byte) []*Object {
+func fuzzObjects(sel labels.Selector, b []byte) []*index.Object {
 	keySet, valueSet := []string{"app", "other"}, []string{"", "web", "0", "10"}
 	reqs, _ := sel.Requirements()
 	for _, r := range reqs {
@@ -163,13 +166,13 @@ func fuzzObjects(sel labels.Selector, b []byte) []*Object {
 	for _, k := range keySet {
 		full[k] = valueSet[len(valueSet)-1]
 	}
-	objs := []*Object{obj("c1", podType, "ns", "bare"), obj("c2", podType, "ns", "full", withLabels(pairs(full)...))}
+	objs := []*index.Object{indextest.Obj("c1", indextest.PodType, "ns", "bare"), indextest.Obj("c2", indextest.PodType, "ns", "full", indextest.WithLabels(pairs(full)...))}
 	for i := 0; len(b) > 0 && i < 30; i++ {
 		set := map[string]string{}
 		for range next() % 5 {
 			set[keySet[next()%len(keySet)]] = valueSet[next()%len(valueSet)]
 		}
-		objs = append(objs, obj(fmt.Sprintf("c%d", 1+i%2), podType, fmt.Sprintf("ns%d", i%3), fmt.Sprintf("p%d", i), withLabels(pairs(set)...)))
+		objs = append(objs, indextest.Obj(fmt.Sprintf("c%d", 1+i%2), indextest.PodType, fmt.Sprintf("ns%d", i%3), fmt.Sprintf("p%d", i), indextest.WithLabels(pairs(set)...)))
 	}
 	return objs
 }

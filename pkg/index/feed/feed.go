@@ -1,4 +1,4 @@
-package index
+package feed
 
 import (
 	"context"
@@ -37,33 +37,57 @@ func (t EventType) String() string {
 	}
 }
 
-// Event is one applied change, in the feed at its revision.
-type Event struct {
+// Event is one applied change, in the feed at its revision. O is the
+// object type: *index.Object in an Index's feed.
+type Event[O any] struct {
 	// Revision is the index revision the change produced.
 	Revision uint64
 	// Type says what happened to the object.
 	Type EventType
 	// Object is the new state; for Deleted, the last known state.
-	Object *Object
-	// Old is the previous state for Modified, nil otherwise.
-	Old *Object
+	Object O
+	// Old is the previous state for Modified, the zero O otherwise.
+	Old O
 }
 
 // ErrExpired means events after the requested revision are no longer
 // retained: the follower must list again.
 var ErrExpired = changelog.ErrExpired
 
-// ErrFutureRevision means the requested revision is ahead of the index,
+// ErrFutureRevision means the requested revision is ahead of the feed,
 // typically a cursor from another index instance.
 var ErrFutureRevision = changelog.ErrFuture
+
+// Feed keeps the newest events of an index, numbered by revision 1, 2,
+// 3, … in the order they were recorded. The index records each change
+// with its own write lock held, and reads Revision under its read lock,
+// so that a reader sees the objects and their revision together. A Feed
+// is safe for concurrent use.
+type Feed[O any] struct {
+	log *changelog.Log[Event[O]]
+}
+
+// New returns a Feed that keeps the newest retention events (at least 1).
+func New[O any](retention int) *Feed[O] {
+	return &Feed[O]{log: changelog.New[Event[O]](retention)}
+}
+
+// Revision returns the revision of the last recorded event, 0 when none.
+func (f *Feed[O]) Revision() uint64 { return f.log.Version() }
+
+// Record advances the revision and records the change at it. The index
+// calls it with its write lock held.
+func (f *Feed[O]) Record(t EventType, o, old O) {
+	f.log.Append(Event[O]{Revision: f.log.Version() + 1, Type: t, Object: o, Old: old})
+}
 
 // Events returns the events with Revision > after, in order, at most limit
 // of them (limit <= 0: all). It returns no events and no error when nothing
 // happened after after, an error wrapping ErrFutureRevision when after is
 // ahead of Revision(), and one wrapping ErrExpired when some event after
 // after was already dropped from the retention window.
-func (ix *Index) Events(after uint64, limit int) ([]Event, error) {
-	events, err := ix.log.Since(after, limit)
+func (f *Feed[O]) Events(after uint64, limit int) ([]Event[O], error) {
+	events, err := f.log.Since(after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("index events: %w", err)
 	}
@@ -72,9 +96,4 @@ func (ix *Index) Events(after uint64, limit int) ([]Event, error) {
 
 // Wait returns nil as soon as Revision() > after, or ctx.Err() if ctx ends
 // first.
-func (ix *Index) Wait(ctx context.Context, after uint64) error { return ix.log.Wait(ctx, after) }
-
-// emitLocked advances the revision and records the change in the feed.
-func (ix *Index) emitLocked(t EventType, o, old *Object) {
-	ix.log.Append(Event{Revision: ix.log.Version() + 1, Type: t, Object: o, Old: old})
-}
+func (f *Feed[O]) Wait(ctx context.Context, after uint64) error { return f.log.Wait(ctx, after) }

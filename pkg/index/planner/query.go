@@ -1,0 +1,104 @@
+package planner
+
+import (
+	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
+)
+
+// Query is a Filter compiled for reading the index, for the reads built
+// on the planner (package views): the scope and types it names, the
+// objects it matches, and the counts the index answers without visiting
+// objects. A Query is immutable.
+type Query struct{ q query }
+
+// Compile prepares f for reading. f's Selector is read once, here.
+func Compile(f Filter) *Query { return &Query{q: compile(f)} }
+
+// Clusters returns the clusters the filter selects, sorted (with those a
+// field selector on the path cluster allows), nil for any.
+func (q *Query) Clusters() []string { return q.q.clusters }
+
+// Namespaces returns the namespaces the filter selects, sorted, nil for
+// any.
+func (q *Query) Namespaces() []string { return q.q.namespaces }
+
+// Resources returns the resources the filter selects, sorted, nil for any.
+func (q *Query) Resources() []string { return q.q.resources }
+
+// MatchesKind reports whether the filter's kinds select objects of t; true
+// when it names no kind.
+func (q *Query) MatchesKind(t *index.Type) bool {
+	return (q.q.kinds == nil && q.q.bareKinds == nil) || q.q.kindMatches(t)
+}
+
+// Each calls fn, with the read lock r stands for held, for every object
+// of r that matches q, visiting only the candidates of the cheapest plan;
+// fn must not call back into the index.
+func (q *Query) Each(r index.Reader, fn func(*index.Object)) {
+	ix := snapshot{r}
+	if p := ix.planFor(&q.q); !p.none {
+		ix.each(&q.q, &p, fn)
+	}
+}
+
+// CountScope adds to counts the objects matching q per cluster, or with
+// byNamespace per namespace, from the index's per-cluster counters,
+// without visiting objects, when q constrains nothing but clusters; it
+// reports whether it could.
+func (q *Query) CountScope(r index.Reader, byNamespace bool, counts map[string]int) bool {
+	return snapshot{r}.scopeCounts(&q.q, byNamespace, counts)
+}
+
+// CountLabel adds to counts the objects matching q per value of the label
+// key from the label postings' sizes, when q constrains nothing and there
+// are fewer distinct labels than objects to visit; it reports whether it
+// could.
+func (q *Query) CountLabel(r index.Reader, key string, counts map[string]int) bool {
+	return snapshot{r}.labelCounts(&q.q, key, counts)
+}
+
+// CountField adds to counts the objects matching q per value at path
+// (index.IndexedValue) from the postings of the field indexes, when they
+// cover every resource q can match and q has no constraint beyond those
+// on types and a scope; it reports whether it could.
+func (q *Query) CountField(r index.Reader, path fieldpath.Path, counts map[string]int) bool {
+	return snapshot{r}.fieldCounts(&q.q, path, counts)
+}
+
+// labelCounts counts every object by its value of the label key from
+// the label postings' sizes, when q constrains nothing and there are fewer
+// distinct labels than objects to visit; it reports whether it did.
+func (ix snapshot) labelCounts(q *query, key string, counts map[string]int) bool {
+	if q.nothing || q.dims != 0 || ix.Labels() >= ix.All().Len() {
+		return false
+	}
+	ix.EachLabelValue(key, func(v string, p *index.Posting) { counts[v] += p.Len() })
+	return true
+}
+
+// scopeCounts fills counts from the per-cluster counters when the query
+// constrains nothing but clusters: by cluster, or with byNamespace by
+// namespace.
+func (ix snapshot) scopeCounts(q *query, byNamespace bool, counts map[string]int) bool {
+	if q.dims > 1 || q.namespaces != nil || q.nothing || (q.dims == 1 && q.clusters == nil) {
+		return false
+	}
+	clusters := q.clusters
+	if clusters == nil {
+		clusters = ix.Clusters()
+	}
+	for _, c := range clusters {
+		st := ix.Cluster(c)
+		if st == nil {
+			continue
+		}
+		if !byNamespace {
+			counts[c] += st.Objects
+			continue
+		}
+		for ns, n := range st.Namespaces {
+			counts[ns] += n
+		}
+	}
+	return true
+}

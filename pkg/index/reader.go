@@ -1,0 +1,132 @@
+package index
+
+import (
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Reader is the index as its planner reads it (package planner): the
+// postings of the primary order and of the secondary indexes, the
+// per-cluster counts, the ordered indexes and the revision, all at one
+// revision. Index.Read hands one out with the read lock held; it is valid
+// only during that call, and nothing it returns may be modified.
+//
+// This is the whole boundary between the storage and the planner: a
+// posting is read through its Len, Ascend and Has (the planner may merge
+// several into one of its own, postings.Sorted), and nothing else of the
+// index is visible.
+type Reader struct{ ix *Index }
+
+// Read calls fn with a Reader of the index, holding the read lock: the
+// index does not change while fn runs. fn must not call back into the
+// index; goroutines it starts must end before it returns.
+func (ix *Index) Read(fn func(r Reader)) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	fn(Reader{ix})
+}
+
+// Revision returns the revision of the last applied change: the revision
+// of what the Reader sees.
+func (r Reader) Revision() uint64 { return r.ix.feed.Revision() }
+
+// All returns the posting of every object: the primary order.
+func (r Reader) All() *Posting { return r.ix.all }
+
+// Resource returns the posting of the objects of a resource ("pods"), nil
+// if there are none.
+func (r Reader) Resource(resource string) *Posting { return r.ix.resources[resource] }
+
+// Kind returns the posting of the objects of a kind name
+// ("Deployment.apps", Type.KindName()), nil if there are none.
+func (r Reader) Kind(kindName string) *Posting { return r.ix.kinds[kindName] }
+
+// EachKind calls fn with every kind name that has objects and its posting.
+func (r Reader) EachKind(fn func(kindName string, p *Posting)) {
+	for kn, p := range r.ix.kinds {
+		fn(kn, p)
+	}
+}
+
+// Owner returns the posting of the objects with an owner reference of
+// this UID, nil if there are none.
+func (r Reader) Owner(uid types.UID) *Posting { return r.ix.owners[uid] }
+
+// Label returns the posting of the objects with the label l, nil if there
+// are none.
+func (r Reader) Label(l Label) *Posting { return r.ix.labels[l] }
+
+// LabelKey returns the posting of the objects with a label of this key,
+// nil if there are none.
+func (r Reader) LabelKey(key string) *Posting { return r.ix.labelKeys[key] }
+
+// Labels returns how many distinct labels (key=value) objects have.
+func (r Reader) Labels() int { return len(r.ix.labels) }
+
+// EachLabelValue calls fn with every value of the label key that objects
+// have, and the posting of those objects.
+func (r Reader) EachLabelValue(key string, fn func(value string, p *Posting)) {
+	for l, p := range r.ix.labels {
+		if l.Key == key {
+			fn(l.Value, p)
+		}
+	}
+}
+
+// EachToken calls fn, in token order, with the posting of every search
+// token (see tokens.go) that begins with prefix, until fn returns false.
+func (r Reader) EachToken(prefix string, fn func(p *Posting) bool) {
+	r.ix.tokens.Prefix(prefix, func(_ string, p *Posting) bool { return fn(p) })
+}
+
+// Clusters returns the names of the clusters that have objects, sorted.
+func (r Reader) Clusters() []string { return r.ix.clusterNames }
+
+// Cluster returns the counts of a cluster's objects, nil if it has none.
+func (r Reader) Cluster(name string) *ClusterCounts { return r.ix.clusters[name] }
+
+// EachType calls fn with every Type that objects point at.
+func (r Reader) EachType(fn func(t *Type)) {
+	for t := range r.ix.types {
+		fn(t)
+	}
+}
+
+// IndexedKinds returns, for a resource that has objects, how many of them
+// have each kind name; nil for a resource without objects.
+func (r Reader) IndexedKinds(resource string) map[string]int { return r.ix.fields.kinds[resource] }
+
+// EachResourceKinds calls fn with every resource that has objects and
+// IndexedKinds of it, until fn returns false.
+func (r Reader) EachResourceKinds(fn func(resource string, kinds map[string]int) bool) {
+	for res, kinds := range r.ix.fields.kinds {
+		if !fn(res, kinds) {
+			return
+		}
+	}
+}
+
+// FieldIndex returns the secondary index of resource on the path text
+// (Options.Indexes), nil if it has none.
+func (r Reader) FieldIndex(resource, path string) *FieldIndex {
+	return r.ix.fields.lookup(resource, path)
+}
+
+// Ordered returns the ordered index of objects by the value at path: the
+// one of metadata.creationTimestamp, which every object is in, or nil for
+// another path (see FieldIndex.Ordered for those).
+func (r Reader) Ordered(path fieldpath.Path) *OrderedIndex {
+	if path.String() == creationTimestamp.String() {
+		return r.ix.created
+	}
+	return nil
+}
+
+// AddScanned counts n candidates that a read visited (see Index.Scanned).
+func (r Reader) AddScanned(n int) { r.ix.scanned.Add(int64(n)) }
+
+// Scanned returns how many candidates the reads of the index visited since
+// it was made: tests check with it that narrow filters do not scan the
+// index.
+func (ix *Index) Scanned() int64 { return ix.scanned.Load() }

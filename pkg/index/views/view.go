@@ -1,0 +1,59 @@
+package views
+
+import (
+	"context"
+
+	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/feed"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
+)
+
+// View is the read side of an Index, in one value, as the GraphQL API
+// reads it: lists, sorted lists and counts (package planner), facets and
+// contents (this package), objects by name, and the change feed. It holds
+// nothing but the index, and cannot change it.
+type View struct{ ix *index.Index }
+
+// Of returns the View of ix.
+func Of(ix *index.Index) View { return View{ix: ix} }
+
+// ListUnion is planner.ListUnion of the index.
+func (v View) ListUnion(fs []planner.Filter, after *index.Position, limit int) planner.Page {
+	return planner.ListUnion(v.ix, fs, after, limit)
+}
+
+// ListSorted is planner.ListSorted of the index.
+func (v View) ListSorted(fs []planner.Filter, keys []planner.SortKey, after *planner.SortedPosition, limit int) (planner.Page, error) {
+	return planner.ListSorted(v.ix, fs, keys, after, limit)
+}
+
+// CountUnion is planner.CountUnion of the index.
+func (v View) CountUnion(fs []planner.Filter) int { return planner.CountUnion(v.ix, fs) }
+
+// FacetsUnion is FacetsUnion of the index.
+func (v View) FacetsUnion(fs []planner.Filter, by FacetBy) []Facet { return FacetsUnion(v.ix, fs, by) }
+
+// Contents is ContentsOf the index.
+func (v View) Contents(f planner.Filter) []Contents { return ContentsOf(v.ix, f) }
+
+// Namespaces is Index.Namespaces.
+func (v View) Namespaces(cluster string) []string { return v.ix.Namespaces(cluster) }
+
+// Lookup is Index.Lookup.
+func (v View) Lookup(cluster, namespace, name string) []*index.Object {
+	return v.ix.Lookup(cluster, namespace, name)
+}
+
+// Epoch is Index.Epoch.
+func (v View) Epoch() string { return v.ix.Epoch() }
+
+// Revision is Index.Revision.
+func (v View) Revision() uint64 { return v.ix.Revision() }
+
+// Events is Index.Events.
+func (v View) Events(after uint64, limit int) ([]feed.Event[*index.Object], error) {
+	return v.ix.Events(after, limit)
+}
+
+// Wait is Index.Wait.
+func (v View) Wait(ctx context.Context, after uint64) error { return v.ix.Wait(ctx, after) }
