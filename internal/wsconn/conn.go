@@ -223,14 +223,7 @@ func (c *Conn) closeWith(code ws.StatusCode, reason string, body []byte) {
 }
 
 // closeRequested reports whether a close was requested.
-func (c *Conn) closeRequested() bool {
-	select {
-	case <-c.closing:
-		return true
-	default:
-		return false
-	}
-}
+func (c *Conn) closeRequested() bool { return isClosed(c.closing) }
 
 // Shutdown ends the connection at once, without a close frame: Context,
 // and the socket, which cuts a read or a write that waits. Any goroutine
@@ -242,9 +235,12 @@ func (c *Conn) Shutdown() {
 }
 
 // isShutdown reports whether Shutdown was called.
-func (c *Conn) isShutdown() bool {
+func (c *Conn) isShutdown() bool { return isClosed(c.done) }
+
+// isClosed reports whether ch is closed, without waiting.
+func isClosed(ch <-chan struct{}) bool {
 	select {
-	case <-c.done:
+	case <-ch:
 		return true
 	default:
 		return false

@@ -60,24 +60,33 @@ func (p *peer) expectEOF() {
 	}
 }
 
-// serve returns a Conn over a loopback TCP connection, its writer running
-// until the test ends, and the client end.
-func serve(t *testing.T, opts Options) (*Conn, *peer) {
+// socketPair returns the two ends of a loopback TCP connection, closed
+// when the test ends.
+func socketPair(t *testing.T) (server, client net.Conn) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	client, err := net.Dial("tcp", l.Addr().String())
+	client, err = net.Dial("tcp", l.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.Close() })
-	server, err := l.Accept()
+	server, err = l.Accept()
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = server.Close() })
+	return server, client
+}
+
+// serve returns a Conn over a loopback TCP connection, its writer running
+// until the test ends, and the client end.
+func serve(t *testing.T, opts Options) (*Conn, *peer) {
+	t.Helper()
+	server, client := socketPair(t)
 	c := New(server, nil, "test", opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	var writer sync.WaitGroup
@@ -277,20 +286,7 @@ func TestConnCloseTimeout(t *testing.T) {
 func TestConnShutdown(t *testing.T) {
 	for _, name := range []string{"Shutdown", "context"} {
 		t.Run(name, func(t *testing.T) {
-			l, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer l.Close()
-			client, err := net.Dial("tcp", l.Addr().String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer client.Close()
-			server, err := l.Accept()
-			if err != nil {
-				t.Fatal(err)
-			}
+			server, client := socketPair(t)
 			c := New(server, nil, "", Options{})
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
