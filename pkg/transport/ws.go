@@ -307,7 +307,7 @@ func (wc *wsConn) requestClose(code ws.StatusCode, reason string) {
 // readLoop reads and handles the client's messages until the client's
 // close frame, or an error. Once a close is requested, the socket discards
 // messages until the client's close frame, which its close handshake
-// waits for.
+// waits for. Text and binary messages alike hold JSON.
 func (wc *wsConn) readLoop() {
 	for {
 		data, err := wc.sock.ReadMessage()
