@@ -20,10 +20,14 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultWriteTimeout   = 10 * time.Second
+	// DefaultWriteTimeout is Options.WriteTimeout's default.
+	DefaultWriteTimeout = 10 * time.Second
+	// DefaultMaxMessageSize is Options.MaxMessageSize's default.
 	DefaultMaxMessageSize = 1 << 20
-	DefaultCloseTimeout   = 5 * time.Second
-	DefaultOutboxSize     = 64
+	// DefaultCloseTimeout is Options.CloseTimeout's default.
+	DefaultCloseTimeout = 5 * time.Second
+	// DefaultOutboxSize is Options.OutboxSize's default.
+	DefaultOutboxSize = 64
 )
 
 // Options configure a Conn. Zero values get the defaults.
@@ -46,11 +50,13 @@ type Options struct {
 	// while they do. Default DefaultOutboxSize.
 	OutboxSize int
 	// Heartbeat is a text message the writer sends every
-	// HeartbeatInterval once StartHeartbeat was called; none if
-	// HeartbeatInterval is 0 (the default).
-	Heartbeat         []byte
+	// HeartbeatInterval once StartHeartbeat was called. Default empty.
+	Heartbeat []byte
+	// HeartbeatInterval is how often the writer sends Heartbeat; 0, the
+	// default, sends none.
 	HeartbeatInterval time.Duration
-	// Logger logs the connection's failures, at V(4). Default: discards.
+	// Logger logs the connection's closes and failures, at V(4). Default
+	// klog.Background().
 	Logger klog.Logger
 }
 
@@ -68,7 +74,7 @@ func (o Options) withDefaults() Options {
 		o.OutboxSize = DefaultOutboxSize
 	}
 	if o.Logger.GetSink() == nil {
-		o.Logger = klog.Background().V(100) // discards
+		o.Logger = klog.Background()
 	}
 	return o
 }
