@@ -164,19 +164,3 @@ const mediaEventStream = "text/event-stream"
 // Events: its Accept header names text/event-stream, and prefers it at
 // least as much as the JSON media types it names.
 func acceptsEventStream(accept []string) bool { return prefers(accept, mediaEventStream, true) }
-
-// truncateReason shortens a WebSocket close reason to the 123 bytes a close
-// frame holds, on a UTF-8 boundary.
-func truncateReason(reason string) string {
-	const limit = 123
-	if len(reason) <= limit {
-		return reason
-	}
-	cut := limit - len("…")
-	for cut > 0 && !utf8RuneStart(reason[cut]) {
-		cut--
-	}
-	return reason[:cut] + "…"
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -3,13 +3,17 @@
 //
 //   - GraphQL over HTTP (http.go): POST with application/json, GET for
 //     queries, application/json or application/graphql-response+json
-//     answers by the Accept header; a browser's GET gets Options.BrowserPage
-//     (the application's playground).
-//   - graphql-transport-ws over WebSocket (ws.go), on gobwas/ws: one
-//     reader, which never writes, and one writer, the only one that writes
-//     to the socket: it frames and batches the messages, the pongs that
-//     answer the client's pings and the close frame (ws_frames.go,
-//     ws_outbox.go); one goroutine per operation.
+//     answers by the Accept header (parsed by goautoneg); a browser's GET
+//     gets Options.BrowserPage (the application's playground).
+//   - graphql-transport-ws over WebSocket (ws.go), in two layers. The
+//     socket layer, internal/wsconn on gobwas/ws, owns RFC 6455: frames,
+//     the one writer that writes to the socket (messages batched from a
+//     bounded outbox, pongs, a heartbeat), the close handshake and the
+//     deadlines. On it, wsConn is the graphql-transport-ws state machine:
+//     connection_init and its timeout, ack, ping and pong messages,
+//     subscribe, next, error, complete and the 44xx close codes. It reads
+//     in the handler's goroutine and runs one goroutine per operation,
+//     which queue their messages on the socket.
 //   - GraphQL over Server-Sent Events, the graphql-sse protocol's distinct
 //     connections mode (sse.go).
 //

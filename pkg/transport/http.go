@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/munnerz/goautoneg"
+
 	"github.com/fleetcache/fleetcache/pkg/graphql"
 )
 
@@ -299,57 +301,41 @@ func (s *Server) write(w http.ResponseWriter, media string, status int, res *gra
 	}
 }
 
-// mediaRange is one element of an Accept header.
-type mediaRange struct {
-	typ, sub string
-	q        float64
-}
-
-func parseAccept(values []string) []mediaRange {
-	var out []mediaRange
-	for _, v := range values {
-		for _, part := range strings.Split(v, ",") {
-			part = strings.TrimSpace(part)
-			if part == "" {
-				continue
-			}
-			mt, params, err := mime.ParseMediaType(part)
-			if err != nil {
-				continue
-			}
-			typ, sub, ok := strings.Cut(mt, "/")
-			if !ok {
-				continue
-			}
-			q := 1.0
-			if v, ok := params["q"]; ok {
-				if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 && f <= 1 {
-					q = f
-				}
-			}
-			out = append(out, mediaRange{typ: typ, sub: sub, q: q})
+// acceptRanges returns the media ranges of the Accept header's values,
+// parsed by goautoneg, their media types in lower case. A quality out of
+// [0, 1] counts as 1, as if it were not given.
+func acceptRanges(values []string) []goautoneg.Accept {
+	if len(values) == 0 {
+		return nil
+	}
+	ranges := goautoneg.ParseAccept(strings.ToLower(strings.Join(values, ",")))
+	for i := range ranges {
+		if ranges[i].Q < 0 || ranges[i].Q > 1 {
+			ranges[i].Q = 1
 		}
 	}
-	return out
+	return ranges
 }
 
 // quality returns the q of media type typ/sub under the ranges, and how
 // specific the range that gave it is: 2 exact, 1 type/*, 0 */*, -1 none.
-func quality(ranges []mediaRange, media string) (float64, int) {
+// Of equally specific ranges, the first wins: goautoneg sorts them by q,
+// highest first.
+func quality(ranges []goautoneg.Accept, media string) (float64, int) {
 	typ, sub, _ := strings.Cut(media, "/")
 	q, spec := 0.0, -1
 	for _, r := range ranges {
 		s := -1
 		switch {
-		case r.typ == typ && r.sub == sub:
+		case r.Type == typ && r.SubType == sub:
 			s = 2
-		case r.typ == typ && r.sub == "*":
+		case r.Type == typ && r.SubType == "*":
 			s = 1
-		case r.typ == "*" && r.sub == "*":
+		case r.Type == "*" && r.SubType == "*":
 			s = 0
 		}
 		if s > spec {
-			q, spec = r.q, s
+			q, spec = r.Q, s
 		}
 	}
 	return q, spec
@@ -358,7 +344,7 @@ func quality(ranges []mediaRange, media string) (float64, int) {
 // responseMedia picks the response's media type: application/json unless
 // the client prefers application/graphql-response+json, naming it.
 func responseMedia(accept []string) string {
-	ranges := parseAccept(accept)
+	ranges := acceptRanges(accept)
 	if len(ranges) == 0 {
 		return mediaJSON
 	}
@@ -379,7 +365,7 @@ func acceptsHTML(accept []string) bool { return prefers(accept, mediaHTML, false
 // wildcard) with a non-zero quality, and does not name a JSON media type
 // with a higher quality; winsTies says whether media wins an equal one.
 func prefers(accept []string, media string, winsTies bool) bool {
-	ranges := parseAccept(accept)
+	ranges := acceptRanges(accept)
 	q, spec := quality(ranges, media)
 	if spec != 2 || q == 0 {
 		return false

@@ -220,32 +220,65 @@ func TestPlaygroundAssets(t *testing.T) {
 	}
 }
 
+// TestAcceptNegotiation: the response's media type, and whether a request
+// asks for the page or for an event stream, by the Accept header (its
+// values, one a line here).
 func TestAcceptNegotiation(t *testing.T) {
 	for _, tc := range []struct {
 		accept string
 		media  string
 		html   bool
+		events bool
 	}{
 		{accept: "", media: mediaJSON},
 		{accept: "*/*", media: mediaJSON},
+		{accept: "*", media: mediaJSON},
 		{accept: "application/*", media: mediaJSON},
 		{accept: "application/json", media: mediaJSON},
 		{accept: "application/graphql-response+json", media: mediaGraphQLResponse},
 		{accept: "application/graphql-response+json, application/json;q=0.9", media: mediaGraphQLResponse},
 		{accept: "application/graphql-response+json;q=0.8, application/json", media: mediaJSON},
+		{accept: "application/graphql-response+json;q=0.5, application/json;q=0.5", media: mediaGraphQLResponse},
 		{accept: "application/graphql-response+json;q=0, */*", media: mediaJSON},
+		{accept: "application/graphql-response+json;q=0.5, application/*", media: mediaJSON},
+		{accept: "*/*;q=0.1, application/graphql-response+json;q=0.5", media: mediaGraphQLResponse},
+		{accept: "application/*;q=0.1, application/graphql-response+json;q=0.2, application/json;q=0.3", media: mediaJSON},
+		{accept: "Application/GraphQL-Response+JSON", media: mediaGraphQLResponse},
+		{accept: "application/json;q=0.5\napplication/graphql-response+json", media: mediaGraphQLResponse},
 		{accept: "text/html", media: mediaJSON, html: true},
+		{accept: "Text/HTML", media: mediaJSON, html: true},
 		{accept: browser, media: mediaJSON, html: true},
 		{accept: "text/html;q=0.5, application/json", media: mediaJSON},
+		{accept: "text/html;q=0.5, application/json;q=0.5", media: mediaJSON},
+		{accept: "text/html , application/json;q=0.9", media: mediaJSON, html: true},
+		{accept: "text/html;level=1;q=0.8, application/graphql-response+json;q=0.7", media: mediaGraphQLResponse, html: true},
+		{accept: "text/html;q=0", media: mediaJSON},
+		{accept: "text/html;q=2", media: mediaJSON, html: true},
 		{accept: "text/*", media: mediaJSON},
+		{accept: "*/*, text/html;q=0.1", media: mediaJSON, html: true},
+		{accept: "application/json\ntext/html", media: mediaJSON},
 		{accept: "garbage;;, image/png", media: mediaJSON},
+		{accept: "garbage;;, text/html", media: mediaJSON, html: true},
+		{accept: "text/event-stream", media: mediaJSON, events: true},
+		{accept: "TEXT/EVENT-STREAM", media: mediaJSON, events: true},
+		{accept: "text/event-stream, application/json", media: mediaJSON, events: true},
+		{accept: "application/json;q=0.5, text/event-stream;q=0.5", media: mediaJSON, events: true},
+		{accept: "application/json, text/event-stream;q=0.5", media: mediaJSON},
+		{accept: "application/graphql-response+json, text/event-stream;q=0.9", media: mediaGraphQLResponse},
+		{accept: "text/event-stream;q=0", media: mediaJSON},
+		{accept: "text/*, */*", media: mediaJSON},
+		{accept: "text/event-stream, text/html", media: mediaJSON, html: true, events: true},
 	} {
 		t.Run(tc.accept, func(t *testing.T) {
-			if got := responseMedia([]string{tc.accept}); got != tc.media {
+			accept := strings.Split(tc.accept, "\n")
+			if got := responseMedia(accept); got != tc.media {
 				t.Errorf("responseMedia = %s, want %s", got, tc.media)
 			}
-			if got := acceptsHTML([]string{tc.accept}); got != tc.html {
+			if got := acceptsHTML(accept); got != tc.html {
 				t.Errorf("acceptsHTML = %v, want %v", got, tc.html)
+			}
+			if got := acceptsEventStream(accept); got != tc.events {
+				t.Errorf("acceptsEventStream = %v, want %v", got, tc.events)
 			}
 		})
 	}

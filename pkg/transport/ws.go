@@ -1,23 +1,21 @@
 package transport
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gobwas/ws"
-	"github.com/gobwas/ws/wsutil"
 	"github.com/graphql-go/graphql/gqlerrors"
 	"k8s.io/klog/v2"
 
+	"github.com/fleetcache/fleetcache/internal/wsconn"
 	"github.com/fleetcache/fleetcache/pkg/authn"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
 )
@@ -41,7 +39,7 @@ const (
 
 // The close codes of graphql-transport-ws, and the WebSocket ones the
 // server uses (untyped, for the WebSocket libraries of tests and server
-// alike).
+// alike). The socket layer (internal/wsconn) sends 1002 and 1009 itself.
 const (
 	closeBadRequest             = 4400
 	closeUnauthorized           = 4401
@@ -180,50 +178,60 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	wc.addr = clientAddress(r)
 	wc.user = user
-	defer context.AfterFunc(s.dropped, wc.shutdown)()
-	wc.run()
+	wc.run(r.Context())
 }
 
-// wsConn is one graphql-transport-ws connection. Its goroutines: the
-// handler's, which reads (run, readLoop) and never writes; one writer
-// (writeLoop), the only one that writes to the socket: messages, pongs and
-// the close frame; one per operation (runOperation). run waits for all of
+// upgrade checks the Origin of r and completes the WebSocket handshake. It
+// returns the connection, not yet running, or false once it answered the
+// request with an error: 403 for an Origin that is neither the request's
+// host nor allowed, or what the handshake's checks answer (400, 405, 426,
+// 505). A client that does not offer graphql-transport-ws gets a
+// connection all the same, which closes at once with 4406.
+func (s *Server) upgrade(w http.ResponseWriter, r *http.Request, log klog.Logger) (*wsConn, bool) {
+	if err := checkOrigin(r, s.opts.AllowedOrigins); err != nil {
+		log.V(4).Info("WebSocket handshake refused", "err", err)
+		http.Error(w, err.Error(), http.StatusForbidden)
+		return nil, false
+	}
+	sock, err := wsconn.Upgrade(w, r, subprotocolTransportWS, wsconn.Options{
+		WriteTimeout:      s.opts.WriteTimeout,
+		MaxMessageSize:    s.opts.MaxBodyBytes,
+		OutboxSize:        wsOutboxSize,
+		Heartbeat:         []byte(`{"type":"ping"}`),
+		HeartbeatInterval: s.opts.KeepAliveInterval,
+		Logger:            log,
+	})
+	if err != nil {
+		log.V(4).Info("WebSocket handshake failed", "err", err)
+		return nil, false
+	}
+	wc := newWSConn(s, sock, log)
+	if sock.Protocol() != subprotocolTransportWS {
+		wc.requestClose(closeSubprotocol, "Subprotocol not acceptable: use "+subprotocolTransportWS)
+	}
+	return wc, true
+}
+
+// wsConn is one graphql-transport-ws connection, on a socket
+// (internal/wsconn) that frames its messages, writes them from one
+// goroutine and runs the close handshake. Its goroutines: the handler's,
+// which reads and handles the client's messages (run, readLoop); the
+// socket's writer; one per operation (runOperation). run waits for all of
 // them.
 type wsConn struct {
-	s   *Server
-	log klog.Logger
-	// conn is the hijacked connection. The reader reads it through br,
-	// which may hold the client's first frames; the writer writes it
-	// through fw.
-	conn net.Conn
-	br   *bufio.Reader
-	fw   frameWriter
+	s    *Server
+	log  klog.Logger
+	sock *wsconn.Conn
 	// addr is the client's address, for Options.RateLimit when the server
 	// does not authenticate.
 	addr string
 
-	// ctx is the connection's: canceled when it ends (shutdown, which
-	// closes the socket at once).
-	ctx    context.Context
-	cancel context.CancelFunc
 	// opsCtx is the operations': canceled when the connection ends or
-	// starts to close.
-	opsCtx    context.Context
-	cancelOps context.CancelFunc
+	// starts to close (the socket's Context).
+	opsCtx context.Context
 
-	// out holds encoded messages and pongs for the writer.
-	out *outbox
-	// closing is closed when a close is requested; closeCode and
-	// closeBody (the close frame's payload) say how.
-	closing   chan struct{}
-	closeOnce sync.Once
-	closeCode ws.StatusCode
-	closeBody []byte
-	// readDone is closed when the reader has ended: it read the client's
-	// close frame, or it cannot read any more.
-	readDone chan struct{}
-	// initReceived is closed when connection_init arrives.
-	initReceived chan struct{}
+	// initReceived is set when connection_init arrives.
+	initReceived atomic.Bool
 	// acked is set once connection_ack is queued; only readLoop uses it.
 	acked bool
 	// user is the authenticated caller, set before connection_ack; only
@@ -238,97 +246,76 @@ type wsConn struct {
 // wsOperation is a running operation of a connection.
 type wsOperation struct{ cancel context.CancelFunc }
 
-// newWSConn returns the connection over conn, which the handshake left
-// to br for reading.
-func newWSConn(s *Server, conn net.Conn, br *bufio.Reader, parent context.Context, log klog.Logger) *wsConn {
-	wc := &wsConn{
-		s: s, log: log, conn: conn, br: br,
-		fw:           frameWriter{conn: conn, timeout: s.opts.WriteTimeout},
-		out:          newOutbox(),
-		closing:      make(chan struct{}),
-		readDone:     make(chan struct{}),
-		initReceived: make(chan struct{}),
-		ops:          map[string]*wsOperation{},
-	}
-	wc.ctx, wc.cancel = context.WithCancel(parent)
-	wc.opsCtx, wc.cancelOps = context.WithCancel(wc.ctx)
-	return wc
+// newWSConn returns the graphql-transport-ws connection over sock.
+func newWSConn(s *Server, sock *wsconn.Conn, log klog.Logger) *wsConn {
+	return &wsConn{s: s, log: log, sock: sock, opsCtx: sock.Context(), ops: map[string]*wsOperation{}}
 }
 
-// run serves the connection and returns when it is closed, after every
-// goroutine of the connection has ended.
-func (wc *wsConn) run() {
+// run serves the connection until it is closed, or ctx ends, and returns
+// after every goroutine of the connection has ended. The connection closes
+// with 4408 if connection_init does not come within
+// Options.ConnectionInitTimeout, with 1001 when the server stops, and at
+// once when the server drops its connections.
+func (wc *wsConn) run(ctx context.Context) {
+	defer afterFunc(wc.s.dropped, wc.sock.Shutdown)()
+	defer afterFunc(wc.s.stopped, func() { wc.requestClose(closeGoingAway, "server shutting down") })()
+	initTimedOut := make(chan struct{})
+	initTimer := time.AfterFunc(wc.s.opts.ConnectionInitTimeout, func() {
+		defer close(initTimedOut)
+		if !wc.initReceived.Load() {
+			wc.requestClose(closeInitTimeout, "Connection initialisation timeout")
+		}
+	})
+	defer func() {
+		if !initTimer.Stop() {
+			<-initTimedOut
+		}
+	}()
 	var writer sync.WaitGroup
-	writer.Go(wc.writeLoop)
+	writer.Go(func() {
+		if err := wc.sock.Start(ctx); err != nil {
+			wc.log.V(4).Info("WebSocket write failed", "err", err)
+		}
+	})
 	wc.readLoop()
 	writer.Wait() // it closes the socket
 	wc.wg.Wait()
 }
 
-// shutdown ends the connection at once: its context, and the socket, which
-// cuts a read or a write that waits. Any goroutine may call it, more than
-// once.
-func (wc *wsConn) shutdown() {
-	wc.cancel()
-	_ = wc.conn.Close()
-}
-
-// requestClose asks the writer to close the socket with code and reason;
-// the first request wins. Operations end at once.
-func (wc *wsConn) requestClose(code ws.StatusCode, reason string) {
-	reason = truncateReason(reason)
-	wc.closeWith(code, reason, ws.NewCloseFrameBody(code, reason))
-}
-
-// closeWith requests a close frame with payload body (code, reason); the
-// first request wins.
-func (wc *wsConn) closeWith(code ws.StatusCode, reason string, body []byte) {
-	wc.closeOnce.Do(func() {
-		wc.log.V(4).Info("Closing WebSocket", "code", int(code), "reason", reason)
-		wc.closeCode, wc.closeBody = code, body
-		wc.cancelOps()
-		close(wc.closing)
+// afterFunc calls f in a goroutine of its own once ctx ends. Its caller
+// must call the stop function it returns before it returns: stop keeps f
+// from being called, or waits for it to return.
+func afterFunc(ctx context.Context, f func()) (stop func()) {
+	done := make(chan struct{})
+	stopf := context.AfterFunc(ctx, func() {
+		defer close(done)
+		f()
 	})
+	return func() {
+		if !stopf() {
+			<-done
+		}
+	}
 }
 
-// closeRequested reports whether a close was requested.
-func (wc *wsConn) closeRequested() bool {
-	select {
-	case <-wc.closing:
-		return true
-	default:
-		return false
-	}
+// requestClose closes the connection with code and reason: the socket's
+// close handshake; the first request wins. Operations end at once.
+func (wc *wsConn) requestClose(code ws.StatusCode, reason string) {
+	wc.sock.Close(code, reason)
 }
 
 // readLoop reads and handles the client's messages until the client's
-// close frame, or an error. Once a close is requested (by a message here,
-// or by the writer), it reads on, discarding messages, until the client's
-// close frame: the writer's close handshake waits for it (readDone).
+// close frame, or an error. Once a close is requested, the socket discards
+// messages until the client's close frame, which its close handshake
+// waits for. Text and binary messages alike hold JSON.
 func (wc *wsConn) readLoop() {
-	defer close(wc.readDone)
-	rd := &wsutil.Reader{
-		Source: wc.br,
-		// Masked frames, no RSV bits, no continuation out of place.
-		State:     ws.StateServerSide,
-		CheckUTF8: true,
-		// A message of exactly the limit passes; a larger one fails
-		// before it is read.
-		MaxMessageSize: wc.s.opts.MaxBodyBytes,
-		OnIntermediate: wc.control,
-	}
 	for {
-		data, err := wc.readMessage(rd)
-		if errors.Is(err, wsutil.ErrInvalidUTF8) {
-			// An invalid message, read whole: what follows can be read.
+		data, err := wc.sock.ReadMessage()
+		if errors.Is(err, wsconn.ErrInvalidUTF8) {
 			wc.requestClose(closeBadRequest, "Invalid message received: text is not valid UTF-8")
-			err = rd.Discard()
-			if err == nil {
-				continue
-			}
+			continue
 		}
 		if err != nil {
-			wc.readFailed(err)
 			return
 		}
 		msg, err := decodeMessage(data)
@@ -340,65 +327,17 @@ func (wc *wsConn) readLoop() {
 	}
 }
 
-// readMessage returns the next message, after acting on the control frames
-// before it (control). Once a close is requested, it discards messages.
-// Text and binary messages alike hold JSON.
-func (wc *wsConn) readMessage(rd *wsutil.Reader) ([]byte, error) {
-	for {
-		h, err := rd.NextFrame()
-		switch {
-		case err != nil:
-			return nil, err
-		case h.OpCode.IsControl():
-			if err := wc.control(h, rd); err != nil {
-				return nil, err
-			}
-		case !wc.closeRequested():
-			return io.ReadAll(rd)
-		}
-		if err := rd.Discard(); err != nil {
-			return nil, err
-		}
-	}
-}
-
-// readFailed acts on the error that ended the reader. A frame that breaks
-// RFC 6455 closes the connection with 1002, a message over the limit with
-// 1009; then what the client sends is discarded, as it cannot be read as
-// frames any more, until the client or the close handshake's timeout ends
-// the connection (closing at once could reset the connection before the
-// client has read the close frame). Other errors mean the connection is
-// gone: it is shut down.
-func (wc *wsConn) readFailed(err error) {
-	var perr ws.ProtocolError
-	switch {
-	case errors.Is(err, errCloseReceived):
-		return
-	case errors.Is(err, wsutil.ErrMessageTooLarge), errors.Is(err, wsutil.ErrFrameTooLarge):
-		wc.requestClose(closeTooBig, fmt.Sprintf("message is larger than the limit of %d bytes", wc.s.opts.MaxBodyBytes))
-	case errors.As(err, &perr), errors.Is(err, ws.ErrHeaderLengthMSB), errors.Is(err, ws.ErrHeaderLengthUnexpected):
-		wc.requestClose(closeProtocolError, err.Error())
-	default:
-		if wc.ctx.Err() == nil && !errors.Is(err, io.EOF) {
-			wc.log.V(4).Info("WebSocket read failed", "err", err)
-		}
-		wc.shutdown()
-		return
-	}
-	_, _ = io.Copy(io.Discard, wc.br)
-}
-
 // handle acts on one message.
 func (wc *wsConn) handle(msg wsMessage) {
 	switch msg.Type {
 	case msgConnectionInit:
-		select {
-		case <-wc.initReceived:
+		if wc.initReceived.Swap(true) {
 			wc.requestClose(closeTooManyInitialisations, "Too many initialisation requests")
 			return
-		default:
 		}
-		close(wc.initReceived)
+		// The server's ping messages start once the client has sent
+		// connection_init.
+		wc.sock.StartHeartbeat()
 		if !wc.authenticate(msg.Payload) {
 			return
 		}
@@ -442,7 +381,7 @@ func (wc *wsConn) authenticate(payload json.RawMessage) bool {
 		wc.requestClose(closeForbidden, "Forbidden: send {\"authorization\": \"Bearer <token>\"} in connection_init")
 		return false
 	}
-	u, herr := wc.s.authenticateToken(wc.ctx, token)
+	u, herr := wc.s.authenticateToken(wc.opsCtx, token)
 	if herr != nil {
 		wc.requestClose(closeForbidden, "Forbidden: "+herr.err.Error())
 		return false
@@ -589,7 +528,7 @@ func (wc *wsConn) send(ctx context.Context, m wsOut) bool {
 		wc.encodingFailed(err, m.Type, m.ID)
 		return false
 	}
-	return wc.queue(ctx, wsEncoded{head: msg})
+	return wc.queue(ctx, wsconn.Message{Head: msg})
 }
 
 // sendNext queues a next message carrying res: next (see nextPrefix), then
@@ -601,8 +540,11 @@ func (wc *wsConn) sendNext(ctx context.Context, id string, next []byte, res *gra
 		wc.encodingFailed(err, msgNext, id)
 		return false
 	}
-	return wc.queue(ctx, wsEncoded{head: next, body: payload})
+	return wc.queue(ctx, wsconn.Message{Head: next, Body: payload, Tail: closeBrace})
 }
+
+// closeBrace ends a next message, after its payload.
+var closeBrace = []byte("}")
 
 // nextPrefix returns the start of operation id's next messages, up to
 // their payload.
@@ -617,148 +559,9 @@ func (wc *wsConn) encodingFailed(err error, typ, id string) {
 	wc.requestClose(closeInternal, "Internal server error")
 }
 
-// queue queues m for the writer; false if ctx ended first.
-func (wc *wsConn) queue(ctx context.Context, m wsEncoded) bool {
-	return wc.out.put(ctx, m)
-}
-
-// wsEncoded is a message for the writer: head, then, unless body is nil,
-// body and a closing brace (a next message: its start, its payload). body
-// may be shared with other connections: it is never modified.
-type wsEncoded struct{ head, body []byte }
-
-func (m wsEncoded) len() int {
-	if m.body == nil {
-		return len(m.head)
-	}
-	return len(m.head) + len(m.body) + 1
-}
-
-// writeLoop writes the queued pongs and messages, a ping message every
-// KeepAliveInterval, and the close frame: when a close is requested (with
-// priority over what waits), when connection_init does not come in time,
-// or when the server stops. It is the only goroutine that writes to the
-// socket, and it writes nothing after the close frame: it returns, and
-// shuts the connection down, once the close handshake is over (see
-// closeSocket), a write failed, or the reader found the connection gone.
-func (wc *wsConn) writeLoop() {
-	defer wc.shutdown()
-	opts := &wc.s.opts
-	initTimer := time.NewTimer(opts.ConnectionInitTimeout)
-	defer initTimer.Stop()
-	initC, initReceived := initTimer.C, wc.initReceived
-	keepAlive := time.NewTicker(opts.KeepAliveInterval)
-	defer keepAlive.Stop()
-	stopped := wc.s.stopped.Done()
-	pingMsg := wsEncoded{head: []byte(`{"type":"ping"}`)}
-	// Reused from one write to the next.
-	var pongs [][]byte
-	var batch []wsEncoded
-	for {
-		select {
-		case <-wc.closing:
-			wc.closeSocket()
-			return
-		default:
-		}
-		ping := false
-		select {
-		case <-wc.closing:
-			continue
-		case <-wc.readDone:
-			if wc.closeRequested() {
-				continue // the client's close frame: answer it
-			}
-			return // the connection is gone
-		case <-wc.ctx.Done():
-			return
-		case <-stopped:
-			stopped = nil
-			wc.requestClose(closeGoingAway, "server shutting down")
-			continue
-		case <-initReceived:
-			initC, initReceived = nil, nil
-			initTimer.Stop()
-			continue
-		case <-initC:
-			select {
-			case <-wc.initReceived:
-			default:
-				wc.requestClose(closeInitTimeout, "Connection initialisation timeout")
-			}
-			initC = nil
-			continue
-		case <-keepAlive.C:
-			ping = initReceived == nil // not before connection_init
-		case <-wc.out.ready:
-		}
-		pongs, batch = wc.out.take(pongs, batch)
-		if ping {
-			batch = append(batch, pingMsg)
-		}
-		if len(pongs) == 0 && len(batch) == 0 {
-			continue // taken with an earlier signal
-		}
-		err := wc.write(pongs, batch)
-		// Keep no payload until the next write.
-		clear(pongs)
-		pongs = pongs[:0]
-		clear(batch)
-		batch = batch[:0]
-		if err != nil {
-			if wc.ctx.Err() == nil {
-				wc.log.V(4).Info("WebSocket write failed", "err", err)
-			}
-			return
-		}
-	}
-}
-
-// write writes pongs, then batch, each pong and each message a frame of its
-// own, in one write, or in writes of about maxFrameBytes if they are
-// larger, each bounded by Options.WriteTimeout. An error leaves the
-// connection unusable.
-func (wc *wsConn) write(pongs [][]byte, batch []wsEncoded) error {
-	b := frameBuffers.Get().(*[]byte)
-	defer putFrameBuffer(b)
-	for _, p := range pongs {
-		*b = appendFrame(*b, ws.OpPong, wsEncoded{head: p})
-	}
-	for i, m := range batch {
-		*b = appendFrame(*b, ws.OpText, m)
-		if len(*b) < maxFrameBytes && i < len(batch)-1 {
-			continue
-		}
-		if err := wc.fw.write(*b); err != nil {
-			return err
-		}
-		*b = (*b)[:0]
-	}
-	if len(*b) > 0 { // pongs alone
-		return wc.fw.write(*b)
-	}
-	return nil
-}
-
-// closeSocket writes the close frame that was requested, then waits for
-// the reader to read the client's close frame (or to find the connection
-// gone), for closeHandshakeTimeout at most, from the start of the write.
-func (wc *wsConn) closeSocket() {
-	deadline := time.Now().Add(closeHandshakeTimeout)
-	if err := wc.fw.writeClose(wc.closeBody, deadline); err != nil {
-		if wc.ctx.Err() == nil {
-			wc.log.V(4).Info("WebSocket close frame not written", "code", int(wc.closeCode), "err", err)
-		}
-		return
-	}
-	t := time.NewTimer(time.Until(deadline))
-	defer t.Stop()
-	select {
-	case <-wc.readDone:
-	case <-wc.ctx.Done():
-	case <-t.C:
-		wc.log.V(4).Info("WebSocket client did not answer the close frame in time", "code", int(wc.closeCode))
-	}
+// queue queues m for the socket's writer; false if ctx ended first.
+func (wc *wsConn) queue(ctx context.Context, m wsconn.Message) bool {
+	return wc.sock.Send(ctx, m)
 }
 
 // wsOut is a message to a client.

@@ -559,7 +559,7 @@ func TestWebSocketInternalError(t *testing.T) {
 		if wc.send(wc.opsCtx, wsOut{ID: "1", Type: msgNext, Payload: func() {}}) {
 			t.Error("send of an unencodable message succeeded")
 		}
-		wc.run()
+		wc.run(r.Context())
 	})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -626,7 +626,7 @@ func TestWebSocketCoalescing(t *testing.T) {
 			}
 		}
 		conns <- counter.conn
-		wc.run()
+		wc.run(r.Context())
 	})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

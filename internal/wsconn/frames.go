@@ -1,72 +1,19 @@
-package transport
+package wsconn
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/gobwas/ws"
-	"k8s.io/klog/v2"
 )
 
-// This file holds the WebSocket layer of a graphql-transport-ws
-// connection (RFC 6455), on github.com/gobwas/ws, a frame-level library
-// that writes nothing by itself: the handshake (upgrade), the frames a
-// connection's writer writes (appendFrame, frameWriter), and what its
-// reader does with the client's control frames (control). The reader
-// reads with wsutil.Reader (ws.go, readLoop).
-
-// closeHandshakeTimeout bounds a close handshake: from the start of the
-// close frame's write until the connection is closed, whether the client
-// answered or not.
-const closeHandshakeTimeout = 5 * time.Second
-
-// upgrade checks the Origin of r and completes the WebSocket handshake. It
-// returns the connection, not yet running, or false once it answered the
-// request with an error: 403 for an Origin that is neither the request's
-// host nor allowed, or what the handshake's checks answer (400, 405, 426,
-// 505). A client that does not offer graphql-transport-ws gets a
-// connection all the same, which closes at once with 4406.
-func (s *Server) upgrade(w http.ResponseWriter, r *http.Request, log klog.Logger) (*wsConn, bool) {
-	if err := checkOrigin(r, s.opts.AllowedOrigins); err != nil {
-		log.V(4).Info("WebSocket handshake refused", "err", err)
-		http.Error(w, err.Error(), http.StatusForbidden)
-		return nil, false
-	}
-	up := ws.HTTPUpgrader{
-		Timeout: s.opts.WriteTimeout,
-		// What middleware set (Vary, CORS headers) goes with the
-		// response, as net/http would have sent it.
-		Header:   w.Header(),
-		Protocol: func(p string) bool { return p == subprotocolTransportWS },
-		// No extension is negotiated: no compression, so no frame has
-		// the RSV1 bit, and the reader refuses frames that do.
-	}
-	conn, rw, hs, err := up.Upgrade(r, w)
-	if err != nil {
-		// Upgrade answered the request, on the hijacked connection when
-		// it got that far.
-		if conn != nil {
-			_ = conn.Close()
-		}
-		log.V(4).Info("WebSocket handshake failed", "err", err)
-		return nil, false
-	}
-	// rw.Reader may hold the client's first frames; its writer, unused,
-	// is dropped.
-	wc := newWSConn(s, conn, rw.Reader, r.Context(), log)
-	if hs.Protocol != subprotocolTransportWS {
-		wc.requestClose(closeSubprotocol, "Subprotocol not acceptable: use "+subprotocolTransportWS)
-	}
-	return wc, true
-}
+// This file holds the frames a connection's writer writes (appendFrame,
+// frameWriter), and the checks of the peer's close frames.
 
 // frameWriter writes a connection's frames to its socket. Only the
 // connection's writer goroutine has one: it is the only code that writes
@@ -101,7 +48,7 @@ func (w *frameWriter) writeClose(body []byte, deadline time.Time) error {
 	if err := w.conn.SetWriteDeadline(deadline); err != nil {
 		return fmt.Errorf("set write deadline: %w", err)
 	}
-	_, err := w.conn.Write(appendFrame(make([]byte, 0, 4+len(body)), ws.OpClose, wsEncoded{head: body}))
+	_, err := w.conn.Write(appendFrame(make([]byte, 0, 4+len(body)), ws.OpClose, Message{Head: body}))
 	return err
 }
 
@@ -139,7 +86,7 @@ func putFrameBuffer(b *[]byte) {
 // appendFrame appends m as one unmasked, final frame of opcode op, as a
 // server sends it (RFC 6455, section 5.2): the one framing code of the
 // server, for its text messages, pongs and close frames alike.
-func appendFrame(b []byte, op ws.OpCode, m wsEncoded) []byte {
+func appendFrame(b []byte, op ws.OpCode, m Message) []byte {
 	fin := 0x80 | byte(op)
 	n := m.len()
 	switch {
@@ -151,44 +98,9 @@ func appendFrame(b []byte, op ws.OpCode, m wsEncoded) []byte {
 		b = append(b, fin, 127)
 		b = binary.BigEndian.AppendUint64(b, uint64(n))
 	}
-	b = append(b, m.head...)
-	if m.body != nil {
-		b = append(append(b, m.body...), '}')
-	}
-	return b
-}
-
-// errCloseReceived ends the reader once it has read the client's close
-// frame.
-var errCloseReceived = errors.New("close frame received")
-
-// control acts on one of the client's control frames, h, whose payload
-// body holds: a ping's pong is queued for the writer (with priority over
-// the messages that wait) unless the connection is closing; a pong needs
-// nothing; a close frame is answered, by the writer, with the close frame
-// that echoes it, unless the server's own close came first, and ends the
-// reader (errCloseReceived). The reader never writes.
-func (wc *wsConn) control(h ws.Header, body io.Reader) error {
-	var buf [ws.MaxControlFramePayloadSize]byte
-	p := buf[:h.Length] // the reader checked the length
-	if _, err := io.ReadFull(body, p); err != nil {
-		return err
-	}
-	switch h.OpCode {
-	case ws.OpPing:
-		if !wc.closeRequested() {
-			wc.out.putPong(p)
-		}
-	case ws.OpClose:
-		code, err := parseClosePayload(p)
-		if err != nil {
-			wc.requestClose(closeProtocolError, "invalid close frame: "+err.Error())
-		} else {
-			wc.closeWith(code, "echo of the client's close", bytes.Clone(p))
-		}
-		return errCloseReceived
-	}
-	return nil
+	b = append(b, m.Head...)
+	b = append(b, m.Body...)
+	return append(b, m.Tail...)
 }
 
 // parseClosePayload returns the status code of a close frame's payload

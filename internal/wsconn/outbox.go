@@ -1,4 +1,4 @@
-package transport
+package wsconn
 
 import (
 	"context"
@@ -17,8 +17,11 @@ type outbox struct {
 	// receives.
 	ready chan struct{}
 
+	// size bounds msgs (Options.OutboxSize).
+	size int
+
 	mu   sync.Mutex
-	msgs []wsEncoded
+	msgs []Message
 	// space is closed when the writer takes the messages, for senders
 	// that found the outbox full; nil when none did.
 	space chan struct{}
@@ -33,19 +36,24 @@ type outbox struct {
 // yet, and a client that floods pings cannot make the server hold more.
 const maxPendingPongs = 8
 
-func newOutbox() *outbox {
-	return &outbox{ready: make(chan struct{}, 1)}
+func newOutbox(size int) *outbox {
+	return &outbox{ready: make(chan struct{}, 1), size: size}
 }
 
-// put queues m, waiting while wsOutboxSize messages wait; false if ctx
-// ended first.
-func (o *outbox) put(ctx context.Context, m wsEncoded) bool {
+// put queues m, waiting while size messages wait; false if ctx ended, or
+// stop was closed, first.
+func (o *outbox) put(ctx context.Context, stop <-chan struct{}, m Message) bool {
 	for {
 		if ctx.Err() != nil {
 			return false
 		}
+		select {
+		case <-stop:
+			return false
+		default:
+		}
 		o.mu.Lock()
-		if len(o.msgs) < wsOutboxSize {
+		if len(o.msgs) < o.size {
 			o.msgs = append(o.msgs, m)
 			first := len(o.msgs) == 1
 			o.mu.Unlock()
@@ -65,6 +73,8 @@ func (o *outbox) put(ctx context.Context, m wsEncoded) bool {
 		select {
 		case <-space:
 		case <-ctx.Done():
+			return false
+		case <-stop:
 			return false
 		}
 	}
@@ -88,7 +98,7 @@ func (o *outbox) putPong(payload []byte) {
 
 // take returns the pongs and the messages that wait, in pongs and batch
 // (emptied first), and makes room for senders.
-func (o *outbox) take(pongs [][]byte, batch []wsEncoded) ([][]byte, []wsEncoded) {
+func (o *outbox) take(pongs [][]byte, batch []Message) ([][]byte, []Message) {
 	o.mu.Lock()
 	batch, o.msgs = o.msgs, batch[:0]
 	if len(o.pongs) > 0 {
