@@ -135,7 +135,7 @@ func (c *compiler) plan(t *graphql.Object, sets []*ast.SelectionSet, root bool) 
 		switch named := graphql.GetNamed(f.Def.Type).(type) {
 		case *graphql.Object:
 			f.sub = c.plan(named, subs, false)
-		case graphql.Abstract:
+		case *graphql.Interface, *graphql.Union: // not graphql.Abstract: every named type has a Name
 			// Its plans are compiled later: whether they read variables
 			// is known now.
 			if setsReadVariables(subs, c.fragments, map[string]bool{}) {

@@ -62,10 +62,14 @@ func Write(ctx context.Context, dst []byte, p *Plan, root any, args map[string]m
 	case err != nil:
 		// A non-null root field failed: the data are null.
 		w.buf = append(w.buf[:start], "null"...)
-		w.record(err)
+		w.errs = append(w.errs, err.(*located))
 	}
 	p.size.Store(int64(len(w.buf) - start))
-	return w.buf, w.errs, nil
+	var errs []gqlerrors.FormattedError
+	for _, le := range w.errs {
+		errs = append(errs, le.FormattedError)
+	}
+	return w.buf, errs, nil
 }
 
 // writer runs a plan, writing the response's data.
@@ -74,25 +78,43 @@ type writer struct {
 	buf []byte
 	// limit is the length of buf writing stops at, with ErrTooLarge.
 	limit int
-	// path is where in the response the writer is, for errors.
-	path []step
-	errs []gqlerrors.FormattedError
+	// errs are the errors recorded where their values were made null.
+	errs []*located
 }
 
-// step is one step of a response path: a response key, or an index in a
-// list when key is empty (response keys are names, never empty).
-type step struct {
-	key   string
-	index int
+// located is an error located in the document: it makes every value null
+// up to the closest nullable one, where it is recorded. Its response path
+// is built as the writer's calls return, each putting its step (a
+// response key, a list index) in front: the writer keeps no path of its
+// own while nothing fails (kept in a slice, the path cost a write barrier
+// per field while the collector marked).
+type located struct {
+	gqlerrors.FormattedError
+	// fixed: the error came located (a *gqlerrors.Error); its path is
+	// kept, as graphql-go keeps it.
+	fixed bool
 }
 
-// located is an error located in the response: it makes every value
-// null up to the closest nullable one, where it is recorded.
-type located struct{ gqlerrors.FormattedError }
+// under puts step in front of the path of the errors recorded since the
+// writer held n errors and of err, the error going up, if any.
+func (w *writer) under(step any, n int, err error) {
+	for _, le := range w.errs[n:] {
+		le.prepend(step)
+	}
+	if le, ok := err.(*located); ok {
+		le.prepend(step)
+	}
+}
+
+func (le *located) prepend(step any) {
+	if !le.fixed {
+		le.Path = append([]any{step}, le.Path...)
+	}
+}
 
 // object writes the fields p selects of src. args, when not nil, are the
-// root fields' arguments. An error it returns is a located error that
-// makes the object null, or ErrTooLarge.
+// root fields' arguments. An error it returns is a *located that makes
+// the object null, or ErrTooLarge.
 func (w *writer) object(p *Plan, src any, args map[string]map[string]any) error {
 	w.buf = append(w.buf, '{')
 	for i, f := range p.Fields {
@@ -116,9 +138,11 @@ func (w *writer) object(p *Plan, src any, args map[string]map[string]any) error 
 		if a, ok := args[f.Key]; ok {
 			fargs = a
 		}
-		w.path = append(w.path, step{key: f.Key})
+		n := len(w.errs)
 		err := w.field(p.Type, f, src, fargs)
-		w.path = w.path[:len(w.path)-1]
+		if len(w.errs) > n || err != nil {
+			w.under(f.Key, n, err)
+		}
 		if err != nil {
 			return err
 		}
@@ -128,14 +152,8 @@ func (w *writer) object(p *Plan, src any, args map[string]map[string]any) error 
 }
 
 // field resolves f of src and writes its value.
-func (w *writer) field(parent *graphql.Object, f *Field, src any, args map[string]any) (err error) {
-	mark, depth := len(w.buf), len(w.path)
-	defer func() {
-		if r := recover(); r != nil {
-			w.path = w.path[:depth]
-			err = w.catch(f.Def.Type, &PanicError{Value: r, Stack: debug.Stack()}, f, mark)
-		}
-	}()
+func (w *writer) field(parent *graphql.Object, f *Field, src any, args map[string]any) error {
+	mark := len(w.buf)
 	v, err := w.resolve(parent, f, src, args)
 	if err == nil {
 		_, err = w.complete(f.Def.Type, v, parent, f)
@@ -143,22 +161,36 @@ func (w *writer) field(parent *graphql.Object, f *Field, src any, args map[strin
 	return w.catch(f.Def.Type, err, f, mark)
 }
 
-// resolve calls the resolver of f.
-func (w *writer) resolve(parent *graphql.Object, f *Field, src any, args map[string]any) (any, error) {
+// resolve calls the resolver of f; a panic of the resolver is its error.
+// (A panic of the writing itself fails the whole request: Write's caller
+// recovers it.)
+func (w *writer) resolve(parent *graphql.Object, f *Field, src any, args map[string]any) (v any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = nil, &PanicError{Value: r, Stack: debug.Stack()}
+		}
+	}()
 	fn := f.Def.Resolve
 	if fn == nil {
 		fn = graphql.DefaultResolveFn
 	}
-	return fn(graphql.ResolveParams{Source: src, Args: args, Context: w.ctx, Info: w.info(parent, f)})
+	// Built in place: ResolveInfo is large, and a page resolves a few
+	// fields per object.
+	p := graphql.ResolveParams{Source: src, Args: args, Context: w.ctx}
+	p.Info.FieldName, p.Info.ParentType = f.Name, parent
+	if f.schema != nil {
+		// Introspection's resolvers read the schema; fleetcache's only
+		// the field's name and type.
+		p.Info.Schema, p.Info.FieldASTs, p.Info.ReturnType = *f.schema, f.Nodes, f.Def.Type
+	}
+	return fn(p)
 }
 
-// info is what a resolver learns of where it runs: introspection's read
-// the schema, fleetcache's only the field's name and type.
+// info is what IsTypeOf and ResolveType learn of where they run.
 func (w *writer) info(parent *graphql.Object, f *Field) graphql.ResolveInfo {
 	info := graphql.ResolveInfo{FieldName: f.Name, ParentType: parent, ReturnType: f.Def.Type}
 	if f.schema != nil {
-		info.Schema = *f.schema
-		info.FieldASTs = f.Nodes
+		info.Schema, info.FieldASTs = *f.schema, f.Nodes
 	}
 	return info
 }
@@ -170,57 +202,40 @@ func (w *writer) catch(t graphql.Type, err error, f *Field, mark int) error {
 	if err == nil || err == ErrTooLarge {
 		return err
 	}
-	var le *located
-	if !errors.As(err, &le) {
-		le = w.locate(err, f)
+	le, ok := err.(*located)
+	if !ok {
+		le = locate(err, f)
 	}
 	if _, ok := t.(*graphql.NonNull); ok {
 		return le
 	}
-	w.record(le)
+	w.errs = append(w.errs, le)
 	w.buf = append(w.buf[:mark], "null"...)
 	return nil
 }
 
-// locate locates err at the writer's path, in f's places in the document.
-// An error that is located already (a *gqlerrors.Error) keeps its place,
-// as in graphql-go.
-func (w *writer) locate(err error, f *Field) *located {
+// locate locates err in f's places in the document, its path to be built
+// as it goes up. An error that is located already (a *gqlerrors.Error)
+// keeps its place, as in graphql-go.
+func locate(err error, f *Field) *located {
 	nodes := make([]ast.Node, len(f.Nodes))
 	for i, n := range f.Nodes {
 		nodes[i] = n
 	}
-	path := make([]any, len(w.path))
-	for i, s := range w.path {
-		if s.key != "" {
-			path[i] = s.key
-		} else {
-			path[i] = s.index
-		}
-	}
-	return &located{gqlerrors.FormatError(graphql.NewLocatedErrorWithPath(err, nodes, path))}
-}
-
-func (w *writer) record(err error) {
-	var le *located
-	if errors.As(err, &le) {
-		w.errs = append(w.errs, le.FormattedError)
-	}
+	_, fixed := err.(*gqlerrors.Error)
+	return &located{FormattedError: gqlerrors.FormatError(graphql.NewLocatedErrorWithPath(err, nodes, nil)), fixed: fixed}
 }
 
 // complete writes v as a value of t, as graphql-go's completeValue
-// completes it; null reports that it wrote null.
+// completes it; null reports that it wrote null. One call per value,
+// non-null or not: a page completes a few values per object.
 func (w *writer) complete(t graphql.Type, v any, parent *graphql.Object, f *Field) (null bool, err error) {
+	nonNull := false
 	if nn, ok := t.(*graphql.NonNull); ok {
-		null, err := w.complete(nn.OfType, v, parent, f)
-		if err == nil && null {
-			err = fmt.Errorf("Cannot return null for non-nullable field %v.%v.", parent, f.Name) //nolint:staticcheck // graphql-go's message
-		}
-		return false, err
+		t, nonNull = nn.OfType, true
 	}
 	if isNull(v) {
-		w.buf = append(w.buf, "null"...)
-		return true, nil
+		return w.null(nonNull, parent, f)
 	}
 	switch t := t.(type) {
 	case *graphql.List:
@@ -240,11 +255,25 @@ func (w *writer) complete(t graphql.Type, v any, parent *graphql.Object, f *Fiel
 			// time.
 			return false, w.leaf(s)
 		}
-		return w.serialized(t.Serialize(v))
+		v = t.Serialize(v)
 	case *graphql.Enum:
-		return w.serialized(t.Serialize(v))
+		v = t.Serialize(v)
+	default:
+		return false, fmt.Errorf("cannot complete a value of type %v", t)
 	}
-	return false, fmt.Errorf("cannot complete a value of type %v", t)
+	if isNull(v) {
+		return w.null(nonNull, parent, f)
+	}
+	return false, w.leaf(v)
+}
+
+// null writes null, or fails in a non-null position.
+func (w *writer) null(nonNull bool, parent *graphql.Object, f *Field) (bool, error) {
+	if nonNull {
+		return false, fmt.Errorf("Cannot return null for non-nullable field %v.%v.", parent, f.Name) //nolint:staticcheck // graphql-go's message
+	}
+	w.buf = append(w.buf, "null"...)
+	return true, nil
 }
 
 // objectValue writes v, a value of t, with the fields p selects.
@@ -324,21 +353,13 @@ func (w *writer) item(i int, t graphql.Type, v any, parent *graphql.Object, f *F
 	if i > 0 {
 		w.buf = append(w.buf, ',')
 	}
-	mark := len(w.buf)
-	w.path = append(w.path, step{index: i})
+	mark, n := len(w.buf), len(w.errs)
 	_, err := w.complete(t, v, parent, f)
 	err = w.catch(t, err, f, mark)
-	w.path = w.path[:len(w.path)-1]
-	return err
-}
-
-// serialized writes a serialized scalar or enum value; null when it is.
-func (w *writer) serialized(v any) (bool, error) {
-	if isNull(v) {
-		w.buf = append(w.buf, "null"...)
-		return true, nil
+	if len(w.errs) > n || err != nil {
+		w.under(i, n, err)
 	}
-	return false, w.leaf(v)
+	return err
 }
 
 // leaf writes a serialized scalar or enum value as encoding/json would.
@@ -371,8 +392,13 @@ func (w *writer) leaf(v any) error {
 // isNull reports whether v is null to GraphQL, as graphql-go's isNullish
 // decides: nil, a nil pointer, or a NaN.
 func isNull(v any) bool {
-	if v == nil {
+	switch v := v.(type) {
+	case nil:
 		return true
+	case string, bool, int, json.RawMessage:
+		return false
+	case *index.Object:
+		return v == nil
 	}
 	rv := reflect.ValueOf(v)
 	if rv.Kind() == reflect.Pointer {
