@@ -186,6 +186,9 @@ type Aggregator struct {
 	Metrics *prometheus.Registry
 	// Handler serves the HTTP API (see routes).
 	Handler http.Handler
+
+	// fleet runs Registry's clusters; Start runs what they share.
+	fleet *informers.Fleet
 }
 
 // New assembles an Aggregator with no cluster registered yet. Run fills in
@@ -239,6 +242,7 @@ func New(opts Options) (*Aggregator, error) {
 		API:       api,
 		Transport: tp,
 		Metrics:   reg,
+		fleet:     fleet,
 	}
 	var operators func(http.Handler) http.Handler
 	if auth.authn != nil {
@@ -252,12 +256,13 @@ func New(opts Options) (*Aggregator, error) {
 // API's subscriptions until ctx ends, then waits for all of them to stop.
 func (a *Aggregator) Start(ctx context.Context) error {
 	var wg sync.WaitGroup
-	var apiErr, transportErr error
+	var apiErr, transportErr, fleetErr error
 	wg.Go(func() { apiErr = a.API.Start(ctx) })
 	wg.Go(func() { transportErr = a.Transport.Start(ctx) })
+	wg.Go(func() { fleetErr = a.fleet.Start(ctx) })
 	regErr := a.Registry.Start(ctx)
 	wg.Wait()
-	return errors.Join(regErr, apiErr, transportErr)
+	return errors.Join(regErr, apiErr, transportErr, fleetErr)
 }
 
 // Run registers the clusters of every configured source, serves HTTP on

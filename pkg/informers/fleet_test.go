@@ -2,6 +2,7 @@ package informers_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -234,7 +235,14 @@ func startAliasedFleet(tb testing.TB, n int, resource string, opts informers.Opt
 	watch := watchHealth(ctx, tr, n)
 	begin := time.Now()
 	done := make(chan error, 1)
-	go func() { done <- registry.Start(ctx) }()
+	go func() {
+		var fleetErr error
+		var wg sync.WaitGroup
+		wg.Go(func() { fleetErr = f.Start(ctx) })
+		err := registry.Start(ctx)
+		wg.Wait()
+		done <- errors.Join(err, fleetErr)
+	}()
 	tb.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
