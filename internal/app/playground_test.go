@@ -75,6 +75,7 @@ func jsString(s string) string {
 // needed and where to enter it, and once alice's token is in the Token
 // field the query and the documentation's introspection succeed.
 func TestPlaygroundInBrowser(t *testing.T) {
+	env := testbed.Env(t)
 	const query = `{ clusters { name } }`
 	hasC1 := func(s playgroundState) bool {
 		return strings.HasPrefix(s.Status, "200") && strings.Contains(s.Result, `"name": "c1"`) && s.Errors == ""
@@ -135,7 +136,7 @@ func TestPlaygroundInBrowser(t *testing.T) {
 				s.TokenInvalid == "true" && !strings.Contains(s.Result, "c1"), raw
 		})
 
-		alice := token("alice")
+		alice := token(t, "alice")
 		if _, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('token').value = ''`)); err != nil {
 			t.Fatal(err)
 		}

@@ -83,6 +83,7 @@ func (g graphQL) try(ctx context.Context, query string, out any) error {
 // it seeded, compares with the real API servers, follows the churn over a
 // subscription and stops it.
 func TestRun(t *testing.T) {
+	testcluster.SkipShort(t, "real kube-apiservers")
 	addr := testcluster.FreeAddr(t)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	out := &syncBuffer{}
