@@ -94,12 +94,6 @@ type Options struct {
 	// call /graphql cross-origin: CORS for HTTP and SSE, and the WebSocket
 	// Origin check (it replaces Transport.AllowedOrigins). Default none.
 	CORSAllowedOrigins []string
-	// Playground is the page a browser gets at /graphql: PlaygroundGraphiQL
-	// (internal/graphiql) or PlaygroundBasic (internal/playground). Default:
-	// GraphiQL when the binary holds its bundle (make build), else the basic
-	// playground. GraphiQL asked for by name in a binary without it serves a
-	// page that says how to build it.
-	Playground string
 	// Readyz configures /readyz.
 	Readyz health.ReadyzOptions
 	// ShutdownTimeout bounds a graceful stop, from the end of ctx to Run's
@@ -159,9 +153,6 @@ func (o Options) withDefaults() (Options, error) {
 		on := isLoopback(o.Addr)
 		o.Profiling = &on
 	}
-	if o.Playground == "" {
-		o.Playground = defaultPlayground()
-	}
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = DefaultShutdownTimeout
 	}
@@ -218,7 +209,7 @@ func New(opts Options) (*Aggregator, error) {
 	gqlOpts.Registerer, trOpts.Registerer = reg, reg
 	gqlOpts.Inventory = inv
 	trOpts.AllowedOrigins = opts.CORSAllowedOrigins
-	trOpts.BrowserPage, trOpts.IsBrowserAsset = browserPage(opts.Playground)
+	trOpts.BrowserPage, trOpts.IsBrowserAsset = browserPage()
 	auth, err := opts.Auth.build(registry)
 	if err != nil {
 		return nil, err

@@ -116,7 +116,7 @@ var flagDefs = []flagDef{
 		func(c *Config) flag.Value { return (*intValue)(&c.Serving.RateLimit.SubscriptionBurst) }},
 	{"profiling", "serve Go's profiles at /debug/pprof/, to operators only with authentication (default: on when --addr is a loopback address, off otherwise)",
 		func(c *Config) flag.Value { return optionalBool{&c.Serving.Profiling} }},
-	{"playground", "the page browsers get at /graphql: " + PlaygroundGraphiQL + " or " + PlaygroundBasic + " (default: " + PlaygroundGraphiQL + " when the binary holds it, else " + PlaygroundBasic + ")",
+	{"playground", "deprecated and ignored: /graphql serves GraphiQL",
 		func(c *Config) flag.Value { return (*stringValue)(&c.Serving.Playground) }},
 	{"cache-secret-data", "keep the data of Secrets when secrets are cached (default: dropped)",
 		func(c *Config) flag.Value { return (*boolValue)(&c.Serving.CacheSecretData) }},
