@@ -260,7 +260,7 @@ func listEachAPIServer(b *testing.B, list func(dynamic.Interface) (*unstructured
 func startSynced(b *testing.B, a *app.Aggregator, cs []clusters.Cluster) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- a.Registry.Start(ctx) }()
+	go func() { done <- a.Start(ctx) }() // the clusters and their prober
 	b.Cleanup(func() { cancel(); <-done })
 	if err := a.Registry.Set(cs); err != nil {
 		b.Fatal(err)

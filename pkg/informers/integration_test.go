@@ -72,8 +72,9 @@ func startFleet(t testing.TB, ixOpts index.Options, opts informers.Options, cs .
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	// The informers tests need the clusters, not the API: run the registry alone.
-	go func() { done <- agg.Registry.Start(ctx) }()
+	// The informers tests need the clusters and the fleet's prober (recovery
+	// waits on a probe), which the aggregator's Start runs beside the API.
+	go func() { done <- agg.Start(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
