@@ -10,7 +10,7 @@ BENCH_FLAGS ?= -run '^$$' -benchmem -benchtime 3x
 # go test's default timeout (10m) is shorter than the slowest benchmarks.
 BENCH_TIMEOUT ?= 60m
 
-.PHONY: help build ui demo-ui test demo lint bench fuzz testbin testdeps clean
+.PHONY: help build ui demo-ui test test-unit demo lint bench fuzz testbin testdeps clean
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -28,7 +28,7 @@ ui: $(GRAPHIQL_BUNDLE) ## Build the GraphiQL bundle with npm and esbuild (Node.j
 
 demo-ui:
 	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory ui; \
-	else echo "make demo: no npm, so no GraphiQL: /graphql serves the basic playground (Node.js 20+ and npm build GraphiQL)" >&2; fi
+	else echo "make demo: no npm, so no GraphiQL: /graphql serves a page that says how to build it (Node.js 20+ and npm)" >&2; fi
 
 # npm ci runs when the lock file changes, esbuild when a source does.
 $(GRAPHIQL_UI)/node_modules/.installed: $(GRAPHIQL_UI)/package.json $(GRAPHIQL_UI)/package-lock.json
@@ -43,10 +43,17 @@ $(GRAPHIQL_BUNDLE): $(GRAPHIQL_UI)/node_modules/.installed $(GRAPHIQL_UI)/build.
 test: testbin testdeps ui ## Run every test with the race detector against real kube-apiservers (what CI runs).
 	$(GO) test $(GOTEST_FLAGS) ./...
 
+# The unit layer: every test that needs no server, browser or Node.js
+# (-short skips the others, saying that make test runs them). It builds no
+# test server and runs no npm.
+test-unit: ## Run the tests that need no server, with the race detector (-short; docs/testing.md).
+	$(GO) test -short $(GOTEST_FLAGS) ./...
+
 DEMO_ADDR ?= 127.0.0.1:8080
 # The demo needs the two test servers, not every test binary. It runs as a
 # built binary rather than with "go run", which exits 1 after a Ctrl-C.
-# Without npm it runs with the basic playground rather than not at all.
+# Without npm it runs rather than not at all: /graphql then says how to
+# build GraphiQL.
 demo: $(BIN)/kube-apiserver $(BIN)/etcd demo-ui ## Run the aggregator on three local seeded clusters with live churn (DEMO_ADDR=127.0.0.1:8080); Ctrl-C stops it.
 	$(GO) build -o $(BIN)/demo ./hack/demo
 	$(BIN)/demo --addr $(DEMO_ADDR)

@@ -30,6 +30,7 @@ import (
 
 	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/testcert"
+	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/authz"
 	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/informers"
@@ -52,6 +53,7 @@ const (
 // home and no kubeconfig, so that nothing on the machine leaks in or out.
 func helm(t *testing.T, args ...string) []byte {
 	t.Helper()
+	testcluster.SkipShort(t, "bin/helm (make testbin)")
 	dir := os.Getenv("FLEETCACHE_TESTBIN")
 	if dir == "" {
 		dir = filepath.Join("..", "bin")

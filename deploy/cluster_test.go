@@ -44,6 +44,7 @@ import (
 // Prometheus Operator kinds are left out: the test cluster has no such CRDs
 // (TestChartMonitoring checks them).
 func TestChartDryRun(t *testing.T) {
+	env := testbed.Env(t)
 	c := env.Cluster("c1")
 	dyn := testcluster.Dynamic(t, c.AdminConfig())
 	for _, ns := range []string{releaseNS, "fleet-secrets"} {
@@ -90,6 +91,7 @@ func TestChartDryRun(t *testing.T) {
 const nsAlice, nsOther = "member-team-a", "member-team-b"
 
 func TestMemberClusterRoleSyncs(t *testing.T) {
+	env := testbed.Env(t)
 	c := env.Cluster("c1")
 	admin, err := kubernetes.NewForConfig(c.AdminConfig())
 	if err != nil {
@@ -354,6 +356,7 @@ func visibleConfigMaps(t *testing.T, url, token string) (names, denied []string)
 // pass over HTTPS once the cluster has synced, and the same probes over plain
 // HTTP, which the chart rendered before it knew TLS, fail.
 func TestChartProbesWithTLS(t *testing.T) {
+	env := testbed.Env(t)
 	objs := render(t, "--set", "serving.tls.secretName=fleetcache-tls", "--set", "clusterSecrets.enabled=false")
 	cfg := loadConfig(t, find[*corev1.ConfigMap](t, objs, "ConfigMap"))
 	// Replace what exists only in the pod: the certificate (a fresh pair,
@@ -429,6 +432,7 @@ func TestChartProbesWithTLS(t *testing.T) {
 // read ClusterProfiles everywhere and Secrets in the Cluster API and Argo CD
 // namespaces, and no other Secret.
 func TestChartInventoryRBAC(t *testing.T) {
+	env := testbed.Env(t)
 	c := env.Cluster("c1")
 	client := kubernetes.NewForConfigOrDie(c.AdminConfig())
 	dyn := testcluster.Dynamic(t, c.AdminConfig())

@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fleetcache/fleetcache/internal/testcluster"
 )
 
 // dockerfile is what the tests read from the Dockerfile: the go build
@@ -131,6 +133,9 @@ func TestDockerfileStaticBinary(t *testing.T) {
 		t.Errorf("final USER %q, want 65532 (non-root)", df.finalUser)
 	}
 
+	// A whole second build of the module, with the Dockerfile's flags: too
+	// slow for the unit layer.
+	testcluster.SkipShort(t, "the aggregator built as the Dockerfile builds it")
 	bin := filepath.Join(t.TempDir(), "aggregator")
 	args := append(append([]string{"build"}, df.buildFlags...), "-o", bin, "./cmd/aggregator")
 	cmd := exec.CommandContext(t.Context(), "go", args...)

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs, with apt, what the tests need beyond Go and the test servers of
 # bin/, where it is missing: Debian's chromium for the browser tests
-# (internal/app's status page, GraphiQL and playground tests, internal/demo's
-# GraphiQL test), and Node.js with npm for make ui (the GraphiQL bundle) and
-# the tests with real JavaScript clients (internal/playground, pkg/graphql's
-# audits and graphql-ws/graphql-sse clients). What is present is left alone.
+# (internal/app's status page and GraphiQL tests, internal/demo's GraphiQL
+# test), and Node.js with npm for make ui (the GraphiQL bundle) and the
+# tests with real JavaScript clients (pkg/transport's audits, the
+# graphql-ws/graphql-sse clients of internal/e2e/api). What is present is left alone.
 # Without root it uses sudo.
 #
 # The tests fail, never skip, when a tool is missing: this is what keeps

@@ -12,6 +12,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"k8s.io/klog/v2"
+
 	"github.com/fleetcache/fleetcache/internal/app"
 )
 
@@ -29,6 +31,9 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "aggregator: invalid configuration:", err)
 		os.Exit(2)
+	}
+	for _, warning := range cfg.Deprecated() {
+		klog.Background().Info("WARNING: deprecated setting", "detail", warning)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

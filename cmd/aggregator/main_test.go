@@ -19,14 +19,18 @@ import (
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 )
 
-// env is three real clusters shared by the tests of this package.
-var env *testcluster.Env
+// testbed is three real clusters shared by the tests of this package,
+// started for the first test that asks for it (testbed.Env).
+var testbed = testcluster.NewShared(testcluster.Options{Clusters: 3})
 
-func TestMain(m *testing.M) { testcluster.Main(m, testcluster.Options{Clusters: 3}, &env) }
+func TestMain(m *testing.M) { testcluster.Main(m, testbed) }
 
 // buildAggregator builds the command into a temporary directory.
 func buildAggregator(t *testing.T) string {
 	t.Helper()
+	// A whole second build of the module, without -race: too slow for the
+	// unit layer.
+	testcluster.SkipShort(t, "the aggregator built as a binary")
 	bin := filepath.Join(t.TempDir(), "aggregator")
 	out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, ".").CombinedOutput()
 	if err != nil {
@@ -83,6 +87,7 @@ func TestCommand(t *testing.T) {
 	})
 
 	t.Run("SIGTERM", func(t *testing.T) {
+		env := testbed.Env(t)
 		kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 		if err := env.WriteKubeconfig(kubeconfig, "admin"); err != nil {
 			t.Fatal(err)

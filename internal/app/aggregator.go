@@ -96,12 +96,6 @@ type Options struct {
 	// call /graphql cross-origin: CORS for HTTP and SSE, and the WebSocket
 	// Origin check (it replaces Transport.AllowedOrigins). Default none.
 	CORSAllowedOrigins []string
-	// Playground is the page a browser gets at /graphql: PlaygroundGraphiQL
-	// (internal/graphiql) or PlaygroundBasic (internal/playground). Default:
-	// GraphiQL when the binary holds its bundle (make build), else the basic
-	// playground. GraphiQL asked for by name in a binary without it serves a
-	// page that says how to build it.
-	Playground string
 	// Readyz configures /readyz.
 	Readyz health.ReadyzOptions
 	// ShutdownTimeout bounds a graceful stop, from the end of ctx to Run's
@@ -161,9 +155,6 @@ func (o Options) withDefaults() (Options, error) {
 		on := isLoopback(o.Addr)
 		o.Profiling = &on
 	}
-	if o.Playground == "" {
-		o.Playground = defaultPlayground()
-	}
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = DefaultShutdownTimeout
 	}
@@ -191,6 +182,9 @@ type Aggregator struct {
 	Metrics *prometheus.Registry
 	// Handler serves the HTTP API (see routes).
 	Handler http.Handler
+
+	// fleet runs Registry's clusters; Start runs what they share.
+	fleet *informers.Fleet
 }
 
 // New assembles an Aggregator with no cluster registered yet. Run fills in
@@ -226,7 +220,7 @@ func New(opts Options) (*Aggregator, error) {
 	gqlOpts.Registerer, trOpts.Registerer = reg, reg
 	gqlOpts.Inventory, gqlOpts.Columns = inv, printers
 	trOpts.AllowedOrigins = opts.CORSAllowedOrigins
-	trOpts.BrowserPage, trOpts.IsBrowserAsset = browserPage(opts.Playground)
+	trOpts.BrowserPage, trOpts.IsBrowserAsset = browserPage()
 	auth, err := opts.Auth.build(registry)
 	if err != nil {
 		return nil, err
@@ -251,6 +245,7 @@ func New(opts Options) (*Aggregator, error) {
 		API:       api,
 		Transport: tp,
 		Metrics:   reg,
+		fleet:     fleet,
 	}
 	var operators func(http.Handler) http.Handler
 	if auth.authn != nil {
@@ -264,12 +259,13 @@ func New(opts Options) (*Aggregator, error) {
 // API's subscriptions until ctx ends, then waits for all of them to stop.
 func (a *Aggregator) Start(ctx context.Context) error {
 	var wg sync.WaitGroup
-	var apiErr, transportErr error
+	var apiErr, transportErr, fleetErr error
 	wg.Go(func() { apiErr = a.API.Start(ctx) })
 	wg.Go(func() { transportErr = a.Transport.Start(ctx) })
+	wg.Go(func() { fleetErr = a.fleet.Start(ctx) })
 	regErr := a.Registry.Start(ctx)
 	wg.Wait()
-	return errors.Join(regErr, apiErr, transportErr)
+	return errors.Join(regErr, apiErr, transportErr, fleetErr)
 }
 
 // Run registers the clusters of every configured source, serves HTTP on

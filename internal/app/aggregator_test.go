@@ -22,6 +22,7 @@ func freeAddr(t *testing.T) string { return testcluster.FreeAddr(t) }
 // TestRun runs the aggregator as the command does, on a kubeconfig of the
 // three test clusters, and asks it over HTTP what runs where.
 func TestRun(t *testing.T) {
+	env := testbed.Env(t)
 	kubeconfig := filepath.Join(t.TempDir(), "config")
 	if err := env.WriteKubeconfig(kubeconfig, "admin"); err != nil {
 		t.Fatal(err)
@@ -84,6 +85,7 @@ func TestRun(t *testing.T) {
 }
 
 func TestRunBadKubeconfig(t *testing.T) {
+	env := testbed.Env(t)
 	tests := []struct {
 		name     string
 		opts     app.Options

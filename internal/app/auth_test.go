@@ -58,6 +58,7 @@ func startAuthFixture(t *testing.T) *authFixture {
 // aggregator's AuthOptions.
 func startAuthFixtureWith(t *testing.T, edit func(*app.AuthOptions)) *authFixture {
 	t.Helper()
+	env := testbed.Env(t)
 	f := &authFixture{kube: map[string]kubernetes.Interface{}, dyn: map[string]dynamic.Interface{}, removed: map[obj]bool{}, top: t}
 	ctx := t.Context()
 	for _, c := range env.Clusters() {
@@ -146,7 +147,9 @@ func (f *authFixture) tempConfigMap(t *testing.T, cluster, ns, name string, owne
 	return cm
 }
 
-func token(user string) string { return env.Cluster("c1").UserConfig(user).BearerToken }
+func token(tb testing.TB, user string) string {
+	return testbed.Env(tb).Cluster("c1").UserConfig(user).BearerToken
+}
 
 // post sends a query with a bearer token ("" for none) and returns the
 // status and the decoded body.
@@ -177,7 +180,7 @@ type graphQLResponse struct {
 
 // query runs a query as user and decodes its data into out.
 func (f *authFixture) query(user, query string, out any) error {
-	status, r, err := f.post(token(user), query)
+	status, r, err := f.post(token(f.top, user), query)
 	if err != nil {
 		return err
 	}
@@ -353,9 +356,9 @@ func TestAuthorization(t *testing.T) {
 	}
 	const everything = `subscription($since: String) { resourceEvents(since: $since) { type resource { cluster namespace kind name } } }`
 	since := map[string]any{"since": start.Resources.Revision}
-	admin := wsSubscribe(t, f.addr, token("admin"), everything, since)
-	alice := wsSubscribe(t, f.addr, token("alice"), everything, since)
-	bob := wsSubscribe(t, f.addr, token("bob"), everything, since)
+	admin := wsSubscribe(t, f.addr, token(t, "admin"), everything, since)
+	alice := wsSubscribe(t, f.addr, token(t, "alice"), everything, since)
+	bob := wsSubscribe(t, f.addr, token(t, "bob"), everything, since)
 
 	t.Run("events", func(t *testing.T) {
 		shown1, shown2 := obj{"c2", nsA, "ConfigMap", "shown-1"}, obj{"c1", nsA, "ConfigMap", "shown-2"}
@@ -671,6 +674,7 @@ func (s *eventStream) await(t *testing.T, want ...[]event) {
 // TestAuthorizationUnreachableMember stops a member cluster: its access
 // reviews fail, so its objects are hidden and the answer says so.
 func TestAuthorizationUnreachableMember(t *testing.T) {
+	env := testbed.Env(t)
 	f := startAuthFixture(t)
 	if got, _, _ := f.visible(t, "bob"); len(got) != 2 {
 		t.Fatalf("bob sees %v before the outage, want his two Pods", got)
@@ -689,7 +693,7 @@ func TestAuthorizationUnreachableMember(t *testing.T) {
 		return len(got) == 0 && total == 0 && slices.Equal(denied, []string{"c3"}), fmt.Sprint(got, total, denied)
 	})
 	var d struct{ Resource *struct{ Name string } }
-	status, r, err := f.post(token("bob"), fmt.Sprintf(`{ resource(cluster: "c3", kind: "Pod", namespace: %q, name: "pod-0") { name } }`, nsA))
+	status, r, err := f.post(token(t, "bob"), fmt.Sprintf(`{ resource(cluster: "c3", kind: "Pod", namespace: %q, name: "pod-0") { name } }`, nsA))
 	if err != nil || status != http.StatusOK {
 		t.Fatalf("resource query: %d %v", status, err)
 	}
@@ -785,7 +789,7 @@ func TestAuthentication(t *testing.T) {
 		})
 	}
 	t.Run("token in connection_init", func(t *testing.T) {
-		if code := wsInit(t, f.addr, token("alice")); code != 0 {
+		if code := wsInit(t, f.addr, token(t, "alice")); code != 0 {
 			t.Errorf("WebSocket init with alice's token: close %d, want connection_ack", code)
 		}
 	})

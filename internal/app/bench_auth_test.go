@@ -39,6 +39,7 @@ const authzNamespaces = 10
 // 'BenchmarkAuthorization/mode=none/'), so that no mode pays for
 // collecting another's garbage, and alternate the processes.
 func BenchmarkAuthorization(b *testing.B) {
+	env := testbed.Env(b)
 	const size = 1_000_000
 	pods := rbacv1.PolicyRule{Verbs: []string{"list"}, APIGroups: []string{""}, Resources: []string{"pods"}}
 	kubeconfig := filepath.Join(b.TempDir(), "members")
@@ -136,6 +137,7 @@ const fleetPageQuery = `query Page($sel: String!) {
 // grantAuthzBench gives user the rules in each namespace ("" for
 // cluster-wide) of every cluster, creating the namespaces.
 func grantAuthzBench(b *testing.B, user string, namespaces []string, rules ...rbacv1.PolicyRule) {
+	env := testbed.Env(b)
 	for _, c := range env.Clusters() {
 		dc := testcluster.Dynamic(b, c.AdminConfig())
 		for _, ns := range namespaces {

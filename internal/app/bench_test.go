@@ -184,6 +184,7 @@ func BenchmarkGraphQL(b *testing.B) {
 // Sizes grow (objects are added, never removed), up to the largest the
 // test servers hold comfortably on the project's machine.
 func BenchmarkPageVersusAPIServers(b *testing.B) {
+	env := testbed.Env(b)
 	sel := "app=web-3,tier in (fe,be)"
 	ns := "ns-07"
 	for _, perCluster := range []int{50_000, 200_000} {
@@ -232,6 +233,7 @@ func listFromAPIServers(b *testing.B, ns, sel string) []string {
 // concurrently, as a client of a fleet without fleetcache would, and
 // returns the cluster/namespace/name of every object listed.
 func listEachAPIServer(b *testing.B, list func(dynamic.Interface) (*unstructured.UnstructuredList, error)) []string {
+	env := testbed.Env(b)
 	var mu sync.Mutex
 	var names []string
 	var wg sync.WaitGroup
@@ -258,7 +260,7 @@ func listEachAPIServer(b *testing.B, list func(dynamic.Interface) (*unstructured
 func startSynced(b *testing.B, a *app.Aggregator, cs []clusters.Cluster) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- a.Registry.Start(ctx) }()
+	go func() { done <- a.Start(ctx) }() // the clusters and their prober
 	b.Cleanup(func() { cancel(); <-done })
 	if err := a.Registry.Set(cs); err != nil {
 		b.Fatal(err)

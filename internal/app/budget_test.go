@@ -25,6 +25,7 @@ import (
 // ConfigMaps it took are cached (first with their body, then metadata
 // only), the rest refused, and health, the metrics and the API say so.
 func TestMemoryBudget(t *testing.T) {
+	env := testbed.Env(t)
 	c := env.Cluster("c3")
 	dc := testcluster.Dynamic(t, c.AdminConfig())
 	testcluster.CreateNamespace(t, dc, "budget")

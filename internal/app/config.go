@@ -215,9 +215,10 @@ type ServingConfig struct {
 	// when callers authenticate. Default: on when addr is a loopback
 	// address, off otherwise (Options.Profiling).
 	Profiling *bool `json:"profiling,omitempty"`
-	// Playground is the page browsers get at /graphql: "graphiql" or
-	// "basic" (Options.Playground). Default: GraphiQL when the binary holds
-	// it (make build), else the basic playground.
+	// Playground is deprecated and ignored: it chose between GraphiQL and
+	// a basic playground, which is gone. /graphql serves GraphiQL (or, in a
+	// binary built without it, a page that says how to build it). A file or
+	// flag that sets it is accepted with a warning (Deprecated).
 	Playground string `json:"playground,omitempty"`
 }
 
@@ -462,6 +463,18 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// Deprecated returns a warning for each deprecated setting c sets: the
+// setting is accepted and ignored, and the command logs the warning at
+// start.
+func (c Config) Deprecated() []string {
+	var out []string
+	if c.Serving.Playground != "" {
+		out = append(out, "serving.playground (--playground) is deprecated and ignored: the basic playground is gone, "+
+			"/graphql serves GraphiQL (a binary built without it says how to build it); remove the setting")
+	}
+	return out
+}
+
 // Options turns a valid Config into Options.
 func (c Config) Options() Options {
 	l := c.Limits
@@ -493,7 +506,6 @@ func (c Config) Options() Options {
 		TLSPrivateKeyFile:  c.Serving.TLSPrivateKeyFile,
 		CORSAllowedOrigins: c.Serving.CORSAllowedOrigins,
 		Profiling:          c.Serving.Profiling,
-		Playground:         c.Serving.Playground,
 		Informers: informers.Options{Resources: c.Resources, WatchTimeout: c.WatchTimeout.Duration, StreamingLists: c.StreamingLists, CacheSecretData: c.Serving.CacheSecretData,
 			MaxConcurrentLists: c.MaxConcurrentLists, ClientQPS: float32(c.MemberQPS), ClientBurst: c.MemberBurst,
 			DisconnectAfter: c.DisconnectAfter.Duration},

@@ -110,9 +110,9 @@ func TestParseArgsErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{name: "unknown flag", args: []string{"--nope"}, want: "flag provided but not defined: -nope"},
-		{name: "bad number", args: []string{"--max-depth", "deep"}, want: `invalid value "deep" for flag -max-depth`},
-		{name: "bad duration", args: []string{"--request-timeout", "soon"}, want: `invalid value "soon"`},
+		{name: "unknown flag", args: []string{"--nope"}, want: "unknown flag: --nope"},
+		{name: "bad number", args: []string{"--max-depth", "deep"}, want: `invalid argument "deep" for "--max-depth" flag`},
+		{name: "bad duration", args: []string{"--request-timeout", "soon"}, want: `invalid argument "soon"`},
 		{name: "argument", args: []string{"extra"}, want: `unexpected argument "extra"`},
 		{name: "missing file", args: []string{"--config", "/nonexistent/fleetcache.yaml"}, want: "/nonexistent/fleetcache.yaml"},
 		{name: "unknown field", args: []string{"--config", writeConfig(t, "limits: {maxPageSzie: 3}\n")}, want: `unknown field "limits.maxPageSzie"`},

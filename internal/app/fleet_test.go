@@ -24,6 +24,7 @@ import (
 // query already answers from the clusters that synced and names every other
 // cluster in staleClusters, as a restarted replica does (issue 16).
 func TestStartServesWhatItHas(t *testing.T) {
+	env := testbed.Env(t)
 	opts := app.Options{Informers: informers.Options{Resources: []string{"configmaps"}, MaxConcurrentLists: 1}}
 	agg, err := app.New(opts)
 	if err != nil {

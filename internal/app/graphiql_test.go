@@ -21,6 +21,7 @@ import (
 // sessionStorage only. (GraphiQL without authentication, autocompletion and
 // live events: internal/demo's TestRun/graphiql.)
 func TestGraphiQLWithAuthentication(t *testing.T) {
+	env := testbed.Env(t)
 	if !graphiql.Built() {
 		t.Fatal("GraphiQL is not built into this test binary: run make ui (make test does) before go test")
 	}
@@ -37,7 +38,7 @@ func TestGraphiQLWithAuthentication(t *testing.T) {
 		return strings.Contains(s.TokenHint, "needs a bearer token (HTTP 401)"), raw
 	})
 
-	alice := token("alice")
+	alice := token(t, "alice")
 	if err := chromedp.Do(ctx,
 		chromedp.SendKeys(chromedp.CSS("#fc-token"), "Bearer "+alice),
 		chromedp.Click(chromedp.CSS(".fc-token button[type=submit]")),

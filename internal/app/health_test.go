@@ -35,6 +35,7 @@ func probeOptions() app.Options {
 // when the test ends.
 func serveClusters(t *testing.T, opts app.Options, names ...string) (*app.Aggregator, string) {
 	t.Helper()
+	env := testbed.Env(t)
 	agg, err := app.New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -64,6 +65,7 @@ func serveClusters(t *testing.T, opts app.Options, names ...string) (*app.Aggreg
 // again when the test ends, for the next tests.
 func stopAPIServer(t *testing.T, name string) *testcluster.Cluster {
 	t.Helper()
+	env := testbed.Env(t)
 	c := env.Cluster(name)
 	if err := c.Stop(); err != nil {
 		t.Fatal(err)

@@ -198,6 +198,7 @@ func inventoryOf(t *testing.T, addr, name string) (clusterInventory, bool) {
 // and follows the profiles: add, relabel, credentials rotated, a profile
 // without a known provider, removal.
 func TestClusterProfilesLive(t *testing.T) {
+	env := testbed.Env(t)
 	c1, c2, c3 := env.Cluster("c1"), env.Cluster("c2"), env.Cluster("c3")
 	plugin := execPlugin(t)
 	home := filepath.Join(t.TempDir(), "hub")
@@ -309,6 +310,7 @@ func TestClusterProfilesLive(t *testing.T) {
 // TestClusterAPISecretsLive registers Cluster API workload clusters from
 // their <cluster>-kubeconfig Secrets in c1 and follows them.
 func TestClusterAPISecretsLive(t *testing.T) {
+	env := testbed.Env(t)
 	c1, c2, c3 := env.Cluster("c1"), env.Cluster("c2"), env.Cluster("c3")
 	home := filepath.Join(t.TempDir(), "mgmt")
 	if err := env.WriteKubeconfig(home, "admin", c1); err != nil {
@@ -396,6 +398,7 @@ func TestClusterAPISecretsLive(t *testing.T) {
 // Secrets in c1 and follows them, including one whose credentials come
 // from an exec plugin with expiring tokens.
 func TestArgoCDSecretsLive(t *testing.T) {
+	env := testbed.Env(t)
 	c1, c2, c3 := env.Cluster("c1"), env.Cluster("c2"), env.Cluster("c3")
 	plugin := execPlugin(t)
 	home := filepath.Join(t.TempDir(), "argocd")
@@ -493,6 +496,7 @@ func TestArgoCDSecretsLive(t *testing.T) {
 // starts matching brings its objects as ADDED, one that stops takes them
 // away as DELETED.
 func TestClusterSelectorLive(t *testing.T) {
+	env := testbed.Env(t)
 	c1, c2, c3 := env.Cluster("c1"), env.Cluster("c2"), env.Cluster("c3")
 	home := filepath.Join(t.TempDir(), "argocd")
 	if err := env.WriteKubeconfig(home, "admin", c1); err != nil {
@@ -648,6 +652,7 @@ func TestClusterSelectorLive(t *testing.T) {
 // expire, the cluster stays synced, and a plugin that starts returning
 // another identity takes effect at its next run.
 func TestKubeconfigExecPluginRefresh(t *testing.T) {
+	env := testbed.Env(t)
 	c2 := env.Cluster("c2")
 	plugin := execPlugin(t)
 	state := newPluginState(t, c2.AdminConfig().BearerToken)

@@ -128,6 +128,7 @@ func wsOperation(t *testing.T, addr, token, query string) []string {
 // command line args, authenticating by c1.
 func startAuthenticated(t *testing.T, args ...string) (string, app.Options) {
 	t.Helper()
+	env := testbed.Env(t)
 	cfg, err := app.ParseArgs(args, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +148,9 @@ func startAuthenticated(t *testing.T, args ...string) (string, app.Options) {
 	return startRun(t, opts), opts
 }
 
-func userToken(user string) string { return env.Cluster("c1").UserConfig(user).BearerToken }
+func userToken(tb testing.TB, user string) string {
+	return testbed.Env(tb).Cluster("c1").UserConfig(user).BearerToken
+}
 
 // TestRateLimitPerUserThroughAggregator runs the command's rate limits on
 // a real aggregator whose callers a real cluster authenticates.
@@ -159,21 +162,21 @@ func TestRateLimitPerUserThroughAggregator(t *testing.T) {
 		addr, _ := startAuthenticated(t, "--rate-limit-queries-per-second", "0.01", "--rate-limit-query-burst", "3")
 		for _, user := range []string{"alice", "bob"} {
 			for i := range 3 {
-				if r := postQuery(t, addr, userToken(user), query); r.status != http.StatusOK || len(r.codes) > 0 {
+				if r := postQuery(t, addr, userToken(t, user), query); r.status != http.StatusOK || len(r.codes) > 0 {
 					t.Fatalf("%s's query %d: %+v", user, i+1, r)
 				}
 			}
-			r := postQuery(t, addr, userToken(user), query)
+			r := postQuery(t, addr, userToken(t, user), query)
 			if r.status != http.StatusTooManyRequests || !cmp.Equal(r.codes, []string{transport.CodeRateLimited}) || !strings.Contains(r.message, "this user may send") {
 				t.Errorf("%s's fourth query: %+v, want 429 %s for the user", user, r, transport.CodeRateLimited)
 			}
 			// The budget is the user's over a WebSocket too.
-			if diff := cmp.Diff([]string{transport.CodeRateLimited}, wsOperation(t, addr, userToken(user), query)); diff != "" {
+			if diff := cmp.Diff([]string{transport.CodeRateLimited}, wsOperation(t, addr, userToken(t, user), query)); diff != "" {
 				t.Errorf("%s's query over a WebSocket (-want +got):\n%s", user, diff)
 			}
 		}
 		// carol, from the same address, still has her whole budget.
-		if diff := cmp.Diff([]string{}, wsOperation(t, addr, userToken("carol"), query)); diff != "" {
+		if diff := cmp.Diff([]string{}, wsOperation(t, addr, userToken(t, "carol"), query)); diff != "" {
 			t.Errorf("carol's query over a WebSocket (-want +got):\n%s", diff)
 		}
 	})
@@ -194,7 +197,7 @@ func TestRateLimitPerUserThroughAggregator(t *testing.T) {
 		for range workers {
 			wg.Go(func() {
 				for range queries / workers {
-					r, err := tryQuery(t.Context(), addr, userToken("alice"), query)
+					r, err := tryQuery(t.Context(), addr, userToken(t, "alice"), query)
 					if err != nil || r.status != http.StatusOK || len(r.codes) > 0 {
 						mu.Lock()
 						refused[fmt.Sprint(r.status, r.codes, err)]++
@@ -247,20 +250,20 @@ func TestQueryTooComplexThroughAggregator(t *testing.T) {
 	b.WriteString(" }")
 	hundredPages := b.String()
 
-	r := postQuery(t, addr, userToken("admin"), hundredPages)
+	r := postQuery(t, addr, userToken(t, "admin"), hundredPages)
 	if !cmp.Equal(r.codes, []string{graphql.CodeQueryTooComplex}) || !strings.Contains(r.message, "100,000 objects, over the limit of 10,000") {
 		t.Errorf("hundred pages over HTTP: %+v, want %s with the cost and the limit", r, graphql.CodeQueryTooComplex)
 	}
-	if diff := cmp.Diff([]string{graphql.CodeQueryTooComplex}, wsOperation(t, addr, userToken("admin"), hundredPages)); diff != "" {
+	if diff := cmp.Diff([]string{graphql.CodeQueryTooComplex}, wsOperation(t, addr, userToken(t, "admin"), hundredPages)); diff != "" {
 		t.Errorf("hundred pages over a WebSocket (-want +got):\n%s", diff)
 	}
 	// One event holds 1 + 5 + 25 + … + 5⁶ = 19,531 objects by the cost's
 	// estimate of children.
 	subscription := `subscription { resourceEvents { resource { children { children { children { children { children { children { name } } } } } } } } }`
-	if diff := cmp.Diff([]string{graphql.CodeQueryTooComplex}, wsOperation(t, addr, userToken("admin"), subscription)); diff != "" {
+	if diff := cmp.Diff([]string{graphql.CodeQueryTooComplex}, wsOperation(t, addr, userToken(t, "admin"), subscription)); diff != "" {
 		t.Errorf("a subscription over the cost (-want +got):\n%s", diff)
 	}
-	if r := postQuery(t, addr, userToken("admin"), `{ a: resources(first: 1000) { edges { node { object } } } }`); r.status != http.StatusOK || len(r.codes) > 0 {
+	if r := postQuery(t, addr, userToken(t, "admin"), `{ a: resources(first: 1000) { edges { node { object } } } }`); r.status != http.StatusOK || len(r.codes) > 0 {
 		t.Errorf("one page: %+v", r)
 	}
 }

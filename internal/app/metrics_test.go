@@ -30,6 +30,7 @@ var podTemplates = schema.GroupVersionResource{Version: "v1", Resource: "podtemp
 // TestMetrics runs the aggregator on a real cluster, changes objects there
 // and reads /metrics over HTTP as Prometheus would.
 func TestMetrics(t *testing.T) {
+	env := testbed.Env(t)
 	c2 := env.Cluster("c2")
 	client := testcluster.Dynamic(t, c2.AdminConfig())
 	templates := client.Resource(podTemplates).Namespace("default")

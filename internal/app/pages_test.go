@@ -4,6 +4,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,32 +13,65 @@ import (
 	"github.com/fleetcache/fleetcache/internal/graphiql"
 )
 
-// TestPlaygroundChoice checks which page a browser gets at /graphql for
-// each serving.playground: GraphiQL by default when the binary holds it
-// (make test builds it first), the basic playground when asked for.
-func TestPlaygroundChoice(t *testing.T) {
+// TestGraphiQLPage checks the page a browser gets at /graphql: GraphiQL
+// when the binary holds it (make test builds it first), else a page that
+// says how to build it. Only the unit layer (-short, no make ui) may run
+// without the bundle.
+func TestGraphiQLPage(t *testing.T) {
+	want := "<title>fleetcache GraphiQL</title>"
 	if !graphiql.Built() {
-		t.Fatal("GraphiQL is not built into this test binary: run make ui (make test does) before go test")
+		if !testing.Short() {
+			t.Fatal("GraphiQL is not built into this test binary: run make ui (make test does) before go test")
+		}
+		want = "<title>fleetcache: GraphiQL is not built in</title>"
+	}
+	agg, err := app.New(app.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodGet, "/graphql", nil)
+	req.Header.Set("Accept", "text/html")
+	rec := httptest.NewRecorder()
+	agg.Handler.ServeHTTP(rec, req)
+	body, _ := io.ReadAll(rec.Body)
+	if rec.Code != http.StatusOK || !strings.Contains(string(body), want) {
+		t.Errorf("status %d, want 200 and a page with %s:\n%.400s", rec.Code, want, body)
+	}
+}
+
+// TestPlaygroundDeprecated checks that serving.playground, which chose the
+// basic playground now gone, is accepted from a file or a flag, ignored,
+// and named by a deprecation warning.
+func TestPlaygroundDeprecated(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte("serving:\n  playground: basic\n"), 0o600); err != nil {
+		t.Fatal(err)
 	}
 	for _, tt := range []struct {
-		name, playground, wantTitle string
+		name string
+		args []string
+		want int
 	}{
-		{name: "default", playground: "", wantTitle: "<title>fleetcache GraphiQL</title>"},
-		{name: "graphiql", playground: app.PlaygroundGraphiQL, wantTitle: "<title>fleetcache GraphiQL</title>"},
-		{name: "basic", playground: app.PlaygroundBasic, wantTitle: "<title>fleetcache GraphQL playground</title>"},
+		{name: "file", args: []string{"--config", path}, want: 1},
+		{name: "flag", args: []string{"--playground", "graphiql"}, want: 1},
+		{name: "neither", want: 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			agg, err := app.New(app.Options{Playground: tt.playground})
+			cfg, err := app.ParseArgs(tt.args, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
-			req := httptest.NewRequest(http.MethodGet, "/graphql", nil)
-			req.Header.Set("Accept", "text/html")
-			rec := httptest.NewRecorder()
-			agg.Handler.ServeHTTP(rec, req)
-			body, _ := io.ReadAll(rec.Body)
-			if rec.Code != http.StatusOK || !strings.Contains(string(body), tt.wantTitle) {
-				t.Errorf("status %d, want 200 and a page with %s:\n%.400s", rec.Code, tt.wantTitle, body)
+			if err := cfg.Validate(); err != nil {
+				t.Errorf("Validate: %v, want nil", err)
+			}
+			warnings := cfg.Deprecated()
+			if len(warnings) != tt.want {
+				t.Fatalf("warnings %q, want %d", warnings, tt.want)
+			}
+			for _, w := range warnings {
+				if !strings.Contains(w, "serving.playground") || !strings.Contains(w, "ignored") {
+					t.Errorf("warning %q does not say that serving.playground is ignored", w)
+				}
 			}
 		})
 	}

@@ -267,6 +267,7 @@ const failedQuery = `{ resources(filter: {kinds: ["Pod"], fieldSelector: "status
 // API server with the field selector status.phase=Failed concurrently and
 // merging, a page of 50 (limit=50) and all of them (what a count needs).
 func BenchmarkFieldSelectorVersusAPIServers(b *testing.B) {
+	env := testbed.Env(b)
 	const perCluster = 10_000
 	var wg sync.WaitGroup
 	for _, c := range env.Clusters() {

@@ -53,6 +53,7 @@ func send(ctx context.Context, method, url, token string, body []byte) (int, []b
 // TestProfiling checks where /debug/pprof/ is served: by default on a
 // loopback address only, else as configured.
 func TestProfiling(t *testing.T) {
+	env := testbed.Env(t)
 	kubeconfig := filepath.Join(t.TempDir(), "config")
 	if err := env.WriteKubeconfig(kubeconfig, "admin", env.Cluster("c1")); err != nil {
 		t.Fatal(err)
@@ -101,6 +102,7 @@ func TestProfiling(t *testing.T) {
 // served to the users whom the cluster that reviews tokens allows to get
 // them (as a non-resource URL), and to nobody else.
 func TestProfilingOperatorsOnly(t *testing.T) {
+	env := testbed.Env(t)
 	ctx := t.Context()
 	c1 := env.Cluster("c1")
 	if err := c1.Grant(ctx, "carol", "", rbacv1.PolicyRule{Verbs: []string{"get"}, NonResourceURLs: []string{"/debug/pprof/*", "/debug/pprof"}}); err != nil {

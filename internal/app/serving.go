@@ -55,11 +55,6 @@ func validateServing(s ServingConfig, bad func(field, format string, args ...any
 			bad("serving.tlsCertFile", "%v", err)
 		}
 	}
-	switch s.Playground {
-	case "", PlaygroundGraphiQL, PlaygroundBasic:
-	default:
-		bad("serving.playground", "must be %q or %q, not %q", PlaygroundGraphiQL, PlaygroundBasic, s.Playground)
-	}
 	for i, o := range s.CORSAllowedOrigins {
 		if err := checkOrigin(o); err != nil {
 			bad(fmt.Sprintf("serving.corsAllowedOrigins[%d]", i), "%v", err)

@@ -323,6 +323,7 @@ func wsQuery(t *testing.T, c *websocket.Conn, query string) string {
 // asks it over https and wss with a client that trusts it; then renews the
 // certificate's files, and new connections get the new one.
 func TestRunTLS(t *testing.T) {
+	env := testbed.Env(t)
 	dir := t.TempDir()
 	certFile, keyFile, pool := selfSigned(t, dir)
 	kubeconfig := filepath.Join(dir, "config")

@@ -141,6 +141,7 @@ func startRun(t *testing.T, opts app.Options) string {
 // TestKubeconfigDirLive adds, changes and removes a kubeconfig file while
 // the aggregator runs.
 func TestKubeconfigDirLive(t *testing.T) {
+	env := testbed.Env(t)
 	c2, c3 := env.Cluster("c2"), env.Cluster("c3")
 	marker := "only-in-c3-" + strings.ToLower(t.Name())
 	kube3 := kubernetes.NewForConfigOrDie(c3.AdminConfig())
@@ -191,6 +192,7 @@ func TestKubeconfigDirLive(t *testing.T) {
 // TestClusterSecretsLive registers clusters through Secrets in c1 and follows
 // their changes: credentials, bad content, removal.
 func TestClusterSecretsLive(t *testing.T) {
+	env := testbed.Env(t)
 	c1, c2, c3 := env.Cluster("c1"), env.Cluster("c2"), env.Cluster("c3")
 	home := filepath.Join(t.TempDir(), "home")
 	if err := env.WriteKubeconfig(home, "admin", c1); err != nil {
@@ -301,6 +303,7 @@ func TestRunSecretsKubeconfigMissing(t *testing.T) {
 // TestRunDefaultKubeconfig registers every context of $KUBECONFIG when no
 // cluster source is configured.
 func TestRunDefaultKubeconfig(t *testing.T) {
+	env := testbed.Env(t)
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
 	if err := env.WriteKubeconfig(a, "admin", env.Cluster("c1")); err != nil {

@@ -198,6 +198,7 @@ func checkLayout(t *testing.T, ctx context.Context, name string, width, height i
 // a desktop's and a phone's size, and the cluster SYNCED again when its
 // API server is back.
 func TestStatusPageInBrowser(t *testing.T) {
+	env := testbed.Env(t)
 	ctx, problems := browser(t)
 	browsertest.Viewport(t, ctx, 1366, 768, false)
 	_, url := serveClusters(t, probeOptions(), "c1", "c2", "c3")
@@ -331,6 +332,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 // all, that when one API server stops its hundred clusters come first,
 // stale, and that the layout holds at a desktop's and a phone's size.
 func TestStatusPageAt300Clusters(t *testing.T) {
+	env := testbed.Env(t)
 	ctx, problems := browser(t)
 	browsertest.Viewport(t, ctx, 1366, 768, false)
 	agg, url := serveClusters(t, probeOptions())
@@ -444,6 +446,7 @@ func enterToken(t *testing.T, ctx context.Context, tok string) {
 // one, keeps asking while the token is wrong, and shows the clusters once a
 // valid token is entered, without a reload.
 func TestStatusPageWithAuthentication(t *testing.T) {
+	env := testbed.Env(t)
 	ctx, problems := browser(t)
 	opts := probeOptions()
 	opts.Auth = app.AuthOptions{Authn: app.AuthnTokenReview, AuthnConfig: env.Cluster("c1").AdminConfig()}
@@ -469,7 +472,7 @@ func TestStatusPageWithAuthentication(t *testing.T) {
 		t.Errorf("the page shows clusters with a wrong token: %s", raw)
 	}
 
-	alice := token("alice")
+	alice := token(t, "alice")
 	openDrillDowns(t, ctx)
 	enterToken(t, ctx, alice)
 	testcluster.Eventually(t, 60*time.Second, "the page showing c1 SYNCED with alice's token", func() (bool, string) {

@@ -27,8 +27,14 @@ func chromiumPath(t testing.TB) string {
 // of its tab, and a function that returns the problems the page reported so
 // far. The browser is killed, and its goroutines waited for, when the test
 // ends.
+//
+// Under -short (make test-unit) it skips the test: the unit layer runs no
+// browser. Outside -short a missing chromium fails the test.
 func New(t testing.TB) (context.Context, func() []string) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs headless chromium: not in the unit layer (-short); make test runs it")
+	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(chromiumPath(t)),
 		chromedp.UserDataDir(t.TempDir()),

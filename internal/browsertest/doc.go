@@ -1,5 +1,5 @@
 // Package browsertest runs Debian's headless chromium for tests of
-// fleetcache's web pages (the status page, GraphiQL, the basic playground):
+// fleetcache's web pages (the status page, GraphiQL):
 // New starts a browser in a fresh profile and returns the context of its tab
 // and a function that returns the page's problems (uncaught exceptions,
 // console errors and warnings, which include Content-Security-Policy

@@ -323,7 +323,7 @@ type bannerInfo struct {
 	churn               time.Duration
 }
 
-// ExampleQuery is the query the banner suggests for the playground: Pods per
+// ExampleQuery is the query the banner suggests for GraphiQL: Pods per
 // cluster, and a Deployment with its ReplicaSets and their Pods.
 const ExampleQuery = `{
   facets(by: CLUSTER, filter: {kinds: ["Pod"]}) { value count }
@@ -342,12 +342,12 @@ func printBanner(w io.Writer, b bannerInfo) {
 	fmt.Fprintf(w, `
 fleetcache demo is up (%s): %d clusters (%s), %d objects seeded in %s, %d cached.
 
-  Playground   %s/graphql
+  GraphiQL     %s/graphql
   Status page  %s/
   Metrics      %s/metrics
   kubectl      kubectl --kubeconfig %s --context prod-eu get deploy,rs,pods -n payments
 
-Try in the playground:
+Try in GraphiQL:
 
 %s
 

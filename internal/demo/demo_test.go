@@ -83,6 +83,7 @@ func (g graphQL) try(ctx context.Context, query string, out any) error {
 // it seeded, compares with the real API servers, follows the churn over a
 // subscription and stops it.
 func TestRun(t *testing.T) {
+	testcluster.SkipShort(t, "real kube-apiservers")
 	addr := testcluster.FreeAddr(t)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	out := &syncBuffer{}
@@ -126,7 +127,7 @@ func TestRun(t *testing.T) {
 	})
 	testcluster.Eventually(t, 30*time.Second, "the banner", func() (bool, string) {
 		s := out.String()
-		return strings.Contains(s, "Playground   http://"+addr+"/graphql") && strings.Contains(s, "Ctrl-C"), s
+		return strings.Contains(s, "GraphiQL     http://"+addr+"/graphql") && strings.Contains(s, "Ctrl-C"), s
 	})
 	t.Logf("output:\n%s", out)
 
@@ -218,10 +219,10 @@ func TestRun(t *testing.T) {
 		testGraphiQL(t, g.base)
 	})
 
-	t.Run("metrics and playground", func(t *testing.T) {
+	t.Run("metrics and GraphiQL", func(t *testing.T) {
 		for _, tt := range []struct{ name, path, accept, wantType string }{
 			{name: "metrics", path: "/metrics", wantType: "text/plain"},
-			{name: "playground", path: "/graphql", accept: "text/html", wantType: "text/html"},
+			{name: "GraphiQL", path: "/graphql", accept: "text/html", wantType: "text/html"},
 		} {
 			req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, g.base+tt.path, nil)
 			if err != nil {

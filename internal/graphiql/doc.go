@@ -11,12 +11,11 @@
 // bundle is not committed, and go:embed takes whatever dist/ holds when the
 // binary is built. Built reports whether it held the bundle. A binary built
 // with a plain go build, without make ui, has no bundle: Handler then serves
-// a page that says how to build it, and the aggregator's default is the
-// basic playground (internal/playground) instead.
+// a page that says how to build it, as Prometheus does without its UI.
 //
-// Handler returns the http.Handler of the page and its assets, like
-// internal/playground's: mounted on the GraphQL endpoint for browsers, the
-// assets at the same path with an "asset" query parameter (IsAssetRequest).
+// Handler returns the http.Handler of the page and its assets: mounted on
+// the GraphQL endpoint for browsers, the assets at the same path with an
+// "asset" query parameter (IsAssetRequest).
 //
 // The page adds a Token field above GraphiQL for servers that authenticate
 // callers: the token is kept in sessionStorage (it ends with the tab), sent

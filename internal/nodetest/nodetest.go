@@ -30,8 +30,12 @@ const done = ".installed"
 // <module root>/.cache/node/<hash of the sorted package list>, and are
 // built in a temporary directory renamed into place, so concurrent test
 // binaries do not see half an installation.
+//
+// Under -short (make test-unit) Install and Run skip the test: the unit
+// layer runs no Node.js. Outside -short a missing node or npm fails it.
 func Install(t testing.TB, pkgs ...string) string {
 	t.Helper()
+	skipShort(t)
 	if len(pkgs) == 0 {
 		t.Fatal("nodetest.Install: no packages")
 	}
@@ -116,6 +120,7 @@ func pinned(p string) bool {
 // exits with an error, showing its standard error.
 func Run(t testing.TB, dir string, script string, args ...string) []byte {
 	t.Helper()
+	skipShort(t)
 	node := lookPath(t, "node")
 	abs, err := filepath.Abs(script)
 	if err != nil {
@@ -162,5 +167,13 @@ func moduleRoot() (string, error) {
 			return "", errors.New("find module root: no go.mod above the working directory")
 		}
 		dir = parent
+	}
+}
+
+// skipShort skips t under -short.
+func skipShort(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs Node.js: not in the unit layer (-short); make test runs it")
 	}
 }

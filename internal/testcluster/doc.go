@@ -17,14 +17,23 @@
 //
 // The binaries come from <module root>/bin (run "make testbin"), or from the
 // directory named by the FLEETCACHE_TESTBIN environment variable. Tests never
-// skip when they are missing: Start fails and says how to build them.
+// skip when they are missing: Start fails and says how to build them. Only
+// under -short (make test-unit, the unit layer) do the tests that need servers
+// skip, saying that make test runs them ([SkipShort]).
 //
-// A test package starts one Env in TestMain with Main, which also checks for
-// leaked goroutines after Stop (the Env starts none that outlive it):
+// A test package shares one Env among its tests with a [Shared], started by
+// the first test that asks for it, so that tests needing no cluster never
+// wait for one; Main stops it after the tests and then checks for leaked
+// goroutines (the Env starts none that outlive it):
 //
-//	var env *testcluster.Env
+//	var testbed = testcluster.NewShared(testcluster.Options{Clusters: 2})
 //
-//	func TestMain(m *testing.M) { testcluster.Main(m, testcluster.Options{Clusters: 2}, &env) }
+//	func TestMain(m *testing.M) { testcluster.Main(m, testbed) }
+//
+//	func TestX(t *testing.T) {
+//		env := testbed.Env(t) // skips under -short
+//		…
+//	}
 //
 // Tests then use env.Cluster("c1").AdminConfig() and friends. A test that stops
 // a cluster must restart it before it returns, so that the next test finds it

@@ -2,7 +2,7 @@ package testcluster
 
 import "testing"
 
-// env is shared by the tests of this package: two clusters, c1 and c2.
-var env *Env
+// testbed is shared by the tests of this package: two clusters, c1 and c2.
+var testbed = NewShared(Options{Clusters: 2})
 
-func TestMain(m *testing.M) { Main(m, Options{Clusters: 2}, &env) }
+func TestMain(m *testing.M) { Main(m, testbed) }

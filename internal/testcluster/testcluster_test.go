@@ -63,6 +63,7 @@ func configMap(ns, name string, data map[string]string) *corev1.ConfigMap {
 }
 
 func TestClusters(t *testing.T) {
+	env := testbed.Env(t)
 	var names []string
 	for _, c := range env.Clusters() {
 		names = append(names, c.Name())
@@ -85,6 +86,7 @@ func TestClusters(t *testing.T) {
 }
 
 func TestPrefixIsolation(t *testing.T) {
+	env := testbed.Env(t)
 	const name = "shared-name"
 	ns := uniqueName(t, "isolation")
 	for _, c := range env.Clusters() {
@@ -116,6 +118,7 @@ func TestPrefixIsolation(t *testing.T) {
 }
 
 func TestUserIdentity(t *testing.T) {
+	env := testbed.Env(t)
 	c := env.Cluster("c1")
 	tests := []struct {
 		name       string
@@ -150,6 +153,7 @@ func TestUserIdentity(t *testing.T) {
 }
 
 func TestGrant(t *testing.T) {
+	env := testbed.Env(t)
 	ns := uniqueName(t, "grant")
 	c := env.Cluster("c2")
 	ensureNamespace(t, newClient(t, c.AdminConfig()), ns)
@@ -205,6 +209,7 @@ func TestGrant(t *testing.T) {
 }
 
 func TestStopSecondaryRestart(t *testing.T) {
+	env := testbed.Env(t)
 	const name = "made-during-outage"
 	ns := uniqueName(t, "outage")
 	c := env.Cluster("c2")
@@ -281,6 +286,7 @@ func TestStopSecondaryRestart(t *testing.T) {
 }
 
 func TestCompact(t *testing.T) {
+	env := testbed.Env(t)
 	const name = "churn"
 	ns := uniqueName(t, "compact")
 	c := env.Cluster("c1")
@@ -381,6 +387,7 @@ func mustParseInt(t *testing.T, s string) int64 {
 }
 
 func TestWriteKubeconfig(t *testing.T) {
+	env := testbed.Env(t)
 	tests := []struct {
 		name     string
 		user     string

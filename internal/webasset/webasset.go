@@ -1,5 +1,5 @@
 // Package webasset serves the embedded files of fleetcache's built-in web
-// pages (the status page, GraphiQL, the basic playground): a content type by
+// pages (the status page, GraphiQL): a content type by
 // extension, a strong ETag from the content's hash, the security headers
 // every page of ours sends, conditional and HEAD requests, and gzip for
 // clients that accept it (GraphiQL's script is 1.5 MB, 0.47 MB gzipped).
@@ -191,7 +191,7 @@ type Page struct {
 	Page   File
 	Assets map[string]File
 	CSP    string
-	What   string // names the page in errors: "the playground page"
+	What   string // names the page in errors: "GraphiQL"
 }
 
 // ServeHTTP implements http.Handler.

@@ -1,7 +1,7 @@
 // Package fanout hands the changes of the index's feed to many
 // subscribers: the hub behind live subscriptions.
 //
-// One goroutine (Hub.Run) follows the feed. Subscribers are grouped twice:
+// One goroutine (Hub.Start) follows the feed. Subscribers are grouped twice:
 // by filter (the filter's matcher runs once per change for all of them)
 // and, inside a filter, by a key the caller chooses (subscribers whose
 // payloads are the same for the same change), whose members share one

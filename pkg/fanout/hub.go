@@ -99,7 +99,7 @@ type Feed interface {
 // The errors that end a subscriber, besides io.EOF (closed), the context's
 // and *ExpiredError.
 var (
-	// ErrStopped: the hub's Run returned.
+	// ErrStopped: the hub's Start returned.
 	ErrStopped = errors.New("the server is shutting down")
 	// ErrSlowConsumer: more than Options.Buffer deliveries waited for the
 	// subscriber.
@@ -150,6 +150,8 @@ type Hub[G, P any] struct {
 	opts Options
 	// epoch is when the hub was made: subscriber times count from it.
 	epoch time.Time
+	// started is set by the first Start.
+	started atomic.Bool
 	// delivered counts the deliveries of the dispatch in progress; run's
 	// own.
 	delivered int
@@ -198,10 +200,13 @@ func New[G, P any](feed Feed, opts Options) *Hub[G, P] {
 // now returns the time in nanoseconds since h.epoch.
 func (h *Hub[G, P]) now() int64 { return int64(time.Since(h.epoch)) }
 
-// Run hands out the changes and heartbeats until ctx ends, then ends every
-// subscriber with ErrStopped and refuses new ones. Subscribe works before
-// Run (changes wait in the feed).
-func (h *Hub[G, P]) Run(ctx context.Context) {
+// Start hands out the changes and heartbeats until ctx ends, then ends every
+// subscriber with ErrStopped, refuses new ones and returns nil. Subscribe
+// works before Start (changes wait in the feed). It may be called once.
+func (h *Hub[G, P]) Start(ctx context.Context) error {
+	if !h.started.CompareAndSwap(false, true) {
+		return errors.New("fanout hub started twice")
+	}
 	hctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { h.heartbeats(hctx) })
@@ -209,6 +214,7 @@ func (h *Hub[G, P]) Run(ctx context.Context) {
 	cancel()
 	wg.Wait()
 	h.endAll(ErrStopped, true)
+	return nil
 }
 
 // heartbeats wakes, until ctx ends, the subscribers that got nothing for

@@ -50,7 +50,11 @@ func selector(t *testing.T, s string) labels.Selector {
 func run[G, P any](t *testing.T, h *Hub[G, P]) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { h.Run(ctx) })
+	wg.Go(func() {
+		if err := h.Start(ctx); err != nil {
+			t.Error(err)
+		}
+	})
 	t.Cleanup(func() { cancel(); wg.Wait() })
 }
 
@@ -166,6 +170,12 @@ func TestSlowConsumer(t *testing.T) {
 	if _, err := slow.Next(t.Context()); !errors.Is(err, ErrSlowConsumer) {
 		t.Errorf("slow subscriber: %v, want ErrSlowConsumer", err)
 	}
+	// Next sees the error as soon as the hub sets it; the hub counts the
+	// subscriber out just after, once it has woken the others.
+	deadline := time.Now().Add(5 * time.Second)
+	for h.Subscribers() != 1 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
 	if n := h.Subscribers(); n != 1 {
 		t.Errorf("%d subscribers, want 1", n)
 	}
@@ -225,7 +235,12 @@ func TestStopAndClose(t *testing.T) {
 	s := h.Subscribe(Request[string]{Start: ix.Revision()})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	h.Run(ctx)
+	if err := h.Start(ctx); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	if err := h.Start(ctx); err == nil {
+		t.Error("a second Start returned nil, want an error")
+	}
 	if _, err := s.Next(context.Background()); !errors.Is(err, ErrStopped) {
 		t.Errorf("Next after stop: %v, want ErrStopped", err)
 	}

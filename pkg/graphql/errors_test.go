@@ -108,7 +108,9 @@ func TestErrorCodes(t *testing.T) {
 	}
 }
 
-func TestPlaygroundIntrospectionFits(t *testing.T) {
+// TestGraphiQLIntrospectionFits checks that the deepest introspection query
+// a GraphQL IDE sends passes the document limits.
+func TestGraphiQLIntrospectionFits(t *testing.T) {
 	f := newFixture(t)
 	s := newServer(t, f.ix, f.tracker, Options{})
 	// graphql-js 16's getIntrospectionQuery with every option: 15 deep.

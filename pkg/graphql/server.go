@@ -147,10 +147,10 @@ func (s *Server) Start(ctx context.Context) error {
 	if !s.started.CompareAndSwap(false, true) {
 		return errors.New("graphql server started twice")
 	}
-	s.hub.Run(ctx)
+	err := s.hub.Start(ctx)
 	s.stop()
 	s.running.Wait()
-	return nil
+	return err
 }
 
 // Request is one GraphQL request, as the body of a GraphQL-over-HTTP POST

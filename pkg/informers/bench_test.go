@@ -280,6 +280,7 @@ var heapRound int
 // runs every side once, starting with a different one each round. Every
 // round is logged; the metrics are the means.
 func BenchmarkHeapPerPod(b *testing.B) {
+	env := testbed.Env(b)
 	c := env.Cluster("c3")
 	// The Pods' two containers both name their ports http and metrics,
 	// which the server warns about at every create: not in the log.
@@ -367,6 +368,7 @@ var syncRound int
 // both, in turn, the first side alternating between rounds; every round is
 // logged, and the metrics are the means.
 func BenchmarkInitialSync(b *testing.B) {
+	env := testbed.Env(b)
 	const count = 10000
 	cm := func(ns, name string) *unstructured.Unstructured {
 		return configMap(ns, name, map[string]any{"config.yaml": "replicas: 3\nimage: web:1.2.3\n", "owner": "team-" + name[len(name)-1:]})
@@ -406,6 +408,7 @@ func BenchmarkInitialSync(b *testing.B) {
 // syncFleetcache syncs every cluster's ConfigMaps into one index and
 // returns how long it took until health said every cluster was SYNCED.
 func syncFleetcache(b *testing.B) time.Duration {
+	env := testbed.Env(b)
 	ix := index.New(index.Options{})
 	tr := health.NewTracker(ix, health.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -430,6 +433,7 @@ func syncFleetcache(b *testing.B) time.Duration {
 // syncClientGo syncs every cluster's ConfigMaps with a bare dynamic
 // informer each, and returns how long it took until all had synced.
 func syncClientGo(b *testing.B) time.Duration {
+	env := testbed.Env(b)
 	var cfgs []*rest.Config
 	for _, c := range env.Clusters() {
 		cfgs = append(cfgs, c.AdminConfig())

@@ -25,6 +25,7 @@ import (
 // the bodies find them. (TestStoredBytesAreTheServers checks compressed
 // Pods from streaming and plain lists.)
 func TestCompressedReadBack(t *testing.T) {
+	env := testbed.Env(t)
 	c := env.Cluster("c2")
 	cfg := c.AdminConfig()
 	cfg.WarningHandler = rest.NoWarnings{}

@@ -47,6 +47,7 @@ func (c *countedConn) Close() error {
 // buffers it grew for them. Changes still arrive over the watches'
 // connection.
 func TestSyncedClusterKeepsOneConnection(t *testing.T) {
+	env := testbed.Env(t)
 	c2 := env.Cluster("c2")
 	var open, dialed atomic.Int64
 	var mu sync.Mutex
@@ -107,6 +108,7 @@ type trackedTransport struct{ http.RoundTripper }
 // its lists are over, the transport of its requests other than watches is
 // dropped (and collected), while its watches' transport stays.
 func TestSyncedClusterDropsItsRequestTransport(t *testing.T) {
+	env := testbed.Env(t)
 	c3 := env.Cluster("c3")
 	var requestLive, watchLive atomic.Int64
 	cfg := c3.AdminConfig()

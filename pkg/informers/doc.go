@@ -15,6 +15,8 @@
 // A Fleet runs an Ingester per registered cluster; it is the clusters.Runner
 // that a clusters.Registry drives. Its clusters share a listGate, which bounds
 // how many lists run at once across the fleet (types waiting for their turn
-// are PENDING with that reason), one prober, whose single goroutine probes
-// every API server, and the informers' metrics (ingest lag, list slots).
+// are PENDING with that reason), one prober, whose single goroutine
+// (Fleet.Start) probes every API server, and the informers' metrics (ingest
+// lag, list slots). The Fleet's owner runs Fleet.Start beside the
+// Registry's Start, with the same context.
 package informers

@@ -41,6 +41,14 @@ func NewFleet(ix *index.Index, h *health.Tracker, opts Options) (*Fleet, error) 
 	return f, nil
 }
 
+// Start runs what the fleet's clusters share, the prober of their API
+// servers, until ctx ends, and returns nil then. Clusters run by RunCluster
+// are probed only while Start runs: a cluster whose server stopped answering
+// recovers once a probe succeeds. It may be called once.
+func (f *Fleet) Start(ctx context.Context) error {
+	return f.prober.Start(ctx)
+}
+
 // RunCluster runs the ingestion of c until ctx ends.
 func (f *Fleet) RunCluster(ctx context.Context, c clusters.Cluster) error {
 	ing, err := NewIngester(c.Name, c.Config, f.index, f.health, f.opts)

@@ -42,6 +42,7 @@ var fleetSyncRound int
 // servers (servers): on a machine shared with other work the wall time
 // moves with the load, the CPU time much less.
 func BenchmarkFleetSync(b *testing.B) {
+	env := testbed.Env(b)
 	for _, size := range []struct{ clusters, pods int }{{12, 3000}, {30, 5000}} {
 		b.Run(fmt.Sprintf("clusters=%d/pods=%d", size.clusters, size.pods), func(b *testing.B) {
 			var wg sync.WaitGroup
@@ -169,6 +170,7 @@ func processCPU(b *testing.B) time.Duration {
 // user and system, read from /proc: the processes whose command line
 // carries one of their ports.
 func serversCPUTime(b *testing.B) time.Duration {
+	env := testbed.Env(b)
 	var ports []string
 	for _, c := range env.Clusters() {
 		u := c.URL()

@@ -64,6 +64,7 @@ func BenchmarkFleetScale(b *testing.B) {
 // seedScalePods makes every test server hold perServer realistic Pods in
 // the namespace fleet-scale, each labelled with one of scaleShards shards.
 func seedScalePods(b *testing.B, perServer int) {
+	env := testbed.Env(b)
 	for _, c := range env.Clusters() {
 		cfg := rest.CopyConfig(c.AdminConfig())
 		cfg.WarningHandler = rest.NoWarnings{}
@@ -107,6 +108,7 @@ func broadPage(b *testing.B, ix *index.Index) (p50, p99 float64, matched int) {
 // are no longer SYNCED, starts it again and returns how long after it was
 // ready every alias of it was SYNCED with all its Pods.
 func restartRecovery(b *testing.B, r fleetRun) time.Duration {
+	env := testbed.Env(b)
 	server := env.Clusters()[0]
 	want := len(serverState(b, testcluster.Dynamic(b, server.AdminConfig()), pods))
 	var names []string

@@ -2,6 +2,7 @@ package informers_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -37,6 +38,7 @@ const fleetNamespace = "fleet-scale"
 // seedFleet creates n ConfigMaps in fleetNamespace of every test server.
 func seedFleet(tb testing.TB, n int) {
 	tb.Helper()
+	env := testbed.Env(tb)
 	for _, c := range env.Clusters() {
 		dc := testcluster.Dynamic(tb, c.AdminConfig())
 		testcluster.CreateNamespace(tb, dc, fleetNamespace)
@@ -50,8 +52,8 @@ func seedFleet(tb testing.TB, n int) {
 // in turn, as kubeconfig contexts pointing at the same servers would:
 // each is its own cluster to fleetcache, with its own connection, lists
 // and watches.
-func aliases(n int) []clusters.Cluster {
-	servers := env.Clusters()
+func aliases(tb testing.TB, n int) []clusters.Cluster {
+	servers := testbed.Env(tb).Clusters()
 	out := make([]clusters.Cluster, n)
 	for i := range out {
 		s := servers[i%len(servers)]
@@ -210,6 +212,7 @@ type fleetRun struct {
 // what is measured: each holds the cluster's status with every type's.
 func startAliasedFleet(tb testing.TB, n int, resource string, opts informers.Options, retention int) fleetRun {
 	tb.Helper()
+	env := testbed.Env(tb)
 	before := measure(tb)
 	ix := index.New(index.Options{})
 	tr := health.NewTracker(ix, health.Options{Retention: retention})
@@ -224,7 +227,7 @@ func startAliasedFleet(tb testing.TB, n int, resource string, opts informers.Opt
 		tb.Fatal(err)
 	}
 	registry := clusters.NewRegistry(f, clusters.Options{})
-	cs := aliases(n)
+	cs := aliases(tb, n)
 	for _, c := range cs {
 		if err := registry.Add(c); err != nil {
 			tb.Fatal(err)
@@ -234,7 +237,14 @@ func startAliasedFleet(tb testing.TB, n int, resource string, opts informers.Opt
 	watch := watchHealth(ctx, tr, n)
 	begin := time.Now()
 	done := make(chan error, 1)
-	go func() { done <- registry.Start(ctx) }()
+	go func() {
+		var fleetErr error
+		var wg sync.WaitGroup
+		wg.Go(func() { fleetErr = f.Start(ctx) })
+		err := registry.Start(ctx)
+		wg.Wait()
+		done <- errors.Join(err, fleetErr)
+	}()
 	tb.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -328,6 +338,7 @@ func (r fleetRun) perCluster() (goroutines, fds float64) {
 // cluster with one type may cost at most 6 goroutines and, once synced, one
 // connection.
 func TestFleetStart(t *testing.T) {
+	env := testbed.Env(t)
 	seedFleet(t, 300)
 	// Retention for every change of the start, under the race detector.
 	r := startAliasedFleet(t, 200, "configmaps", informers.Options{MaxConcurrentLists: 4}, 64*200)
@@ -435,7 +446,7 @@ func BenchmarkFleetStart(b *testing.B) {
 func benchmarkCarefulStart(b *testing.B, n int, gvr schema.GroupVersionResource) {
 	before := measure(b)
 	var cfgs []*rest.Config
-	for _, c := range aliases(n) {
+	for _, c := range aliases(b, n) {
 		cfg := rest.CopyConfig(c.Config)
 		cfg.Proxy = http.ProxyFromEnvironment // not shared through the transport cache
 		cfgs = append(cfgs, cfg)

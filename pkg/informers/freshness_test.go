@@ -167,6 +167,7 @@ func changeDuringOutage(t testing.TB, dc dynamic.Interface, ns string) {
 // reaches them as 410 Gone while the API server stays up.
 func noWatchCacheEnv(t testing.TB) *testcluster.Env {
 	t.Helper()
+	testcluster.SkipShort(t, "real kube-apiservers")
 	e, err := testcluster.Start(t.Context(), testcluster.Options{Clusters: 1, NoWatchCache: []string{"c1"}})
 	if err != nil {
 		t.Fatal(err)
@@ -336,7 +337,10 @@ func readyzAnswered(t testing.TB, c *testcluster.Cluster) <-chan time.Time {
 }
 
 // TestPartition cuts the connection to an API server that stays up.
-func TestPartition(t *testing.T) { partition(t, env, env.Cluster("c2"), false) }
+func TestPartition(t *testing.T) {
+	env := testbed.Env(t)
+	partition(t, env, env.Cluster("c2"), false)
+}
 
 // TestPartitionWithCompaction cuts the connection to an API server without
 // watch cache and compacts etcd past what the fleet saw. fleetcache lists a

@@ -88,11 +88,19 @@ func (c *Ingester) startDeadline(run *typeRun) {
 	}
 	t := run.t
 	run.deadline = time.AfterFunc(c.opts.SyncTimeout, func() {
-		if run.synced() || run.ctx.Err() != nil {
+		// Queued under run.mu, as markSynced queues its report: the error
+		// never reaches health after the sync that makes it wrong.
+		run.mu.Lock()
+		if run.isSynced || run.ctx.Err() != nil {
+			run.mu.Unlock()
 			return
 		}
-		c.health.ResourceError(c.name, t.Resource, t.KindName(),
-			fmt.Errorf("%w: not synced %s after its list began", health.ErrSyncDeadline, c.opts.SyncTimeout))
+		run.reports = append(run.reports, func() {
+			c.health.ResourceError(c.name, t.Resource, t.KindName(),
+				fmt.Errorf("%w: not synced %s after its list began", health.ErrSyncDeadline, c.opts.SyncTimeout))
+		})
+		run.mu.Unlock()
+		run.runReports()
 		c.releaseSlot(run)
 	})
 }

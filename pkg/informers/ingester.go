@@ -236,10 +236,15 @@ type typeRun struct {
 	wg     sync.WaitGroup
 
 	// mu orders the run's reports of freshness: once interrupted, a run
-	// never reports itself synced.
+	// never reports itself synced. The reports run outside it (runReports).
 	mu          sync.Mutex
 	isSynced    bool
 	interrupted bool
+	// reports holds the reports of changes made under mu and not run yet,
+	// in the order of the changes; reporting is set while a goroutine runs
+	// them.
+	reports   []func()
+	reporting bool
 	// expired is set when the run's own watch was refused with 410 Gone:
 	// its replacement need not ask again.
 	expired bool
@@ -280,31 +285,65 @@ func (r *typeRun) isInterrupted() bool {
 	return r.interrupted
 }
 
-// markSynced runs report and records the run synced, unless it was
-// interrupted.
+// markSynced records the run synced, unless it was interrupted, and then
+// runs report (see runReports).
 func (r *typeRun) markSynced(report func()) bool {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.interrupted {
+		r.mu.Unlock()
 		return false
 	}
 	r.isSynced = true
 	if r.deadline != nil {
 		r.deadline.Stop()
 	}
-	report()
+	r.reports = append(r.reports, report)
+	r.mu.Unlock()
+	r.runReports()
 	return true
 }
 
-// interrupt runs report and records the run interrupted; it returns true
-// the first time.
+// interrupt records the run interrupted and then runs report, if not nil
+// (see runReports); it returns true the first time.
 func (r *typeRun) interrupt(report func()) bool {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	report()
 	first := !r.interrupted
 	r.interrupted = true
+	if report != nil {
+		r.reports = append(r.reports, report)
+	}
+	r.mu.Unlock()
+	if report != nil {
+		r.runReports()
+	}
 	return first
+}
+
+// runReports runs the queued reports in order, without holding mu, unless
+// another goroutine is running them already: that one runs the reports
+// queued meanwhile too before it returns. So the health tracker hears of a
+// run's changes in the order they were made (an interruption always after
+// the sync it ends), and no report runs under the run's lock. A report may
+// thus run just after its caller returns, but never after the run's
+// goroutines (and the probe's) have been waited for.
+func (r *typeRun) runReports() {
+	r.mu.Lock()
+	if r.reporting {
+		r.mu.Unlock()
+		return
+	}
+	r.reporting = true
+	for len(r.reports) > 0 {
+		batch := r.reports
+		r.reports = nil
+		r.mu.Unlock()
+		for _, report := range batch {
+			report()
+		}
+		r.mu.Lock()
+	}
+	r.reporting = false
+	r.mu.Unlock()
 }
 
 // NewIngester returns the ingestion of cluster name, reached with cfg. Start runs it.
@@ -454,7 +493,14 @@ func (c *Ingester) Start(ctx context.Context) error {
 
 	c.health.AddCluster(c.name)
 	if c.prober == nil {
-		c.prober = newProber() // a cluster on its own: its own prober
+		// A cluster on its own: its own prober, stopped and waited for
+		// after the cluster's target is removed.
+		c.prober = newProber()
+		var probing sync.WaitGroup
+		pctx, stopProbing := context.WithCancel(ctx)
+		probing.Go(func() { _ = c.prober.Start(pctx) }) // nil: it is new
+		defer probing.Wait()
+		defer stopProbing()
 	}
 	target := c.prober.add(ctx, c)
 	c.mu.Lock()
@@ -715,7 +761,7 @@ func (c *Ingester) staleAll() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for resource, r := range c.runs {
-		if r.interrupt(func() {}) {
+		if r.interrupt(nil) {
 			c.stale[resource] = r
 		}
 	}

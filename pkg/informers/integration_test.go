@@ -74,8 +74,9 @@ func startFleet(t testing.TB, ixOpts index.Options, opts informers.Options, cs .
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	// The informers tests need the clusters, not the API: run the registry alone.
-	go func() { done <- agg.Registry.Start(ctx) }()
+	// The informers tests need the clusters and the fleet's prober (recovery
+	// waits on a probe), which the aggregator's Start runs beside the API.
+	go func() { done <- agg.Start(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -89,9 +90,9 @@ func admin(c *testcluster.Cluster) clusters.Cluster {
 	return clusters.Cluster{Name: c.Name(), Config: c.AdminConfig()}
 }
 
-func all() []clusters.Cluster {
+func all(tb testing.TB) []clusters.Cluster {
 	var out []clusters.Cluster
-	for _, c := range env.Clusters() {
+	for _, c := range testbed.Env(tb).Clusters() {
 		out = append(out, admin(c))
 	}
 	return out
@@ -221,13 +222,14 @@ func eventsFor(events []feed.Event[*index.Object], cluster, namespace string) []
 }
 
 func TestSameNameInThreeClusters(t *testing.T) {
+	env := testbed.Env(t)
 	var uids []types.UID
 	for _, c := range env.Clusters() {
 		dc := testcluster.Dynamic(t, c.AdminConfig())
 		testcluster.CreateNamespace(t, dc, "same")
 		uids = append(uids, create(t, dc, configMap("same", "twin", map[string]any{"cluster": c.Name()})).GetUID())
 	}
-	f := startFleet(t, index.Options{}, testOptions("configmaps"), all()...)
+	f := startFleet(t, index.Options{}, testOptions("configmaps"), all(t)...)
 	for _, c := range env.Clusters() {
 		waitStatus(t, f, c.Name(), health.Synced)
 	}
@@ -251,10 +253,11 @@ func TestSameNameInThreeClusters(t *testing.T) {
 }
 
 func TestChangesReachIndexAndFeed(t *testing.T) {
+	env := testbed.Env(t)
 	c1 := env.Cluster("c1")
 	dc := testcluster.Dynamic(t, c1.AdminConfig())
 	testcluster.CreateNamespace(t, dc, "changes")
-	f := startFleet(t, index.Options{}, testOptions("configmaps", "namespaces"), all()...)
+	f := startFleet(t, index.Options{}, testOptions("configmaps", "namespaces"), all(t)...)
 	for _, c := range env.Clusters() {
 		waitStatus(t, f, c.Name(), health.Synced)
 	}
@@ -286,6 +289,7 @@ func TestChangesReachIndexAndFeed(t *testing.T) {
 // server on the same etcd prefix, optionally compacts etcd, restarts it and
 // checks that the index converges and the feed carried every difference.
 func outage(t *testing.T, cluster string, compact bool) {
+	env := testbed.Env(t)
 	c := env.Cluster(cluster)
 	dc := testcluster.Dynamic(t, c.AdminConfig())
 	ns := "outage"
@@ -293,7 +297,7 @@ func outage(t *testing.T, cluster string, compact bool) {
 		ns = "compacted"
 	}
 	seedOutage(t, dc, ns)
-	f := startFleet(t, index.Options{}, testOptions("configmaps"), all()...)
+	f := startFleet(t, index.Options{}, testOptions("configmaps"), all(t)...)
 	for _, c := range env.Clusters() {
 		waitStatus(t, f, c.Name(), health.Synced)
 	}
@@ -355,6 +359,7 @@ func TestOutage(t *testing.T) { outage(t, "c2", false) }
 func TestOutageWithCompaction(t *testing.T) { outage(t, "c3", true) }
 
 func TestForbiddenType(t *testing.T) {
+	env := testbed.Env(t)
 	c := env.Cluster("c1")
 	if err := c.Grant(t.Context(), "alice", "", rbacv1.PolicyRule{
 		APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list", "watch"},
@@ -385,6 +390,7 @@ func TestForbiddenType(t *testing.T) {
 }
 
 func TestRemoveCluster(t *testing.T) {
+	env := testbed.Env(t)
 	c := env.Cluster("c2")
 	dc := testcluster.Dynamic(t, c.AdminConfig())
 	testcluster.CreateNamespace(t, dc, "removal")
@@ -427,6 +433,7 @@ func TestRemoveCluster(t *testing.T) {
 }
 
 func TestDeleteAndRecreate(t *testing.T) {
+	env := testbed.Env(t)
 	c := env.Cluster("c1")
 	dc := testcluster.Dynamic(t, c.AdminConfig())
 	testcluster.CreateNamespace(t, dc, "recreate")
@@ -443,6 +450,7 @@ func TestDeleteAndRecreate(t *testing.T) {
 }
 
 func TestNoManagedFields(t *testing.T) {
+	env := testbed.Env(t)
 	c := env.Cluster("c1")
 	dc := testcluster.Dynamic(t, c.AdminConfig())
 	testcluster.CreateNamespace(t, dc, "stripped")
@@ -455,7 +463,7 @@ func TestNoManagedFields(t *testing.T) {
 	if len(created.GetManagedFields()) == 0 {
 		t.Fatal("the server returned no managedFields: the test proves nothing")
 	}
-	f := startFleet(t, index.Options{}, testOptions("configmaps", "namespaces"), all()...)
+	f := startFleet(t, index.Options{}, testOptions("configmaps", "namespaces"), all(t)...)
 	for _, c := range env.Clusters() {
 		waitStatus(t, f, c.Name(), health.Synced)
 	}
@@ -475,6 +483,7 @@ func TestNoManagedFields(t *testing.T) {
 }
 
 func TestFollowerPastRetention(t *testing.T) {
+	env := testbed.Env(t)
 	c := env.Cluster("c3")
 	dc := testcluster.Dynamic(t, c.AdminConfig())
 	testcluster.CreateNamespace(t, dc, "retention")
@@ -496,6 +505,7 @@ func TestFollowerPastRetention(t *testing.T) {
 }
 
 func TestTypeServedLater(t *testing.T) {
+	env := testbed.Env(t)
 	c := env.Cluster("c2")
 	dc := testcluster.Dynamic(t, c.AdminConfig())
 	f := startFleet(t, index.Options{}, testOptions("configmaps", "widgets.example.com"), admin(c))
@@ -547,6 +557,7 @@ func TestTypeServedLater(t *testing.T) {
 // through the switch, and the new cache prunes the deleted object with a
 // DELETED event although no watch ever saw the deletion.
 func TestUpdateCredentialsKeepsData(t *testing.T) {
+	env := testbed.Env(t)
 	c := env.Cluster("c1")
 	dc := testcluster.Dynamic(t, c.AdminConfig())
 	testcluster.CreateNamespace(t, dc, "rotate")
@@ -593,6 +604,7 @@ func TestUpdateCredentialsKeepsData(t *testing.T) {
 // TestKubeconfigSources registers clusters the way an operator does: from a
 // kubeconfig file and from a directory holding a broken file next to a good one.
 func TestKubeconfigSources(t *testing.T) {
+	env := testbed.Env(t)
 	dir := t.TempDir()
 	file := dir + "/fleet.yaml"
 	if err := env.WriteKubeconfig(file, "admin", env.Cluster("c1"), env.Cluster("c2")); err != nil {

@@ -6,7 +6,8 @@ import (
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 )
 
-// env is three real clusters (c1, c2, c3) shared by the tests of this package.
-var env *testcluster.Env
+// testbed is three real clusters (c1, c2, c3) shared by the tests of this
+// package, started for the first test that asks for it (testbed.Env).
+var testbed = testcluster.NewShared(testcluster.Options{Clusters: 3})
 
-func TestMain(m *testing.M) { testcluster.Main(m, testcluster.Options{Clusters: 3}, &env) }
+func TestMain(m *testing.M) { testcluster.Main(m, testbed) }

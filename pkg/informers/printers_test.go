@@ -82,6 +82,7 @@ func waitColumns(t *testing.T, ix *index.Index, ts *columns.Types, cluster strin
 // the CRD is picked up when the type's informer restarts (here, after its
 // connection was cut).
 func TestPrinterColumnsFromCRD(t *testing.T) {
+	env := testbed.Env(t)
 	c := env.Cluster("c3")
 	dc := testcluster.Dynamic(t, c.AdminConfig())
 	createGizmos(t, dc)
@@ -118,6 +119,7 @@ func TestPrinterColumnsFromCRD(t *testing.T) {
 // TestPrinterColumnsForbidden checks that a custom resource type whose
 // CRD fleetcache may not read is cached, its objects printed by name.
 func TestPrinterColumnsForbidden(t *testing.T) {
+	env := testbed.Env(t)
 	c := env.Cluster("c2")
 	createGizmos(t, testcluster.Dynamic(t, c.AdminConfig()))
 	if err := c.Grant(t.Context(), "carol", "", rbacv1.PolicyRule{

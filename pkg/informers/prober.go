@@ -3,6 +3,7 @@ package informers
 import (
 	"container/heap"
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
@@ -14,17 +15,15 @@ import (
 const maxProbes = 128
 
 // prober probes the API servers of every cluster of a fleet from one
-// goroutine, which keeps the clusters in a heap by the time of their next
-// probe. Each probe runs in a goroutine of its own while it is in flight
-// (at most maxProbes at once), so an idle cluster holds no goroutine for
-// its probes. The goroutine runs while some cluster is registered: the
-// first add starts it, the last remove stops it and waits for it.
+// goroutine, Start's, which keeps the clusters in a heap by the time of
+// their next probe. Each probe runs in a goroutine of its own while it is in
+// flight (at most maxProbes at once), so an idle cluster holds no goroutine
+// for its probes. Clusters may be added before Start runs: they wait in the
+// heap, and are probed once it does.
 type prober struct {
 	mu      sync.Mutex
 	targets probeHeap
-	users   int
-	stop    context.CancelFunc // of the running loop
-	done    chan struct{}      // closed when the running loop has returned
+	started bool
 	wake    chan struct{}
 }
 
@@ -43,16 +42,11 @@ type probeTarget struct {
 	inflight sync.WaitGroup
 }
 
-// add registers c, whose context is ctx, and probes it at once.
+// add registers c, whose context is ctx, and probes it at once (once Start
+// runs).
 func (p *prober) add(ctx context.Context, c *Ingester) *probeTarget {
 	t := &probeTarget{c: c, ctx: ctx, next: time.Now()}
 	p.mu.Lock()
-	if p.users == 0 {
-		loopCtx, stop := context.WithCancel(context.Background())
-		p.stop, p.done = stop, make(chan struct{})
-		go p.run(loopCtx, p.done)
-	}
-	p.users++
 	heap.Push(&p.targets, t)
 	p.mu.Unlock()
 	signal(p.wake)
@@ -60,27 +54,15 @@ func (p *prober) add(ctx context.Context, c *Ingester) *probeTarget {
 }
 
 // remove unregisters t and waits for its probe in flight, so that nothing
-// reports for the cluster afterwards; the last remove stops the goroutine
-// and waits for it.
+// reports for the cluster afterwards.
 func (p *prober) remove(t *probeTarget) {
 	p.mu.Lock()
 	t.removed = true
 	if t.index >= 0 {
 		heap.Remove(&p.targets, t.index)
 	}
-	p.users--
-	var stop context.CancelFunc
-	var done chan struct{}
-	if p.users == 0 {
-		stop, done = p.stop, p.done
-		p.stop, p.done = nil, nil
-	}
 	p.mu.Unlock()
 	t.inflight.Wait()
-	if stop != nil {
-		stop()
-		<-done
-	}
 }
 
 // probeNow asks for a probe of t as soon as possible.
@@ -98,8 +80,17 @@ func (p *prober) probeNow(t *probeTarget) {
 	signal(p.wake)
 }
 
-func (p *prober) run(ctx context.Context, done chan struct{}) {
-	defer close(done)
+// Start probes the registered clusters, each when due, until ctx ends;
+// then it waits for the probes in flight and returns nil. It may be called
+// once.
+func (p *prober) Start(ctx context.Context) error {
+	p.mu.Lock()
+	started := p.started
+	p.started = true
+	p.mu.Unlock()
+	if started {
+		return errors.New("prober started twice")
+	}
 	var probes sync.WaitGroup
 	defer probes.Wait()
 	sem := make(chan struct{}, maxProbes)
@@ -108,7 +99,7 @@ func (p *prober) run(ctx context.Context, done chan struct{}) {
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-timer.C:
 		case <-p.wake:
 		}
@@ -122,7 +113,7 @@ func (p *prober) run(ctx context.Context, done chan struct{}) {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
 				p.finished(t, 0)
-				return
+				return nil
 			}
 			probes.Go(func() {
 				defer func() { <-sem }()

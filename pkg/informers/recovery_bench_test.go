@@ -34,6 +34,7 @@ var recoveryRound int
 // otherwise), and p50, p99 and max are reported in seconds. Run it with a
 // fixed count, as docs/benchmarks.md does: -benchtime=20x.
 func BenchmarkRecovery(b *testing.B) {
+	env := testbed.Env(b)
 	b.Run("partition", func(b *testing.B) {
 		benchPartition(b, env, env.Cluster("c1"), false)
 	})

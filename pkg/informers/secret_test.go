@@ -30,6 +30,7 @@ import (
 // CacheSecretData its data and stringData never get there, its metadata
 // does; with it, the data is cached as the cluster serves it.
 func TestSecretData(t *testing.T) {
+	env := testbed.Env(t)
 	c1 := env.Cluster("c1")
 	dc := testcluster.Dynamic(t, c1.AdminConfig())
 	testcluster.CreateNamespace(t, dc, "secret-data")
@@ -155,6 +156,7 @@ func graphqlObject(t *testing.T, url string) []byte {
 // TestSecretsNotCachedByDefault checks that without configured resources
 // no Secret reaches the index, though the cluster has some.
 func TestSecretsNotCachedByDefault(t *testing.T) {
+	env := testbed.Env(t)
 	if slices.Contains(informers.DefaultResources, "secrets") {
 		t.Fatal("secrets are in DefaultResources")
 	}

@@ -151,6 +151,7 @@ func serverJSON(t testing.TB, cs kubernetes.Interface, path string) []byte {
 // without them (plain lists, the default), and checks from the requests
 // which one ran.
 func TestStoredBytesAreTheServers(t *testing.T) {
+	env := testbed.Env(t)
 	c := env.Cluster("c1")
 	cfg := c.AdminConfig()
 	cfg.WarningHandler = rest.NoWarnings{}

@@ -4,7 +4,7 @@
 //   - GraphQL over HTTP (http.go): POST with application/json, GET for
 //     queries, application/json or application/graphql-response+json
 //     answers by the Accept header (parsed by goautoneg); a browser's GET
-//     gets Options.BrowserPage (the application's playground).
+//     gets Options.BrowserPage (the application's GraphiQL).
 //   - graphql-transport-ws over WebSocket (ws.go), in two layers. The
 //     socket layer, internal/wsconn on gobwas/ws, owns RFC 6455: frames,
 //     the one writer that writes to the socket (messages batched from a

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/fleetcache/fleetcache/internal/graphqltest"
-	"github.com/fleetcache/fleetcache/internal/playground"
+	"github.com/fleetcache/fleetcache/internal/webasset"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/health"
@@ -68,8 +68,8 @@ func newServer(t testing.TB, ix *index.Index, h graphql.Health, opts Options, en
 		eo = engine[0]
 	}
 	if opts.BrowserPage == nil {
-		// The application's page, as internal/app serves it.
-		opts.BrowserPage, opts.IsBrowserAsset = playground.Handler("/graphql"), playground.IsAssetRequest
+		// A page with an asset, as internal/app serves GraphiQL's, built or not.
+		opts.BrowserPage, opts.IsBrowserAsset = browserPage(), webasset.IsAssetRequest
 	}
 	e, err := graphql.New(views.Of(ix), h, eo)
 	if err != nil {
@@ -129,4 +129,14 @@ func mustJSON(t testing.TB, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// browserPage is a page linking one script, served as internal/app serves
+// GraphiQL's page and bundle.
+func browserPage() *webasset.Page {
+	assets := map[string]webasset.File{"page.js": webasset.New([]byte("document.title = 'fleetcache';\n"), "text/javascript; charset=utf-8")}
+	link, _ := webasset.AssetLink(assets, "page.js") // it is in assets
+	page := `<!doctype html><html><head><title>fleetcache</title><script src="` + link + `"></script></head></html>`
+	return &webasset.Page{Page: webasset.New([]byte(page), "text/html; charset=utf-8"), Assets: assets,
+		CSP: "default-src 'none'; script-src 'self'", What: "the test page"}
 }

@@ -40,7 +40,7 @@ const (
 //     Options.RateLimit 429 with Retry-After, each with a GraphQL error
 //     carrying its code.
 //   - A browser's GET (Accept preferring text/html), and the requests for the
-//     page's assets, get the offline playground.
+//     page's assets, get Options.BrowserPage (GraphiQL, offline).
 //   - A subscription gets a BAD_REQUEST error that names the transports
 //     that serve it.
 //

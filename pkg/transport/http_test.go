@@ -201,9 +201,9 @@ func TestHTTP(t *testing.T) {
 	}
 }
 
-// TestPlaygroundAssets checks that the page's assets are served whatever
+// TestBrowserPageAssets checks that the page's assets are served whatever
 // the Accept header, as a browser asks for scripts.
-func TestPlaygroundAssets(t *testing.T) {
+func TestBrowserPageAssets(t *testing.T) {
 	f := newFixture(t)
 	endpoint := serve(t, newServer(t, f.ix, f.tracker, Options{}))
 	_, page := do(t, "GET", endpoint, map[string]string{"Accept": browser}, "")

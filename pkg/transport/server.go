@@ -79,8 +79,8 @@ type Options struct {
 	// Default: no limit (see RateLimit).
 	RateLimit RateLimit
 	// BrowserPage is served to a browser's GET (Accept preferring
-	// text/html) and to the requests for its assets (see
-	// internal/playground). Default nil: browsers get the GraphQL error
+	// text/html) and to the requests for its assets (GraphiQL, see
+	// internal/graphiql). Default nil: browsers get the GraphQL error
 	// of a GET without a query.
 	BrowserPage http.Handler
 	// IsBrowserAsset reports whether a GET asks for one of BrowserPage's

@@ -561,6 +561,7 @@ func (f *fleet) apiTable(t *testing.T, cluster string, k columnKind, ns string) 
 // caches those kinds (Secrets' data too) and waits until it is synced.
 func startColumnFleet(t *testing.T, ns string) *fleet {
 	t.Helper()
+	env := testbed.Env(t)
 	for _, c := range env.Clusters() {
 		objs := &columnObjects{t: t, d: dyn(t, c), ns: ns, now: time.Now()}
 		objs.clusterScoped()
@@ -587,6 +588,7 @@ func startColumnFleet(t *testing.T, ns string) *fleet {
 // checks that Resource.columns is what the API servers' Tables print,
 // ages aside and relative durations compared without their text.
 func TestColumnsOnRealClusters(t *testing.T) {
+	env := testbed.Env(t)
 	ns := freshNamespace("columns")
 	clusters := env.Clusters()
 	f := startColumnFleet(t, ns)

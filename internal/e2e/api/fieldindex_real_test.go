@@ -22,6 +22,7 @@ import (
 // servers hold, also after Pods change phase through the status
 // subresource.
 func TestFieldIndexOnRealClusters(t *testing.T) {
+	env := testbed.Env(t)
 	file := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(file, []byte("indexes:\n  pods: [status.phase, spec.nodeName]\n"), 0o600); err != nil {
 		t.Fatal(err)

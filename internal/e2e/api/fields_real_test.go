@@ -109,6 +109,7 @@ func setPodStatus(t *testing.T, d dynamic.Interface, ns string, p fieldPod) *uns
 // then it starts a fleet that caches Pods and waits until it has synced.
 func startFieldFleet(t *testing.T, prefix string, extra ...fieldPod) (ns, ns2 string, f *fleet) {
 	t.Helper()
+	env := testbed.Env(t)
 	ns, ns2 = freshNamespace(prefix), freshNamespace(prefix)
 	for _, c := range env.Clusters() {
 		d := dyn(t, c)
@@ -156,6 +157,7 @@ func (f *fleet) expectPods(t *testing.T, flt filter, keep func(clusterPod) bool)
 // podOracle lists the Pods of every API server, with their clusters.
 func podOracle(t *testing.T) []clusterPod {
 	t.Helper()
+	env := testbed.Env(t)
 	var out []clusterPod
 	for _, c := range env.Clusters() {
 		list, err := dyn(t, c).Resource(podsGVR).List(t.Context(), metav1.ListOptions{})
@@ -361,6 +363,7 @@ func TestFieldSelectorSubscriptionOnRealClusters(t *testing.T) {
 // 200 ms (so that drain ends soon); it returns each cluster's client.
 func startPodSubFleet(t *testing.T, ns string) (map[string]dynamic.Interface, *fleet, *subFleet) {
 	t.Helper()
+	env := testbed.Env(t)
 	d := map[string]dynamic.Interface{}
 	for _, c := range env.Clusters() {
 		d[c.Name()] = dyn(t, c)

@@ -81,6 +81,7 @@ func parseTable(t *testing.T, out string, headers []string) [][]string {
 // kubectl get print), column by column, with CLUSTER and NAMESPACE first,
 // ages and other relative times compared without their text.
 func TestKubectlFleetGetOnRealClusters(t *testing.T) {
+	env := testbed.Env(t)
 	ns := freshNamespace("kfleet")
 	clusters := env.Clusters()
 	f := startColumnFleet(t, ns)
@@ -200,6 +201,7 @@ func (b *syncBuffer) String() string {
 // every change is printed exactly once: the watch resumed from its last
 // cursor.
 func TestKubectlFleetWatchAcrossDisconnect(t *testing.T) {
+	env := testbed.Env(t)
 	ns := freshNamespace("kfleet-watch")
 	c := env.Clusters()[0]
 	d := dyn(t, c)
@@ -290,6 +292,7 @@ func TestKubectlFleetWatchAcrossDisconnect(t *testing.T) {
 // changes happen than the index retains: when it comes back, its cursor
 // has expired, and it lists again, printing every ConfigMap, then follows.
 func TestKubectlFleetWatchExpiredCursor(t *testing.T) {
+	env := testbed.Env(t)
 	ns := freshNamespace("kfleet-expired")
 	c := env.Clusters()[0]
 	d := dyn(t, c)
@@ -364,6 +367,7 @@ func TestKubectlFleetWatchExpiredCursor(t *testing.T) {
 // filter it rejects, a kind it does not cache; and that the kubeconfig
 // context named fleetcache is the default, with its user's token.
 func TestKubectlFleetErrorsOnRealClusters(t *testing.T) {
+	env := testbed.Env(t)
 	home := env.Clusters()[0]
 	f := newFleet(t, app.Options{Informers: testInformers("configmaps", "namespaces"),
 		Auth: app.AuthOptions{Authn: app.AuthnTokenReview, AuthnConfig: home.AdminConfig()}})
@@ -485,6 +489,7 @@ func TestKubectlFleetErrorsOnRealClusters(t *testing.T) {
 // clusters and checks --cluster-selector, counts by a cluster label and the
 // labels of clusters -o wide.
 func TestKubectlFleetClusterSelectorOnRealClusters(t *testing.T) {
+	env := testbed.Env(t)
 	ns := freshNamespace("kfleet-sel")
 	for _, c := range env.Clusters() {
 		d := dyn(t, c)

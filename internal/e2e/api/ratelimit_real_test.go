@@ -20,6 +20,7 @@ import (
 // graphql-sse: the 429), the others go on delivering events on the same
 // connection, and once the bucket refills the refused one opens.
 func TestRateLimitWithRealClients(t *testing.T) {
+	env := testbed.Env(t)
 	dir := nodetest.Install(t, streamingPackages...)
 	for _, tc := range []struct{ name, script string }{
 		{name: "graphql-ws", script: "ws_client.js"},

@@ -38,6 +38,7 @@ type subFleet struct {
 // it stops when the test ends, or earlier with stop.
 func startSubFleet(t *testing.T, ixOpts index.Options, opts graphql.Options) *subFleet {
 	t.Helper()
+	env := testbed.Env(t)
 	f := newFleet(t, app.Options{Index: ixOpts, Informers: testInformers("configmaps"), GraphQL: opts})
 	agg := f.Aggregator
 	sf := &subFleet{fleet: f, api: agg.API}
@@ -267,6 +268,7 @@ func deleteCM(t *testing.T, d dynamic.Interface, ns, name string) {
 // and leaving the filter by a label change; then it resumes after a
 // disconnect with since and gets exactly the missed events.
 func TestResourceEventsOnRealClusters(t *testing.T) {
+	env := testbed.Env(t)
 	ns := freshNamespace("sub-events")
 	d := map[string]dynamic.Interface{}
 	for _, c := range env.Clusters() {
@@ -328,6 +330,7 @@ func TestResourceEventsOnRealClusters(t *testing.T) {
 // checks that a subscription started before the outage receives the
 // corresponding events, and that clusterHealth reports the outage.
 func subOutage(t *testing.T, cluster string, compact bool) {
+	env := testbed.Env(t)
 	c := env.Cluster(cluster)
 	dc := dyn(t, c)
 	ns := freshNamespace("sub-outage")
@@ -457,6 +460,7 @@ func TestResourceEventsAcrossCompaction(t *testing.T) { subOutage(t, "c3", true)
 // ConfigMaps are created, changed and deleted in two clusters: the
 // client's mirror equals the index at the end.
 func TestListThenFollow(t *testing.T) {
+	env := testbed.Env(t)
 	ns := freshNamespace("sub-mirror")
 	cs := []*testcluster.Cluster{env.Cluster("c1"), env.Cluster("c2")}
 	var ds []dynamic.Interface
@@ -591,6 +595,7 @@ func TestListThenFollow(t *testing.T) {
 // changes, or from an aggregator that since restarted, ends the
 // subscription with CURSOR_EXPIRED; a page cursor is BAD_USER_INPUT.
 func TestCursorExpiredOnRealClusters(t *testing.T) {
+	env := testbed.Env(t)
 	ns := freshNamespace("sub-expire")
 	d := dyn(t, env.Cluster("c1"))
 	createNamespace(t, d, ns)
@@ -651,6 +656,7 @@ func TestCursorExpiredOnRealClusters(t *testing.T) {
 // TestSlowConsumerOnRealClusters: a subscriber that does not read is ended
 // once its buffer overflows; ingestion and another subscriber go on.
 func TestSlowConsumerOnRealClusters(t *testing.T) {
+	env := testbed.Env(t)
 	const n = 40
 	ns := freshNamespace("sub-slow")
 	d := dyn(t, env.Cluster("c1"))

@@ -67,6 +67,7 @@ func testInformers(resources ...string) informers.Options {
 // newFleet starts an aggregator with opts over the three test clusters.
 func newFleet(t *testing.T, opts app.Options) *fleet {
 	t.Helper()
+	env := testbed.Env(t)
 	agg, err := app.New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -149,6 +150,7 @@ func (f *fleet) mustQuery(t *testing.T, q string, vars map[string]any, out any) 
 
 func (f *fleet) waitSynced(t *testing.T) {
 	t.Helper()
+	env := testbed.Env(t)
 	testcluster.Eventually(t, 90*time.Second, "every cluster SYNCED", func() (bool, string) {
 		var got struct {
 			Clusters []struct{ Name, Status string }
@@ -185,6 +187,7 @@ func dyn(t testing.TB, c *testcluster.Cluster) dynamic.Interface {
 // oracle lists every cached type from every API server, in index order.
 func oracle(t *testing.T) []item {
 	t.Helper()
+	env := testbed.Env(t)
 	var out []item
 	for _, c := range env.Clusters() {
 		d := dyn(t, c)
@@ -402,6 +405,7 @@ func createWorkload(t *testing.T, d dynamic.Interface, ns string) workload {
 // gq/canary (app=web, canary=true); in c1 a workload in gq.
 func setup(t *testing.T) workload {
 	t.Helper()
+	env := testbed.Env(t)
 	var w workload
 	for _, c := range env.Clusters() {
 		d := dyn(t, c)
@@ -435,6 +439,7 @@ func (f *fleet) waitConverged(t *testing.T) []item {
 }
 
 func TestFiltersOnRealClusters(t *testing.T) {
+	env := testbed.Env(t)
 	w := setup(t)
 	f := startFleet(t, "namespaces", "configmaps", "pods", "deployments.apps", "replicasets.apps")
 	f.waitSynced(t)
@@ -583,6 +588,7 @@ func TestFiltersOnRealClusters(t *testing.T) {
 }
 
 func TestStaleClustersOnRealClusters(t *testing.T) {
+	env := testbed.Env(t)
 	setup(t)
 	f := startFleet(t, "namespaces", "configmaps")
 	f.waitSynced(t)
@@ -645,6 +651,7 @@ func TestStaleClustersOnRealClusters(t *testing.T) {
 // among them, with at least one change reaching the index between two
 // pages: every ConfigMap that exists throughout is listed exactly once.
 func TestPagingDuringChurn(t *testing.T) {
+	env := testbed.Env(t)
 	const n, ns = 2000, "gq-churn"
 	c1 := env.Cluster("c1")
 	d := dyn(t, c1)

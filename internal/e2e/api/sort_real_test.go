@@ -146,6 +146,7 @@ func TestSortOnRealClusters(t *testing.T) {
 // created and deleted in the API servers between pages: every Pod that
 // exists throughout comes exactly once, and none twice.
 func TestSortedPagingDuringChurn(t *testing.T) {
+	env := testbed.Env(t)
 	victims := []fieldPod{
 		{name: "victim-1", app: "v", images: []string{"busybox:1.36"}, phase: corev1.PodRunning, restarts: []int64{0}},
 		{name: "victim-2", app: "v", images: []string{"busybox:1.36"}, phase: corev1.PodPending},

@@ -267,6 +267,7 @@ func (c cmClient) delete(name string) {
 
 // inEveryCluster runs fn for each cluster, concurrently.
 func inEveryCluster(t *testing.T, ns string, fn func(cmClient)) {
+	env := testbed.Env(t)
 	var wg sync.WaitGroup
 	for _, c := range env.Clusters() {
 		wg.Go(func() { fn(configMaps(t, c, ns)) })
@@ -281,6 +282,7 @@ func inEveryCluster(t *testing.T, ns string, fn func(cmClient)) {
 // disconnect: it resumes from its last cursor and gets exactly what a
 // client that stayed got meanwhile, in order.
 func TestSubscriptionsWithRealClients(t *testing.T) {
+	env := testbed.Env(t)
 	dir := nodetest.Install(t, streamingPackages...)
 	f := startLiveFleet(t, transport.Options{}, "namespaces", "configmaps")
 	f.waitSynced(t)
