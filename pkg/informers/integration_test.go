@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -82,6 +83,19 @@ func startFleet(t testing.TB, ixOpts index.Options, opts informers.Options, cs .
 		if err := <-done; err != nil {
 			t.Errorf("aggregator: %v", err)
 		}
+	})
+	// Start starts its parts in goroutines of its own: until they run, a
+	// test's snapshot of the goroutines (TestRemoveCluster) would miss
+	// them and count them as leaks later.
+	testcluster.Eventually(t, 10*time.Second, "the aggregator's parts running", func() (bool, string) {
+		buf := make([]byte, 1<<20)
+		stacks := string(buf[:runtime.Stack(buf, true)])
+		for _, part := range []string{"fanout.(*Hub[...]).heartbeats", "informers.(*prober).Start"} {
+			if !strings.Contains(stacks, part) {
+				return false, part + " not running"
+			}
+		}
+		return true, ""
 	})
 	return &fleet{index: agg.Index, health: agg.Health, registry: agg.Registry}
 }
