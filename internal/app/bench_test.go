@@ -25,11 +25,12 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 )
 
 var (
-	podType    = &index.Type{Resource: "pods", GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}
+	podType    = &object.Type{Resource: "pods", GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}
 	configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 )
 
@@ -54,11 +55,11 @@ func fill(ix *index.Index, clusterCount, n int) {
 			name := fmt.Sprintf("pod-%07d", i)
 			app, tier := appLabels(i / benchNamespaces)
 			raw := fmt.Appendf(nil, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":%q,"namespace":%q,"labels":{"app":%q,"tier":%q}},"spec":{"nodeName":"node-%d"}}`, name, ns, app, tier, i%20)
-			o := &index.Object{
+			o := &object.Object{
 				Cluster: cluster, Type: podType, Namespace: ns, Name: name,
 				UID:             types.UID(fmt.Sprintf("%s-%s-%s", cluster, ns, name)),
 				ResourceVersion: "1",
-				Labels:          index.Labels{{Key: "app", Value: app}, {Key: "tier", Value: tier}},
+				Labels:          object.Labels{{Key: "app", Value: app}, {Key: "tier", Value: tier}},
 			}
 			o.SetRaw(raw)
 			ix.Upsert(o)

@@ -25,6 +25,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/compact"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 )
 
@@ -35,7 +36,7 @@ var podsBase = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // fillPods puts n realistic Pods (graphqltest.RealisticPod) of type t,
 // spread over the clusters, into ix.
-func fillPods(ix *index.Index, t *index.Type, clusterCount, n int) {
+func fillPods(ix *index.Index, t *object.Type, clusterCount, n int) {
 	for c := range clusterCount {
 		cluster := fmt.Sprintf("c%02d", c+1)
 		for i := range n / clusterCount {
@@ -47,16 +48,16 @@ func fillPods(ix *index.Index, t *index.Type, clusterCount, n int) {
 // portalStorage are the two ways the portal benchmark stores its Pods: as
 // the informers do, compressed by a Codec of the resource (package
 // compact), and as plain JSON. Either keeps the values of the indexed paths
-// beside the body (index.Type.Projected), as the informers do.
+// beside the body (object.Type.Projected), as the informers do.
 func portalStorage() []struct {
 	name string
-	t    *index.Type
+	t    *object.Type
 } {
 	compressed, plain := *podType, *podType
 	compressed.Codec = compact.NewCodec("pods", 0)
 	return []struct {
 		name string
-		t    *index.Type
+		t    *object.Type
 	}{{"compressed", &compressed}, {"plain", &plain}}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // EventsQuery is a resourceEvents subscription with a filter and a since
@@ -89,8 +90,8 @@ func Memory() MemStats {
 
 // BenchObjects are the synthetic ConfigMaps a Writer cycles through, ten
 // in each namespace ns-0 … ns-99.
-func BenchObjects(b testing.TB) []*index.Object {
-	out := make([]*index.Object, 1000)
+func BenchObjects(b testing.TB) []*object.Object {
+	out := make([]*object.Object, 1000)
 	for i := range out {
 		out[i] = Version(b, "c1", fmt.Sprintf("ns-%d", i%100), fmt.Sprintf("cm-%d", i/100), "0", map[string]string{"app": "web"})
 	}
@@ -118,7 +119,7 @@ func NewWriter(ix *index.Index, changes int) *Writer {
 // Write applies count changes at rate changes per second, in steps of 1
 // ms, and stops early when stop is closed. Each change is a new version of
 // one of objs, which it cycles through. It returns how many it applied.
-func (w *Writer) Write(objs []*index.Object, count, rate int, stop <-chan struct{}) int {
+func (w *Writer) Write(objs []*object.Object, count, rate int, stop <-chan struct{}) int {
 	begin := time.Now()
 	n := 0
 	for n < count {

@@ -16,6 +16,7 @@ import (
 	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // Types of the synthetic objects: the index tests' (package indextest),
@@ -24,11 +25,11 @@ import (
 var (
 	PodType        = indextest.PodType
 	ConfigMapType  = indextest.ConfigMapType
-	NamespaceType  = &index.Type{Resource: "namespaces", GVR: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, Kind: "Namespace"}
+	NamespaceType  = &object.Type{Resource: "namespaces", GVR: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, Kind: "Namespace"}
 	DeploymentType = indextest.DeploymentType
 	ReplicaSetType = indextest.ReplicaSetType
-	EventType      = &index.Type{Resource: "events", GVR: schema.GroupVersionResource{Version: "v1", Resource: "events"}, Kind: "Event", Namespaced: true}
-	Event2Type     = &index.Type{Resource: "events.events.k8s.io", GVR: schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}, Kind: "Event", Namespaced: true}
+	EventType      = &object.Type{Resource: "events", GVR: schema.GroupVersionResource{Version: "v1", Resource: "events"}, Kind: "Event", Namespaced: true}
+	Event2Type     = &object.Type{Resource: "events.events.k8s.io", GVR: schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}, Kind: "Event", Namespaced: true}
 )
 
 // Created is the creationTimestamp of every synthetic object.
@@ -37,22 +38,22 @@ var Created = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 // Spec describes a synthetic object.
 type Spec struct {
 	Cluster     string
-	Type        *index.Type
+	Type        *object.Type
 	Namespace   string
 	Name        string
 	Labels      map[string]string
 	Annotations map[string]string
-	Owners      []*index.Object // owner references to these objects
-	Data        map[string]any  // the object's "data" field
+	Owners      []*object.Object // owner references to these objects
+	Data        map[string]any   // the object's "data" field
 }
 
 // UIDOf is the UID of a synthetic object: derived from its identity.
-func UIDOf(cluster string, t *index.Type, namespace, name string) string {
+func UIDOf(cluster string, t *object.Type, namespace, name string) string {
 	return strings.Join([]string{"uid", cluster, t.Resource, namespace, name}, "-")
 }
 
 // NewObject builds an object as the informers do: from its JSON form.
-func NewObject(t testing.TB, s Spec) *index.Object {
+func NewObject(t testing.TB, s Spec) *object.Object {
 	t.Helper()
 	meta := map[string]any{
 		"name":              s.Name,
@@ -94,7 +95,7 @@ func NewObject(t testing.TB, s Spec) *index.Object {
 	if s.Data != nil {
 		u.Object["data"] = s.Data
 	}
-	o, err := index.NewObject(s.Cluster, s.Type, u)
+	o, err := object.NewObject(s.Cluster, s.Type, u)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,14 +114,14 @@ func NewObject(t testing.TB, s Spec) *index.Object {
 type Fixture struct {
 	Index   *index.Index
 	Tracker *health.Tracker
-	ByName  map[string]*index.Object // by "cluster/resource/namespace/name"
+	ByName  map[string]*object.Object // by "cluster/resource/namespace/name"
 }
 
 func NewFixture(t testing.TB) *Fixture {
 	t.Helper()
 	ix := index.New(index.Options{})
-	f := &Fixture{Index: ix, ByName: map[string]*index.Object{}}
-	add := func(s Spec) *index.Object {
+	f := &Fixture{Index: ix, ByName: map[string]*object.Object{}}
+	add := func(s Spec) *object.Object {
 		o := NewObject(t, s)
 		ix.Upsert(o)
 		f.ByName[o.Key().String()] = o
@@ -139,10 +140,10 @@ func NewFixture(t testing.TB) *Fixture {
 	}
 	d := add(Spec{Cluster: "c1", Type: DeploymentType, Namespace: "web", Name: "web", Labels: map[string]string{"app": "web"}})
 	rs := add(Spec{Cluster: "c1", Type: ReplicaSetType, Namespace: "web", Name: "web-abc", Labels: map[string]string{"app": "web", "pod-template-hash": "abc"},
-		Owners: []*index.Object{d}})
+		Owners: []*object.Object{d}})
 	for _, n := range []string{"web-abc-1", "web-abc-2"} {
 		add(Spec{Cluster: "c1", Type: PodType, Namespace: "web", Name: n, Labels: map[string]string{"app": "web", "tier": "fe", "pod-template-hash": "abc"},
-			Owners: []*index.Object{rs}})
+			Owners: []*object.Object{rs}})
 	}
 	add(Spec{Cluster: "c1", Type: PodType, Namespace: "web", Name: "web-canary", Labels: map[string]string{"app": "web", "canary": "true"}})
 	add(Spec{Cluster: "c1", Type: EventType, Namespace: "web", Name: "ev"})
@@ -150,7 +151,7 @@ func NewFixture(t testing.TB) *Fixture {
 
 	f.Tracker = health.NewTracker(ix, health.Options{Now: func() time.Time { return Created.Add(time.Hour) }})
 	for _, c := range []string{"c1", "c2", "c3"} {
-		for _, t := range []*index.Type{NamespaceType, ConfigMapType, PodType, DeploymentType, ReplicaSetType} {
+		for _, t := range []*object.Type{NamespaceType, ConfigMapType, PodType, DeploymentType, ReplicaSetType} {
 			f.Tracker.ResourceStarting(c, t.Resource, t.Kind)
 			f.Tracker.ResourceSynced(c, t.Resource)
 		}
@@ -160,7 +161,7 @@ func NewFixture(t testing.TB) *Fixture {
 }
 
 // Object returns the Fixture's object with key "cluster/resource/namespace/name".
-func (f *Fixture) Object(t testing.TB, key string) *index.Object {
+func (f *Fixture) Object(t testing.TB, key string) *object.Object {
 	t.Helper()
 	o := f.ByName[key]
 	if o == nil {
@@ -170,7 +171,7 @@ func (f *Fixture) Object(t testing.TB, key string) *index.Object {
 }
 
 // Version is a ConfigMap of ns/name at resourceVersion rv, with labels.
-func Version(t testing.TB, cluster, ns, name, rv string, labels map[string]string) *index.Object {
+func Version(t testing.TB, cluster, ns, name, rv string, labels map[string]string) *object.Object {
 	t.Helper()
 	meta := map[string]any{"namespace": ns, "name": name, "uid": UIDOf(cluster, ConfigMapType, ns, name), "resourceVersion": rv}
 	if labels != nil {
@@ -180,7 +181,7 @@ func Version(t testing.TB, cluster, ns, name, rv string, labels map[string]strin
 		}
 		meta["labels"] = m
 	}
-	o, err := index.NewObject(cluster, ConfigMapType, &unstructured.Unstructured{Object: map[string]any{
+	o, err := object.NewObject(cluster, ConfigMapType, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta,
 	}})
 	if err != nil {

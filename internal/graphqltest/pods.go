@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // The shape of the realistic Pods of the portal benchmarks: each cluster
@@ -43,7 +43,7 @@ func PodPhase(i int) string {
 // resources, probes, volumes, conditions and container statuses, no
 // managedFields), with its labels, owner and creation time, which is base
 // plus i seconds.
-func RealisticPod(t *index.Type, cluster string, i int, base time.Time) *index.Object {
+func RealisticPod(t *object.Type, cluster string, i int, base time.Time) *object.Object {
 	ns := fmt.Sprintf("ns-%02d", i%PodNamespaces)
 	app := fmt.Sprintf("app-%d", (i/PodNamespaces)%200)
 	hash := fmt.Sprintf("%08x", uint32(i/PodNamespaces/200)*2654435761)
@@ -94,12 +94,12 @@ func RealisticPod(t *index.Type, cluster string, i int, base time.Time) *index.O
 	// Interned as the informers intern them: each distinct value once.
 	ns, app, hash = intern(ns), intern(app), intern(hash[:5])
 	tier := intern([]string{"fe", "be", "db"}[i%3])
-	o := &index.Object{
+	o := &object.Object{
 		Cluster: intern(cluster), Type: t, Namespace: ns, Name: name,
 		UID:             types.UID(uid),
 		ResourceVersion: fmt.Sprint(1000 + i),
-		Labels:          index.Labels{{Key: "app", Value: app}, {Key: "pod-template-hash", Value: hash}, {Key: "tier", Value: tier}},
-		Owners:          []index.OwnerRef{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: app + "-" + hash, UID: types.UID(rsUID), Controller: true}},
+		Labels:          object.Labels{{Key: "app", Value: app}, {Key: "pod-template-hash", Value: hash}, {Key: "tier", Value: tier}},
+		Owners:          []object.OwnerRef{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: app + "-" + hash, UID: types.UID(rsUID), Controller: true}},
 		Created:         created,
 	}
 	o.SetRaw(raw)

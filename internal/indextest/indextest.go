@@ -26,24 +26,25 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index/feed"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldselector"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 )
 
 // Types used by the tests. fooPods is a second kind named Pod, in another
 // group, to check that a bare kind matches in every group.
 var (
-	PodType        = &index.Type{Resource: "pods", GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}
-	ConfigMapType  = &index.Type{Resource: "configmaps", GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}
-	DeploymentType = &index.Type{Resource: "deployments.apps", GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment", Namespaced: true}
-	ReplicaSetType = &index.Type{Resource: "replicasets.apps", GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}, Kind: "ReplicaSet", Namespaced: true}
-	NodeType       = &index.Type{Resource: "nodes", GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, Kind: "Node"}
-	FooPodsType    = &index.Type{Resource: "pods.foo.example.com", GVR: schema.GroupVersionResource{Group: "foo.example.com", Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}
+	PodType        = &object.Type{Resource: "pods", GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}
+	ConfigMapType  = &object.Type{Resource: "configmaps", GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}
+	DeploymentType = &object.Type{Resource: "deployments.apps", GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment", Namespaced: true}
+	ReplicaSetType = &object.Type{Resource: "replicasets.apps", GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}, Kind: "ReplicaSet", Namespaced: true}
+	NodeType       = &object.Type{Resource: "nodes", GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, Kind: "Node"}
+	FooPodsType    = &object.Type{Resource: "pods.foo.example.com", GVR: schema.GroupVersionResource{Group: "foo.example.com", Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}
 )
 
 // Obj builds an object with a UID derived from its key and
 // ResourceVersion "1", then applies the options.
-func Obj(cluster string, t *index.Type, ns, name string, opts ...func(*index.Object)) *index.Object {
-	o := &index.Object{Cluster: cluster, Type: t, Namespace: ns, Name: name, ResourceVersion: "1"}
+func Obj(cluster string, t *object.Type, ns, name string, opts ...func(*object.Object)) *object.Object {
+	o := &object.Object{Cluster: cluster, Type: t, Namespace: ns, Name: name, ResourceVersion: "1"}
 	o.UID = types.UID("uid-" + strings.ReplaceAll(o.Key().String(), "/", "-"))
 	for _, opt := range opts {
 		opt(o)
@@ -52,20 +53,20 @@ func Obj(cluster string, t *index.Type, ns, name string, opts ...func(*index.Obj
 }
 
 // WithLabels sets labels from key, value pairs.
-func WithLabels(kv ...string) func(*index.Object) {
-	return func(o *index.Object) {
+func WithLabels(kv ...string) func(*object.Object) {
+	return func(o *object.Object) {
 		o.Labels = nil
 		for i := 0; i < len(kv); i += 2 {
-			o.Labels = append(o.Labels, index.Label{Key: kv[i], Value: kv[i+1]})
+			o.Labels = append(o.Labels, object.Label{Key: kv[i], Value: kv[i+1]})
 		}
-		slices.SortFunc(o.Labels, func(a, b index.Label) int { return strings.Compare(a.Key, b.Key) })
+		slices.SortFunc(o.Labels, func(a, b object.Label) int { return strings.Compare(a.Key, b.Key) })
 	}
 }
 
 // WithPodStatus sets the object's stored JSON to a Pod's with this phase,
 // node, restart count and container images.
-func WithPodStatus(phase, node string, restarts int, images ...string) func(*index.Object) {
-	return func(o *index.Object) {
+func WithPodStatus(phase, node string, restarts int, images ...string) func(*object.Object) {
+	return func(o *object.Object) {
 		containers := make([]map[string]any, len(images))
 		for i, im := range images {
 			containers[i] = map[string]any{"name": fmt.Sprintf("c%d", i), "image": im}
@@ -80,8 +81,8 @@ func WithPodStatus(phase, node string, restarts int, images ...string) func(*ind
 }
 
 // WithRaw sets the object's stored JSON.
-func WithRaw(raw string) func(*index.Object) {
-	return func(o *index.Object) { o.SetRaw([]byte(raw)) }
+func WithRaw(raw string) func(*object.Object) {
+	return func(o *object.Object) { o.SetRaw([]byte(raw)) }
 }
 
 // MustFields parses a field selector, failing t if it does not parse.
@@ -95,18 +96,20 @@ func MustFields(t testing.TB, s string) fieldselector.Selector {
 }
 
 // WithRV sets the object's resourceVersion.
-func WithRV(rv string) func(*index.Object) { return func(o *index.Object) { o.ResourceVersion = rv } }
+func WithRV(rv string) func(*object.Object) { return func(o *object.Object) { o.ResourceVersion = rv } }
 
 // WithUID sets the object's UID.
-func WithUID(uid string) func(*index.Object) { return func(o *index.Object) { o.UID = types.UID(uid) } }
+func WithUID(uid string) func(*object.Object) {
+	return func(o *object.Object) { o.UID = types.UID(uid) }
+}
 
 // WithOwner adds an owner reference with this UID.
-func WithOwner(uid string) func(*index.Object) {
-	return func(o *index.Object) { o.Owners = append(o.Owners, index.OwnerRef{UID: types.UID(uid)}) }
+func WithOwner(uid string) func(*object.Object) {
+	return func(o *object.Object) { o.Owners = append(o.Owners, object.OwnerRef{UID: types.UID(uid)}) }
 }
 
 // Modified returns a copy of o with another ResourceVersion, then the options applied.
-func Modified(o *index.Object, rv string, opts ...func(*index.Object)) *index.Object {
+func Modified(o *object.Object, rv string, opts ...func(*object.Object)) *object.Object {
 	c := *o
 	c.ResourceVersion = rv
 	for _, opt := range opts {
@@ -116,7 +119,7 @@ func Modified(o *index.Object, rv string, opts ...func(*index.Object)) *index.Ob
 }
 
 // Keys returns the objects' Keys as strings, for readable diffs.
-func Keys(objs []*index.Object) []string {
+func Keys(objs []*object.Object) []string {
 	out := make([]string, 0, len(objs))
 	for _, o := range objs {
 		out = append(out, o.Key().String())
@@ -134,7 +137,7 @@ type EventSummary struct {
 }
 
 // Summarize returns the events as EventSummaries.
-func Summarize(evs []feed.Event[*index.Object]) []EventSummary {
+func Summarize(evs []feed.Event[*object.Object]) []EventSummary {
 	out := make([]EventSummary, 0, len(evs))
 	for _, e := range evs {
 		s := EventSummary{Revision: e.Revision, Type: e.Type.String(), Key: e.Object.Key().String(), RV: e.Object.ResourceVersion}
@@ -158,10 +161,10 @@ func MustSelector(t testing.TB, s string) labels.Selector {
 
 // ListAll pages through the filter's objects with pages of limit, calling
 // between(i) after page i if not nil, and checks each page's More.
-func ListAll(t testing.TB, ix *index.Index, f planner.Filter, limit int, between func(int)) []*index.Object {
+func ListAll(t testing.TB, ix *index.Index, f planner.Filter, limit int, between func(int)) []*object.Object {
 	t.Helper()
-	var out []*index.Object
-	var after *index.Position
+	var out []*object.Object
+	var after *object.Position
 	for i := 0; ; i++ {
 		page := planner.List(ix, f, after, limit)
 		out = append(out, page.Objects...)
@@ -180,7 +183,7 @@ func ListAll(t testing.TB, ix *index.Index, f planner.Filter, limit int, between
 }
 
 // RefMatches is a straightforward reading of the Filter documentation.
-func RefMatches(f planner.Filter, o *index.Object) bool {
+func RefMatches(f planner.Filter, o *object.Object) bool {
 	in := func(vs []string, v string) bool { return len(vs) == 0 || slices.Contains(vs, v) }
 	kindOK := len(f.Kinds) == 0
 	for _, k := range f.Kinds {
@@ -200,10 +203,10 @@ func RefMatches(f planner.Filter, o *index.Object) bool {
 
 // RandomFleet returns n objects with random placement, kinds, labels and
 // owners drawn from small pools, so that filters both hit and miss.
-func RandomFleet(r *rand.Rand, n int) []*index.Object {
-	typesPool := []*index.Type{PodType, ConfigMapType, DeploymentType, ReplicaSetType, NodeType, FooPodsType}
-	seen := map[index.Key]bool{}
-	var out []*index.Object
+func RandomFleet(r *rand.Rand, n int) []*object.Object {
+	typesPool := []*object.Type{PodType, ConfigMapType, DeploymentType, ReplicaSetType, NodeType, FooPodsType}
+	seen := map[object.Key]bool{}
+	var out []*object.Object
 	for len(out) < n {
 		t := typesPool[r.IntN(len(typesPool))]
 		ns := ""
@@ -339,7 +342,7 @@ func FieldIndexOptions() index.Options {
 
 // SortFleet is RandomFleet with creation times, several objects per
 // second so that ties are common.
-func SortFleet(r *rand.Rand, n int) []*index.Object {
+func SortFleet(r *rand.Rand, n int) []*object.Object {
 	fleet := RandomFleet(r, n)
 	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, o := range fleet {
@@ -366,24 +369,24 @@ func SortKeys(t testing.TB, spec ...string) []planner.SortKey {
 // BruteSorted returns the objects matching f sorted by keys, by sorting
 // them all with the documented order: each key's value (absent last in
 // either direction; numbers, then times, then strings), then Position.
-func BruteSorted(ix *index.Index, f planner.Filter, keys []planner.SortKey) []*index.Object {
+func BruteSorted(ix *index.Index, f planner.Filter, keys []planner.SortKey) []*object.Object {
 	objs := planner.List(ix, f, nil, 0).Objects
-	vals := map[*index.Object][]index.SortValue{}
+	vals := map[*object.Object][]object.SortValue{}
 	for _, o := range objs {
 		vals[o] = planner.SortValues(keys, o)
 	}
-	slices.SortFunc(objs, func(a, b *index.Object) int {
+	slices.SortFunc(objs, func(a, b *object.Object) int {
 		for i, k := range keys {
 			va, vb := vals[a][i], vals[b][i]
 			switch {
-			case va.Kind == index.Absent && vb.Kind == index.Absent:
+			case va.Kind == object.Absent && vb.Kind == object.Absent:
 				continue
-			case va.Kind == index.Absent:
+			case va.Kind == object.Absent:
 				return 1
-			case vb.Kind == index.Absent:
+			case vb.Kind == object.Absent:
 				return -1
 			}
-			c := index.CompareSortValues(va, vb)
+			c := object.CompareSortValues(va, vb)
 			if k.Desc {
 				c = -c
 			}
@@ -398,9 +401,9 @@ func BruteSorted(ix *index.Index, f planner.Filter, keys []planner.SortKey) []*i
 
 // ListSortedAll pages through a sorted list, calling between after each
 // page.
-func ListSortedAll(t testing.TB, ix *index.Index, f planner.Filter, keys []planner.SortKey, limit int, between func()) []*index.Object {
+func ListSortedAll(t testing.TB, ix *index.Index, f planner.Filter, keys []planner.SortKey, limit int, between func()) []*object.Object {
 	t.Helper()
-	var out []*index.Object
+	var out []*object.Object
 	var after *planner.SortedPosition
 	for i := 0; ; i++ {
 		page, err := planner.ListSorted(ix, []planner.Filter{f}, keys, after, limit)
@@ -425,7 +428,7 @@ func ListSortedAll(t testing.TB, ix *index.Index, f planner.Filter, keys []plann
 // CompressedTwin returns a copy of t whose objects' bodies a trained Codec
 // compresses: training reads random bodies (RandomFieldRaw) until the
 // dictionary is built.
-func CompressedTwin(t *index.Type, r *rand.Rand) *index.Type {
+func CompressedTwin(t *object.Type, r *rand.Rand) *object.Type {
 	twin := *t
 	twin.Codec = compact.NewCodec(t.Resource, 0)
 	for !twin.Codec.Trained() {
@@ -444,13 +447,13 @@ type Churn struct {
 	// R draws the writes.
 	R *rand.Rand
 	// Stable are the objects not to delete or recreate.
-	Stable map[index.Key]bool
+	Stable map[object.Key]bool
 	seq    int
 }
 
 // Step applies one random write to ix, whose objects were live (some
 // of them since deleted).
-func (c *Churn) Step(ix *index.Index, live []*index.Object) {
+func (c *Churn) Step(ix *index.Index, live []*object.Object) {
 	c.seq++
 	switch c.R.IntN(4) {
 	case 0, 1: // create
@@ -487,8 +490,8 @@ func Scale(full, short int) int {
 
 // NewChurn upserts fleet into ix and returns a Churn drawing from r that
 // keeps every every-th object of fleet stable.
-func NewChurn(r *rand.Rand, ix *index.Index, fleet []*index.Object, every int) *Churn {
-	c := &Churn{R: r, Stable: map[index.Key]bool{}}
+func NewChurn(r *rand.Rand, ix *index.Index, fleet []*object.Object, every int) *Churn {
+	c := &Churn{R: r, Stable: map[object.Key]bool{}}
 	for i, o := range fleet {
 		ix.Upsert(o)
 		if i%every == 0 {

@@ -3,7 +3,7 @@ package columns
 import (
 	"testing"
 
-	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // BenchmarkFor prints one object of a few kinds: a Pod with two containers
@@ -20,7 +20,7 @@ func BenchmarkFor(b *testing.B) {
 	testTypes.Set(widget, c)
 	for _, bc := range []struct {
 		name string
-		typ  *index.Type
+		typ  *object.Type
 		raw  string
 	}{
 		{"kind=Pod", typeOf("", "Pod"), `{"metadata":{"name":"x","namespace":"web","labels":{"app":"web"}},"spec":{"nodeName":"n1",
@@ -35,7 +35,7 @@ func BenchmarkFor(b *testing.B) {
 			"status":{"replicas":3,"readyReplicas":3,"updatedReplicas":3,"availableReplicas":3}}`},
 		{"kind=Widget", widget, `{"metadata":{"name":"x"},"spec":{"color":"blue","replicas":3,"ratio":0.5,"on":true},"status":{"started":"{{ago:2h}}"}}`},
 	} {
-		o := object(bc.typ, bc.raw)
+		o := testObject(bc.typ, bc.raw)
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

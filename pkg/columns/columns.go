@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/duration"
 
-	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // Column is one cell of an object's row: the column's name, as the API
@@ -54,7 +54,7 @@ var printers = map[schema.GroupKind]printer{
 // the age. Custom resources get the printer columns ts holds for their
 // type (see Custom); kinds without a printer, and objects whose JSON does
 // not decode as their kind, get the name alone.
-func (ts *Types) For(o *index.Object, now time.Time) []Column {
+func (ts *Types) For(o *object.Object, now time.Time) []Column {
 	name := Column{Name: "Name", Value: o.Name}
 	printer := ts.Printer(o.Type)
 	if c, ok := printer.(*Custom); ok {
@@ -125,7 +125,7 @@ var layouts = map[schema.GroupKind]layout{
 // now: For's columns with their priorities, and, if ages is set, the age
 // where the server has it (a column "Age", a custom resource's date
 // columns at .metadata.creationTimestamp), as the server computes it.
-func (ts *Types) Row(o *index.Object, now time.Time, ages bool) []Cell {
+func (ts *Types) Row(o *object.Object, now time.Time, ages bool) []Cell {
 	if c, ok := ts.Printer(o.Type).(*Custom); ok {
 		return c.row(Column{Name: "Name", Value: o.Name}, o.Raw(), o.Created, now, ages)
 	}

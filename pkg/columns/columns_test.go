@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // now is the time the tests print at; ago gives times before it.
@@ -17,18 +17,18 @@ var now = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
 func ago(d time.Duration) string { return now.Add(-d).Format(time.RFC3339) }
 
-func typeOf(group, kind string) *index.Type {
-	return &index.Type{GVR: schema.GroupVersionResource{Group: group, Version: "v1", Resource: strings.ToLower(kind) + "s"}, Kind: kind}
+func typeOf(group, kind string) *object.Type {
+	return &object.Type{GVR: schema.GroupVersionResource{Group: group, Version: "v1", Resource: strings.ToLower(kind) + "s"}, Kind: kind}
 }
 
-// object is an object of type t named "x" whose JSON is raw, with
+// testObject is an object of type t named "x" whose JSON is raw, with
 // {{ago:5m}}-style times replaced.
-func object(t *index.Type, raw string) *index.Object {
+func testObject(t *object.Type, raw string) *object.Object {
 	for _, d := range []string{"30s", "5m", "10m", "2h", "3h", "26h"} {
 		dur, _ := time.ParseDuration(d)
 		raw = strings.ReplaceAll(raw, "{{ago:"+d+"}}", ago(dur))
 	}
-	o := &index.Object{Type: t, Name: "x"}
+	o := &object.Object{Type: t, Name: "x"}
 	o.SetRaw([]byte(raw))
 	return o
 }
@@ -52,11 +52,11 @@ type printCase struct {
 	want string
 }
 
-func runPrintCases(t *testing.T, typ *index.Type, tests []printCase) {
+func runPrintCases(t *testing.T, typ *object.Type, tests []printCase) {
 	t.Helper()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := testTypes.For(object(typ, tc.raw), now)
+			got := testTypes.For(testObject(typ, tc.raw), now)
 			if diff := cmp.Diff(cols(tc.want), got); diff != "" {
 				t.Errorf("For (-want +got):\n%s", diff)
 			}
@@ -352,7 +352,7 @@ func TestEvent(t *testing.T) {
 			}
 			// The Event's Name is its last column.
 			want := append(cols(tc.want)[1:], Column{"Name", "x"})
-			if diff := cmp.Diff(want, testTypes.For(object(ty, tc.raw), now)); diff != "" {
+			if diff := cmp.Diff(want, testTypes.For(testObject(ty, tc.raw), now)); diff != "" {
 				t.Errorf("For (-want +got):\n%s", diff)
 			}
 		})
@@ -360,8 +360,8 @@ func TestEvent(t *testing.T) {
 }
 
 func TestOtherKinds(t *testing.T) {
-	for _, typ := range []*index.Type{typeOf("", "ServiceAccount"), typeOf("rbac.authorization.k8s.io", "Role"), typeOf("example.com", "Pod")} {
-		if diff := cmp.Diff(cols(""), testTypes.For(object(typ, `{"spec":{}}`), now)); diff != "" {
+	for _, typ := range []*object.Type{typeOf("", "ServiceAccount"), typeOf("rbac.authorization.k8s.io", "Role"), typeOf("example.com", "Pod")} {
+		if diff := cmp.Diff(cols(""), testTypes.For(testObject(typ, `{"spec":{}}`), now)); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", typ.KindName(), diff)
 		}
 	}
@@ -384,7 +384,7 @@ func TestCustom(t *testing.T) {
 	c := &Custom{}
 	testTypes.Set(typ, c)
 	t.Run("before the columns are set", func(t *testing.T) {
-		if diff := cmp.Diff(cols(""), testTypes.For(object(typ, `{}`), now)); diff != "" {
+		if diff := cmp.Diff(cols(""), testTypes.For(testObject(typ, `{}`), now)); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
 	})
@@ -410,7 +410,7 @@ func TestCustom(t *testing.T) {
 		if err := c.Set(nil); err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(cols(""), testTypes.For(object(typ, `{"spec":{"color":"blue"}}`), now)); diff != "" {
+		if diff := cmp.Diff(cols(""), testTypes.For(testObject(typ, `{"spec":{"color":"blue"}}`), now)); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
 	})
@@ -421,7 +421,7 @@ func TestCustom(t *testing.T) {
 		if err := c.Set([]PrinterColumn{{Name: "B", Type: "string", JSONPath: ".spec[?("}}); err == nil {
 			t.Fatal("Set accepted a path that does not parse")
 		}
-		if diff := cmp.Diff(cols("A=blue"), testTypes.For(object(typ, `{"spec":{"color":"blue"}}`), now)); diff != "" {
+		if diff := cmp.Diff(cols("A=blue"), testTypes.For(testObject(typ, `{"spec":{"color":"blue"}}`), now)); diff != "" {
 			t.Errorf("the columns set before must stay (-want +got):\n%s", diff)
 		}
 	})
@@ -437,7 +437,7 @@ func TestCustomConcurrent(t *testing.T) {
 	if err := c.Set(defs); err != nil {
 		t.Fatal(err)
 	}
-	o := object(typ, `{"spec":{"color":"blue","size":2}}`)
+	o := testObject(typ, `{"spec":{"color":"blue","size":2}}`)
 	done := make(chan []Column, 4)
 	for range 4 {
 		go func() {

@@ -1,5 +1,5 @@
 // Package columns computes the columns `kubectl get -o wide` prints for a
-// cached object, from its stored JSON bytes (index.Object.Raw), the way the
+// cached object, from its stored JSON bytes (object.Object.Raw), the way the
 // member cluster's API server computes its Table (Accept:
 // application/json;as=Table;g=meta.k8s.io;v=v1), every column, priority 0
 // and above, except the object's age, which clients compute.
@@ -14,7 +14,7 @@
 // (decodeFields), so that a Pod's container specs, say, are skipped. Custom
 // resources are printed from their CustomResourceDefinition's
 // additionalPrinterColumns (PrinterColumn): a Custom, which pkg/informers
-// fills from the member cluster and records for the index.Type in a Types
+// fills from the member cluster and records for the object.Type in a Types
 // table (a side table of printers per type, owned by this package), holds
 // them compiled. DataNotCached, recorded for the type of Secrets whose
 // data is not cached, makes their Data column unknown. Every other kind is printed

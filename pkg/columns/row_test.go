@@ -51,7 +51,7 @@ func TestRowHeaders(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.group+"/"+tc.kind, func(t *testing.T) {
-			o := object(typeOf(tc.group, tc.kind), tc.raw)
+			o := testObject(typeOf(tc.group, tc.kind), tc.raw)
 			if got := header(testTypes.Row(o, now, true)); got != tc.want {
 				t.Errorf("Row with ages:\n got %s\nwant %s", got, tc.want)
 			}
@@ -74,7 +74,7 @@ func TestRowAges(t *testing.T) {
 		}
 		return "(none)"
 	}
-	o := object(typeOf("", "ConfigMap"), `{}`)
+	o := testObject(typeOf("", "ConfigMap"), `{}`)
 	if got := age(testTypes.Row(o, now, true), "Age"); got != "<unknown>" {
 		t.Errorf("age without creationTimestamp = %q, want <unknown>", got)
 	}
@@ -86,7 +86,7 @@ func TestRowAges(t *testing.T) {
 	typ := typeOf("example.com", "Widget")
 	c := &Custom{}
 	testTypes.Set(typ, c)
-	o = object(typ, `{"metadata":{"creationTimestamp":"{{ago:3h}}"},"spec":{"color":"blue"}}`)
+	o = testObject(typ, `{"metadata":{"creationTimestamp":"{{ago:3h}}"},"spec":{"color":"blue"}}`)
 	o.Created = now.Add(-3 * time.Hour)
 	if got := header(testTypes.Row(o, now, true)); got != "Name|Age" {
 		t.Errorf("a custom resource without printer columns: %s, want Name|Age, the server's default", got)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // testTypes is the printers table of the tests; each records the printers
@@ -16,10 +16,10 @@ var testTypes = new(Types)
 // weakly: once a type is collected, its entry goes.
 func TestTypesForgetCollectedTypes(t *testing.T) {
 	ts := new(Types)
-	kept := &index.Type{Resource: "widgets.example.com", Kind: "Widget"}
+	kept := &object.Type{Resource: "widgets.example.com", Kind: "Widget"}
 	ts.Set(kept, &Custom{})
 	for range 100 {
-		ts.Set(&index.Type{Resource: "gadgets.example.com", Kind: "Gadget"}, DataNotCached)
+		ts.Set(&object.Type{Resource: "gadgets.example.com", Kind: "Gadget"}, DataNotCached)
 	}
 	entries := func() int {
 		n := 0

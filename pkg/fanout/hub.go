@@ -12,8 +12,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/feed"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 )
 
@@ -92,7 +92,7 @@ func DefaultOptions() Options { return Options{}.WithDefaults() }
 // Feed is the change feed the hub follows; *index.Index implements it.
 type Feed interface {
 	Revision() uint64
-	Events(after uint64, limit int) ([]feed.Event[*index.Object], error)
+	Events(after uint64, limit int) ([]feed.Event[*object.Object], error)
 	Wait(ctx context.Context, after uint64) error
 }
 
@@ -120,7 +120,7 @@ type Change struct {
 	// object that starts matching is Added, one that stops is Deleted,
 	// with its new state.
 	Type     feed.EventType
-	Object   *index.Object
+	Object   *object.Object
 	Revision uint64
 }
 
@@ -255,7 +255,7 @@ func (h *Hub[G, P]) heartbeats(ctx context.Context) {
 
 // Classify returns what a change is to the filter's subscribers: its type
 // and object, or 0 if it does not concern them.
-func Classify(m *planner.Matcher, ev *feed.Event[*index.Object]) (feed.EventType, *index.Object) {
+func Classify(m *planner.Matcher, ev *feed.Event[*object.Object]) (feed.EventType, *object.Object) {
 	switch ev.Type {
 	case feed.Added, feed.Deleted:
 		if m.Matches(ev.Object) {
@@ -424,7 +424,7 @@ func (h *Hub[G, P]) dispatchUntil(ctx context.Context) {
 // dispatch hands a batch of changes to the subscribers, then wakes those
 // that got some and drops those that overflowed. It returns how many
 // deliveries it made.
-func (h *Hub[G, P]) dispatch(evs []feed.Event[*index.Object]) int {
+func (h *Hub[G, P]) dispatch(evs []feed.Event[*object.Object]) int {
 	h.delivered = 0
 	h.mu.RLock()
 	for i := range evs {

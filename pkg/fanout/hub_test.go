@@ -17,17 +17,18 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/feed"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldselector"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-var cmType = &index.Type{Resource: "configmaps", GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}
+var cmType = &object.Type{Resource: "configmaps", GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}
 
 // put stores a ConfigMap labelled app=app in ix.
 func put(t *testing.T, ix *index.Index, name, app, rv string) {
 	t.Helper()
-	o, err := index.NewObject("c1", cmType, &unstructured.Unstructured{Object: map[string]any{
+	o, err := object.NewObject("c1", cmType, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"namespace": "ns", "name": name, "uid": "uid-" + name, "resourceVersion": rv, "labels": map[string]any{"app": app}},
 	}})
@@ -284,7 +285,7 @@ func TestFieldSelectorTransitions(t *testing.T) {
 	run(t, h)
 	putPhase := func(name, phase, rv string) {
 		t.Helper()
-		o, err := index.NewObject("c1", cmType, &unstructured.Unstructured{Object: map[string]any{
+		o, err := object.NewObject("c1", cmType, &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]any{"phase": phase},
 			"metadata": map[string]any{"namespace": "ns", "name": name, "uid": "uid-" + name, "resourceVersion": rv},
 		}})

@@ -8,7 +8,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/authn"
 	"github.com/fleetcache/fleetcache/pkg/authz"
 	"github.com/fleetcache/fleetcache/pkg/health"
-	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
 )
@@ -56,7 +56,7 @@ func (s *Server) scopeFilters(ctx context.Context, f planner.Filter) ([]planner.
 }
 
 // visible reports whether the caller of ctx may see o.
-func (s *Server) visible(ctx context.Context, o *index.Object) (bool, error) {
+func (s *Server) visible(ctx context.Context, o *object.Object) (bool, error) {
 	u, ok := s.restricted(ctx)
 	if !ok {
 		return true, nil
@@ -69,7 +69,7 @@ func (s *Server) visible(ctx context.Context, o *index.Object) (bool, error) {
 }
 
 // visibleObjects keeps the objects the caller of ctx may see.
-func (s *Server) visibleObjects(ctx context.Context, objs []*index.Object) []*index.Object {
+func (s *Server) visibleObjects(ctx context.Context, objs []*object.Object) []*object.Object {
 	out := objs[:0:0]
 	for _, o := range objs {
 		if ok, _ := s.visible(ctx, o); ok {

@@ -14,6 +14,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/authz"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
 )
 
@@ -53,7 +54,7 @@ func TestSubscriptionsApartByExtra(t *testing.T) {
 	// The children are cached before their owner: its ADDED event shows
 	// them.
 	parent := newObject(t, spec{cluster: "c1", typ: cmType, namespace: "web", name: "parent"})
-	owned := []*index.Object{parent}
+	owned := []*object.Object{parent}
 	ix.Upsert(newObject(t, spec{cluster: "c1", typ: cmType, namespace: "web", name: "child-cm", owners: owned}))
 	ix.Upsert(newObject(t, spec{cluster: "c1", typ: podType, namespace: "web", name: "child-pod", owners: owned}))
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/compact"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // benchPod is a typical Pod of a Deployment as the informers store it
@@ -47,11 +48,11 @@ const benchPod = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"$NAME","na
 
 // newBenchPods returns n Pods of benchPod's shape, of graphqltest's Pod
 // type.
-func newBenchPods(b testing.TB, n int) []*index.Object { return newBenchPodsOf(b, podType, n) }
+func newBenchPods(b testing.TB, n int) []*object.Object { return newBenchPodsOf(b, podType, n) }
 
 // newBenchPodsOf returns n Pods of benchPod's shape, of type t.
-func newBenchPodsOf(b testing.TB, t *index.Type, n int) []*index.Object {
-	out := make([]*index.Object, n)
+func newBenchPodsOf(b testing.TB, t *object.Type, n int) []*object.Object {
+	out := make([]*object.Object, n)
 	for i := range out {
 		var u unstructured.Unstructured
 		raw := strings.NewReplacer("\n", "", "$NAME", fmt.Sprintf("web-7d9f8c6b5-%05d", i), "$N4", fmt.Sprintf("%04d", i),
@@ -59,7 +60,7 @@ func newBenchPodsOf(b testing.TB, t *index.Type, n int) []*index.Object {
 		if err := u.UnmarshalJSON([]byte(raw)); err != nil {
 			b.Fatal(err)
 		}
-		o, err := index.NewObject("c1", t, &u)
+		o, err := object.NewObject("c1", t, &u)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -63,7 +63,7 @@
 // consumers ended, document cache hits.
 //
 // Paging uses the opaque cursors of package cursor (pkg/graphql/cursor): a
-// page cursor holds an index.Position and continues strictly after it
+// page cursor holds an object.Position and continues strictly after it
 // (keyset paging, so objects that exist throughout are returned exactly
 // once while others come and go); a revision cursor holds the index epoch
 // and the revision a page was read at, which is also what subscriptions

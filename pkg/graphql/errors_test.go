@@ -2,6 +2,7 @@ package graphql
 
 import (
 	"context"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"strings"
 	"sync"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/graphql/document"
-	"github.com/fleetcache/fleetcache/pkg/index"
 )
 
 // nested returns a query whose selections nest depth fields deep.
@@ -28,7 +28,7 @@ func nested(depth int) string {
 func TestErrorCodes(t *testing.T) {
 	f := newFixture(t)
 	s := newServer(t, f.ix, f.tracker, Options{})
-	pageCursor := cursor.EncodePage(index.Position{Cluster: "c1", Namespace: "web", Name: "web-1", Kind: "Pod", Resource: "pods"})
+	pageCursor := cursor.EncodePage(object.Position{Cluster: "c1", Namespace: "web", Name: "web-1", Kind: "Pod", Resource: "pods"})
 	revCursor := cursor.EncodeRevision(f.ix.Epoch(), 7)
 	for _, tc := range []struct {
 		name     string
@@ -244,7 +244,7 @@ func TestNewRejectsInconsistentOptions(t *testing.T) {
 // panickingIndex panics on every Lookup: a bug in a read the engine makes.
 type panickingIndex struct{ Index }
 
-func (panickingIndex) Lookup(cluster, namespace, name string) []*index.Object {
+func (panickingIndex) Lookup(cluster, namespace, name string) []*object.Object {
 	panic("lookup broke")
 }
 

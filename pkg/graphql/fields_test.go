@@ -200,7 +200,7 @@ func TestFacetsByFieldBadInput(t *testing.T) {
 }
 
 // TestFieldProjected: Resource.field answers the indexed paths from the
-// values kept beside the body (index.Type.Projected) exactly as it answers
+// values kept beside the body (object.Type.Projected) exactly as it answers
 // from the body, scalars, lists and absent values alike.
 func TestFieldProjected(t *testing.T) {
 	query := `{ resources(filter: {kinds: ["Pod"]}, first: 10) { edges { node { name

@@ -13,6 +13,7 @@ import (
 	"github.com/fleetcache/fleetcache/internal/graphqltest"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
 )
@@ -33,16 +34,16 @@ var (
 // spec describes a synthetic object (graphqltest.Spec).
 type spec struct {
 	cluster     string
-	typ         *index.Type
+	typ         *object.Type
 	namespace   string
 	name        string
 	labels      map[string]string
 	annotations map[string]string
-	owners      []*index.Object
+	owners      []*object.Object
 	data        map[string]any
 }
 
-func newObject(t testing.TB, s spec) *index.Object {
+func newObject(t testing.TB, s spec) *object.Object {
 	t.Helper()
 	return graphqltest.NewObject(t, graphqltest.Spec{Cluster: s.cluster, Type: s.typ, Namespace: s.namespace, Name: s.name,
 		Labels: s.labels, Annotations: s.annotations, Owners: s.owners, Data: s.data})
@@ -52,7 +53,7 @@ func newObject(t testing.TB, s spec) *index.Object {
 type fixture struct {
 	ix      *index.Index
 	tracker *health.Tracker
-	byName  map[string]*index.Object
+	byName  map[string]*object.Object
 	f       *graphqltest.Fixture
 }
 
@@ -62,7 +63,7 @@ func newFixture(t testing.TB) *fixture {
 	return &fixture{ix: f.Index, tracker: f.Tracker, byName: f.ByName, f: f}
 }
 
-func (f *fixture) object(t testing.TB, key string) *index.Object {
+func (f *fixture) object(t testing.TB, key string) *object.Object {
 	t.Helper()
 	return f.f.Object(t, key)
 }
@@ -153,7 +154,7 @@ type countingIndex struct {
 	calls map[string]int
 }
 
-func (c *countingIndex) ListUnion(fs []planner.Filter, after *index.Position, limit int) planner.Page {
+func (c *countingIndex) ListUnion(fs []planner.Filter, after *object.Position, limit int) planner.Page {
 	c.calls["List"]++
 	return c.Index.ListUnion(fs, after, limit)
 }
@@ -171,7 +172,7 @@ type blockingIndex struct {
 	release chan struct{}
 }
 
-func (b *blockingIndex) ListUnion(fs []planner.Filter, after *index.Position, limit int) planner.Page {
+func (b *blockingIndex) ListUnion(fs []planner.Filter, after *object.Position, limit int) planner.Page {
 	close(b.entered)
 	<-b.release
 	return b.Index.ListUnion(fs, after, limit)

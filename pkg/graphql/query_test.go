@@ -3,6 +3,7 @@ package graphql
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"slices"
 	"strings"
@@ -348,9 +349,9 @@ func TestOwnerWithSameNameElsewhere(t *testing.T) {
 	ix := index.New(index.Options{})
 	ns := newObject(t, spec{cluster: "c1", typ: nsType, name: "team"})
 	stranger := newObject(t, spec{cluster: "c1", typ: cmType, namespace: "team", name: "team"}) // same name, other UID
-	cm := newObject(t, spec{cluster: "c1", typ: cmType, namespace: "team", name: "owned", owners: []*index.Object{ns}})
+	cm := newObject(t, spec{cluster: "c1", typ: cmType, namespace: "team", name: "owned", owners: []*object.Object{ns}})
 	other := newObject(t, spec{cluster: "c2", typ: nsType, name: "team"}) // same name, other cluster
-	for _, o := range []*index.Object{ns, stranger, cm, other} {
+	for _, o := range []*object.Object{ns, stranger, cm, other} {
 		ix.Upsert(o)
 	}
 	s := newServer(t, ix, newFixture(t).tracker, Options{})
@@ -434,10 +435,10 @@ func TestResourceByKey(t *testing.T) {
 // TestAmbiguousKind looks up a bare kind that two groups serve, neither of
 // them the core group.
 func TestAmbiguousKind(t *testing.T) {
-	widgetA := &index.Type{Resource: "widgets.a.example.com", GVR: schema.GroupVersionResource{Group: "a.example.com", Version: "v1", Resource: "widgets"}, Kind: "Widget", Namespaced: true}
-	widgetB := &index.Type{Resource: "widgets.b.example.com", GVR: schema.GroupVersionResource{Group: "b.example.com", Version: "v1", Resource: "widgets"}, Kind: "Widget", Namespaced: true}
+	widgetA := &object.Type{Resource: "widgets.a.example.com", GVR: schema.GroupVersionResource{Group: "a.example.com", Version: "v1", Resource: "widgets"}, Kind: "Widget", Namespaced: true}
+	widgetB := &object.Type{Resource: "widgets.b.example.com", GVR: schema.GroupVersionResource{Group: "b.example.com", Version: "v1", Resource: "widgets"}, Kind: "Widget", Namespaced: true}
 	ix := index.New(index.Options{})
-	for _, ty := range []*index.Type{widgetA, widgetB} {
+	for _, ty := range []*object.Type{widgetA, widgetB} {
 		ix.Upsert(newObject(t, spec{cluster: "c1", typ: ty, namespace: "web", name: "w"}))
 	}
 	s := newServer(t, ix, newFixture(t).tracker, Options{})

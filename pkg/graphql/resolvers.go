@@ -15,23 +15,23 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/graphql/execute"
 	"github.com/fleetcache/fleetcache/pkg/health"
-	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldselector"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/index/search"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"github.com/fleetcache/fleetcache/pkg/inventory"
 )
 
-func resolveNamespace(o *index.Object) any {
+func resolveNamespace(o *object.Object) any {
 	if o.Namespace == "" {
 		return nil
 	}
 	return o.Namespace
 }
 
-func resolveLabels(o *index.Object) any {
+func resolveLabels(o *object.Object) any {
 	// The labels are sorted by key already: write the JSON object directly
 	// instead of building a map for encoding/json to sort again.
 	b := make([]byte, 0, 2+len(o.Labels)*24)
@@ -50,7 +50,7 @@ func resolveLabels(o *index.Object) any {
 // resolveAnnotations decodes the annotations from the object's JSON: the
 // index does not keep them apart.
 func resolveAnnotations(p graphql.ResolveParams) (any, error) {
-	o := p.Source.(*index.Object)
+	o := p.Source.(*object.Object)
 	var v struct {
 		Metadata struct {
 			Annotations map[string]string `json:"annotations"`
@@ -81,7 +81,7 @@ func (s *Server) resolveField(p graphql.ResolveParams) (any, error) {
 		}
 		s.paths.Add(text, path)
 	}
-	v := appendField(nil, p.Source.(*index.Object), path)
+	v := appendField(nil, p.Source.(*object.Object), path)
 	if string(v) == "null" {
 		return nil, nil
 	}
@@ -91,7 +91,7 @@ func (s *Server) resolveField(p graphql.ResolveParams) (any, error) {
 // appendField appends the value at path in o to dst as JSON, null when
 // absent: from the values kept beside the body when path is indexed,
 // else read from the body.
-func appendField(dst []byte, o *index.Object, path fieldpath.Path) []byte {
+func appendField(dst []byte, o *object.Object, path fieldpath.Path) []byte {
 	if v, ok := o.Projected(path); ok {
 		return append(dst, v...)
 	}
@@ -105,20 +105,20 @@ func writer(t *graphql.Object, def *graphql.FieldDefinition, args map[string]any
 	if t.Name() != "Resource" {
 		return nil
 	}
-	var fn func(dst []byte, o *index.Object) []byte
+	var fn func(dst []byte, o *object.Object) []byte
 	switch def.Name {
 	case "cluster":
-		fn = func(dst []byte, o *index.Object) []byte { return execute.AppendString(dst, o.Cluster) }
+		fn = func(dst []byte, o *object.Object) []byte { return execute.AppendString(dst, o.Cluster) }
 	case "name":
-		fn = func(dst []byte, o *index.Object) []byte { return execute.AppendString(dst, o.Name) }
+		fn = func(dst []byte, o *object.Object) []byte { return execute.AppendString(dst, o.Name) }
 	case "kind":
-		fn = func(dst []byte, o *index.Object) []byte { return execute.AppendString(dst, o.Type.Kind) }
+		fn = func(dst []byte, o *object.Object) []byte { return execute.AppendString(dst, o.Type.Kind) }
 	case "uid":
-		fn = func(dst []byte, o *index.Object) []byte { return execute.AppendString(dst, string(o.UID)) }
+		fn = func(dst []byte, o *object.Object) []byte { return execute.AppendString(dst, string(o.UID)) }
 	case "resourceVersion":
-		fn = func(dst []byte, o *index.Object) []byte { return execute.AppendString(dst, o.ResourceVersion) }
+		fn = func(dst []byte, o *object.Object) []byte { return execute.AppendString(dst, o.ResourceVersion) }
 	case "namespace":
-		fn = func(dst []byte, o *index.Object) []byte {
+		fn = func(dst []byte, o *object.Object) []byte {
 			if o.Namespace == "" {
 				return append(dst, "null"...)
 			}
@@ -130,12 +130,12 @@ func writer(t *graphql.Object, def *graphql.FieldDefinition, args map[string]any
 		if err != nil {
 			return nil
 		}
-		fn = func(dst []byte, o *index.Object) []byte { return appendField(dst, o, path) }
+		fn = func(dst []byte, o *object.Object) []byte { return appendField(dst, o, path) }
 	default:
 		return nil
 	}
 	return func(dst []byte, src any) ([]byte, bool) {
-		o, ok := src.(*index.Object)
+		o, ok := src.(*object.Object)
 		if !ok {
 			return dst, false
 		}
@@ -150,8 +150,8 @@ func (s *Server) resolveOwners(p graphql.ResolveParams) (any, error) {
 	if err := s.checkContext(p.Context); err != nil {
 		return nil, err
 	}
-	o := p.Source.(*index.Object)
-	out := []*index.Object{}
+	o := p.Source.(*object.Object)
+	out := []*object.Object{}
 	for _, ref := range o.Owners {
 		found := false
 		for _, ns := range []string{o.Namespace, ""} {
@@ -175,11 +175,11 @@ func (s *Server) resolveChildren(p graphql.ResolveParams) (any, error) {
 	if err := s.checkContext(p.Context); err != nil {
 		return nil, err
 	}
-	o := p.Source.(*index.Object)
+	o := p.Source.(*object.Object)
 	fs, _ := s.scopeFilters(p.Context, planner.Filter{Clusters: []string{o.Cluster}, OwnerUID: o.UID})
 	page := s.ix.ListUnion(fs, nil, 0)
 	if page.Objects == nil {
-		return []*index.Object{}, nil
+		return []*object.Object{}, nil
 	}
 	return page.Objects, nil
 }
@@ -211,7 +211,7 @@ func (c *connection) page() planner.Page {
 		limit := max(c.first, 1) // an empty page: is there anything after it?
 		var p planner.Page
 		if c.sort == nil {
-			var after *index.Position
+			var after *object.Position
 			if c.after != nil {
 				after = &c.after.Position
 			}
@@ -230,7 +230,7 @@ func (c *connection) page() planner.Page {
 }
 
 // cursor returns the cursor of o, an object of the page.
-func (c *connection) cursor(o *index.Object) string {
+func (c *connection) cursor(o *object.Object) string {
 	if c.sort == nil {
 		return cursor.EncodePage(o.Position())
 	}
@@ -241,7 +241,7 @@ func (c *connection) cursor(o *index.Object) string {
 // sortedEdge is an edge of a sorted page: its cursor needs the sort.
 type sortedEdge struct {
 	c *connection
-	o *index.Object
+	o *object.Object
 }
 
 // resolveEdges returns the page's edges: its objects, which are their own
@@ -263,7 +263,7 @@ func resolveEdgeCursor(p graphql.ResolveParams) (any, error) {
 	if e, ok := p.Source.(sortedEdge); ok {
 		return e.c.cursor(e.o), nil
 	}
-	return cursor.EncodePage(p.Source.(*index.Object).Position()), nil
+	return cursor.EncodePage(p.Source.(*object.Object).Position()), nil
 }
 
 func resolveEdgeNode(p graphql.ResolveParams) (any, error) {
@@ -508,7 +508,7 @@ func (s *Server) resolveResource(p graphql.ResolveParams) (any, error) {
 	if kind == "" {
 		return nil, badInput("kind must not be empty")
 	}
-	var found []*index.Object
+	var found []*object.Object
 	for _, o := range s.ix.Lookup(cluster, namespace, name) {
 		if ok, err := s.visible(p.Context, o); err != nil || !ok {
 			// Another tenant's object is not there, as far as the

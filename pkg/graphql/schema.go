@@ -13,8 +13,8 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/health"
-	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/feed"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"github.com/fleetcache/fleetcache/pkg/inventory"
 )
@@ -274,19 +274,19 @@ func (s *Server) resourceType() *graphql.Object {
 		Fields:      graphql.Fields{},
 	})
 	fields := graphql.Fields{
-		"cluster":           {Type: graphql.NewNonNull(graphql.String), Description: "The cluster the object is cached from.", Resolve: objectField(func(o *index.Object) any { return o.Cluster })},
-		"apiVersion":        {Type: graphql.NewNonNull(graphql.String), Description: `"v1", "apps/v1".`, Resolve: objectField(func(o *index.Object) any { return o.Type.APIVersion() })},
-		"kind":              {Type: graphql.NewNonNull(graphql.String), Description: `The kind, without group: "Deployment".`, Resolve: objectField(func(o *index.Object) any { return o.Type.Kind })},
-		"resource":          {Type: graphql.NewNonNull(graphql.String), Description: `The kubectl resource name: "pods", "deployments.apps".`, Resolve: objectField(func(o *index.Object) any { return o.Type.Resource })},
+		"cluster":           {Type: graphql.NewNonNull(graphql.String), Description: "The cluster the object is cached from.", Resolve: objectField(func(o *object.Object) any { return o.Cluster })},
+		"apiVersion":        {Type: graphql.NewNonNull(graphql.String), Description: `"v1", "apps/v1".`, Resolve: objectField(func(o *object.Object) any { return o.Type.APIVersion() })},
+		"kind":              {Type: graphql.NewNonNull(graphql.String), Description: `The kind, without group: "Deployment".`, Resolve: objectField(func(o *object.Object) any { return o.Type.Kind })},
+		"resource":          {Type: graphql.NewNonNull(graphql.String), Description: `The kubectl resource name: "pods", "deployments.apps".`, Resolve: objectField(func(o *object.Object) any { return o.Type.Resource })},
 		"namespace":         {Type: graphql.String, Description: "Null for cluster-scoped objects.", Resolve: objectField(resolveNamespace)},
-		"name":              {Type: graphql.NewNonNull(graphql.String), Description: "The object name.", Resolve: objectField(func(o *index.Object) any { return o.Name })},
-		"uid":               {Type: graphql.NewNonNull(graphql.String), Description: "The object UID.", Resolve: objectField(func(o *index.Object) any { return string(o.UID) })},
-		"resourceVersion":   {Type: graphql.NewNonNull(graphql.String), Description: "The resourceVersion of the cached version.", Resolve: objectField(func(o *index.Object) any { return o.ResourceVersion })},
+		"name":              {Type: graphql.NewNonNull(graphql.String), Description: "The object name.", Resolve: objectField(func(o *object.Object) any { return o.Name })},
+		"uid":               {Type: graphql.NewNonNull(graphql.String), Description: "The object UID.", Resolve: objectField(func(o *object.Object) any { return string(o.UID) })},
+		"resourceVersion":   {Type: graphql.NewNonNull(graphql.String), Description: "The resourceVersion of the cached version.", Resolve: objectField(func(o *object.Object) any { return o.ResourceVersion })},
 		"labels":            {Type: graphql.NewNonNull(jsonScalar), Description: "The labels, as an object.", Resolve: objectField(resolveLabels)},
 		"annotations":       {Type: graphql.NewNonNull(jsonScalar), Description: "The annotations, as an object.", Resolve: resolveAnnotations},
-		"creationTimestamp": {Type: timeScalar, Description: "When the object was created.", Resolve: objectField(func(o *index.Object) any { return o.Created })},
+		"creationTimestamp": {Type: timeScalar, Description: "When the object was created.", Resolve: objectField(func(o *object.Object) any { return o.Created })},
 		"object": {Type: graphql.NewNonNull(jsonScalar), Description: "The whole cached object (without managedFields).",
-			Resolve: objectField(func(o *index.Object) any { return json.RawMessage(o.Raw()) })},
+			Resolve: objectField(func(o *object.Object) any { return json.RawMessage(o.Raw()) })},
 		"field": {Type: jsonScalar, Description: "The value at path in the object (status.phase, spec.containers[].image, " +
 			`metadata.annotations["example.com/owner"], cluster): a list of the values found where the path crosses an array ([]), ` +
 			"null when absent.",
@@ -321,7 +321,7 @@ var columnType = graphql.NewObject(graphql.ObjectConfig{Name: "Column", Descript
 // if asked.
 func (s *Server) resolveColumns(p graphql.ResolveParams) (any, error) {
 	age, _ := p.Args["age"].(bool)
-	return s.opts.Columns.Row(p.Source.(*index.Object), time.Now(), age), nil
+	return s.opts.Columns.Row(p.Source.(*object.Object), time.Now(), age), nil
 }
 
 // connectionType returns ResourceConnection, a page of resources, with the
@@ -602,8 +602,8 @@ func nonEmpty(s string) any {
 }
 
 // objectField resolves a field of a Resource.
-func objectField(fn func(*index.Object) any) graphql.FieldResolveFn {
-	return func(p graphql.ResolveParams) (any, error) { return fn(p.Source.(*index.Object)), nil }
+func objectField(fn func(*object.Object) any) graphql.FieldResolveFn {
+	return func(p graphql.ResolveParams) (any, error) { return fn(p.Source.(*object.Object)), nil }
 }
 
 // clusterField resolves a field of a Cluster: a *health.ClusterStatus, or a

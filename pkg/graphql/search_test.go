@@ -8,6 +8,7 @@ import (
 
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // TestSearch: the filter's search applies to resources, totalCount and
@@ -57,9 +58,9 @@ func TestSearchSubscription(t *testing.T) {
 	}
 	t.Cleanup(sub.Close)
 	o := newObject(t, spec{cluster: "c1", typ: cmType, namespace: "web", name: "cache", labels: map[string]string{"app": "web"}})
-	with := func(rv, app string) *index.Object {
+	with := func(rv, app string) *object.Object {
 		c := *o
-		c.ResourceVersion, c.Labels = rv, index.Labels{{Key: "app", Value: app}}
+		c.ResourceVersion, c.Labels = rv, object.Labels{{Key: "app", Value: app}}
 		return &c
 	}
 	ix.Upsert(o)                  // does not match

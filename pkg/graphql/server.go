@@ -22,9 +22,9 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/graphql/document"
 	"github.com/fleetcache/fleetcache/pkg/graphql/execute"
 	"github.com/fleetcache/fleetcache/pkg/health"
-	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/feed"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
 )
@@ -34,7 +34,7 @@ import (
 type Index interface {
 	// ListUnion, CountUnion and FacetsUnion answer over disjoint filters:
 	// what a caller may see is a union of them (see authz.Scope.Filters).
-	ListUnion(fs []planner.Filter, after *index.Position, limit int) planner.Page
+	ListUnion(fs []planner.Filter, after *object.Position, limit int) planner.Page
 	ListSorted(fs []planner.Filter, keys []planner.SortKey, after *planner.SortedPosition, limit int) (planner.Page, error)
 	CountUnion(fs []planner.Filter) int
 	FacetsUnion(fs []planner.Filter, by views.FacetBy) []views.Facet
@@ -42,11 +42,11 @@ type Index interface {
 	// filter's answer may involve, for authorization.
 	Contents(f planner.Filter) []views.Contents
 	Namespaces(cluster string) []string
-	Lookup(cluster, namespace, name string) []*index.Object
+	Lookup(cluster, namespace, name string) []*object.Object
 	Epoch() string
 	// Revision, Events and Wait follow the change feed, for subscriptions.
 	Revision() uint64
-	Events(after uint64, limit int) ([]feed.Event[*index.Object], error)
+	Events(after uint64, limit int) ([]feed.Event[*object.Object], error)
 	Wait(ctx context.Context, after uint64) error
 }
 

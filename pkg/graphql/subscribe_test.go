@@ -22,6 +22,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
 )
@@ -174,8 +175,8 @@ func TestResourceEvents(t *testing.T) {
 	f.ix.Upsert(version(t, "c1", "ns", "a", "3", db))  // leaves
 	f.ix.Upsert(version(t, "c1", "ns", "b", "2", web)) // enters
 	f.ix.Upsert(version(t, "c1", "ns", "b", "3", db))  // leaves
-	f.ix.Delete(index.Key{Cluster: "c1", Resource: "configmaps", Namespace: "ns", Name: "a"})
-	f.ix.Delete(index.Key{Cluster: "c1", Resource: "configmaps", Namespace: "ns", Name: "b"})
+	f.ix.Delete(object.Key{Cluster: "c1", Resource: "configmaps", Namespace: "ns", Name: "a"})
+	f.ix.Delete(object.Key{Cluster: "c1", Resource: "configmaps", Namespace: "ns", Name: "b"})
 	f.ix.Upsert(version(t, "c1", "ns", "c", "1", web))
 	f.ix.RemoveCluster("c1")
 
@@ -249,7 +250,7 @@ func TestResumeWithSince(t *testing.T) {
 
 	f.ix.Upsert(version(t, "c1", "ns", "a", "2", nil))
 	f.ix.Upsert(version(t, "c1", "other", "x", "1", nil))
-	f.ix.Delete(index.Key{Cluster: "c1", Resource: "configmaps", Namespace: "ns", Name: "b"})
+	f.ix.Delete(object.Key{Cluster: "c1", Resource: "configmaps", Namespace: "ns", Name: "b"})
 	f.ix.Upsert(version(t, "c1", "ns", "c", "1", nil))
 
 	sub = subscribe(t, s, eventsQuery, map[string]any{"filter": filter, "since": last})
@@ -287,7 +288,7 @@ func TestHandoffUnderLoad(t *testing.T) {
 			name := fmt.Sprintf("o-%d", r.IntN(50))
 			switch r.IntN(4) {
 			case 0:
-				ix.Delete(index.Key{Cluster: "c1", Resource: "configmaps", Namespace: "ns", Name: name})
+				ix.Delete(object.Key{Cluster: "c1", Resource: "configmaps", Namespace: "ns", Name: name})
 			default:
 				ix.Upsert(version(t, "c1", "ns", name, fmt.Sprint(i), map[string]string{"app": []string{"web", "db"}[r.IntN(2)]}))
 			}
@@ -364,7 +365,7 @@ func TestSinceErrors(t *testing.T) {
 	}{
 		{name: "older than retained", vars: map[string]any{"since": cursor.EncodeRevision(ix.Epoch(), 3)}, code: CodeCursorExpired, started: true},
 		{name: "other epoch", vars: map[string]any{"since": cursor.EncodeRevision(other.Epoch(), 18)}, code: CodeCursorExpired, started: true},
-		{name: "page cursor", vars: map[string]any{"since": cursor.EncodePage(index.Position{Cluster: "c1"})}, code: CodeBadUserInput},
+		{name: "page cursor", vars: map[string]any{"since": cursor.EncodePage(object.Position{Cluster: "c1"})}, code: CodeBadUserInput},
 		{name: "garbage", vars: map[string]any{"since": "not-a-cursor"}, code: CodeBadUserInput},
 		{name: "ahead of the index", vars: map[string]any{"since": cursor.EncodeRevision(ix.Epoch(), 1000)}, code: CodeBadUserInput},
 		{name: "bad label selector", vars: map[string]any{"filter": map[string]any{"labelSelector": "a in (b"}}, code: CodeBadUserInput},
@@ -682,7 +683,7 @@ func TestClusterHealth(t *testing.T) {
 	f.tracker.Probe("c1", errors.New("connection refused"))
 	f.tracker.Probe("c2", errors.New("connection refused"))
 	f.tracker.Probe("c2", nil) // reachable again, but not current until relisted
-	for _, typ := range []*index.Type{nsType, cmType, podType, deployType, rsType} {
+	for _, typ := range []*object.Type{nsType, cmType, podType, deployType, rsType} {
 		f.tracker.ResourceStarting("c2", typ.Resource, typ.Kind)
 		f.tracker.ResourceSynced("c2", typ.Resource)
 	}
@@ -883,7 +884,7 @@ func FuzzSubscribe(f *testing.F) {
 		{eventsQuery, ""},
 		{eventsQuery, cursor.EncodeRevision(ix.Epoch(), 2)},
 		{eventsQuery, cursor.EncodeRevision("other", 2)},
-		{eventsQuery, cursor.EncodePage(index.Position{Cluster: "c1"})},
+		{eventsQuery, cursor.EncodePage(object.Position{Cluster: "c1"})},
 		{`subscription { clusterHealth { name status } }`, ""},
 		{`subscription S { ...F } fragment F on Subscription { resourceEvents { cursor } }`, ""},
 		{`subscription { resourceEvents @include(if: false) { type } }`, "x"},

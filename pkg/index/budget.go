@@ -1,14 +1,11 @@
 package index
 
 import (
-	"encoding/json"
-	"time"
-
-	"github.com/fleetcache/fleetcache/pkg/index/compact"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // objectOverhead is what the budget charges for an object beside its
-// body: its Object, labels, owners and its share of the secondary indexes.
+// body: its object.Object, labels, owners and its share of the secondary indexes.
 // Measured on realistic Pods (BenchmarkIndexScale: 1,560 B of heap per Pod
 // whose compressed body is 290 B), rounded up.
 const objectOverhead = 1300
@@ -48,13 +45,13 @@ type budgetLocked struct {
 }
 
 // cost is what the budget charges for o.
-func cost(o *Object) int64 { return objectOverhead + int64(len(o.body)+len(o.projected)) }
+func cost(o *object.Object) int64 { return objectOverhead + int64(o.StoredSize()) }
 
 // admitLocked applies the budget to o, about to replace old (nil for a
 // new object): above three quarters of the budget o's body is dropped; a new
 // object that would pass the budget even without its body is refused,
 // false. A modification is never refused: it adds no object.
-func (ix *Index) admitLocked(o, old *Object) bool {
+func (ix *Index) admitLocked(o, old *object.Object) bool {
 	b := &ix.budget
 	if b.budget <= 0 {
 		return true
@@ -71,22 +68,20 @@ func (ix *Index) admitLocked(o, old *Object) bool {
 		b.refusedTotal++
 		return false
 	}
-	if used+cost(o) > b.budget/4*softShare && !o.body.Dropped() {
+	if used+cost(o) > b.budget/4*softShare && !o.MetadataOnly() {
 		// o is not shared with any reader of bodies yet: the informer
 		// store that holds it reads its metadata only.
-		o.body, o.specAt, o.statusAt = compact.Dropped, 0, 0
-		// The identity shared its allocation with the values (project).
-		o.setIdentity("")
+		o.DropBody()
 	}
 	return true
 }
 
 // chargeLocked adds o (sign 1) or takes it away (sign -1) from the
 // accounting.
-func (ix *Index) chargeLocked(o *Object, sign int) {
+func (ix *Index) chargeLocked(o *object.Object, sign int) {
 	b := &ix.budget
 	b.used += int64(sign) * cost(o)
-	if !o.body.Dropped() {
+	if !o.MetadataOnly() {
 		return
 	}
 	if b.metadataOnly == nil {
@@ -131,41 +126,4 @@ func (ix *Index) forgetRefusedLocked(cluster string) {
 			delete(ix.budget.refused, k)
 		}
 	}
-}
-
-// metadataJSON is the JSON of an object whose body the budget dropped:
-// what the index holds of it.
-func metadataJSON(o *Object) []byte {
-	type owner struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Name       string `json:"name"`
-		UID        string `json:"uid"`
-		Controller bool   `json:"controller,omitempty"`
-	}
-	type meta struct {
-		Name              string            `json:"name"`
-		Namespace         string            `json:"namespace,omitempty"`
-		UID               string            `json:"uid,omitempty"`
-		ResourceVersion   string            `json:"resourceVersion,omitempty"`
-		CreationTimestamp string            `json:"creationTimestamp,omitempty"`
-		Labels            map[string]string `json:"labels,omitempty"`
-		OwnerReferences   []owner           `json:"ownerReferences,omitempty"`
-	}
-	m := meta{Name: o.Name, Namespace: o.Namespace, UID: string(o.UID), ResourceVersion: o.ResourceVersion}
-	if !o.Created.IsZero() {
-		m.CreationTimestamp = o.Created.UTC().Format(time.RFC3339)
-	}
-	if len(o.Labels) > 0 {
-		m.Labels = o.Labels.Map()
-	}
-	for _, r := range o.Owners {
-		m.OwnerReferences = append(m.OwnerReferences, owner{r.APIVersion, r.Kind, r.Name, string(r.UID), r.Controller})
-	}
-	raw, _ := json.Marshal(struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Metadata   meta   `json:"metadata"`
-	}{o.Type.APIVersion(), o.Type.Kind, m}) // cannot fail: strings, maps of strings
-	return raw
 }

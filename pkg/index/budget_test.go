@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 )
 
 // TestMemoryBudget fills an index past its memory budget and checks the
@@ -21,8 +24,8 @@ func TestMemoryBudget(t *testing.T) {
 	full := int64(index.ObjectOverhead + len(body))
 	// Room for 10 objects with their body.
 	ix := index.New(index.Options{MemoryBudget: 10 * full})
-	pod := func(i int, opts ...func(*index.Object)) *index.Object {
-		return indextest.Obj("c1", indextest.PodType, "ns", fmt.Sprintf("p%03d", i), append([]func(*index.Object){indextest.WithLabels("app", "web"), indextest.WithRaw(body)}, opts...)...)
+	pod := func(i int, opts ...func(*object.Object)) *object.Object {
+		return indextest.Obj("c1", indextest.PodType, "ns", fmt.Sprintf("p%03d", i), append([]func(*object.Object){indextest.WithLabels("app", "web"), indextest.WithRaw(body)}, opts...)...)
 	}
 	var kept, metaOnly, refused []string
 	for i := range 40 {
@@ -52,7 +55,7 @@ func TestMemoryBudget(t *testing.T) {
 	}
 
 	// A metadata-only object reads as its metadata; labels still select it.
-	o := ix.Get(index.Key{Cluster: "c1", Resource: "pods", Namespace: "ns", Name: metaOnly[0]})
+	o := ix.Get(object.Key{Cluster: "c1", Resource: "pods", Namespace: "ns", Name: metaOnly[0]})
 	var got map[string]any
 	if err := json.Unmarshal(o.Raw(), &got); err != nil {
 		t.Fatal(err)
@@ -95,6 +98,24 @@ func TestMemoryBudget(t *testing.T) {
 	}
 	if _, r := ix.Degraded("c1", "pods"); r != 0 {
 		t.Errorf("a removed cluster still counts %d refusals", r)
+	}
+}
+
+// TestProjectedMetadataOnly: an object the memory budget keeps as its
+// metadata only has no values of its type's Projected paths beside it
+// either (TestProjected in package object checks the values of others).
+func TestProjectedMetadataOnly(t *testing.T) {
+	projected := indextest.Paths("status.phase", "spec.nodeName", "spec.containers[].image", "status.n", "metadata.name")
+	ty := *indextest.PodType
+	ty.Projected = projected
+	ix := index.New(index.Options{MemoryBudget: 2 * index.ObjectOverhead})
+	o := indextest.Obj("c1", &ty, "ns", "p", indextest.WithRaw(`{"metadata":{"name":"p"},"spec":{"data":"`+strings.Repeat("a", index.ObjectOverhead)+`"},"status":{"phase":"Running"}}`))
+	ix.Upsert(o)
+	if got := ix.Get(o.Key()); got == nil || !got.MetadataOnly() {
+		t.Fatalf("a budget of two objects' overhead kept %+v", got)
+	}
+	if v, ok := ix.Get(o.Key()).Projected(fieldpath.MustParse("status.phase")); ok {
+		t.Errorf("a metadata-only object has status.phase %q", v)
 	}
 }
 

@@ -2,19 +2,16 @@
 // Kubernetes object of every cluster, kept in one ordered, revisioned,
 // in-memory structure, with its secondary indexes and its lock.
 //
-// An Index holds *Object values (object.go), the compact immutable form
-// shared with the clusters' informer stores; an Object's JSON body is
-// compressed by its Type's Codec (package compact) and decoded when read,
-// into a BodyReader's reused buffers by reads of many objects. Each object
-// has a Key (cluster, resource, namespace, name) that identifies it and a
-// Position (cluster, namespace, name, kind, resource) that orders it: the
+// An Index holds *object.Object values (package object: the compact,
+// immutable form shared with the clusters' informer stores), each
+// identified by its object.Key and ordered by its object.Position: the
 // primary order, which groups objects by cluster and then by namespace
-// (a Range). Writers call Upsert, Delete, DeleteObject, RemoveCluster and
-// RemoveResource; every applied change advances one global revision and
-// is recorded in the index's change feed (package feed), which Revision,
-// Events and Wait read. An optional memory budget (Options.MemoryBudget,
-// budget.go) stores objects without their body, or refuses them, as the
-// index grows.
+// (an object.Range). Writers call Upsert, Delete, DeleteObject,
+// RemoveCluster and RemoveResource; every applied change advances one
+// global revision and is recorded in the index's change feed (package
+// feed), which Revision, Events and Wait read. An optional memory budget
+// (Options.MemoryBudget, budget.go) stores objects without their body, or
+// refuses them, as the index grows.
 //
 // Every change updates the secondary indexes, each a Posting (an ordered
 // set in Position order, package postings) per value: kind, resource,
@@ -22,9 +19,9 @@
 // (tokens.go, package search), and the values at configured paths
 // (Options.Indexes, fieldindex.go, a FieldIndex per resource and path),
 // beside per-cluster counts by resource and namespace (ClusterCounts).
-// OrderedIndexes keep objects in order of a value (ordered.go): one of
-// metadata.creationTimestamp, and one per configured path that does not
-// cross an array.
+// OrderedIndexes keep objects in order of an object.SortValue
+// (ordered.go): one of metadata.creationTimestamp, and one per configured
+// path that does not cross an array.
 //
 // Reads by identity (Get, Objects, ObjectCount, Lookup, Namespaces) are
 // methods of the Index. Queries are not: the planner (package planner)

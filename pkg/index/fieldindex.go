@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // Secondary indexes on configured paths (Options.Indexes): for each
@@ -134,7 +135,7 @@ func (ix *Index) IndexedPaths(resource string) []fieldpath.Path {
 
 // fieldValues appends to dst the distinct values at path in o, in the form
 // facets count them. They may point into o's bytes.
-func fieldValues(path fieldpath.Path, o *Object, r *BodyReader, dst []string) []string {
+func fieldValues(path fieldpath.Path, o *object.Object, r *object.BodyReader, dst []string) []string {
 	start := len(dst)
 	path.EachIn(r.DocFor(path, o), func(v fieldpath.Value) bool {
 		if s, ok := IndexedValue(v); ok {
@@ -151,7 +152,7 @@ func fieldValues(path fieldpath.Path, o *Object, r *BodyReader, dst []string) []
 
 // indexFieldsLocked adds o, of kind kindName, to the postings of its
 // values; insertLocked calls it.
-func (ix *Index) indexFieldsLocked(o *Object, kindName string) {
+func (ix *Index) indexFieldsLocked(o *object.Object, kindName string) {
 	kinds := ix.fields.kinds[o.Type.Resource]
 	if kinds == nil {
 		kinds = map[string]int{}
@@ -171,7 +172,7 @@ func (ix *Index) indexFieldsLocked(o *Object, kindName string) {
 
 // unindexFieldsLocked removes o, of kind kindName, from the postings of
 // its values; removeLocked calls it.
-func (ix *Index) unindexFieldsLocked(o *Object, kindName string) {
+func (ix *Index) unindexFieldsLocked(o *object.Object, kindName string) {
 	kinds := ix.fields.kinds[o.Type.Resource]
 	decrement(kinds, kindName)
 	if len(kinds) == 0 {
@@ -190,7 +191,7 @@ func (ix *Index) unindexFieldsLocked(o *Object, kindName string) {
 
 // reindexFieldsLocked moves o, a newer version of old with the same kind
 // name, to the postings of its values; replaceLocked calls it.
-func (ix *Index) reindexFieldsLocked(old, o *Object) {
+func (ix *Index) reindexFieldsLocked(old, o *object.Object) {
 	var oldBuf, newBuf [4]string
 	for _, fi := range ix.fields.byResource[o.Type.Resource] {
 		nv := fieldValues(fi.path, o, &ix.bodies, newBuf[:0])

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fleetcache/fleetcache/pkg/index/feed"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/search"
 
 	"github.com/google/btree"
@@ -18,6 +19,11 @@ import (
 
 // defaultRetention is Options.Retention when unset.
 const defaultRetention = 100000
+
+// minType sorts before every real type: its KindName and Resource are
+// empty. Placeholder objects use it to seek to the first object of a
+// cluster or of a name (see object.Range.Start).
+var minType = &object.Type{}
 
 // Options configure an Index. Each field's comment states its default, used
 // when the field is zero; DefaultOptions returns them all.
@@ -63,18 +69,19 @@ func (o Options) withDefaults() Options {
 // each change in a revisioned feed. It is safe for concurrent use.
 type Index struct {
 	epoch    string
-	freelist *btree.FreeListG[*Object]
+	freelist *btree.FreeListG[*object.Object]
 
 	mu sync.RWMutex
 	// all holds every object, in Position order.
 	all *Posting
-	// types caches, per *Type in use, its kind name and its postings.
-	types map[*Type]*typeEntry
-	// kinds and resources are postings by Type.KindName() and Type.Resource.
+	// types caches, per *object.Type in use, its kind name and its postings.
+	types map[*object.Type]*typeEntry
+	// kinds and resources are postings by object.Type.KindName() and
+	// Type.Resource.
 	kinds     map[string]*Posting
 	resources map[string]*Posting
 	// labels holds a posting per label key=value, labelKeys per label key.
-	labels    map[Label]*Posting
+	labels    map[object.Label]*Posting
 	labelKeys map[string]*Posting
 	// owners holds a posting per owner UID.
 	owners map[types.UID]*Posting
@@ -92,13 +99,13 @@ type Index struct {
 	// feed is the change feed; changes are recorded with mu held for
 	// writing, so a reader holding mu sees the objects and their revision
 	// together.
-	feed *feed.Feed[*Object]
+	feed *feed.Feed[*object.Object]
 	// scratch is a placeholder object for seeking while mu is held for
 	// writing.
-	scratch Object
+	scratch object.Object
 	// bodies decodes the bodies that writes read, with mu held for
 	// writing.
-	bodies BodyReader
+	bodies object.BodyReader
 	// budget is the accounting of Options.MemoryBudget; budgetBytes is
 	// the budget, which never changes.
 	budget      budgetLocked
@@ -109,7 +116,7 @@ type Index struct {
 	scanned atomic.Int64
 }
 
-// typeEntry is what the index keeps per *Type in use.
+// typeEntry is what the index keeps per *object.Type in use.
 type typeEntry struct {
 	kindName string
 	kind     *Posting
@@ -131,22 +138,22 @@ func New(opts Options) *Index {
 	opts = opts.withDefaults()
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never returns an error.
-	fl := btree.NewFreeListG[*Object](freeListSize)
+	fl := btree.NewFreeListG[*object.Object](freeListSize)
 	return &Index{
 		epoch:       hex.EncodeToString(b[:]),
 		freelist:    fl,
 		all:         newTreePosting(fl),
-		types:       map[*Type]*typeEntry{},
+		types:       map[*object.Type]*typeEntry{},
 		kinds:       map[string]*Posting{},
 		resources:   map[string]*Posting{},
-		labels:      map[Label]*Posting{},
+		labels:      map[object.Label]*Posting{},
 		labelKeys:   map[string]*Posting{},
 		owners:      map[types.UID]*Posting{},
 		tokens:      search.NewTree[*Posting](),
 		created:     newOrderedIndex(creationTimestamp),
 		fields:      newFieldIndexes(opts.Indexes),
 		clusters:    map[string]*ClusterCounts{},
-		feed:        feed.New[*Object](opts.Retention),
+		feed:        feed.New[*object.Object](opts.Retention),
 		budget:      budgetLocked{budget: opts.MemoryBudget},
 		budgetBytes: opts.MemoryBudget,
 	}
@@ -161,7 +168,7 @@ func (ix *Index) Revision() uint64 { return ix.feed.Revision() }
 
 // Events returns the events of the change feed with Revision > after, in
 // order, at most limit of them (limit <= 0: all); see feed.Feed.Events.
-func (ix *Index) Events(after uint64, limit int) ([]feed.Event[*Object], error) {
+func (ix *Index) Events(after uint64, limit int) ([]feed.Event[*object.Object], error) {
 	return ix.feed.Events(after, limit)
 }
 
@@ -170,7 +177,7 @@ func (ix *Index) Events(after uint64, limit int) ([]feed.Event[*Object], error) 
 func (ix *Index) Wait(ctx context.Context, after uint64) error { return ix.feed.Wait(ctx, after) }
 
 // emitLocked advances the revision and records the change in the feed.
-func (ix *Index) emitLocked(t feed.EventType, o, old *Object) { ix.feed.Record(t, o, old) }
+func (ix *Index) emitLocked(t feed.EventType, o, old *object.Object) { ix.feed.Record(t, o, old) }
 
 // Upsert adds or modifies o. It is a no-op, returning false, when the index
 // already holds an object with the same key, UID and ResourceVersion (a
@@ -183,7 +190,7 @@ func (ix *Index) emitLocked(t feed.EventType, o, old *Object) { ix.feed.Record(t
 // before storing it, or refuse a new object, returning false (after
 // recording the deletion of an object it replaces): callers must not read
 // o's body concurrently with Upsert.
-func (ix *Index) Upsert(o *Object) bool {
+func (ix *Index) Upsert(o *object.Object) bool {
 	ix.mu.Lock()
 	old := ix.findLocked(o.Key(), &ix.scratch)
 	switch {
@@ -217,7 +224,7 @@ func (ix *Index) Upsert(o *Object) bool {
 
 // Delete removes the object with key k and records a Deleted event carrying
 // its last known state. It returns false if there is no such object.
-func (ix *Index) Delete(k Key) bool {
+func (ix *Index) Delete(k object.Key) bool {
 	ix.mu.Lock()
 	old := ix.findLocked(k, &ix.scratch)
 	if old == nil {
@@ -233,7 +240,7 @@ func (ix *Index) Delete(k Key) bool {
 // DeleteObject removes o only if the index currently holds exactly this
 // pointer, so that pruning a stale object never deletes a newer version
 // that arrived meanwhile. It returns whether it removed o.
-func (ix *Index) DeleteObject(o *Object) bool {
+func (ix *Index) DeleteObject(o *object.Object) bool {
 	ix.mu.Lock()
 	if ix.findLocked(o.Key(), &ix.scratch) != o {
 		ix.mu.Unlock()
@@ -281,8 +288,8 @@ func (ix *Index) removeAll(cluster, resource string) int {
 }
 
 // Get returns the object with key k, or nil.
-func (ix *Index) Get(k Key) *Object {
-	pivot := new(Object)
+func (ix *Index) Get(k object.Key) *object.Object {
+	pivot := new(object.Object)
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	return ix.findLocked(k, pivot)
@@ -290,8 +297,8 @@ func (ix *Index) Get(k Key) *Object {
 
 // Objects returns all objects of one resource type in one cluster, in no
 // particular order. Resource "" returns all objects of the cluster.
-func (ix *Index) Objects(cluster, resource string) []*Object {
-	pivot := new(Object)
+func (ix *Index) Objects(cluster, resource string) []*object.Object {
+	pivot := new(object.Object)
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	return ix.objectsLocked(cluster, resource, pivot)
@@ -315,11 +322,11 @@ func (ix *Index) ObjectCount(cluster, resource string) int {
 
 // Lookup returns every object, of any type, with exactly this cluster,
 // namespace ("" for cluster-scoped objects) and name, in Position order.
-func (ix *Index) Lookup(cluster, namespace, name string) []*Object {
-	pivot := &Object{Cluster: cluster, Namespace: namespace, Name: name, Type: minType}
-	var out []*Object
+func (ix *Index) Lookup(cluster, namespace, name string) []*object.Object {
+	pivot := &object.Object{Cluster: cluster, Namespace: namespace, Name: name, Type: minType}
+	var out []*object.Object
 	ix.mu.RLock()
-	ix.all.Ascend(pivot, func(o *Object) bool {
+	ix.all.Ascend(pivot, func(o *object.Object) bool {
 		if o.Cluster != cluster || o.Namespace != namespace || o.Name != name {
 			return false
 		}
@@ -351,10 +358,10 @@ func (ix *Index) Namespaces(cluster string) []string {
 // findLocked returns the object with key k, or nil. The objects sharing a
 // cluster, namespace and name are adjacent in Position order, and there are
 // few of them, so it seeks to the first and checks the resource of each.
-func (ix *Index) findLocked(k Key, pivot *Object) *Object {
-	*pivot = Object{Cluster: k.Cluster, Namespace: k.Namespace, Name: k.Name, Type: minType}
-	var found *Object
-	ix.all.Ascend(pivot, func(o *Object) bool {
+func (ix *Index) findLocked(k object.Key, pivot *object.Object) *object.Object {
+	*pivot = object.Object{Cluster: k.Cluster, Namespace: k.Namespace, Name: k.Name, Type: minType}
+	var found *object.Object
+	ix.all.Ascend(pivot, func(o *object.Object) bool {
 		if o.Name != k.Name || o.Namespace != k.Namespace || o.Cluster != k.Cluster {
 			return false
 		}
@@ -369,7 +376,7 @@ func (ix *Index) findLocked(k Key, pivot *Object) *Object {
 
 // objectsLocked returns the objects of a cluster, or of one of its
 // resources. A cluster's objects are adjacent in every posting.
-func (ix *Index) objectsLocked(cluster, resource string, pivot *Object) []*Object {
+func (ix *Index) objectsLocked(cluster, resource string, pivot *object.Object) []*object.Object {
 	st := ix.clusters[cluster]
 	if st == nil {
 		return nil
@@ -381,9 +388,9 @@ func (ix *Index) objectsLocked(cluster, resource string, pivot *Object) []*Objec
 			return nil
 		}
 	}
-	out := make([]*Object, 0, n)
-	*pivot = Object{Cluster: cluster, Type: minType}
-	p.Ascend(pivot, func(o *Object) bool {
+	out := make([]*object.Object, 0, n)
+	*pivot = object.Object{Cluster: cluster, Type: minType}
+	p.Ascend(pivot, func(o *object.Object) bool {
 		if o.Cluster != cluster {
 			return false
 		}
@@ -395,7 +402,7 @@ func (ix *Index) objectsLocked(cluster, resource string, pivot *Object) []*Objec
 
 // insertLocked adds o, which the index does not hold, to every posting and
 // count.
-func (ix *Index) insertLocked(o *Object) {
+func (ix *Index) insertLocked(o *object.Object) {
 	fl := ix.freelist
 	ix.all.Put(o, fl)
 	te := ix.typeLocked(o.Type)
@@ -428,7 +435,7 @@ func (ix *Index) insertLocked(o *Object) {
 
 // removeLocked removes o, which the index holds, from every posting and
 // count, and drops postings and counts that become empty.
-func (ix *Index) removeLocked(o *Object) {
+func (ix *Index) removeLocked(o *object.Object) {
 	ix.all.Remove(o)
 	te := ix.types[o.Type]
 	ix.unindexFieldsLocked(o, te.kindName)
@@ -464,8 +471,8 @@ func (ix *Index) removeLocked(o *Object) {
 // Postings both versions belong to get o in old's place; the others are
 // updated one by one. Nothing is counted twice: counts depend only on the
 // key.
-func (ix *Index) replaceLocked(old, o *Object) {
-	if old.Type != o.Type && compareKindNames(old.Type, o.Type) != 0 {
+func (ix *Index) replaceLocked(old, o *object.Object) {
+	if old.Type != o.Type && !o.Type.KindNameIs(ix.types[old.Type].kindName) {
 		// The kind changed, and with it the Position: start over.
 		ix.removeLocked(old)
 		ix.insertLocked(o)
@@ -518,7 +525,7 @@ func (ix *Index) replaceLocked(old, o *Object) {
 }
 
 // typeLocked returns the entry of t, creating it if needed.
-func (ix *Index) typeLocked(t *Type) *typeEntry {
+func (ix *Index) typeLocked(t *object.Type) *typeEntry {
 	if te := ix.types[t]; te != nil {
 		return te
 	}
@@ -536,7 +543,7 @@ func (ix *Index) typeLocked(t *Type) *typeEntry {
 	return te
 }
 
-func (ix *Index) labelPostingLocked(l Label) *Posting {
+func (ix *Index) labelPostingLocked(l object.Label) *Posting {
 	return postingFor(ix.labels, l)
 }
 
@@ -560,7 +567,7 @@ func postingFor[K comparable](m map[K]*Posting, k K) *Posting {
 
 // removeFrom removes o from p, the posting of k in m, and drops p from m
 // once it is empty.
-func removeFrom[K comparable](m map[K]*Posting, k K, p *Posting, o *Object) {
+func removeFrom[K comparable](m map[K]*Posting, k K, p *Posting, o *object.Object) {
 	if p == nil {
 		return
 	}
@@ -577,14 +584,4 @@ func decrement(m map[string]int, k string) {
 	} else {
 		delete(m, k)
 	}
-}
-
-// HasOwner reports whether o has an owner reference with this UID.
-func (o *Object) HasOwner(uid types.UID) bool {
-	for _, r := range o.Owners {
-		if r.UID == uid {
-			return true
-		}
-	}
-	return false
 }

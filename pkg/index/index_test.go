@@ -4,6 +4,7 @@ import (
 	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/feed"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"strings"
 	"testing"
@@ -34,17 +35,17 @@ func TestWrites(t *testing.T) {
 	aNew := indextest.Obj("c1", indextest.PodType, "ns", "a", indextest.WithUID("recreated"), indextest.WithRV("9"))
 	b := indextest.Obj("c1", indextest.ConfigMapType, "ns", "b")
 	type op struct {
-		upsert, deleteObject *index.Object
-		delete               *index.Key
+		upsert, deleteObject *object.Object
+		delete               *object.Key
 		want                 bool
 	}
-	key := func(o *index.Object) *index.Key { k := o.Key(); return &k }
+	key := func(o *object.Object) *object.Key { k := o.Key(); return &k }
 	tests := []struct {
 		name       string
 		ops        []op
 		wantEvents []indextest.EventSummary
 		wantKeys   []string
-		wantObject *index.Object // what Get(a.Key()) returns at the end
+		wantObject *object.Object // what Get(a.Key()) returns at the end
 	}{{
 		name:       "add",
 		ops:        []op{{upsert: a, want: true}},
@@ -172,25 +173,25 @@ func TestModifyUpdatesIndexes(t *testing.T) {
 	// A second type with the same kind name and resource (another version).
 	podsV2 := *indextest.PodType
 	podsV2.GVR.Version = "v2"
-	a2 := indextest.Modified(a, "2", indextest.WithLabels("app", "api", "keep", "k", "new", "y"), func(o *index.Object) {
-		o.Owners = []index.OwnerRef{{UID: "same"}, {UID: "rs-2"}}
+	a2 := indextest.Modified(a, "2", indextest.WithLabels("app", "api", "keep", "k", "new", "y"), func(o *object.Object) {
+		o.Owners = []object.OwnerRef{{UID: "same"}, {UID: "rs-2"}}
 		o.Type = &podsV2
 	})
 	ix.Upsert(a2)
 	tests := []struct {
 		name string
 		f    planner.Filter
-		want []*index.Object
+		want []*object.Object
 	}{
 		{"old value", planner.Filter{Selector: indextest.MustSelector(t, "app=web")}, nil},
-		{"new value", planner.Filter{Selector: indextest.MustSelector(t, "app=api")}, []*index.Object{a2}},
+		{"new value", planner.Filter{Selector: indextest.MustSelector(t, "app=api")}, []*object.Object{a2}},
 		{"removed key", planner.Filter{Selector: indextest.MustSelector(t, "gone")}, nil},
-		{"kept key", planner.Filter{Selector: indextest.MustSelector(t, "keep=k")}, []*index.Object{a2}},
-		{"added key", planner.Filter{Selector: indextest.MustSelector(t, "new")}, []*index.Object{a2}},
+		{"kept key", planner.Filter{Selector: indextest.MustSelector(t, "keep=k")}, []*object.Object{a2}},
+		{"added key", planner.Filter{Selector: indextest.MustSelector(t, "new")}, []*object.Object{a2}},
 		{"old owner", planner.Filter{OwnerUID: "rs-1"}, nil},
-		{"kept owner", planner.Filter{OwnerUID: "same"}, []*index.Object{a2}},
-		{"new owner", planner.Filter{OwnerUID: "rs-2"}, []*index.Object{a2}},
-		{"kind", planner.Filter{Kinds: []string{"Pod"}}, []*index.Object{a2}},
+		{"kept owner", planner.Filter{OwnerUID: "same"}, []*object.Object{a2}},
+		{"new owner", planner.Filter{OwnerUID: "rs-2"}, []*object.Object{a2}},
+		{"kind", planner.Filter{Kinds: []string{"Pod"}}, []*object.Object{a2}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -229,7 +230,7 @@ func TestKindChange(t *testing.T) {
 	ix.Upsert(a)
 	other := *indextest.PodType
 	other.Kind = "Other"
-	a2 := indextest.Modified(a, "2", func(o *index.Object) { o.Type = &other })
+	a2 := indextest.Modified(a, "2", func(o *object.Object) { o.Type = &other })
 	if !ix.Upsert(a2) {
 		t.Fatal("Upsert returned false")
 	}
@@ -248,7 +249,7 @@ func TestKindChange(t *testing.T) {
 }
 
 func TestRemove(t *testing.T) {
-	fleet := []*index.Object{
+	fleet := []*object.Object{
 		indextest.Obj("c1", indextest.PodType, "ns", "a"),
 		indextest.Obj("c1", indextest.PodType, "ns", "b"),
 		indextest.Obj("c1", indextest.ConfigMapType, "ns", "a"),
@@ -332,7 +333,7 @@ func TestRemove(t *testing.T) {
 
 func TestReads(t *testing.T) {
 	ix := index.New(index.Options{})
-	fleet := []*index.Object{
+	fleet := []*object.Object{
 		indextest.Obj("c1", indextest.PodType, "ns", "a"),
 		indextest.Obj("c1", indextest.PodType, "ns2", "b"),
 		indextest.Obj("c1", indextest.ConfigMapType, "ns", "a"),
@@ -350,7 +351,7 @@ func TestReads(t *testing.T) {
 				t.Errorf("Get(%v) = %v", o.Key(), got)
 			}
 		}
-		for _, k := range []index.Key{
+		for _, k := range []object.Key{
 			{Cluster: "c1", Resource: "pods", Namespace: "ns", Name: "b"},
 			{Cluster: "c1", Resource: "secrets", Namespace: "ns", Name: "a"},
 			{Cluster: "c3", Resource: "pods", Namespace: "ns", Name: "a"},
@@ -382,68 +383,4 @@ func TestReads(t *testing.T) {
 			}
 		}
 	})
-}
-
-func TestPositionOrder(t *testing.T) {
-	appsV2 := &index.Type{Resource: "deployments.apps", Kind: "Deployment"}
-	appsV2.GVR.Group = "apps"
-	tests := []struct {
-		name string
-		a, b *index.Object
-		want int
-	}{
-		{"cluster first", indextest.Obj("a", indextest.PodType, "z", "z"), indextest.Obj("b", indextest.PodType, "a", "a"), -1},
-		{"then namespace", indextest.Obj("a", indextest.PodType, "a", "z"), indextest.Obj("a", indextest.PodType, "b", "a"), -1},
-		{"cluster-scoped first", indextest.Obj("a", indextest.NodeType, "", "z"), indextest.Obj("a", indextest.PodType, "a", "a"), -1},
-		{"then name", indextest.Obj("a", indextest.PodType, "a", "a"), indextest.Obj("a", indextest.PodType, "a", "b"), -1},
-		{"then kind", indextest.Obj("a", indextest.ConfigMapType, "a", "a"), indextest.Obj("a", indextest.PodType, "a", "a"), -1},
-		{"kind name with group", indextest.Obj("a", indextest.DeploymentType, "a", "a"), indextest.Obj("a", indextest.PodType, "a", "a"), -1},
-		{"grouped kind after its bare prefix", indextest.Obj("a", indextest.FooPodsType, "a", "a"), indextest.Obj("a", indextest.PodType, "a", "a"), 1},
-		{"same kind name", indextest.Obj("a", indextest.DeploymentType, "a", "a"), indextest.Obj("a", appsV2, "a", "a"), 0},
-		{"then resource", indextest.Obj("a", indextest.PodType, "a", "a"), indextest.Obj("a", &index.Type{Resource: "pods2", Kind: "Pod"}, "a", "a"), -1},
-		{"equal", indextest.Obj("a", indextest.PodType, "a", "a"), indextest.Obj("a", indextest.PodType, "a", "a"), 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			for _, c := range []struct {
-				a, b *index.Object
-				want int
-			}{{tt.a, tt.b, tt.want}, {tt.b, tt.a, -tt.want}} {
-				if got := c.a.Position().Compare(c.b.Position()); got != c.want {
-					t.Errorf("Position.Compare = %d, want %d", got, c.want)
-				}
-				if got := index.CompareObjects(c.a, c.b); got != c.want {
-					t.Errorf("CompareObjects = %d, want %d", got, c.want)
-				}
-				if got := index.CompareObjects(c.a, c.b.Position().Placeholder()); got != c.want {
-					t.Errorf("CompareObjects with pivot = %d, want %d", got, c.want)
-				}
-			}
-		})
-	}
-}
-
-func TestCompareParts(t *testing.T) {
-	words := []string{"", "Pod", "Pod.", "Pod.a", "Pod.ab", "Pod.b", "Pods", "Pod-x", "Po", "Deployment.apps", "Deployment", "Deploymentx"}
-	split := func(s string) [][3]string {
-		var out [][3]string
-		for i := 0; i <= len(s); i++ {
-			for j := i; j <= len(s); j++ {
-				out = append(out, [3]string{s[:i], s[i:j], s[j:]})
-			}
-		}
-		return out
-	}
-	for _, x := range words {
-		for _, y := range words {
-			want := strings.Compare(x, y)
-			for _, a := range split(x) {
-				for _, b := range split(y) {
-					if got := index.CompareParts(a, b); got != want {
-						t.Fatalf("index.CompareParts(%q, %q) = %d, want %d", a, b, got, want)
-					}
-				}
-			}
-		}
-	}
 }

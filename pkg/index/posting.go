@@ -3,6 +3,7 @@ package index
 import (
 	"github.com/google/btree"
 
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/postings"
 )
 
@@ -14,18 +15,18 @@ const (
 	freeListSize = 256
 )
 
-// PositionOrder orders the objects of every posting by Position.
+// PositionOrder orders the objects of every posting by object.Position.
 type PositionOrder struct{}
 
-func (PositionOrder) Compare(a, b *Object) int { return CompareObjects(a, b) }
+func (PositionOrder) Compare(a, b *object.Object) int { return object.CompareObjects(a, b) }
 
 // posting is an ordered set of objects in Position order (package
 // postings). It holds at most one object per Position, and so at most one
-// per Key.
-type Posting = postings.Set[*Object, PositionOrder]
+// per object.Key.
+type Posting = postings.Set[*object.Object, PositionOrder]
 
 // newTreePosting returns an empty posting that starts as a B-tree; the
 // primary set of an Index uses it.
-func newTreePosting(fl *btree.FreeListG[*Object]) *Posting {
-	return postings.NewTree[*Object, PositionOrder](fl)
+func newTreePosting(fl *btree.FreeListG[*object.Object]) *Posting {
+	return postings.NewTree[*object.Object, PositionOrder](fl)
 }

@@ -2,6 +2,7 @@ package index
 
 import (
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -39,7 +40,7 @@ func (r Reader) All() *Posting { return r.ix.all }
 func (r Reader) Resource(resource string) *Posting { return r.ix.resources[resource] }
 
 // Kind returns the posting of the objects of a kind name
-// ("Deployment.apps", Type.KindName()), nil if there are none.
+// ("Deployment.apps", object.Type.KindName), nil if there are none.
 func (r Reader) Kind(kindName string) *Posting { return r.ix.kinds[kindName] }
 
 // EachKind calls fn with every kind name that has objects and its posting.
@@ -55,7 +56,7 @@ func (r Reader) Owner(uid types.UID) *Posting { return r.ix.owners[uid] }
 
 // Label returns the posting of the objects with the label l, nil if there
 // are none.
-func (r Reader) Label(l Label) *Posting { return r.ix.labels[l] }
+func (r Reader) Label(l object.Label) *Posting { return r.ix.labels[l] }
 
 // LabelKey returns the posting of the objects with a label of this key,
 // nil if there are none.
@@ -86,8 +87,8 @@ func (r Reader) Clusters() []string { return r.ix.clusterNames }
 // Cluster returns the counts of a cluster's objects, nil if it has none.
 func (r Reader) Cluster(name string) *ClusterCounts { return r.ix.clusters[name] }
 
-// EachType calls fn with every Type that objects point at.
-func (r Reader) EachType(fn func(t *Type)) {
+// EachType calls fn with every object.Type that objects point at.
+func (r Reader) EachType(fn func(t *object.Type)) {
 	for t := range r.ix.types {
 		fn(t)
 	}

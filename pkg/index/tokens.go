@@ -3,6 +3,7 @@ package index
 import (
 	"slices"
 
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/search"
 )
 
@@ -15,7 +16,7 @@ const maxObjectTokens = 1024
 // EachSearchToken calls fn with each token of o's searched text, the
 // same tokens for the token index and for matching, until fn returns
 // false.
-func EachSearchToken(o *Object, r *BodyReader, fn func(tok string) bool) {
+func EachSearchToken(o *object.Object, r *object.BodyReader, fn func(tok string) bool) {
 	n := 0
 	bounded := func(tok string) bool {
 		if n++; n > maxObjectTokens {
@@ -36,7 +37,7 @@ func EachSearchToken(o *Object, r *BodyReader, fn func(tok string) bool) {
 
 // searchTokens returns o's tokens, sorted and without repeats. They may
 // point into r's buffers.
-func searchTokens(o *Object, r *BodyReader) []string {
+func searchTokens(o *object.Object, r *object.BodyReader) []string {
 	var out []string
 	EachSearchToken(o, r, func(tok string) bool {
 		out = append(out, tok)
@@ -47,7 +48,7 @@ func searchTokens(o *Object, r *BodyReader) []string {
 }
 
 // indexTokensLocked adds o to the postings of its tokens.
-func (ix *Index) indexTokensLocked(o *Object) {
+func (ix *Index) indexTokensLocked(o *object.Object) {
 	EachSearchToken(o, &ix.bodies, func(tok string) bool {
 		p, ok := ix.tokens.Get(tok)
 		if !ok {
@@ -61,7 +62,7 @@ func (ix *Index) indexTokensLocked(o *Object) {
 
 // unindexTokensLocked removes o from the postings of its tokens, except
 // those in keep (sorted), and drops postings that become empty.
-func (ix *Index) unindexTokensLocked(o *Object, keep []string) {
+func (ix *Index) unindexTokensLocked(o *object.Object, keep []string) {
 	EachSearchToken(o, &ix.bodies, func(tok string) bool {
 		if _, kept := slices.BinarySearch(keep, tok); kept {
 			return true

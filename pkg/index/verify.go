@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -16,16 +17,16 @@ import (
 func (ix *Index) Verify() error {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	var all []*Object
-	ix.all.Ascend(nil, func(o *Object) bool { all = append(all, o); return true })
-	if !slices.IsSortedFunc(all, CompareObjects) {
+	var all []*object.Object
+	ix.all.Ascend(nil, func(o *object.Object) bool { all = append(all, o); return true })
+	if !slices.IsSortedFunc(all, object.CompareObjects) {
 		return errors.New("primary set out of order")
 	}
 	want := struct {
-		kinds, resources, labelKeys, tokens map[string][]*Object
-		labels                              map[Label][]*Object
-		owners                              map[types.UID][]*Object
-	}{map[string][]*Object{}, map[string][]*Object{}, map[string][]*Object{}, map[string][]*Object{}, map[Label][]*Object{}, map[types.UID][]*Object{}}
+		kinds, resources, labelKeys, tokens map[string][]*object.Object
+		labels                              map[object.Label][]*object.Object
+		owners                              map[types.UID][]*object.Object
+	}{map[string][]*object.Object{}, map[string][]*object.Object{}, map[string][]*object.Object{}, map[string][]*object.Object{}, map[object.Label][]*object.Object{}, map[types.UID][]*object.Object{}}
 	clusters := map[string]int{}
 	for _, o := range all {
 		want.kinds[o.Type.KindName()] = append(want.kinds[o.Type.KindName()], o)
@@ -76,9 +77,9 @@ func (ix *Index) Verify() error {
 // objects with their values, that the ordered indexes hold the objects of
 // their resource in order, and that the kinds counted per resource are
 // those of the objects held (all, in Position order).
-func (ix *Index) verifyFieldsLocked(all []*Object) error {
+func (ix *Index) verifyFieldsLocked(all []*object.Object) error {
 	kinds := map[string]map[string]int{}
-	want := map[*FieldIndex]map[string][]*Object{}
+	want := map[*FieldIndex]map[string][]*object.Object{}
 	for _, o := range all {
 		if kinds[o.Type.Resource] == nil {
 			kinds[o.Type.Resource] = map[string]int{}
@@ -86,7 +87,7 @@ func (ix *Index) verifyFieldsLocked(all []*Object) error {
 		kinds[o.Type.Resource][o.Type.KindName()]++
 		for _, fi := range ix.fields.byResource[o.Type.Resource] {
 			if want[fi] == nil {
-				want[fi] = map[string][]*Object{}
+				want[fi] = map[string][]*object.Object{}
 			}
 			for _, v := range fieldValues(fi.path, o, nil, nil) {
 				want[fi][v] = append(want[fi][v], o)
@@ -97,7 +98,7 @@ func (ix *Index) verifyFieldsLocked(all []*Object) error {
 		return fmt.Errorf("kinds per resource: counted %v, objects have %v", ix.fields.kinds, kinds)
 	}
 	for r, fis := range ix.fields.byResource {
-		var objs []*Object
+		var objs []*object.Object
 		for _, o := range all {
 			if o.Type.Resource == r {
 				objs = append(objs, o)
@@ -120,7 +121,7 @@ func (ix *Index) verifyFieldsLocked(all []*Object) error {
 
 // samePostings checks that got holds a posting for each key of want, of
 // exactly its objects in order, and no other.
-func samePostings[K comparable](got map[K]*Posting, want map[K][]*Object) error {
+func samePostings[K comparable](got map[K]*Posting, want map[K][]*object.Object) error {
 	if len(got) != len(want) {
 		return fmt.Errorf("%d postings, want %d", len(got), len(want))
 	}
@@ -129,8 +130,8 @@ func samePostings[K comparable](got map[K]*Posting, want map[K][]*Object) error 
 		if p == nil {
 			return fmt.Errorf("missing posting %v", k)
 		}
-		var have []*Object
-		p.Ascend(nil, func(o *Object) bool { have = append(have, o); return true })
+		var have []*object.Object
+		p.Ascend(nil, func(o *object.Object) bool { have = append(have, o); return true })
 		if !slices.Equal(have, objs) {
 			return fmt.Errorf("posting %v holds %s, want %s", k, keysOf(have), keysOf(objs))
 		}
@@ -140,24 +141,24 @@ func samePostings[K comparable](got map[K]*Posting, want map[K][]*Object) error 
 
 // verify checks that the ordered index holds the objects all (in Position
 // order) by their values, those without one apart.
-func (oi *OrderedIndex) verify(all []*Object) error {
+func (oi *OrderedIndex) verify(all []*object.Object) error {
 	// all is in Position order, which a stable sort keeps among equal
 	// values, as the tree does.
-	var present, absent []*Object
+	var present, absent []*object.Object
 	for _, o := range all {
-		if SortValueOf(oi.path, o, nil).Kind == Absent {
+		if object.SortValueOf(oi.path, o, nil).Kind == object.Absent {
 			absent = append(absent, o)
 		} else {
 			present = append(present, o)
 		}
 	}
-	slices.SortStableFunc(present, func(a, b *Object) int {
-		return CompareSortValues(SortValueOf(oi.path, a, nil), SortValueOf(oi.path, b, nil))
+	slices.SortStableFunc(present, func(a, b *object.Object) int {
+		return object.CompareSortValues(object.SortValueOf(oi.path, a, nil), object.SortValueOf(oi.path, b, nil))
 	})
-	var got []*Object
+	var got []*object.Object
 	var stale error
 	oi.tree.Ascend(func(e orderedEntry) bool {
-		if e.v != SortValueOf(oi.path, e.o, nil) && stale == nil {
+		if e.v != object.SortValueOf(oi.path, e.o, nil) && stale == nil {
 			stale = fmt.Errorf("stale value of %s", e.o.Key())
 		}
 		got = append(got, e.o)
@@ -169,8 +170,8 @@ func (oi *OrderedIndex) verify(all []*Object) error {
 	if !slices.Equal(got, present) {
 		return fmt.Errorf("holds %s, want %s", keysOf(got), keysOf(present))
 	}
-	var gotAbsent []*Object
-	oi.absent.Ascend(nil, func(o *Object) bool { gotAbsent = append(gotAbsent, o); return true })
+	var gotAbsent []*object.Object
+	oi.absent.Ascend(nil, func(o *object.Object) bool { gotAbsent = append(gotAbsent, o); return true })
 	if !slices.Equal(gotAbsent, absent) {
 		return fmt.Errorf("holds without a value %s, want %s", keysOf(gotAbsent), keysOf(absent))
 	}
@@ -178,7 +179,7 @@ func (oi *OrderedIndex) verify(all []*Object) error {
 }
 
 // keysOf returns the objects' keys, for messages.
-func keysOf(objs []*Object) []string {
+func keysOf(objs []*object.Object) []string {
 	out := make([]string, len(objs))
 	for i, o := range objs {
 		out[i] = o.Key().String()

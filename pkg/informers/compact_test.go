@@ -15,6 +15,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldselector"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 )
 
@@ -59,7 +60,7 @@ func TestCompressedReadBack(t *testing.T) {
 	})
 	compressed := 0
 	for _, u := range list().Items {
-		o := f.index.Get(index.Key{Cluster: "c2", Resource: "configmaps", Namespace: "compressed", Name: u.GetName()})
+		o := f.index.Get(object.Key{Cluster: "c2", Resource: "configmaps", Namespace: "compressed", Name: u.GetName()})
 		if o == nil {
 			t.Fatalf("%s is not in the index", u.GetName())
 		}

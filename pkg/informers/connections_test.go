@@ -17,6 +17,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // countedConn counts the bytes it reads, and itself out of open when it
@@ -88,7 +89,7 @@ func TestSyncedClusterKeepsOneConnection(t *testing.T) {
 	mu.Unlock()
 
 	create(t, dc, configMap("oneconn", "after-sync", map[string]any{"k": "v"}))
-	key := index.Key{Cluster: c2.Name(), Resource: "configmaps", Namespace: "oneconn", Name: "after-sync"}
+	key := object.Key{Cluster: c2.Name(), Resource: "configmaps", Namespace: "oneconn", Name: "after-sync"}
 	testcluster.Eventually(t, 30*time.Second, "the new ConfigMap in the index", func() (bool, string) {
 		return f.index.Get(key) != nil, ""
 	})

@@ -5,7 +5,7 @@
 // "widgets.example.com", resolved through discovery): per type, a client-go
 // Reflector lists and watches through a ListerWatcher (listWatch) that makes
 // its requests itself, observes what they tell about freshness, and decodes
-// the server's bytes straight into index.Objects with package wire (their
+// the server's bytes straight into object.Objects with package wire (their
 // JSON without managedFields and the last-applied annotation, plus the
 // fields the indexes need). The reflector hands them to a runStore, which
 // applies them to the index at once, with no informer store, queue or

@@ -28,9 +28,9 @@ import (
 
 	"github.com/fleetcache/fleetcache/pkg/columns"
 	"github.com/fleetcache/fleetcache/pkg/health"
-	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/compact"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // Options configure the ingestion of every cluster.
@@ -161,12 +161,12 @@ func (o Options) withDefaults() Options {
 
 // Sink receives the objects of a cluster; the global index implements it.
 type Sink interface {
-	Upsert(o *index.Object) bool
-	Delete(k index.Key) bool
-	DeleteObject(o *index.Object) bool
-	Objects(cluster, resource string) []*index.Object
+	Upsert(o *object.Object) bool
+	Delete(k object.Key) bool
+	DeleteObject(o *object.Object) bool
+	Objects(cluster, resource string) []*object.Object
 	// IndexedPaths are the paths of resource the sink indexes, which
-	// its objects keep beside their bodies (index.Type.Projected).
+	// its objects keep beside their bodies (object.Type.Projected).
 	IndexedPaths(resource string) []fieldpath.Path
 }
 
@@ -228,7 +228,7 @@ type Ingester struct {
 // typeRun is one run of one type's reflector and its store, stopped and
 // waited for as a whole.
 type typeRun struct {
-	t         *index.Type
+	t         *object.Type
 	reflector *cache.Reflector
 	// ctx ends when the run is stopped (cancel).
 	ctx    context.Context
@@ -642,7 +642,7 @@ func (s watchListSupport) IsWatchListSemanticsUnSupported() bool { return !bool(
 
 // startRun starts a fresh run for t: its reflector lists, then watches,
 // and applies what it gets to the sink through a runStore.
-func (c *Ingester) startRun(ctx context.Context, t *index.Type) (*typeRun, error) {
+func (c *Ingester) startRun(ctx context.Context, t *object.Type) (*typeRun, error) {
 	c.loadPrinterColumns(ctx, t)
 	ctx, cancel := context.WithCancel(ctx)
 	run := &typeRun{t: t, ctx: ctx, cancel: cancel}
@@ -664,7 +664,7 @@ func (c *Ingester) startRun(ctx context.Context, t *index.Type) (*typeRun, error
 	}
 	logger := klog.FromContext(ctx).WithValues("resource", t.Resource)
 	// No expected type: watch events carry *timedObject as well as
-	// *index.Object, and the store takes both.
+	// *object.Object, and the store takes both.
 	run.reflector = cache.NewReflectorWithOptions(lws, nil, store, cache.ReflectorOptions{
 		Name: c.name + "/" + t.Resource, TypeDescription: t.Resource, Logger: &logger})
 	run.wg.Go(func() {

@@ -30,6 +30,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/compact"
 	"github.com/fleetcache/fleetcache/pkg/index/feed"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 )
@@ -198,7 +199,7 @@ func waitConverged(t testing.TB, f *fleet, cluster string, c dynamic.Interface, 
 }
 
 // eventsAfter returns every event after rev, up to the current revision.
-func eventsAfter(t testing.TB, ix *index.Index, after uint64) []feed.Event[*index.Object] {
+func eventsAfter(t testing.TB, ix *index.Index, after uint64) []feed.Event[*object.Object] {
 	t.Helper()
 	events, err := ix.Events(after, 0)
 	if err != nil {
@@ -208,7 +209,7 @@ func eventsAfter(t testing.TB, ix *index.Index, after uint64) []feed.Event[*inde
 }
 
 // replay applies events to a state like indexState's, as a follower would.
-func replay(state map[string]version, events []feed.Event[*index.Object], cluster, resource string) map[string]version {
+func replay(state map[string]version, events []feed.Event[*object.Object], cluster, resource string) map[string]version {
 	out := maps.Clone(state)
 	for _, e := range events {
 		o := e.Object
@@ -225,7 +226,7 @@ func replay(state map[string]version, events []feed.Event[*index.Object], cluste
 	return out
 }
 
-func eventsFor(events []feed.Event[*index.Object], cluster, namespace string) []string {
+func eventsFor(events []feed.Event[*object.Object], cluster, namespace string) []string {
 	var out []string
 	for _, e := range events {
 		if e.Object.Cluster == cluster && e.Object.Namespace == namespace {
@@ -249,7 +250,7 @@ func TestSameNameInThreeClusters(t *testing.T) {
 	}
 	var got []types.UID
 	for _, c := range env.Clusters() {
-		o := f.index.Get(index.Key{Cluster: c.Name(), Resource: "configmaps", Namespace: "same", Name: "twin"})
+		o := f.index.Get(object.Key{Cluster: c.Name(), Resource: "configmaps", Namespace: "same", Name: "twin"})
 		if o == nil {
 			t.Fatalf("%s/same/twin not in the index", c.Name())
 		}
@@ -288,7 +289,7 @@ func TestChangesReachIndexAndFeed(t *testing.T) {
 		got := eventsFor(eventsAfter(t, f.index, rev), "c1", "changes")
 		return cmp.Equal(want, got), fmt.Sprint(got)
 	})
-	a := f.index.Get(index.Key{Cluster: "c1", Resource: "configmaps", Namespace: "changes", Name: "a"})
+	a := f.index.Get(object.Key{Cluster: "c1", Resource: "configmaps", Namespace: "changes", Name: "a"})
 	if a == nil || !bytes.Contains(a.Raw(), []byte(`"v":"2"`)) {
 		t.Errorf("c1/changes/a = %v, want data v=2", a)
 	}
@@ -318,7 +319,7 @@ func outage(t *testing.T, cluster string, compact bool) {
 	waitConverged(t, f, cluster, dc, configMaps, "configmaps")
 	before := indexState(f.index, cluster, "configmaps")
 	rev := f.index.Revision()
-	oldRecreate := f.index.Get(index.Key{Cluster: cluster, Resource: "configmaps", Namespace: ns, Name: "recreate"}).UID
+	oldRecreate := f.index.Get(object.Key{Cluster: cluster, Resource: "configmaps", Namespace: ns, Name: "recreate"}).UID
 	relists := resourceStatus(t, f, cluster, "configmaps").Relists
 	second, err := c.StartSecondary(t.Context())
 	if err != nil {
@@ -343,7 +344,7 @@ func outage(t *testing.T, cluster string, compact bool) {
 	if slices.Contains(got, "DELETED keep") || slices.Contains(got, "MODIFIED keep") {
 		t.Errorf("feed carries a change of an unchanged object: %v", got)
 	}
-	if uid := f.index.Get(index.Key{Cluster: cluster, Resource: "configmaps", Namespace: ns, Name: "recreate"}).UID; uid == oldRecreate {
+	if uid := f.index.Get(object.Key{Cluster: cluster, Resource: "configmaps", Namespace: ns, Name: "recreate"}).UID; uid == oldRecreate {
 		t.Errorf("recreated object still has the old UID %s", uid)
 	}
 	if compact {
@@ -456,7 +457,7 @@ func TestDeleteAndRecreate(t *testing.T) {
 	waitStatus(t, f, "c1", health.Synced)
 	remove(t, dc, "recreate", "phoenix")
 	uid := create(t, dc, configMap("recreate", "phoenix", map[string]any{"life": "2"})).GetUID()
-	key := index.Key{Cluster: "c1", Resource: "configmaps", Namespace: "recreate", Name: "phoenix"}
+	key := object.Key{Cluster: "c1", Resource: "configmaps", Namespace: "recreate", Name: "phoenix"}
 	testcluster.Eventually(t, 30*time.Second, "the new UID in the index", func() (bool, string) {
 		o := f.index.Get(key)
 		return o != nil && o.UID == uid, fmt.Sprintf("%v", o)
@@ -490,7 +491,7 @@ func TestNoManagedFields(t *testing.T) {
 			t.Errorf("%s still carries managedFields or last-applied: %s", o.Key(), o.Raw())
 		}
 	}
-	o := f.index.Get(index.Key{Cluster: "c1", Resource: "configmaps", Namespace: "stripped", Name: "applied"})
+	o := f.index.Get(object.Key{Cluster: "c1", Resource: "configmaps", Namespace: "stripped", Name: "applied"})
 	if o == nil || !bytes.Contains(o.Raw(), []byte(`"team":"a"`)) {
 		t.Errorf("other annotations must stay: %v", o)
 	}
@@ -561,7 +562,7 @@ func TestTypeServedLater(t *testing.T) {
 	})
 	waitStatus(t, f, "c2", health.Synced)
 	testcluster.Eventually(t, 30*time.Second, "the widget in the index", func() (bool, string) {
-		o := f.index.Get(index.Key{Cluster: "c2", Resource: "widgets.example.com", Namespace: "default", Name: "w1"})
+		o := f.index.Get(object.Key{Cluster: "c2", Resource: "widgets.example.com", Namespace: "default", Name: "w1"})
 		return o != nil && o.Type.Kind == "Widget", fmt.Sprint(o)
 	})
 }
@@ -601,7 +602,7 @@ func TestUpdateCredentialsKeepsData(t *testing.T) {
 	if err := f.registry.Update(clusters.Cluster{Name: "c1", Config: c.UserConfig("bob")}); err != nil {
 		t.Fatal(err)
 	}
-	if f.index.Get(index.Key{Cluster: "c1", Resource: "configmaps", Namespace: "rotate", Name: "stays"}) == nil {
+	if f.index.Get(object.Key{Cluster: "c1", Resource: "configmaps", Namespace: "rotate", Name: "stays"}) == nil {
 		t.Error("objects dropped by the credential change")
 	}
 	if err := c.Restart(t.Context()); err != nil {
@@ -649,7 +650,7 @@ func TestKubeconfigSources(t *testing.T) {
 	}
 	for _, c := range env.Clusters() {
 		waitStatus(t, f, c.Name(), health.Synced)
-		if f.index.Get(index.Key{Cluster: c.Name(), Resource: "namespaces", Name: "default"}) == nil {
+		if f.index.Get(object.Key{Cluster: c.Name(), Resource: "namespaces", Name: "default"}) == nil {
 			t.Errorf("namespace default of %s not cached", c.Name())
 		}
 	}

@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
-	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/wire"
 )
 
@@ -34,14 +34,14 @@ const earlyEnd = 0.9
 // waits on.
 //
 // It makes its requests itself, with the cluster's REST clients, and
-// decodes what the server sends straight into index.Objects (package
+// decodes what the server sends straight into object.Objects (package
 // wire): no unstructured maps, no second encoding. A list answers a
-// *metainternalversion.List of *index.Object (a page of it, with its
+// *metainternalversion.List of *object.Object (a page of it, with its
 // resourceVersion and continue token, for client-go's pager), a watch
-// events of *index.Object, bookmarks included (index.NewBookmark).
+// events of *object.Object, bookmarks included (object.NewBookmark).
 type listWatch struct {
 	cache *Ingester
-	t     *index.Type
+	t     *object.Type
 	run   *typeRun
 	// path is the URL path of the type's collection, all namespaces.
 	path string
@@ -216,7 +216,7 @@ type observedDecoder struct {
 
 func (d *observedDecoder) Decode() (watch.EventType, runtime.Object, error) {
 	typ, obj, err := d.Decoder.Decode()
-	if o, ok := obj.(*index.Object); ok && err == nil && (typ == watch.Added || typ == watch.Modified) {
+	if o, ok := obj.(*object.Object); ok && err == nil && (typ == watch.Added || typ == watch.Modified) {
 		if changed := d.wire.LastChange(); !changed.IsZero() {
 			return typ, &timedObject{Object: o, changed: changed}, nil
 		}
@@ -235,7 +235,7 @@ func (d *observedDecoder) Decode() (watch.EventType, runtime.Object, error) {
 // its cluster; runStore stores the object alone. It lives no longer than
 // the event.
 type timedObject struct {
-	*index.Object
+	*object.Object
 	changed time.Time
 }
 
@@ -282,7 +282,7 @@ const resumeCheckTimeout = 5 * time.Second
 // nothing current: a resumed watch proves nothing until its first event or
 // bookmark (docs/design.md, "Why relist rather than resume"). It returns
 // whether the server answered.
-func (c *Ingester) checkResume(ctx context.Context, t *index.Type, rv string) bool {
+func (c *Ingester) checkResume(ctx context.Context, t *object.Type, rv string) bool {
 	ctx, cancel := context.WithTimeout(ctx, resumeCheckTimeout)
 	defer cancel()
 	timeout := int64(1)

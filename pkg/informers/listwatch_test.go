@@ -10,6 +10,7 @@ import (
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // TestInterruptedRunStopsAtOnce starts a run against an address that
@@ -25,7 +26,7 @@ func TestInterruptedRunStopsAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.dialer.CloseAll()
-	configMaps := &index.Type{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Resource: "configmaps", Namespaced: true}
+	configMaps := &object.Type{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Resource: "configmaps", Namespaced: true}
 	run, err := c.startRun(t.Context(), configMaps)
 	if err != nil {
 		t.Fatal(err)

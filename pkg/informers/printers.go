@@ -12,7 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/fleetcache/fleetcache/pkg/columns"
-	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // How the columns of a type's objects (pkg/columns) learn what they need
@@ -41,7 +41,7 @@ func builtIn(group string) bool {
 }
 
 // setPrinter records t's printer, before t is shared.
-func (c *Ingester) setPrinter(t *index.Type) {
+func (c *Ingester) setPrinter(t *object.Type) {
 	switch {
 	case !builtIn(t.GVR.Group):
 		c.opts.Columns.Set(t, &columns.Custom{})
@@ -54,7 +54,7 @@ func (c *Ingester) setPrinter(t *index.Type) {
 // from its CustomResourceDefinition. A missing or forbidden CRD means none
 // (logged once per type); any other failure leaves the columns as they
 // were, until the type's next start.
-func (c *Ingester) loadPrinterColumns(ctx context.Context, t *index.Type) {
+func (c *Ingester) loadPrinterColumns(ctx context.Context, t *object.Type) {
 	custom, ok := c.opts.Columns.Printer(t).(*columns.Custom)
 	if !ok {
 		return
@@ -84,7 +84,7 @@ func (c *Ingester) loadPrinterColumns(ctx context.Context, t *index.Type) {
 
 // printerColumns reads the additionalPrinterColumns of the version of t
 // the cluster serves from its CustomResourceDefinition.
-func (c *Ingester) printerColumns(ctx context.Context, t *index.Type) ([]columns.PrinterColumn, error) {
+func (c *Ingester) printerColumns(ctx context.Context, t *object.Type) ([]columns.PrinterColumn, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.ProbeTimeout)
 	defer cancel()
 	u, err := c.dynamic.Resource(crds).Get(ctx, t.GVR.Resource+"."+t.GVR.Group, metav1.GetOptions{})

@@ -19,6 +19,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/columns"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 var gizmos = schema.GroupVersionResource{Group: "printers.example.com", Version: "v1", Resource: "gizmos"}
@@ -68,7 +69,7 @@ func createGizmos(t *testing.T, dc dynamic.Interface) {
 func waitColumns(t *testing.T, ix *index.Index, ts *columns.Types, cluster string, want []columns.Column) {
 	t.Helper()
 	testcluster.Eventually(t, 30*time.Second, "the gizmo's columns", func() (bool, string) {
-		o := ix.Get(index.Key{Cluster: cluster, Resource: "gizmos.printers.example.com", Namespace: "default", Name: "g1"})
+		o := ix.Get(object.Key{Cluster: cluster, Resource: "gizmos.printers.example.com", Namespace: "default", Name: "g1"})
 		if o == nil {
 			return false, "not cached"
 		}
@@ -132,7 +133,7 @@ func TestPrinterColumnsForbidden(t *testing.T) {
 	f := startFleet(t, index.Options{}, opts, clusters.Cluster{Name: "c2", Config: c.UserConfig("carol")})
 	waitStatus(t, f, "c2", health.Synced)
 	waitColumns(t, f.index, opts.Columns, "c2", []columns.Column{{Name: "Name", Value: "g1"}})
-	o := f.index.Get(index.Key{Cluster: "c2", Resource: "gizmos.printers.example.com", Namespace: "default", Name: "g1"})
+	o := f.index.Get(object.Key{Cluster: "c2", Resource: "gizmos.printers.example.com", Namespace: "default", Name: "g1"})
 	if p, ok := opts.Columns.Printer(o.Type).(*columns.Custom); !ok {
 		t.Errorf("the type's printer is %T, want *columns.Custom", p)
 	}

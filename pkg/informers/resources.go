@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/discovery"
 
-	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // DefaultResources are the types cached when none are configured: the
@@ -118,7 +118,7 @@ func (s *surfaces) resources(d discovery.DiscoveryInterface, version, gv string,
 // resolve looks the names up through discovery, in the preferred version of
 // each group, reading built-in group versions from shared (nil: none). It
 // returns the types found and, per name not served, an error.
-func resolve(d discovery.DiscoveryInterface, shared *surfaces, names []resourceName) ([]*index.Type, map[string]error, error) {
+func resolve(d discovery.DiscoveryInterface, shared *surfaces, names []resourceName) ([]*object.Type, map[string]error, error) {
 	var version string
 	if shared != nil {
 		v, err := d.ServerVersion()
@@ -135,9 +135,9 @@ func resolve(d discovery.DiscoveryInterface, shared *surfaces, names []resourceN
 	for _, g := range groups.Groups {
 		preferred[g.Name] = g.PreferredVersion.GroupVersion
 	}
-	var found []*index.Type
+	var found []*object.Type
 	missing := map[string]error{}
-	byGV := map[string]map[string]*index.Type{}
+	byGV := map[string]map[string]*object.Type{}
 	for _, n := range names {
 		gv, ok := preferred[n.gr.Group]
 		if !ok {
@@ -154,12 +154,12 @@ func resolve(d discovery.DiscoveryInterface, shared *surfaces, names []resourceN
 			if err != nil {
 				return nil, nil, fmt.Errorf("discover %s: %w", gv, err)
 			}
-			types = map[string]*index.Type{}
+			types = map[string]*object.Type{}
 			for _, r := range list.APIResources {
 				if strings.Contains(r.Name, "/") || !slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "watch") {
 					continue // a subresource, or nothing an informer can follow
 				}
-				types[r.Name] = &index.Type{
+				types[r.Name] = &object.Type{
 					GVR:        parsed.WithResource(r.Name),
 					Kind:       r.Kind,
 					Namespaced: r.Namespaced,

@@ -11,7 +11,7 @@ import (
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	clienttesting "k8s.io/client-go/testing"
 
-	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 func TestParseResourceNames(t *testing.T) {
@@ -83,7 +83,7 @@ func TestSharedSurfaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	shared := newSurfaces()
-	var got [2][]*index.Type
+	var got [2][]*object.Type
 	var resourceGets [2]int
 	for i := range 2 {
 		d := newCluster()

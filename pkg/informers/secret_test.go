@@ -22,6 +22,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/columns"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 )
 
@@ -86,7 +87,7 @@ func TestSecretData(t *testing.T) {
 				return st.Status == health.Synced, string(st.Status)
 			})
 
-			o := agg.Index.Get(index.Key{Cluster: "c1", Resource: "secrets", Namespace: "secret-data", Name: "creds"})
+			o := agg.Index.Get(object.Key{Cluster: "c1", Resource: "secrets", Namespace: "secret-data", Name: "creds"})
 			if o == nil {
 				t.Fatal("the Secret is not in the index")
 			}
@@ -94,8 +95,8 @@ func TestSecretData(t *testing.T) {
 			if diff := cmp.Diff(wantColumns, agg.Columns.For(o, time.Now())); diff != "" {
 				t.Errorf("columns (-want +got):\n%s", diff)
 			}
-			object := graphqlObject(t, srv.URL)
-			for what, raw := range map[string][]byte{"index": o.Raw(), "GraphQL object": object} {
+			served := graphqlObject(t, srv.URL)
+			for what, raw := range map[string][]byte{"index": o.Raw(), "GraphQL object": served} {
 				if got := bytes.Contains(raw, []byte(`"data"`)); got != tc.cacheData {
 					t.Errorf("%s holds data: %v, want %v: %s", what, got, tc.cacheData, raw)
 				}

@@ -7,7 +7,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/fleetcache/fleetcache/pkg/health"
-	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // runStore is the store of one run's reflector. It applies what the
@@ -55,7 +55,7 @@ func (s *runStore) Replace(list []any, _ string) error {
 		typ = health.EventModified
 	}
 	now := time.Now()
-	keep := make(map[index.Key]struct{}, len(list))
+	keep := make(map[object.Key]struct{}, len(list))
 	for _, item := range list {
 		o, err := s.object(item)
 		if err != nil {
@@ -90,14 +90,14 @@ func (s *runStore) upsert(obj any, typ health.EventType) error {
 	return nil
 }
 
-func (s *runStore) object(obj any) (*index.Object, error) {
+func (s *runStore) object(obj any) (*object.Object, error) {
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tomb.Obj
 	}
 	if o, ok := obj.(*timedObject); ok {
 		obj = o.Object
 	}
-	o, ok := obj.(*index.Object)
+	o, ok := obj.(*object.Object)
 	if !ok {
 		return nil, fmt.Errorf("%s: unexpected object of type %T", s.run.t.Resource, obj)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/wire"
 )
@@ -73,7 +74,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // one an annotation of characters that JSON escapes.
 func wirePod(t testing.TB, ns string, i int) (pod *unstructured.Unstructured, status map[string]any) {
 	t.Helper()
-	o := graphqltest.RealisticPod(&index.Type{Kind: "Pod"}, "x", i, time.Now())
+	o := graphqltest.RealisticPod(&object.Type{Kind: "Pod"}, "x", i, time.Now())
 	var m map[string]any
 	if err := json.Unmarshal(o.Raw(), &m); err != nil {
 		t.Fatal(err)
@@ -209,7 +210,7 @@ func TestStoredBytesAreTheServers(t *testing.T) {
 			if p, err = dc.Resource(pods).Namespace(ns).Update(t.Context(), p, metav1.UpdateOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			key := index.Key{Cluster: "c1", Resource: "pods", Namespace: ns, Name: name}
+			key := object.Key{Cluster: "c1", Resource: "pods", Namespace: ns, Name: name}
 			testcluster.Eventually(t, 30*time.Second, "the change in the index", func() (bool, string) {
 				o := f.index.Get(key)
 				return o != nil && o.ResourceVersion == p.GetResourceVersion(), fmt.Sprintf("%v", o != nil)
@@ -245,13 +246,13 @@ func checkStored(t *testing.T, f *fleet, cs kubernetes.Interface, ns string, cou
 			t.Fatal(err)
 		}
 		qos[pod.Status.QOSClass]++
-		got := index.Meta{Namespace: o.Namespace, Name: o.Name, UID: o.UID, ResourceVersion: o.ResourceVersion, Labels: o.Labels, Owners: o.Owners, Created: o.Created}
-		wantMeta := index.Meta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, ResourceVersion: pod.ResourceVersion, Created: pod.CreationTimestamp.Time}
+		got := object.Meta{Namespace: o.Namespace, Name: o.Name, UID: o.UID, ResourceVersion: o.ResourceVersion, Labels: o.Labels, Owners: o.Owners, Created: o.Created}
+		wantMeta := object.Meta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, ResourceVersion: pod.ResourceVersion, Created: pod.CreationTimestamp.Time}
 		for k, v := range pod.Labels {
-			wantMeta.Labels = append(wantMeta.Labels, index.Label{Key: k, Value: v})
+			wantMeta.Labels = append(wantMeta.Labels, object.Label{Key: k, Value: v})
 		}
 		for _, r := range pod.OwnerReferences {
-			wantMeta.Owners = append(wantMeta.Owners, index.OwnerRef{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name, UID: r.UID, Controller: r.Controller != nil && *r.Controller})
+			wantMeta.Owners = append(wantMeta.Owners, object.OwnerRef{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name, UID: r.UID, Controller: r.Controller != nil && *r.Controller})
 		}
 		sortLabels(wantMeta.Labels)
 		if diff := cmp.Diff(wantMeta, got); diff != "" {
@@ -277,7 +278,7 @@ func checkStored(t *testing.T, f *fleet, cs kubernetes.Interface, ns string, cou
 	}
 }
 
-func sortLabels(ls index.Labels) {
+func sortLabels(ls object.Labels) {
 	for i := range ls {
 		for j := i + 1; j < len(ls); j++ {
 			if ls[j].Key < ls[i].Key {

@@ -1,5 +1,5 @@
 // Package wire decodes what a Kubernetes API server sends for lists and
-// watches, in JSON, straight into index.Objects: each object is scanned
+// watches, in JSON, straight into object.Objects: each object is scanned
 // once, its stored bytes are the server's with a few members cut out, and
 // the metadata the indexes need is picked up on the way.
 //

@@ -10,7 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // LastApplied is the annotation kubectl apply writes: a second copy of the
@@ -18,10 +18,10 @@ import (
 const LastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
 // Decoder turns the JSON of objects of one type of one cluster into
-// index.Objects. It reuses buffers between calls: one goroutine at a time.
+// object.Objects. It reuses buffers between calls: one goroutine at a time.
 type Decoder struct {
 	cluster  string
-	t        *index.Type
+	t        *object.Type
 	dropData bool
 	// kind and apiVersion are the members an object without them gets
 	// (a list's items), encoded.
@@ -29,8 +29,8 @@ type Decoder struct {
 
 	sc     scanner
 	buf    []byte
-	labels index.Labels
-	owners []index.OwnerRef
+	labels object.Labels
+	owners []object.OwnerRef
 	// changed is the newest managedFields time of the last object decoded.
 	changed time.Time
 	// identParts hold the object's name, UID and resourceVersion, which
@@ -106,7 +106,7 @@ func text(b []byte, start, end int, escaped bool) ([]byte, error) {
 // NewDecoder returns a Decoder of the objects of type t in cluster. With
 // dropData, the top-level members data and stringData are left out: a
 // Secret whose credentials must not be cached.
-func NewDecoder(cluster string, t *index.Type, dropData bool) *Decoder {
+func NewDecoder(cluster string, t *object.Type, dropData bool) *Decoder {
 	d := &Decoder{cluster: cluster, t: t, dropData: dropData}
 	d.kind, _ = json.Marshal(t.Kind)
 	d.apiVersion, _ = json.Marshal(t.APIVersion())
@@ -115,7 +115,7 @@ func NewDecoder(cluster string, t *index.Type, dropData bool) *Decoder {
 
 // Object decodes one object: b holds exactly one JSON object, whitespace
 // around it allowed.
-func (d *Decoder) Object(b []byte) (*index.Object, error) {
+func (d *Decoder) Object(b []byte) (*object.Object, error) {
 	o, end, err := d.object(b, 0)
 	if err != nil {
 		return nil, err
@@ -181,13 +181,13 @@ func member(out, b []byte, ks, ke, vs, ve int, spaced, first bool) ([]byte, erro
 }
 
 // object decodes the object at or after b[i] and returns the offset after it.
-func (d *Decoder) object(b []byte, i int) (*index.Object, int, error) {
+func (d *Decoder) object(b []byte, i int) (*object.Object, int, error) {
 	i, err := expect(b, i, '{')
 	if err != nil {
 		return nil, i, err
 	}
 	out := append(d.buf[:0], '{')
-	var m index.Meta
+	var m object.Meta
 	d.labels, d.owners, d.changed = d.labels[:0], d.owners[:0], time.Time{}
 	for f := range d.identParts {
 		d.identParts[f] = d.identParts[f][:0]
@@ -276,13 +276,13 @@ func (d *Decoder) object(b []byte, i int) (*index.Object, int, error) {
 	if len(d.owners) > 0 {
 		m.Owners = slices.Clone(d.owners)
 	}
-	return index.Build(d.cluster, d.t, m, raw), i, nil
+	return object.Build(d.cluster, d.t, m, raw), i, nil
 }
 
 // metadata decodes the object metadata whose key is b[ks:ke] and whose
 // value starts at b[i] == '{': it appends the member to out, less
 // managedFields and the last-applied annotation, and fills m.
-func (d *Decoder) metadata(out, b []byte, ks, ke, i int, first bool, m *index.Meta) ([]byte, int, error) {
+func (d *Decoder) metadata(out, b []byte, ks, ke, i int, first bool, m *object.Meta) ([]byte, int, error) {
 	if !first {
 		out = append(out, ',')
 	}
@@ -336,7 +336,7 @@ func (d *Decoder) metadata(out, b []byte, ks, ke, i int, first bool, m *index.Me
 
 // field reads the value at or after b[i] of the metadata member key,
 // filling m from the members the indexes need.
-func (d *Decoder) field(b []byte, i int, key []byte, m *index.Meta) (vs, ve int, spaced bool, err error) {
+func (d *Decoder) field(b []byte, i int, key []byte, m *object.Meta) (vs, ve int, spaced bool, err error) {
 	vs = skipSpace(b, i)
 	if vs >= len(b) {
 		return vs, vs, false, errIncomplete
@@ -488,7 +488,7 @@ func (d *Decoder) labelsOf(b []byte, i int) (vs, ve int, spaced bool, err error)
 		if err != nil {
 			return vs, end, false, err
 		}
-		d.labels = append(d.labels, index.Label{Key: k, Value: d.intern(vt)})
+		d.labels = append(d.labels, object.Label{Key: k, Value: d.intern(vt)})
 		i = end
 	}
 }
@@ -513,7 +513,7 @@ func (d *Decoder) ownersOf(b []byte, i int) (vs, ve int, spaced bool, err error)
 		if i, err = expect(b, i, '{'); err != nil {
 			return vs, i, false, err
 		}
-		var ref index.OwnerRef
+		var ref object.OwnerRef
 		for first := true; ; first = false {
 			ks, ke, esc, vi, done, err := nextKey(b, i, first)
 			if err != nil {

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // maxFrame bounds one watch event: an object is at most a few MiB (etcd
@@ -76,8 +76,8 @@ func NewWatchDecoder(body io.ReadCloser, d *Decoder) *WatchDecoder {
 func (w *WatchDecoder) Close() { _ = w.body.Close() }
 
 // Decode returns the next event: its type and its object, an
-// *index.Object for ADDED, MODIFIED, DELETED and BOOKMARK (see
-// index.NewBookmark), a *metav1.Status for ERROR. It returns io.EOF at the
+// *object.Object for ADDED, MODIFIED, DELETED and BOOKMARK (see
+// object.NewBookmark), a *metav1.Status for ERROR. It returns io.EOF at the
 // end of the stream and io.ErrUnexpectedEOF when it ends inside an event.
 func (w *WatchDecoder) Decode() (watch.EventType, runtime.Object, error) {
 	scanned := 0 // w.data[:scanned] holds no line end, or lines of an unfinished event
@@ -269,7 +269,7 @@ func (w *WatchDecoder) object(typ watch.EventType, b []byte, i int) (runtime.Obj
 			return nil, ve, fmt.Errorf("decode bookmark: %w", err)
 		}
 		end := bookmark.Metadata.Annotations[metav1.InitialEventsAnnotationKey] == "true"
-		return index.NewBookmark(bookmark.Metadata.ResourceVersion, end), ve, nil
+		return object.NewBookmark(bookmark.Metadata.ResourceVersion, end), ve, nil
 	default:
 		return nil, i, fmt.Errorf("unknown watch event type %q", typ)
 	}

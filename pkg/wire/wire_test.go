@@ -20,19 +20,19 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 var (
-	podType    = &index.Type{Resource: "pods", GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}
-	secretType = &index.Type{Resource: "secrets", GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, Kind: "Secret", Namespaced: true}
-	deployType = &index.Type{Resource: "deployments.apps", GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment", Namespaced: true}
+	podType    = &object.Type{Resource: "pods", GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}
+	secretType = &object.Type{Resource: "secrets", GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, Kind: "Secret", Namespaced: true}
+	deployType = &object.Type{Resource: "deployments.apps", GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment", Namespaced: true}
 )
 
 func TestObject(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		t        *index.Type
+		t        *object.Type
 		dropData bool
 		in, want string
 	}{
@@ -95,10 +95,10 @@ func TestObjectMeta(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := index.Meta{Namespace: o.Namespace, Name: o.Name, UID: o.UID, ResourceVersion: o.ResourceVersion, Labels: o.Labels, Owners: o.Owners, Created: o.Created}
-	want := index.Meta{Namespace: "prod", Name: "web-1", UID: "u-1", ResourceVersion: "42",
-		Labels:  index.Labels{{Key: "app", Value: "web"}, {Key: "tier", Value: "fe"}},
-		Owners:  []index.OwnerRef{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web", UID: "rs-1", Controller: true}, {APIVersion: "v1", Kind: "Node", Name: "n", UID: "n-1"}},
+	got := object.Meta{Namespace: o.Namespace, Name: o.Name, UID: o.UID, ResourceVersion: o.ResourceVersion, Labels: o.Labels, Owners: o.Owners, Created: o.Created}
+	want := object.Meta{Namespace: "prod", Name: "web-1", UID: "u-1", ResourceVersion: "42",
+		Labels:  object.Labels{{Key: "app", Value: "web"}, {Key: "tier", Value: "fe"}},
+		Owners:  []object.OwnerRef{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web", UID: "rs-1", Controller: true}, {APIVersion: "v1", Kind: "Node", Name: "n", UID: "n-1"}},
 		Created: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("metadata (-want +got):\n%s", diff)
@@ -154,7 +154,7 @@ func TestList(t *testing.T) {
 	}
 	var got []string
 	for _, item := range list.Items {
-		got = append(got, string(item.(*index.Object).Raw()))
+		got = append(got, string(item.(*object.Object).Raw()))
 	}
 	want := []string{`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","namespace":"n"}}`,
 		`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"b","namespace":"n"},"spec":{}}`}
@@ -214,7 +214,7 @@ func TestWatchDecoder(t *testing.T) {
 					t.Fatal(err)
 				}
 				switch o := obj.(type) {
-				case *index.Object:
+				case *object.Object:
 					a := o.GetObjectMeta()
 					got = append(got, event{typ, a.GetResourceVersion(), string(o.Raw()), a.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"})
 				case *metav1.Status:
@@ -349,10 +349,10 @@ func memberOr(in []byte, key, def string) any {
 }
 
 // BenchmarkDecodePodList decodes a list of 500 realistic Pods (with
-// managedFields, 2.2 KB each) into index.Objects: with package wire,
+// managedFields, 2.2 KB each) into object.Objects: with package wire,
 // and as the informers did before it, into unstructured maps by
 // apimachinery's JSON decoder, then managedFields dropped and the maps
-// encoded again by index.NewObject.
+// encoded again by object.NewObject.
 func BenchmarkDecodePodList(b *testing.B) {
 	var buf bytes.Buffer
 	buf.WriteString(`{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":[`)
@@ -384,7 +384,7 @@ func BenchmarkDecodePodList(b *testing.B) {
 			for i := range list.Items {
 				u := &list.Items[i]
 				u.SetManagedFields(nil)
-				if _, err := index.NewObject("c1", podType, u); err != nil {
+				if _, err := object.NewObject("c1", podType, u); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -456,7 +456,7 @@ func TestWatchDecodersShareBuffers(t *testing.T) {
 					t.Errorf("watch %d, event %d: %v", g, i, err)
 					return
 				}
-				o := obj.(*index.Object)
+				o := obj.(*object.Object)
 				if want := fmt.Sprintf("w%d-%d", g, i); o.Name != want || o.ResourceVersion != fmt.Sprint(i+1) {
 					t.Errorf("watch %d, event %d: %s at %s, want %s at %d", g, i, o.Name, o.ResourceVersion, want, i+1)
 					return

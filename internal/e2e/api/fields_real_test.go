@@ -19,8 +19,8 @@ import (
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
-	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // fieldPod is a Pod the field tests create, then give a status through the
@@ -273,7 +273,7 @@ func TestFieldSelectorOnRealClusters(t *testing.T) {
 		}
 		// The indexed paths answered from the values the informers kept
 		// beside the body, equal to what the body holds.
-		o := f.Index.Get(index.Key{Cluster: "c3", Resource: "pods", Namespace: ns, Name: "db-a"})
+		o := f.Index.Get(object.Key{Cluster: "c3", Resource: "pods", Namespace: ns, Name: "db-a"})
 		for _, p := range []string{"status.phase", "spec.nodeName", "spec.containers[].image"} {
 			path := fieldpath.MustParse(p)
 			kept, ok := o.Projected(path)
@@ -381,7 +381,7 @@ func startPodSubFleet(t *testing.T, ns string) (map[string]dynamic.Interface, *f
 func waitIndexed(t *testing.T, fl *fleet, cluster string, u *unstructured.Unstructured) {
 	t.Helper()
 	testcluster.Eventually(t, 30*time.Second, "the index to hold "+cluster+"/"+u.GetName()+" at "+u.GetResourceVersion(), func() (bool, string) {
-		o := fl.Index.Get(index.Key{Cluster: cluster, Resource: "pods", Namespace: u.GetNamespace(), Name: u.GetName()})
+		o := fl.Index.Get(object.Key{Cluster: cluster, Resource: "pods", Namespace: u.GetNamespace(), Name: u.GetName()})
 		if o == nil {
 			return false, "absent"
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 )
 
@@ -209,8 +210,8 @@ func freshNamespace(prefix string) string {
 }
 
 // cmKey is the index key of a ConfigMap.
-func cmKey(cluster, ns, name string) index.Key {
-	return index.Key{Cluster: cluster, Resource: "configmaps", Namespace: ns, Name: name}
+func cmKey(cluster, ns, name string) object.Key {
+	return object.Key{Cluster: cluster, Resource: "configmaps", Namespace: ns, Name: name}
 }
 
 // waitIndexed waits until the index holds u's version of its ConfigMap.

@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fleetcache/fleetcache/internal/testcluster"
-	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // sortPods are the Pods the sort tests add to fieldPods: numbers at
@@ -190,7 +190,7 @@ func TestSortedPagingDuringChurn(t *testing.T) {
 					}
 				}
 				testcluster.Eventually(t, 30*time.Second, "the index to drop "+v.String(), func() (bool, string) {
-					return f.Index.Get(index.Key{Cluster: v.cluster, Resource: "pods", Namespace: ns, Name: v.Name}) == nil, "present"
+					return f.Index.Get(object.Key{Cluster: v.cluster, Resource: "pods", Namespace: ns, Name: v.Name}) == nil, "present"
 				})
 			}
 			changes++

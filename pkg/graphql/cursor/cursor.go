@@ -8,7 +8,7 @@ import (
 	"hash/crc32"
 	"math"
 
-	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 )
 
@@ -19,7 +19,7 @@ import (
 // where the tag says the kind and version of the cursor:
 //
 //	'P' page cursor:     five uvarint-length-prefixed strings, the
-//	                     index.Position's Cluster, Namespace, Name, Kind and
+//	                     object.Position's Cluster, Namespace, Name, Kind and
 //	                     Resource; paging continues strictly after it.
 //	'R' revision cursor: the uvarint-length-prefixed index epoch, then the
 //	                     revision as a uvarint.
@@ -139,7 +139,7 @@ func readString(b []byte) (string, []byte, bool) {
 }
 
 // appendPosition appends the five strings of a Position.
-func appendPosition(b []byte, p index.Position) []byte {
+func appendPosition(b []byte, p object.Position) []byte {
 	for _, s := range []string{p.Cluster, p.Namespace, p.Name, p.Kind, p.Resource} {
 		b = appendString(b, s)
 	}
@@ -147,22 +147,22 @@ func appendPosition(b []byte, p index.Position) []byte {
 }
 
 // readPosition reads what appendPosition wrote, which must be all of b.
-func readPosition(b []byte) (index.Position, error) {
+func readPosition(b []byte) (object.Position, error) {
 	var fields [5]string
 	for i := range fields {
 		var ok bool
 		if fields[i], b, ok = readString(b); !ok {
-			return index.Position{}, fmt.Errorf("%w: truncated position", ErrMalformed)
+			return object.Position{}, fmt.Errorf("%w: truncated position", ErrMalformed)
 		}
 	}
 	if len(b) != 0 {
-		return index.Position{}, fmt.Errorf("%w: trailing bytes", ErrMalformed)
+		return object.Position{}, fmt.Errorf("%w: trailing bytes", ErrMalformed)
 	}
-	return index.Position{Cluster: fields[0], Namespace: fields[1], Name: fields[2], Kind: fields[3], Resource: fields[4]}, nil
+	return object.Position{Cluster: fields[0], Namespace: fields[1], Name: fields[2], Kind: fields[3], Resource: fields[4]}, nil
 }
 
 // EncodePage returns the page cursor of a position.
-func EncodePage(p index.Position) string {
+func EncodePage(p object.Position) string {
 	b := make([]byte, 0, 1+len(p.Cluster)+len(p.Namespace)+len(p.Name)+len(p.Kind)+len(p.Resource)+5+4)
 	b = append(b, tagPage)
 	return seal(appendPosition(b, p))
@@ -170,10 +170,10 @@ func EncodePage(p index.Position) string {
 
 // DecodePage returns the position a page cursor holds. Its errors wrap
 // ErrMalformed or ErrKind.
-func DecodePage(s string) (index.Position, error) {
+func DecodePage(s string) (object.Position, error) {
 	b, err := open(s, tagPage)
 	if err != nil {
-		return index.Position{}, err
+		return object.Position{}, err
 	}
 	return readPosition(b)
 }
@@ -195,9 +195,9 @@ func EncodeSorted(c Sorted) string {
 	for _, v := range c.Values {
 		b = append(b, byte(v.Kind))
 		switch v.Kind {
-		case index.Number, index.Time:
+		case object.Number, object.Time:
 			b = binary.BigEndian.AppendUint64(b, math.Float64bits(v.Num))
-		case index.String:
+		case object.String:
 			b = appendString(b, v.Str)
 		}
 	}
@@ -220,16 +220,16 @@ func DecodeSorted(s string) (Sorted, error) {
 		return Sorted{}, fmt.Errorf("%w: bad number of sort values", ErrMalformed)
 	}
 	b = b[8+k:]
-	c.Values = make([]index.SortValue, n)
+	c.Values = make([]object.SortValue, n)
 	for i := range c.Values {
 		if len(b) == 0 {
 			return Sorted{}, fmt.Errorf("%w: truncated sort value", ErrMalformed)
 		}
-		v := index.SortValue{Kind: index.SortKind(b[0])}
+		v := object.SortValue{Kind: object.SortKind(b[0])}
 		b = b[1:]
 		switch v.Kind {
-		case index.Absent:
-		case index.Number, index.Time:
+		case object.Absent:
+		case object.Number, object.Time:
 			if len(b) < 8 {
 				return Sorted{}, fmt.Errorf("%w: truncated sort value", ErrMalformed)
 			}
@@ -237,7 +237,7 @@ func DecodeSorted(s string) (Sorted, error) {
 			if math.IsNaN(v.Num) || math.IsInf(v.Num, 0) {
 				return Sorted{}, fmt.Errorf("%w: sort value not a finite number", ErrMalformed)
 			}
-		case index.String:
+		case object.String:
 			var ok bool
 			if v.Str, b, ok = readString(b); !ok {
 				return Sorted{}, fmt.Errorf("%w: truncated sort value", ErrMalformed)

@@ -8,12 +8,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 )
 
 func TestPageRoundTrip(t *testing.T) {
-	for _, p := range []index.Position{
+	for _, p := range []object.Position{
 		{},
 		{Cluster: "c1", Namespace: "web", Name: "web-1", Kind: "Pod", Resource: "pods"},
 		{Cluster: "c1", Name: "kube-system", Kind: "Namespace", Resource: "namespaces"},
@@ -53,12 +53,12 @@ func TestRevisionRoundTrip(t *testing.T) {
 }
 
 func TestSortedRoundTrip(t *testing.T) {
-	pos := index.Position{Cluster: "c1", Namespace: "web", Name: "web-1", Kind: "Pod", Resource: "pods"}
+	pos := object.Position{Cluster: "c1", Namespace: "web", Name: "web-1", Kind: "Pod", Resource: "pods"}
 	for _, want := range []Sorted{
 		{},
-		{Query: 1<<64 - 1, SortedPosition: planner.SortedPosition{Position: pos, Values: []index.SortValue{
-			{Kind: index.String, Str: "Running"}, {Kind: index.Number, Num: -2.5}, {Kind: index.Time, Num: 1.7e15}, {}}}},
-		{Query: 7, SortedPosition: planner.SortedPosition{Position: pos, Values: []index.SortValue{{Kind: index.String, Str: ""}}}},
+		{Query: 1<<64 - 1, SortedPosition: planner.SortedPosition{Position: pos, Values: []object.SortValue{
+			{Kind: object.String, Str: "Running"}, {Kind: object.Number, Num: -2.5}, {Kind: object.Time, Num: 1.7e15}, {}}}},
+		{Query: 7, SortedPosition: planner.SortedPosition{Position: pos, Values: []object.SortValue{{Kind: object.String, Str: ""}}}},
 	} {
 		c := EncodeSorted(want)
 		got, err := DecodeSorted(c)
@@ -66,7 +66,7 @@ func TestSortedRoundTrip(t *testing.T) {
 			t.Fatalf("decode %s: %v", c, err)
 		}
 		if want.Values == nil {
-			want.Values = []index.SortValue{}
+			want.Values = []object.SortValue{}
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("round trip (-want +got):\n%s", diff)
@@ -78,7 +78,7 @@ func TestSortedRoundTrip(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	page := EncodePage(index.Position{Cluster: "c1", Namespace: "ns", Name: "n", Kind: "Pod", Resource: "pods"})
+	page := EncodePage(object.Position{Cluster: "c1", Namespace: "ns", Name: "n", Kind: "Pod", Resource: "pods"})
 	rev := EncodeRevision("epoch", 9)
 	raw, _ := base64.RawURLEncoding.DecodeString(page)
 	flipped := append([]byte(nil), raw...)
@@ -117,8 +117,8 @@ func TestErrors(t *testing.T) {
 }
 
 func cursorSeeds(f *testing.F) {
-	f.Add(EncodePage(index.Position{Cluster: "c1", Namespace: "web", Name: "web-1", Kind: "Pod", Resource: "pods"}))
-	f.Add(EncodePage(index.Position{}))
+	f.Add(EncodePage(object.Position{Cluster: "c1", Namespace: "web", Name: "web-1", Kind: "Pod", Resource: "pods"}))
+	f.Add(EncodePage(object.Position{}))
 	f.Add(EncodeRevision("0123456789abcdef", 12345))
 	f.Add("")
 	f.Add("not-a-cursor")

@@ -1,7 +1,7 @@
 // Package cursor encodes and decodes the opaque cursors of fleetcache's
 // GraphQL API. There are three kinds:
 //
-//   - A page cursor (EncodePage, DecodePage) holds an index.Position:
+//   - A page cursor (EncodePage, DecodePage) holds an object.Position:
 //     ResourceEdge.cursor and PageInfo.endCursor give one, and a resources
 //     query's after continues strictly after it (keyset paging).
 //   - A sorted page cursor (EncodeSorted, DecodeSorted) holds a Sorted:

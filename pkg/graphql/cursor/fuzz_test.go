@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 )
 
@@ -98,9 +98,9 @@ func FuzzMutation(f *testing.F) {
 	f.Add("c1", "", "kube-system", "e", uint64(1<<64-1), uint16(1000), byte(63))
 	f.Add("ü/é", "ns", "a\x00b", "epoch", uint64(7), uint16(11), byte('_'))
 	f.Fuzz(func(t *testing.T, cluster, namespace, name, epoch string, revision uint64, at uint16, to byte) {
-		pos := index.Position{Cluster: cluster, Namespace: namespace, Name: name, Kind: "Pod", Resource: "pods"}
+		pos := object.Position{Cluster: cluster, Namespace: namespace, Name: name, Kind: "Pod", Resource: "pods"}
 		sorted := Sorted{Query: revision, SortedPosition: planner.SortedPosition{Position: pos,
-			Values: []index.SortValue{{Kind: index.String, Str: epoch}, {Kind: index.Time, Num: float64(revision)}, {}}}}
+			Values: []object.SortValue{{Kind: object.String, Str: epoch}, {Kind: object.Time, Num: float64(revision)}, {}}}}
 		for _, valid := range []string{EncodePage(pos), EncodeRevision(epoch, revision), EncodeSorted(sorted)} {
 			if len(valid) > maxLen {
 				continue

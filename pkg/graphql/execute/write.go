@@ -15,7 +15,7 @@ import (
 	"github.com/graphql-go/graphql/gqlerrors"
 	"github.com/graphql-go/graphql/language/ast"
 
-	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // ErrTooLarge stops the writing of an answer that passed its limit.
@@ -322,7 +322,7 @@ func (w *writer) runtimeType(t graphql.Abstract, v any, parent *graphql.Object, 
 func (w *writer) list(item graphql.Type, v any, parent *graphql.Object, f *Field) error {
 	w.buf = append(w.buf, '[')
 	// The common list, without reflection.
-	if objs, ok := v.([]*index.Object); ok {
+	if objs, ok := v.([]*object.Object); ok {
 		for i, o := range objs {
 			if err := w.item(i, item, o, parent, f); err != nil {
 				return err
@@ -397,7 +397,7 @@ func isNull(v any) bool {
 		return true
 	case string, bool, int, json.RawMessage:
 		return false
-	case *index.Object:
+	case *object.Object:
 		return v == nil
 	}
 	rv := reflect.ValueOf(v)

@@ -13,8 +13,8 @@
 // revision the feed has not reached (a cursor of another index); Wait
 // blocks until the revision moves.
 //
-// Feed and Event are generic in the object type only so that the index,
-// which owns its Feed, can import this package: an Index's feed is a
-// Feed[*index.Object], its events Event[*index.Object]. The bounded,
+// Feed and Event are generic in the object type, which the feed never
+// reads: an Index's feed is a Feed[*object.Object], its events
+// Event[*object.Object] (package object). The bounded,
 // numbered log under it is internal/changelog.
 package feed

@@ -38,7 +38,7 @@ func (t EventType) String() string {
 }
 
 // Event is one applied change, in the feed at its revision. O is the
-// object type: *index.Object in an Index's feed.
+// object type: *object.Object in an Index's feed.
 type Event[O any] struct {
 	// Revision is the index revision the change produced.
 	Revision uint64

@@ -7,6 +7,7 @@ import (
 	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/feed"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"math/rand/v2"
 	"sync"
@@ -140,7 +141,7 @@ func TestListThenFollow(t *testing.T) {
 	defer cancel()
 	wg.Go(func() {
 		defer close(writerDone)
-		c := &indextest.Churn{R: rand.New(rand.NewPCG(23, 24)), Stable: map[index.Key]bool{}}
+		c := &indextest.Churn{R: rand.New(rand.NewPCG(23, 24)), Stable: map[object.Key]bool{}}
 		for i := range steps {
 			if ctx.Err() != nil {
 				return
@@ -154,7 +155,7 @@ func TestListThenFollow(t *testing.T) {
 
 	// List in pages at one revision is not a snapshot, so take one page.
 	page := planner.List(ix, planner.Filter{}, nil, 0)
-	state := map[index.Key]*index.Object{}
+	state := map[object.Key]*object.Object{}
 	for _, o := range page.Objects {
 		state[o.Key()] = o
 	}

@@ -6,7 +6,7 @@
 // Parse turns a path's text into a Path, with an error that says what is
 // malformed and where; Path.String prints it back in the same (canonical)
 // form, so a parsed path re-parses to itself. A Path reads an object's
-// stored JSON bytes (index.Object.Raw) without decoding the object: Each
+// stored JSON bytes (object.Object.Raw) without decoding the object: Each
 // visits the values at the path (a Value: a string, number, boolean,
 // object or array, with its JSON text) skipping absent ones and nulls, and
 // AppendJSON writes the value at the path as JSON, copied from the stored

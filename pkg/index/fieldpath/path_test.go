@@ -100,7 +100,7 @@ func TestParsePrefix(t *testing.T) {
 	}
 }
 
-// pod is a Pod's stored JSON, compact as index.NewObject writes it.
+// pod is a Pod's stored JSON, compact as object.NewObject writes it.
 const pod = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-1","namespace":"shop",` +
 	`"annotations":{"example.com/owner":"team-a","a\u0026b":"amp","empty":""},"labels":{"app":"web"}},` +
 	`"spec":{"nodeName":"node-1","containers":[{"name":"app","image":"nginx:1.25","ports":[{"containerPort":80},{"containerPort":443}]},` +

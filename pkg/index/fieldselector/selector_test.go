@@ -90,7 +90,7 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
-// pod is a Pod's stored JSON, compact as index.NewObject writes it.
+// pod is a Pod's stored JSON, compact as object.NewObject writes it.
 const pod = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-1","namespace":"shop",` +
 	`"annotations":{"example.com/owner":"team-a","count":"12"}},` +
 	`"spec":{"nodeName":"node-1","containers":[{"name":"app","image":"nginx:1.25"},{"name":"side","image":"envoy:1.30"}],` +

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"runtime"
@@ -19,7 +20,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index/search"
 )
 
-var svcType = &index.Type{Resource: "services", GVR: schema.GroupVersionResource{Version: "v1", Resource: "services"}, Kind: "Service", Namespaced: true}
+var svcType = &object.Type{Resource: "services", GVR: schema.GroupVersionResource{Version: "v1", Resource: "services"}, Kind: "Service", Namespaced: true}
 
 // benchRaw is the JSON of the benchmark objects without containers, shared:
 // sharing keeps a million-object fixture small.
@@ -91,15 +92,15 @@ func benchPodRaw(nsi, app, p int) []byte {
 // and owner slices, as they would after interning, and the workloads'
 // JSON, which names their image (benchImageRaw). Pods have a phase and a
 // node besides (benchPodRaw).
-func benchFleet(n int) []*index.Object {
+func benchFleet(n int) []*object.Object {
 	const clusters, namespaces, perApp = 10, 50, 12
 	perNamespace := max(n/(clusters*namespaces), perApp)
 	tiers := []string{"fe", "be", "db"}
-	out := make([]*index.Object, 0, n)
+	out := make([]*object.Object, 0, n)
 	uid := 0
-	newObj := func(cluster string, t *index.Type, ns, name string, ls index.Labels, owners []index.OwnerRef, raw []byte) *index.Object {
+	newObj := func(cluster string, t *object.Type, ns, name string, ls object.Labels, owners []object.OwnerRef, raw []byte) *object.Object {
 		uid++
-		o := &index.Object{Cluster: cluster, Type: t, Namespace: ns, Name: name, UID: types.UID(fmt.Sprintf("u%d", uid)),
+		o := &object.Object{Cluster: cluster, Type: t, Namespace: ns, Name: name, UID: types.UID(fmt.Sprintf("u%d", uid)),
 			ResourceVersion: "1", Labels: ls, Owners: owners}
 		o.SetRaw(raw)
 		out = append(out, o)
@@ -112,12 +113,12 @@ func benchFleet(n int) []*index.Object {
 			for app := 0; app*perApp < perNamespace; app++ {
 				name := fmt.Sprintf("web-%d", app)
 				hash := fmt.Sprintf("%08x", uint32(c*1000003+nsi*10007+app)*2654435761)
-				appLabels := index.Labels{{Key: "app", Value: name}, {Key: "tier", Value: tiers[app%3]}}
-				podLabels := index.Labels{{Key: "app", Value: name}, {Key: "pod-template-hash", Value: hash}, {Key: "tier", Value: tiers[app%3]}}
+				appLabels := object.Labels{{Key: "app", Value: name}, {Key: "tier", Value: tiers[app%3]}}
+				podLabels := object.Labels{{Key: "app", Value: name}, {Key: "pod-template-hash", Value: hash}, {Key: "tier", Value: tiers[app%3]}}
 				raw := benchImageRaw(nsi, app)
 				d := newObj(cluster, indextest.DeploymentType, ns, name, appLabels, nil, raw)
-				rs := newObj(cluster, indextest.ReplicaSetType, ns, name+"-"+hash, podLabels, []index.OwnerRef{{Kind: "Deployment", Name: name, UID: d.UID, Controller: true}}, raw)
-				owners := []index.OwnerRef{{Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: true}}
+				rs := newObj(cluster, indextest.ReplicaSetType, ns, name+"-"+hash, podLabels, []object.OwnerRef{{Kind: "Deployment", Name: name, UID: d.UID, Controller: true}}, raw)
+				owners := []object.OwnerRef{{Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: true}}
 				for p := range perApp - 4 {
 					newObj(cluster, indextest.PodType, ns, fmt.Sprintf("%s-%d", rs.Name, p), podLabels, owners, benchPodRaw(nsi, app, p))
 				}
@@ -129,7 +130,7 @@ func benchFleet(n int) []*index.Object {
 	return out
 }
 
-func newBenchIndex(objs []*index.Object, opts index.Options) *index.Index {
+func newBenchIndex(objs []*object.Object, opts index.Options) *index.Index {
 	ix := index.New(opts)
 	for _, o := range objs {
 		ix.Upsert(o)
@@ -157,7 +158,7 @@ func benchApply(b *testing.B, opts index.Options) {
 	{
 		objs := benchFleet(100000)
 		ix := newBenchIndex(objs, opts)
-		mods := make([]*index.Object, len(objs))
+		mods := make([]*object.Object, len(objs))
 		for i, o := range objs {
 			mods[i] = indextest.Modified(o, "2")
 		}
@@ -198,7 +199,7 @@ func BenchmarkListPage(b *testing.B) {
 			mid := all[len(all)/2].Position()
 			for _, bc := range []struct {
 				name  string
-				after *index.Position
+				after *object.Position
 			}{{"page=first", nil}, {"page=middle", &mid}} {
 				b.Run(bc.name, func(b *testing.B) {
 					b.ReportAllocs()

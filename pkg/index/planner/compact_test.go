@@ -11,6 +11,7 @@ import (
 	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/index/search"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
@@ -23,8 +24,8 @@ import (
 // the same, and that every object reads back byte for byte.
 func TestCompressedAgreesWithPlain(t *testing.T) {
 	r := rand.New(rand.NewPCG(16, 1))
-	plainTypes := []*index.Type{indextest.PodType, indextest.PodType, indextest.ConfigMapType, indextest.DeploymentType}
-	twins := map[*index.Type]*index.Type{}
+	plainTypes := []*object.Type{indextest.PodType, indextest.PodType, indextest.ConfigMapType, indextest.DeploymentType}
+	twins := map[*object.Type]*object.Type{}
 	for _, ty := range plainTypes {
 		if twins[ty] == nil {
 			twins[ty] = indextest.CompressedTwin(ty, r)
@@ -93,7 +94,7 @@ func TestCompressedAgreesWithPlain(t *testing.T) {
 			t.Errorf("%s: Count = %d compressed, %d plain", name, b, a)
 		}
 		m := planner.NewMatcher(f)
-		var matched []*index.Object
+		var matched []*object.Object
 		for _, o := range planner.List(packed, planner.Filter{}, nil, 0).Objects {
 			if m.Matches(o) {
 				matched = append(matched, o)

@@ -4,13 +4,14 @@ import (
 	"math"
 
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // TopShared returns every object of ix matching f in the order of keys,
 // as top reads them with three goroutines.
-func TopShared(ix *index.Index, f Filter, keys []SortKey) []*index.Object {
+func TopShared(ix *index.Index, f Filter, keys []SortKey) []*object.Object {
 	qs := compileAll([]Filter{f})
-	var out []*index.Object
+	var out []*object.Object
 	ix.Read(func(r index.Reader) {
 		s := snapshot{r}
 		out = s.top(qs, []plan{s.planFor(&qs[0])}, &sorter{keys: keys, need: math.MaxInt, workers: 3})
@@ -24,7 +25,7 @@ func TopShared(ix *index.Index, f Filter, keys []SortKey) []*index.Object {
 // returns the ordered index ListSorted would walk (nil: none) and what
 // each read returned; ok is false when the walk gave up. none says the
 // plan found that nothing can match: then walks means nothing.
-func SortedReads(ix *index.Index, f Filter, keys []SortKey, after *SortedPosition, need int, oi *index.OrderedIndex) (walks *index.OrderedIndex, none bool, top, shared, walked []*index.Object, ok bool) {
+func SortedReads(ix *index.Index, f Filter, keys []SortKey, after *SortedPosition, need int, oi *index.OrderedIndex) (walks *index.OrderedIndex, none bool, top, shared, walked []*object.Object, ok bool) {
 	s := &sorter{keys: keys, after: after, need: need}
 	if after != nil {
 		s.pivot = after.Position.Placeholder()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"maps"
@@ -27,8 +28,8 @@ import (
 func TestFieldIndexAgreesWithBytes(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 15))
 	indexed, plain := index.New(indextest.FieldIndexOptions()), index.New(indextest.Unindexed())
-	model := map[index.Key]*index.Object{}
-	types := []*index.Type{indextest.PodType, indextest.PodType, indextest.PodType, indextest.FooPodsType, indextest.NodeType, indextest.ConfigMapType, indextest.DeploymentType}
+	model := map[object.Key]*object.Object{}
+	types := []*object.Type{indextest.PodType, indextest.PodType, indextest.PodType, indextest.FooPodsType, indextest.NodeType, indextest.ConfigMapType, indextest.DeploymentType}
 	upsert := func() {
 		ty := types[r.IntN(len(types))]
 		ns := []string{"a", "b"}[r.IntN(2)]
@@ -89,21 +90,21 @@ func TestFieldIndexAgreesWithBytes(t *testing.T) {
 				if a, b := indexed.RemoveCluster(c), plain.RemoveCluster(c); a != b {
 					t.Fatalf("RemoveCluster removed %d and %d", a, b)
 				}
-				maps.DeleteFunc(model, func(k index.Key, _ *index.Object) bool { return k.Cluster == c })
+				maps.DeleteFunc(model, func(k object.Key, _ *object.Object) bool { return k.Cluster == c })
 			}
 		}
 		if err := indexed.Verify(); err != nil {
 			t.Fatalf("round %d: %s", round, err)
 		}
 		for _, f := range filters {
-			var matched []*index.Object
+			var matched []*object.Object
 			m := planner.NewMatcher(f)
 			for _, o := range model {
 				if m.Matches(o) {
 					matched = append(matched, o)
 				}
 			}
-			slices.SortFunc(matched, index.CompareObjects)
+			slices.SortFunc(matched, object.CompareObjects)
 			want := indextest.Keys(matched)
 			name := fmt.Sprintf("round %d, %+v", round, f)
 			if diff := cmp.Diff(want, indextest.Keys(planner.List(indexed, f, nil, 0).Objects), indextest.CmpSorted[1]); diff != "" {
@@ -233,7 +234,7 @@ func TestFieldIndexChanges(t *testing.T) {
 		out := map[string][]string{}
 		ix.Read(func(r index.Reader) {
 			r.FieldIndex("pods", path).EachValue(func(v string, p *index.Posting) {
-				p.Ascend(nil, func(o *index.Object) bool {
+				p.Ascend(nil, func(o *object.Object) bool {
 					out[v] = append(out[v], o.Key().String()+"@"+o.ResourceVersion)
 					return true
 				})

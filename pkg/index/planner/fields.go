@@ -4,6 +4,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldselector"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"strings"
 )
 
@@ -164,13 +165,13 @@ func (ix snapshot) fieldCounts(q *query, path fieldpath.Path, counts map[string]
 		return false
 	}
 	visited := 0
-	start := new(index.Object)
+	start := new(object.Object)
 	for _, fi := range fis {
 		fi.EachValue(func(v string, p *index.Posting) {
 			n := 0
 			for _, r := range ranges {
 				r.Start(start)
-				p.Ascend(start, func(o *index.Object) bool {
+				p.Ascend(start, func(o *object.Object) bool {
 					if !r.Contains(o) {
 						return false
 					}

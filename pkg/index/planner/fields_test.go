@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"testing"
@@ -15,8 +16,8 @@ import (
 
 // fieldFleet is Pods of two clusters with phases, nodes and images; the
 // comment lists them in index order (the ConfigMap sorts before p3).
-func fieldFleet() []*index.Object {
-	return []*index.Object{
+func fieldFleet() []*object.Object {
+	return []*object.Object{
 		indextest.Obj("c1", indextest.PodType, "a", "p1", indextest.WithLabels("app", "web"), indextest.WithPodStatus("Running", "node-1", 0, "nginx")),         // c1/pods/a/p1
 		indextest.Obj("c1", indextest.PodType, "a", "p2", indextest.WithLabels("app", "web"), indextest.WithPodStatus("Failed", "node-2", 5, "nginx", "envoy")), // c1/pods/a/p2
 		indextest.Obj("c1", indextest.PodType, "b", "p3", indextest.WithLabels("app", "db"), indextest.WithPodStatus("Running", "node-1", 2, "redis")),          // c1/pods/b/p3
@@ -172,7 +173,7 @@ func TestFieldSelectorPaging(t *testing.T) {
 	}
 	f := planner.Filter{Fields: indextest.MustFields(t, "status.phase=Running")}
 	seen := map[string]int{}
-	var after *index.Position
+	var after *object.Position
 	for page := 0; ; page++ {
 		p := planner.List(ix, f, after, 10)
 		for _, o := range p.Objects {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fleetcache/fleetcache/pkg/index/fieldselector"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/search"
 )
 
@@ -51,7 +52,7 @@ type Filter struct {
 // Page is one page of List results.
 type Page struct {
 	// Objects are the matching objects, in Position order.
-	Objects []*index.Object
+	Objects []*object.Object
 	// Revision is the revision the page was read at: the page is a
 	// consistent snapshot, and Events(Revision, …) continues from it.
 	Revision uint64
@@ -68,16 +69,16 @@ type snapshot struct{ index.Reader }
 // limit). Paging with the Position of the last object of each page never
 // skips or repeats an object that exists throughout, whatever changes
 // meanwhile.
-func List(ix *index.Index, f Filter, after *index.Position, limit int) Page {
+func List(ix *index.Index, f Filter, after *object.Position, limit int) Page {
 	return ListUnion(ix, []Filter{f}, after, limit)
 }
 
 // ListUnion is List of the objects that match any of fs, read in one
 // snapshot. The filters must be disjoint (no object matches two of them):
 // authorization builds such unions, one filter per cluster and grant.
-func ListUnion(ix *index.Index, fs []Filter, after *index.Position, limit int) Page {
+func ListUnion(ix *index.Index, fs []Filter, after *object.Position, limit int) Page {
 	qs := compileAll(fs)
-	var from *index.Object
+	var from *object.Object
 	if after != nil {
 		from = after.Placeholder()
 	}
@@ -94,7 +95,7 @@ func ListUnion(ix *index.Index, fs []Filter, after *index.Position, limit int) P
 }
 
 // listUnion returns the first need objects matching one of qs after from.
-func (ix snapshot) listUnion(qs []query, from *index.Object, need int) Page {
+func (ix snapshot) listUnion(qs []query, from *object.Object, need int) Page {
 	page := Page{Revision: ix.Revision()}
 	for i := range qs {
 		p := ix.planFor(&qs[i])
@@ -107,10 +108,10 @@ func (ix snapshot) listUnion(qs []query, from *index.Object, need int) Page {
 			continue
 		}
 		// Merge, keeping the first need: each list is in Position order.
-		merged := make([]*index.Object, 0, min(need, len(page.Objects)+len(objs)))
+		merged := make([]*object.Object, 0, min(need, len(page.Objects)+len(objs)))
 		a, b := page.Objects, objs
 		for len(merged) < need && (len(a) > 0 || len(b) > 0) {
-			if len(b) == 0 || (len(a) > 0 && index.CompareObjects(a[0], b[0]) < 0) {
+			if len(b) == 0 || (len(a) > 0 && object.CompareObjects(a[0], b[0]) < 0) {
 				merged, a = append(merged, a[0]), a[1:]
 			} else {
 				merged, b = append(merged, b[0]), b[1:]
@@ -278,12 +279,12 @@ func sortedSet(vs []string) []string {
 }
 
 // matches reports whether o satisfies every constraint of the query.
-func (q *query) matches(o *index.Object, r *index.BodyReader) bool { return q.matchesBut(o, -1, r) }
+func (q *query) matches(o *object.Object, r *object.BodyReader) bool { return q.matchesBut(o, -1, r) }
 
 // matchesBut is matches without the field requirement q.fieldReqs[skipField],
 // which a plan's sources satisfy throughout. r decodes o's body if a
 // constraint reads it.
-func (q *query) matchesBut(o *index.Object, skipField int, r *index.BodyReader) bool {
+func (q *query) matchesBut(o *object.Object, skipField int, r *object.BodyReader) bool {
 	if q.clusters != nil && !contains(q.clusters, o.Cluster) {
 		return false
 	}
@@ -319,7 +320,7 @@ func (q *query) matchesBut(o *index.Object, skipField int, r *index.BodyReader) 
 	return true
 }
 
-func (q *query) kindMatches(t *index.Type) bool {
+func (q *query) kindMatches(t *object.Type) bool {
 	if contains(q.bareKinds, t.Kind) {
 		return true
 	}
@@ -348,7 +349,7 @@ type plan struct {
 	sources []*index.Posting
 	// ranges, when not nil, restrict the visit to slices of the Position
 	// order: objects of one cluster, or of one namespace of one cluster.
-	ranges []index.Range
+	ranges []object.Range
 	// size estimates how many objects the plan visits; sizeExact says it
 	// is the exact number.
 	size      int
@@ -453,7 +454,7 @@ func (ix snapshot) planFor(q *query) plan {
 			}
 		}
 		for _, v := range d.values {
-			if p := ix.Label(index.Label{Key: d.key, Value: v}); p != nil {
+			if p := ix.Label(object.Label{Key: d.key, Value: v}); p != nil {
 				ps = append(ps, p)
 			}
 		}
@@ -512,12 +513,12 @@ func (ix snapshot) kindPostings(q *query) []*index.Posting {
 
 // scope returns the ranges of the clusters and namespaces q selects,
 // in order, and how many objects they hold.
-func (ix snapshot) scope(q *query) ([]index.Range, int) {
+func (ix snapshot) scope(q *query) ([]object.Range, int) {
 	clusters := q.clusters
 	if clusters == nil {
 		clusters = ix.Clusters()
 	}
-	var ranges []index.Range
+	var ranges []object.Range
 	size := 0
 	for _, c := range clusters {
 		st := ix.Cluster(c)
@@ -525,13 +526,13 @@ func (ix snapshot) scope(q *query) ([]index.Range, int) {
 			continue
 		}
 		if q.namespaces == nil {
-			ranges = append(ranges, index.Range{Cluster: c})
+			ranges = append(ranges, object.Range{Cluster: c})
 			size += st.Objects
 			continue
 		}
 		for _, ns := range q.namespaces {
 			if n := st.Namespaces[ns]; n > 0 {
-				ranges = append(ranges, index.Range{Cluster: c, Namespace: ns, HasNamespace: true})
+				ranges = append(ranges, object.Range{Cluster: c, Namespace: ns, HasNamespace: true})
 				size += n
 			}
 		}
@@ -540,19 +541,19 @@ func (ix snapshot) scope(q *query) ([]index.Range, int) {
 }
 
 // everything is the one range of a plan without ranges.
-var everything = []index.Range{{}}
+var everything = []object.Range{{}}
 
 // collect returns, in order, up to need objects of the plan that
 // match q and sort after from (nil: from the start).
-func (ix snapshot) collect(q *query, p *plan, from *index.Object, need int) []*index.Object {
+func (ix snapshot) collect(q *query, p *plan, from *object.Object, need int) []*object.Object {
 	ranges := p.ranges
 	if ranges == nil {
 		ranges = everything
 	}
-	var out []*index.Object
+	var out []*object.Object
 	visited := 0
-	start := new(index.Object) // where a range starts
-	var br index.BodyReader
+	start := new(object.Object) // where a range starts
+	var br object.BodyReader
 	for _, r := range ranges {
 		seek, skip := from, from != nil // skip the object at from, if any
 		if p.ranges != nil {
@@ -560,17 +561,17 @@ func (ix snapshot) collect(q *query, p *plan, from *index.Object, need int) []*i
 				continue
 			}
 			r.Start(start)
-			if from == nil || index.CompareObjects(start, from) > 0 {
+			if from == nil || object.CompareObjects(start, from) > 0 {
 				seek, skip = start, false
 			}
 		}
 		mark := len(out)
 		for _, src := range p.sources {
 			found, skipping := 0, skip
-			src.Ascend(seek, func(o *index.Object) bool {
+			src.Ascend(seek, func(o *object.Object) bool {
 				if skipping {
 					skipping = false
-					if index.CompareObjects(o, from) == 0 {
+					if object.CompareObjects(o, from) == 0 {
 						return true
 					}
 				}
@@ -590,7 +591,7 @@ func (ix snapshot) collect(q *query, p *plan, from *index.Object, need int) []*i
 			// Merge the sources' runs, each in order. Each run holds its
 			// first need objects, so the merge, repeats dropped, holds
 			// the first need of the union.
-			slices.SortFunc(out[mark:], index.CompareObjects)
+			slices.SortFunc(out[mark:], object.CompareObjects)
 			if p.overlap {
 				out = out[:mark+len(slices.Compact(out[mark:]))]
 			}
@@ -609,27 +610,27 @@ func (ix snapshot) collect(q *query, p *plan, from *index.Object, need int) []*i
 // count counts the objects of the plan that match q.
 func (ix snapshot) count(q *query, p *plan) int {
 	n := 0
-	ix.each(q, p, func(*index.Object) { n++ })
+	ix.each(q, p, func(*object.Object) { n++ })
 	return n
 }
 
 // each calls fn, with the read lock held, for every object of the
 // plan that matches q; fn must not call back into the index.
-func (ix snapshot) each(q *query, p *plan, fn func(*index.Object)) {
+func (ix snapshot) each(q *query, p *plan, fn func(*object.Object)) {
 	ranges := p.ranges
 	if ranges == nil {
 		ranges = everything
 	}
 	visited := 0
-	start := new(index.Object)
-	var br index.BodyReader
+	start := new(object.Object)
+	var br object.BodyReader
 	for _, r := range ranges {
-		var seek *index.Object
+		var seek *object.Object
 		if p.ranges != nil {
 			seek = r.Start(start)
 		}
 		for i, src := range p.sources {
-			src.Ascend(seek, func(o *index.Object) bool {
+			src.Ascend(seek, func(o *object.Object) bool {
 				if p.ranges != nil && !r.Contains(o) {
 					return false
 				}
@@ -648,7 +649,7 @@ func (ix snapshot) each(q *query, p *plan, fn func(*index.Object)) {
 }
 
 // seenBefore reports whether one of the sources holds o.
-func seenBefore(sources []*index.Posting, o *index.Object) bool {
+func seenBefore(sources []*index.Posting, o *object.Object) bool {
 	for _, s := range sources {
 		if s.Has(o) {
 			return true

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"math/rand/v2"
 	"slices"
@@ -14,8 +15,8 @@ import (
 )
 
 // smallFleet is a two-cluster fleet; the comment lists it in index order.
-func smallFleet() []*index.Object {
-	return []*index.Object{
+func smallFleet() []*object.Object {
+	return []*object.Object{
 		indextest.Obj("c1", indextest.NodeType, "", "n1", indextest.WithLabels("zone", "a")),                                                        // c1/nodes//n1
 		indextest.Obj("c1", indextest.PodType, "default", "db-1", indextest.WithLabels("app", "db")),                                                // c1/pods/default/db-1
 		indextest.Obj("c1", indextest.DeploymentType, "default", "web", indextest.WithLabels("app", "web")),                                         // c1/deployments.apps/default/web
@@ -131,19 +132,19 @@ func TestListAfter(t *testing.T) {
 	tests := []struct {
 		name  string
 		f     planner.Filter
-		after index.Position
+		after object.Position
 		limit int
 		want  []string
 		more  bool
 	}{
-		{"after an object", planner.Filter{}, index.Position{Cluster: "c1", Namespace: "prod", Name: "config", Kind: "ConfigMap", Resource: "configmaps"}, 2, []string{"c1/pods/prod/web-1", "c2/nodes//n2"}, true},
-		{"after a gap", planner.Filter{}, index.Position{Cluster: "c1", Namespace: "prod", Name: "d", Kind: "", Resource: ""}, 0, []string{"c1/pods/prod/web-1", "c2/nodes//n2", "c2/pods/default/web-1", "c2/pods.foo.example.com/default/web-1", "c2/pods/prod/api-1"}, false},
-		{"between kinds of one name", planner.Filter{}, index.Position{Cluster: "c2", Namespace: "default", Name: "web-1", Kind: "Pod", Resource: "pods"}, 1, []string{"c2/pods.foo.example.com/default/web-1"}, true},
-		{"last page exactly full", planner.Filter{Clusters: []string{"c2"}}, index.Position{Cluster: "c2", Namespace: "default", Name: "web-1", Kind: "Pod", Resource: "pods"}, 2, []string{"c2/pods.foo.example.com/default/web-1", "c2/pods/prod/api-1"}, false},
-		{"past the end", planner.Filter{}, index.Position{Cluster: "c3", Namespace: "", Name: "", Kind: "", Resource: ""}, 0, nil, false},
-		{"scope ranges before the cursor", planner.Filter{Namespaces: []string{"default"}}, index.Position{Cluster: "c1", Namespace: "zzz", Name: "", Kind: "", Resource: ""}, 0, []string{"c2/pods/default/web-1", "c2/pods.foo.example.com/default/web-1"}, false},
-		{"posting with scope", planner.Filter{Namespaces: []string{"default", "prod"}, Selector: indextest.MustSelector(t, "app=web")}, index.Position{Cluster: "c1", Namespace: "default", Name: "web-1", Kind: "Pod", Resource: "pods"}, 3, []string{"c1/pods/default/web-2", "c1/replicasets.apps/default/web-abc", "c1/pods/prod/web-1"}, true},
-		{"several postings", planner.Filter{Selector: indextest.MustSelector(t, "tier in (be,fe)")}, index.Position{Cluster: "c1", Namespace: "default", Name: "web-1", Kind: "Pod", Resource: "pods"}, 2, []string{"c1/pods/default/web-2", "c1/pods/prod/web-1"}, true},
+		{"after an object", planner.Filter{}, object.Position{Cluster: "c1", Namespace: "prod", Name: "config", Kind: "ConfigMap", Resource: "configmaps"}, 2, []string{"c1/pods/prod/web-1", "c2/nodes//n2"}, true},
+		{"after a gap", planner.Filter{}, object.Position{Cluster: "c1", Namespace: "prod", Name: "d", Kind: "", Resource: ""}, 0, []string{"c1/pods/prod/web-1", "c2/nodes//n2", "c2/pods/default/web-1", "c2/pods.foo.example.com/default/web-1", "c2/pods/prod/api-1"}, false},
+		{"between kinds of one name", planner.Filter{}, object.Position{Cluster: "c2", Namespace: "default", Name: "web-1", Kind: "Pod", Resource: "pods"}, 1, []string{"c2/pods.foo.example.com/default/web-1"}, true},
+		{"last page exactly full", planner.Filter{Clusters: []string{"c2"}}, object.Position{Cluster: "c2", Namespace: "default", Name: "web-1", Kind: "Pod", Resource: "pods"}, 2, []string{"c2/pods.foo.example.com/default/web-1", "c2/pods/prod/api-1"}, false},
+		{"past the end", planner.Filter{}, object.Position{Cluster: "c3", Namespace: "", Name: "", Kind: "", Resource: ""}, 0, nil, false},
+		{"scope ranges before the cursor", planner.Filter{Namespaces: []string{"default"}}, object.Position{Cluster: "c1", Namespace: "zzz", Name: "", Kind: "", Resource: ""}, 0, []string{"c2/pods/default/web-1", "c2/pods.foo.example.com/default/web-1"}, false},
+		{"posting with scope", planner.Filter{Namespaces: []string{"default", "prod"}, Selector: indextest.MustSelector(t, "app=web")}, object.Position{Cluster: "c1", Namespace: "default", Name: "web-1", Kind: "Pod", Resource: "pods"}, 3, []string{"c1/pods/default/web-2", "c1/replicasets.apps/default/web-abc", "c1/pods/prod/web-1"}, true},
+		{"several postings", planner.Filter{Selector: indextest.MustSelector(t, "tier in (be,fe)")}, object.Position{Cluster: "c1", Namespace: "default", Name: "web-1", Kind: "Pod", Resource: "pods"}, 2, []string{"c1/pods/default/web-2", "c1/pods/prod/web-1"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -168,10 +169,10 @@ func TestFiltersAgainstReference(t *testing.T) {
 		ix.Upsert(o)
 	}
 	sorted := slices.Clone(fleet)
-	slices.SortFunc(sorted, index.CompareObjects)
+	slices.SortFunc(sorted, object.CompareObjects)
 	for i := range indextest.Scale(300, 60) {
 		f := indextest.RandomFilter(t, r)
-		var want []*index.Object
+		var want []*object.Object
 		for _, o := range sorted {
 			if indextest.RefMatches(f, o) {
 				want = append(want, o)
@@ -214,11 +215,11 @@ func TestNarrowFiltersDoNotScan(t *testing.T) {
 	ix.Upsert(indextest.Obj("small", indextest.ConfigMapType, "ns-0", "b"))
 	ix.Upsert(indextest.Obj("c1", indextest.DeploymentType, "ns-0", "d"))
 	total := planner.Count(ix, planner.Filter{})
-	mid := index.Position{Cluster: "c1", Namespace: "ns-2"}
+	mid := object.Position{Cluster: "c1", Namespace: "ns-2"}
 	tests := []struct {
 		name       string
 		f          planner.Filter
-		after      *index.Position
+		after      *object.Position
 		limit      int
 		wantCount  int
 		maxVisited int

@@ -1,7 +1,7 @@
 package planner
 
 import (
-	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // Matcher is a Filter prepared for testing objects one at a time, as the
@@ -14,7 +14,7 @@ type Matcher struct{ q query }
 func NewMatcher(f Filter) *Matcher { return &Matcher{q: compile(f)} }
 
 // Matches reports whether o satisfies every constraint of the filter.
-func (m *Matcher) Matches(o *index.Object) bool {
-	var r index.BodyReader
+func (m *Matcher) Matches(o *object.Object) bool {
+	var r object.BodyReader
 	return !m.q.nothing && m.q.matches(o, &r)
 }

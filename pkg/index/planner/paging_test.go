@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"math/rand/v2"
 	"slices"
@@ -57,7 +58,7 @@ func TestPagingConcurrentWrites(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	fleet := indextest.RandomFleet(r, 2000)
 	ix := index.New(index.Options{Retention: 1000})
-	stable := map[index.Key]bool{}
+	stable := map[object.Key]bool{}
 	for i, o := range fleet {
 		ix.Upsert(o)
 		if i%3 == 0 {
@@ -90,12 +91,12 @@ func TestPagingConcurrentWrites(t *testing.T) {
 	}
 }
 
-func checkPages(t *testing.T, got []*index.Object, want []string, stable map[index.Key]bool) {
+func checkPages(t *testing.T, got []*object.Object, want []string, stable map[object.Key]bool) {
 	t.Helper()
-	if !slices.IsSortedFunc(got, func(a, b *index.Object) int { return a.Position().Compare(b.Position()) }) {
+	if !slices.IsSortedFunc(got, func(a, b *object.Object) int { return a.Position().Compare(b.Position()) }) {
 		t.Error("pages out of order")
 	}
-	seen := map[index.Key]bool{}
+	seen := map[object.Key]bool{}
 	var gotStable []string
 	for _, o := range got {
 		if seen[o.Key()] {
@@ -121,7 +122,7 @@ func TestRandomWritesKeepIndexesConsistent(t *testing.T) {
 	for _, o := range fleet {
 		ix.Upsert(o)
 	}
-	c := &indextest.Churn{R: r, Stable: map[index.Key]bool{}}
+	c := &indextest.Churn{R: r, Stable: map[object.Key]bool{}}
 	for round := range indextest.Scale(10, 3) {
 		for range 500 {
 			c.Step(ix, fleet)
@@ -135,7 +136,7 @@ func TestRandomWritesKeepIndexesConsistent(t *testing.T) {
 		all := planner.List(ix, planner.Filter{}, nil, 0).Objects
 		for range 30 {
 			f := indextest.RandomFilter(t, r)
-			var want []*index.Object
+			var want []*object.Object
 			for _, o := range all {
 				if indextest.RefMatches(f, o) {
 					want = append(want, o)
@@ -160,7 +161,7 @@ func TestRandomWritesKeepIndexesConsistent(t *testing.T) {
 	n := 0
 	ix.Read(func(r index.Reader) {
 		n = r.All().Len() + r.Labels()
-		r.EachType(func(*index.Type) { n++ })
+		r.EachType(func(*object.Type) { n++ })
 	})
 	if n != 0 {
 		t.Errorf("%d objects, types or labels left", n)

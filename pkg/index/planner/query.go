@@ -3,6 +3,7 @@ package planner
 import (
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // Query is a Filter compiled for reading the index, for the reads built
@@ -27,14 +28,14 @@ func (q *Query) Resources() []string { return q.q.resources }
 
 // MatchesKind reports whether the filter's kinds select objects of t; true
 // when it names no kind.
-func (q *Query) MatchesKind(t *index.Type) bool {
+func (q *Query) MatchesKind(t *object.Type) bool {
 	return (q.q.kinds == nil && q.q.bareKinds == nil) || q.q.kindMatches(t)
 }
 
 // Each calls fn, with the read lock r stands for held, for every object
 // of r that matches q, visiting only the candidates of the cheapest plan;
 // fn must not call back into the index.
-func (q *Query) Each(r index.Reader, fn func(*index.Object)) {
+func (q *Query) Each(r index.Reader, fn func(*object.Object)) {
 	ix := snapshot{r}
 	if p := ix.planFor(&q.q); !p.none {
 		ix.each(&q.q, &p, fn)

@@ -3,6 +3,7 @@ package planner_test
 import (
 	"fmt"
 	"github.com/fleetcache/fleetcache/internal/indextest"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"os"
@@ -75,7 +76,7 @@ func splitComma(s string) []string {
 }
 
 func benchScale(b *testing.B, n int, compress bool) {
-	podType := &index.Type{Resource: "pods", GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}
+	podType := &object.Type{Resource: "pods", GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}
 	if compress {
 		podType.Codec = compact.NewCodec("pods", 0)
 	}
@@ -93,7 +94,7 @@ func benchScale(b *testing.B, n int, compress bool) {
 	// Objects are built in batches and then applied, so that the apply
 	// rate is the index's alone.
 	var applying time.Duration
-	batch := make([]*index.Object, 0, 10_000)
+	batch := make([]*object.Object, 0, 10_000)
 	flush := func() {
 		start := time.Now()
 		for _, o := range batch {
@@ -132,7 +133,7 @@ func benchScale(b *testing.B, n int, compress bool) {
 
 	// Modifications: a new resourceVersion and phase for Pods across the
 	// fleet, as status updates arrive.
-	mods := make([]*index.Object, 0, 20_000)
+	mods := make([]*object.Object, 0, 20_000)
 	for i := range cap(mods) {
 		c, j := i%scaleClusters, (i*7919)%perCluster
 		o := graphqltest.RealisticPod(podType, cluster(c), j, base)

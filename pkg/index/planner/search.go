@@ -2,13 +2,14 @@ package planner
 
 import (
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/postings"
 	"github.com/fleetcache/fleetcache/pkg/index/search"
 	"slices"
 )
 
 // searchMatches reports whether o matches the search q.
-func searchMatches(q search.Query, o *index.Object, r *index.BodyReader) bool {
+func searchMatches(q search.Query, o *object.Object, r *object.BodyReader) bool {
 	return q.Matches(func(fn func(string) bool) { index.EachSearchToken(o, r, fn) })
 }
 
@@ -38,13 +39,13 @@ func (ix snapshot) searchPostings(word string, limit int) (ps []*index.Posting, 
 	case len(ps) <= maxSearchSources:
 		return ps, len(ps) > 1, true
 	}
-	merged := make([]*index.Object, 0, size)
+	merged := make([]*object.Object, 0, size)
 	for _, p := range ps {
-		p.Ascend(nil, func(o *index.Object) bool {
+		p.Ascend(nil, func(o *object.Object) bool {
 			merged = append(merged, o)
 			return true
 		})
 	}
-	slices.SortFunc(merged, index.CompareObjects)
-	return []*index.Posting{postings.Sorted[*index.Object, index.PositionOrder](slices.Compact(merged))}, false, true
+	slices.SortFunc(merged, object.CompareObjects)
+	return []*index.Posting{postings.Sorted[*object.Object, index.PositionOrder](slices.Compact(merged))}, false, true
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"testing"
@@ -24,8 +25,8 @@ func mustSearch(t testing.TB, s string) search.Query {
 
 // searchFleet is objects with names, namespaces, labels, annotations and
 // images to search.
-func searchFleet() []*index.Object {
-	return []*index.Object{
+func searchFleet() []*object.Object {
+	return []*object.Object{
 		indextest.Obj("c1", indextest.PodType, "shop", "redis-0", indextest.WithLabels("app", "redis", "tier", "cache"),
 			indextest.WithRaw(`{"metadata":{"annotations":{"example.com/owner":"Team-Storage"}},"spec":{"containers":[{"image":"docker.io/library/redis:7.2"}]}}`)),
 		indextest.Obj("c1", indextest.PodType, "shop", "web-7d9f8c-abcde", indextest.WithLabels("app", "web"),

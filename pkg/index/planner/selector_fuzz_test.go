@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"slices"
 	"strings"
@@ -100,7 +101,7 @@ func FuzzSelector(f *testing.F) {
 		}
 		// Paging visits the same objects: pages of 2 end where List ends.
 		var paged []string
-		var after *index.Position
+		var after *object.Position
 		for range len(objs) + 1 {
 			page := planner.List(ix, filter, after, 2)
 			paged = append(paged, indextest.Keys(page.Objects)...)
@@ -120,7 +121,7 @@ func FuzzSelector(f *testing.F) {
 // scopeFilter returns the filter, without a selector, that the bits of
 // scope pick, and the plain reading of what it selects: bit 0 cluster c1,
 // bit 1 namespace ns0, bit 2 namespace ns too, bit 3 names containing "1".
-func scopeFilter(scope uint8) (planner.Filter, func(*index.Object) bool) {
+func scopeFilter(scope uint8) (planner.Filter, func(*object.Object) bool) {
 	var f planner.Filter
 	if scope&1 != 0 {
 		f.Clusters = []string{"c1"}
@@ -134,7 +135,7 @@ func scopeFilter(scope uint8) (planner.Filter, func(*index.Object) bool) {
 	if scope&8 != 0 {
 		f.NameContains = "1"
 	}
-	return f, func(o *index.Object) bool {
+	return f, func(o *object.Object) bool {
 		return (f.Clusters == nil || slices.Contains(f.Clusters, o.Cluster)) &&
 			(f.Namespaces == nil || slices.Contains(f.Namespaces, o.Namespace)) &&
 			strings.Contains(o.Name, f.NameContains)
@@ -145,7 +146,7 @@ func scopeFilter(scope uint8) (planner.Filter, func(*index.Object) bool) {
 // chooses. Each object takes a count byte, then a key byte and a value
 // byte per label; keys and values are those sel names plus a few others,
 // so labels both meet and miss its requirements.
-func fuzzObjects(sel labels.Selector, b []byte) []*index.Object {
+func fuzzObjects(sel labels.Selector, b []byte) []*object.Object {
 	keySet, valueSet := []string{"app", "other"}, []string{"", "web", "0", "10"}
 	reqs, _ := sel.Requirements()
 	for _, r := range reqs {
@@ -166,7 +167,7 @@ func fuzzObjects(sel labels.Selector, b []byte) []*index.Object {
 	for _, k := range keySet {
 		full[k] = valueSet[len(valueSet)-1]
 	}
-	objs := []*index.Object{indextest.Obj("c1", indextest.PodType, "ns", "bare"), indextest.Obj("c2", indextest.PodType, "ns", "full", indextest.WithLabels(pairs(full)...))}
+	objs := []*object.Object{indextest.Obj("c1", indextest.PodType, "ns", "bare"), indextest.Obj("c2", indextest.PodType, "ns", "full", indextest.WithLabels(pairs(full)...))}
 	for i := 0; len(b) > 0 && i < 30; i++ {
 		set := map[string]string{}
 		for range next() % 5 {

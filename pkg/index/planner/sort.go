@@ -11,21 +11,22 @@ import (
 	"sync/atomic"
 
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // SortedPosition is where a page of ListSorted ends: the sort values and
 // the Position of its last object. The next page starts strictly after it.
 type SortedPosition struct {
-	Values   []index.SortValue
-	Position index.Position
+	Values   []object.SortValue
+	Position object.Position
 }
 
 // SortValues returns o's values of keys: what ListSorted orders o by, and
 // what a SortedPosition after o holds.
-func SortValues(keys []SortKey, o *index.Object) []index.SortValue {
-	vs := make([]index.SortValue, len(keys))
+func SortValues(keys []SortKey, o *object.Object) []object.SortValue {
+	vs := make([]object.SortValue, len(keys))
 	for i, k := range keys {
-		vs[i] = index.SortValueOf(k.Path, o, nil).Owned()
+		vs[i] = object.SortValueOf(k.Path, o, nil).Owned()
 	}
 	return vs
 }
@@ -46,7 +47,7 @@ func SortValues(keys []SortKey, o *index.Object) []index.SortValue {
 // after after are kept.
 func ListSorted(ix *index.Index, fs []Filter, keys []SortKey, after *SortedPosition, limit int) (Page, error) {
 	if len(keys) == 0 {
-		var pos *index.Position
+		var pos *object.Position
 		if after != nil {
 			pos = &after.Position
 		}
@@ -89,7 +90,7 @@ func (ix snapshot) listSorted(qs []query, s *sorter) Page {
 	if candidates == 0 {
 		return page
 	}
-	var objs []*index.Object
+	var objs []*object.Object
 	walked := false
 	if oi := ix.ordered(qs, plans, s.keys[0].Path); oi != nil && s.need <= candidates {
 		// Walking visits about need objects per share of the index that
@@ -110,7 +111,7 @@ func (ix snapshot) listSorted(qs []query, s *sorter) Page {
 type sorter struct {
 	keys  []SortKey
 	after *SortedPosition
-	pivot *index.Object // after's Position
+	pivot *object.Object // after's Position
 	need  int
 	// workers is how many goroutines top reads with; 0 lets it
 	// choose.
@@ -118,14 +119,14 @@ type sorter struct {
 }
 
 // isAfter reports whether o, with its values vals, sorts after s.after.
-func (s *sorter) isAfter(vals []index.SortValue, o *index.Object) bool {
+func (s *sorter) isAfter(vals []object.SortValue, o *object.Object) bool {
 	return s.after == nil || compareSorted(s.keys, vals, o, s.after.Values, s.pivot) > 0
 }
 
 // sortedObject is an object with its sort values.
 type sortedObject struct {
-	vals []index.SortValue
-	o    *index.Object
+	vals []object.SortValue
+	o    *object.Object
 }
 
 // parallelTopMin is how many candidates make top share the reading
@@ -138,7 +139,7 @@ const parallelTopMin = 4096
 // GOMAXPROCS goroutines, each with its own BodyReader and its own best
 // s.need: decoding and reading the candidates' bytes is what a sort by an
 // unindexed path spends its time on.
-func (ix snapshot) top(qs []query, plans []plan, s *sorter) []*index.Object {
+func (ix snapshot) top(qs []query, plans []plan, s *sorter) []*object.Object {
 	var units []topUnit
 	candidates := 0
 	for i := range qs {
@@ -168,7 +169,7 @@ func (ix snapshot) top(qs []query, plans []plan, s *sorter) []*index.Object {
 	// others instead of making the whole read wait for it.
 	var next atomic.Int64
 	read := func(w int) {
-		var r index.BodyReader
+		var r object.BodyReader
 		for u := next.Add(1) - 1; u < int64(len(units)); u = next.Add(1) - 1 {
 			ix.topOf(units[u], s, heaps[w], &r)
 		}
@@ -196,7 +197,7 @@ func (ix snapshot) top(qs []query, plans []plan, s *sorter) []*index.Object {
 	if len(items) > s.need {
 		items = items[:s.need]
 	}
-	out := make([]*index.Object, len(items))
+	out := make([]*object.Object, len(items))
 	for i, x := range items {
 		out[i] = x.o
 	}
@@ -207,25 +208,25 @@ func (ix snapshot) top(qs []query, plans []plan, s *sorter) []*index.Object {
 type topUnit struct {
 	q *query
 	p *plan
-	r []index.Range
+	r []object.Range
 }
 
 // topOf reads the candidates of u into h, which keeps the best s.need,
 // decoding bodies with r.
-func (ix snapshot) topOf(u topUnit, s *sorter, h *sortHeap, r *index.BodyReader) {
+func (ix snapshot) topOf(u topUnit, s *sorter, h *sortHeap, r *object.BodyReader) {
 	p := *u.p
 	if p.ranges != nil {
 		p.ranges = u.r
 	}
-	scratch := make([]index.SortValue, len(s.keys))
-	ix.each(u.q, &p, func(o *index.Object) {
+	scratch := make([]object.SortValue, len(s.keys))
+	ix.each(u.q, &p, func(o *object.Object) {
 		for j, k := range s.keys {
-			scratch[j] = index.SortValueOf(k.Path, o, r)
+			scratch[j] = object.SortValueOf(k.Path, o, r)
 		}
 		switch {
 		case !s.isAfter(scratch, o):
 		case len(h.items) < s.need:
-			vals := make([]index.SortValue, len(scratch))
+			vals := make([]object.SortValue, len(scratch))
 			for j, v := range scratch {
 				vals[j] = v.Owned()
 			}
@@ -264,23 +265,23 @@ func (h *sortHeap) Pop() any {
 // first key, a group of objects with equal values at a time, from s.after,
 // until s.need objects match. It gives up, returning false, once it has
 // visited budget objects.
-func (ix snapshot) walkSorted(oi *index.OrderedIndex, qs []query, plans []plan, s *sorter, budget int) ([]*index.Object, bool) {
+func (ix snapshot) walkSorted(oi *index.OrderedIndex, qs []query, plans []plan, s *sorter, budget int) ([]*object.Object, bool) {
 	w := walk{ix: ix, qs: qs, plans: plans, s: s, budget: budget}
 	desc := s.keys[0].Desc
-	var g index.SortValue
+	var g object.SortValue
 	var ok bool
 	switch {
 	case s.after != nil:
-		g, ok = s.after.Values[0], s.after.Values[0].Kind != index.Absent
+		g, ok = s.after.Values[0], s.after.Values[0].Kind != object.Absent
 	case desc:
 		g, ok = oi.Max()
 	default:
 		g, ok = oi.Min()
 	}
 	for ok && len(w.out) < s.need && !w.aborted {
-		w.group(g, func(fn func(*index.Object) bool) {
-			var from *index.Object
-			if s.after != nil && index.CompareSortValues(g, s.after.Values[0]) == 0 && len(s.keys) == 1 {
+		w.group(g, func(fn func(*object.Object) bool) {
+			var from *object.Object
+			if s.after != nil && object.CompareSortValues(g, s.after.Values[0]) == 0 && len(s.keys) == 1 {
 				from = s.pivot // the objects of the group before the cursor need no visit
 			}
 			oi.AscendValue(g, from, fn)
@@ -292,9 +293,9 @@ func (ix snapshot) walkSorted(oi *index.OrderedIndex, qs []query, plans []plan, 
 		}
 	}
 	if len(w.out) < s.need && !w.aborted {
-		w.group(index.SortValue{}, func(fn func(*index.Object) bool) {
-			var from *index.Object
-			if s.after != nil && s.after.Values[0].Kind == index.Absent && len(s.keys) == 1 {
+		w.group(object.SortValue{}, func(fn func(*object.Object) bool) {
+			var from *object.Object
+			if s.after != nil && s.after.Values[0].Kind == object.Absent && len(s.keys) == 1 {
 				from = s.pivot
 			}
 			oi.AscendAbsent(from, fn)
@@ -319,19 +320,19 @@ type walk struct {
 	budget  int
 	visited int
 	aborted bool
-	out     []*index.Object
+	out     []*object.Object
 	buf     []sortedObject
-	bodies  index.BodyReader
+	bodies  object.BodyReader
 }
 
 // group reads the objects of one group, all with the first key's value
 // g, which each calls fn for in Position order. With one key that is
 // their order; with more, they are sorted by the other keys first.
-func (w *walk) group(g index.SortValue, each func(fn func(*index.Object) bool)) {
+func (w *walk) group(g object.SortValue, each func(fn func(*object.Object) bool)) {
 	s := w.s
 	single := len(s.keys) == 1
 	w.buf = w.buf[:0]
-	each(func(o *index.Object) bool {
+	each(func(o *object.Object) bool {
 		if w.visited++; w.visited > w.budget {
 			w.aborted = true
 			return false
@@ -340,16 +341,16 @@ func (w *walk) group(g index.SortValue, each func(fn func(*index.Object) bool)) 
 			return true
 		}
 		if single {
-			vals := [1]index.SortValue{g}
+			vals := [1]object.SortValue{g}
 			if s.isAfter(vals[:], o) {
 				w.out = append(w.out, o)
 			}
 			return len(w.out) < s.need
 		}
-		vals := make([]index.SortValue, len(s.keys))
+		vals := make([]object.SortValue, len(s.keys))
 		vals[0] = g
 		for i := 1; i < len(s.keys); i++ {
-			vals[i] = index.SortValueOf(s.keys[i].Path, o, &w.bodies).Owned()
+			vals[i] = object.SortValueOf(s.keys[i].Path, o, &w.bodies).Owned()
 		}
 		w.buf = append(w.buf, sortedObject{vals: vals, o: o})
 		return true
@@ -369,7 +370,7 @@ func (w *walk) group(g index.SortValue, each func(fn func(*index.Object) bool)) 
 }
 
 // matches reports whether o matches one of the queries.
-func (w *walk) matches(o *index.Object) bool {
+func (w *walk) matches(o *object.Object) bool {
 	for i := range w.qs {
 		if !w.plans[i].none && w.qs[i].matches(o, &w.bodies) {
 			return true

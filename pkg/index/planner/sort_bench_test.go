@@ -2,6 +2,7 @@ package planner_test
 
 import (
 	"fmt"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"runtime"
 	"slices"
@@ -24,7 +25,7 @@ import (
 // processor, so that both see the same machine.
 func BenchmarkSortUnindexed(b *testing.B) {
 	const size, clusters = 1_000_000, 10
-	podType := &index.Type{Resource: "pods", GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true,
+	podType := &object.Type{Resource: "pods", GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true,
 		Codec: compact.NewCodec("pods", 0)}
 	ix := index.New(index.Options{})
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"math/rand/v2"
 	"testing"
@@ -148,7 +149,7 @@ func TestSortedPagingUnderChurn(t *testing.T) {
 						c.Step(ix, fleet)
 					}
 				})
-				seen := map[index.Key]bool{}
+				seen := map[object.Key]bool{}
 				var gotStable []string
 				for i, o := range got {
 					if seen[o.Key()] {
@@ -179,19 +180,19 @@ func TestSortValues(t *testing.T) {
 	t0 := float64(o.Created.UnixMicro())
 	tests := []struct {
 		path string
-		want index.SortValue
+		want object.SortValue
 	}{
-		{"a.n", index.SortValue{Kind: index.Number, Num: 3.5}},
-		{"a.s", index.SortValue{Kind: index.String, Str: "x"}},
-		{"a.t", index.SortValue{Kind: index.Time, Num: t0}},
-		{"a.tn", index.SortValue{Kind: index.Time, Num: t0 + 123456}},
-		{"a.b", index.SortValue{Kind: index.String, Str: "true"}},
-		{"a.o", index.SortValue{Kind: index.String, Str: `{"k":1}`}},
-		{"a.z", index.SortValue{}},
-		{"a.missing", index.SortValue{}},
-		{"a.bad", index.SortValue{Kind: index.String, Str: "2026-13-02T03:04:05Z"}},
-		{"metadata.creationTimestamp", index.SortValue{Kind: index.Time, Num: t0}},
-		{"cluster", index.SortValue{Kind: index.String, Str: "c1"}},
+		{"a.n", object.SortValue{Kind: object.Number, Num: 3.5}},
+		{"a.s", object.SortValue{Kind: object.String, Str: "x"}},
+		{"a.t", object.SortValue{Kind: object.Time, Num: t0}},
+		{"a.tn", object.SortValue{Kind: object.Time, Num: t0 + 123456}},
+		{"a.b", object.SortValue{Kind: object.String, Str: "true"}},
+		{"a.o", object.SortValue{Kind: object.String, Str: `{"k":1}`}},
+		{"a.z", object.SortValue{}},
+		{"a.missing", object.SortValue{}},
+		{"a.bad", object.SortValue{Kind: object.String, Str: "2026-13-02T03:04:05Z"}},
+		{"metadata.creationTimestamp", object.SortValue{Kind: object.Time, Num: t0}},
+		{"cluster", object.SortValue{Kind: object.String, Str: "c1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
@@ -210,7 +211,7 @@ func TestListSortedRefuses(t *testing.T) {
 	if !errors.Is(err, planner.ErrSortPath) {
 		t.Errorf("a path across an array: got %v, want planner.ErrSortPath", err)
 	}
-	_, err = planner.ListSorted(ix, []planner.Filter{{}}, indextest.SortKeys(t, "a", "b"), &planner.SortedPosition{Values: []index.SortValue{{}}}, 10)
+	_, err = planner.ListSorted(ix, []planner.Filter{{}}, indextest.SortKeys(t, "a", "b"), &planner.SortedPosition{Values: []object.SortValue{{}}}, 10)
 	if err == nil {
 		t.Error("a position with one value for two keys: no error")
 	}
@@ -261,7 +262,7 @@ func TestListSortedUnion(t *testing.T) {
 			nonEmpty++
 		}
 		for _, limit := range []int{0, 4, 100} {
-			var got []*index.Object
+			var got []*object.Object
 			var after *planner.SortedPosition
 			for {
 				page, err := planner.ListSorted(ix, []planner.Filter{a, b}, sk, after, limit)

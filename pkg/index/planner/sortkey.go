@@ -3,8 +3,8 @@ package planner
 import (
 	"errors"
 	"fmt"
-	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // SortKey is one key of a sort: the value at a path, ascending or
@@ -31,28 +31,28 @@ func CheckSort(keys []SortKey) error {
 
 // compareValues orders two values of a key: absent ones last, in either
 // direction.
-func compareValues(a, b index.SortValue, desc bool) int {
+func compareValues(a, b object.SortValue, desc bool) int {
 	switch {
-	case a.Kind == index.Absent && b.Kind == index.Absent:
+	case a.Kind == object.Absent && b.Kind == object.Absent:
 		return 0
-	case a.Kind == index.Absent:
+	case a.Kind == object.Absent:
 		return 1
-	case b.Kind == index.Absent:
+	case b.Kind == object.Absent:
 		return -1
 	case desc:
-		return index.CompareSortValues(b, a)
+		return object.CompareSortValues(b, a)
 	default:
-		return index.CompareSortValues(a, b)
+		return object.CompareSortValues(a, b)
 	}
 }
 
 // compareSorted orders two objects with their values of keys: by each key,
 // then by Position.
-func compareSorted(keys []SortKey, va []index.SortValue, a *index.Object, vb []index.SortValue, b *index.Object) int {
+func compareSorted(keys []SortKey, va []object.SortValue, a *object.Object, vb []object.SortValue, b *object.Object) int {
 	for i, k := range keys {
 		if c := compareValues(va[i], vb[i], k.Desc); c != 0 {
 			return c
 		}
 	}
-	return index.CompareObjects(a, b)
+	return object.CompareObjects(a, b)
 }

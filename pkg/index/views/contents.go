@@ -2,6 +2,7 @@ package views
 
 import (
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"maps"
 	"slices"
@@ -44,7 +45,7 @@ func contents(r index.Reader, q *planner.Query) []Contents {
 	}
 	namespaced := map[string]bool{}
 	wanted := map[string]bool{}
-	r.EachType(func(t *index.Type) {
+	r.EachType(func(t *object.Type) {
 		namespaced[t.Resource] = t.Namespaced
 		if (q.Resources() == nil || slices.Contains(q.Resources(), t.Resource)) && q.MatchesKind(t) {
 			wanted[t.Resource] = true

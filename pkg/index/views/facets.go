@@ -3,6 +3,7 @@ package views
 import (
 	"cmp"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"slices"
 	"strings"
@@ -62,7 +63,7 @@ func FacetsUnion(ix *index.Index, fs []planner.Filter, by FacetBy) []Facet {
 		qs[i] = planner.Compile(f)
 	}
 	counts := map[string]int{}
-	count := func(o *index.Object) {
+	count := func(o *object.Object) {
 		if v, ok := facetValue(o, by); ok {
 			counts[v]++
 		}
@@ -74,8 +75,8 @@ func FacetsUnion(ix *index.Index, fs []planner.Filter, by FacetBy) []Facet {
 	read := map[string]*int{}
 	if by.Key == FacetField {
 		var seen []string // the values of one object
-		var r index.BodyReader
-		count = func(o *index.Object) {
+		var r object.BodyReader
+		count = func(o *object.Object) {
 			seen = seen[:0]
 			by.Field.EachIn(r.DocFor(by.Field, o), func(v fieldpath.Value) bool {
 				s, ok := index.IndexedValue(v)
@@ -120,7 +121,7 @@ func FacetsUnion(ix *index.Index, fs []planner.Filter, by FacetBy) []Facet {
 	return out
 }
 
-func facetValue(o *index.Object, by FacetBy) (string, bool) {
+func facetValue(o *object.Object, by FacetBy) (string, bool) {
 	switch by.Key {
 	case FacetCluster:
 		return o.Cluster, true

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"testing"
@@ -15,7 +16,7 @@ import (
 
 func facetFixture() *index.Index {
 	ix := index.New(index.Options{})
-	for _, o := range []*index.Object{
+	for _, o := range []*object.Object{
 		indextest.Obj("c1", indextest.PodType, "a", "p1", indextest.WithLabels("app", "web", "tier", "fe")),
 		indextest.Obj("c1", indextest.PodType, "a", "p2", indextest.WithLabels("app", "web")),
 		indextest.Obj("c1", indextest.ConfigMapType, "b", "cm", indextest.WithLabels("app", "db")),
@@ -100,7 +101,7 @@ func TestLabelFacetsFromPostings(t *testing.T) {
 		ix.Upsert(indextest.Obj(fmt.Sprintf("c%d", i%3), indextest.PodType, fmt.Sprintf("ns%d", i%7), fmt.Sprintf("p%d", i),
 			indextest.WithLabels("app", fmt.Sprintf("a%d", i%5), "tier", []string{"fe", "be"}[i%2])))
 	}
-	ix.Delete(index.Key{Cluster: "c0", Resource: "pods", Namespace: "ns0", Name: "p0"})
+	ix.Delete(object.Key{Cluster: "c0", Resource: "pods", Namespace: "ns0", Name: "p0"})
 	for _, key := range []string{"app", "tier", "none"} {
 		want := map[string]int{}
 		for _, o := range planner.List(ix, planner.Filter{}, nil, 0).Objects {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"testing"
@@ -43,7 +44,7 @@ func TestUnion(t *testing.T) {
 		}
 	}
 	var got []string
-	var after *index.Position
+	var after *object.Position
 	for pages := 0; ; pages++ {
 		p := planner.ListUnion(ix, union, after, 4)
 		got = append(got, indextest.Keys(p.Objects)...)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/feed"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 )
 
@@ -18,7 +19,7 @@ type View struct{ ix *index.Index }
 func Of(ix *index.Index) View { return View{ix: ix} }
 
 // ListUnion is planner.ListUnion of the index.
-func (v View) ListUnion(fs []planner.Filter, after *index.Position, limit int) planner.Page {
+func (v View) ListUnion(fs []planner.Filter, after *object.Position, limit int) planner.Page {
 	return planner.ListUnion(v.ix, fs, after, limit)
 }
 
@@ -40,7 +41,7 @@ func (v View) Contents(f planner.Filter) []Contents { return ContentsOf(v.ix, f)
 func (v View) Namespaces(cluster string) []string { return v.ix.Namespaces(cluster) }
 
 // Lookup is Index.Lookup.
-func (v View) Lookup(cluster, namespace, name string) []*index.Object {
+func (v View) Lookup(cluster, namespace, name string) []*object.Object {
 	return v.ix.Lookup(cluster, namespace, name)
 }
 
@@ -51,7 +52,7 @@ func (v View) Epoch() string { return v.ix.Epoch() }
 func (v View) Revision() uint64 { return v.ix.Revision() }
 
 // Events is Index.Events.
-func (v View) Events(after uint64, limit int) ([]feed.Event[*index.Object], error) {
+func (v View) Events(after uint64, limit int) ([]feed.Event[*object.Object], error) {
 	return v.ix.Events(after, limit)
 }
 

@@ -1,4 +1,4 @@
-package index
+package object
 
 import (
 	"encoding/binary"
@@ -40,7 +40,7 @@ type Type struct {
 	// beside its body, as Object.Projected returns them, so that a page
 	// showing them (Resource.field) decodes and parses no body: about
 	// 1.5 µs per path and object otherwise. pkg/informers sets them to the
-	// paths the index has secondary indexes on (Index.IndexedPaths), before
+	// paths the index has secondary indexes on (index.Index.IndexedPaths), before
 	// any object points at the type.
 	Projected []fieldpath.Path
 }
@@ -231,7 +231,7 @@ func (o *Object) Projected(p fieldpath.Path) ([]byte, bool) {
 // buffers instead (BodyReader).
 //
 // An object stored without its body (the memory budget, see
-// Options.MemoryBudget) reads as its metadata: apiVersion, kind, and the
+// index.Options.MemoryBudget) reads as its metadata: apiVersion, kind, and the
 // name, namespace, UID, resourceVersion, creation time, labels and owner
 // references the index holds.
 func (o *Object) Raw() []byte {
@@ -253,12 +253,62 @@ func (o *Object) Raw() []byte {
 func (o *Object) Compressed() bool { return o.body.Compressed() }
 
 // MetadataOnly reports whether the object is stored without its body, as
-// the memory budget decided (see Options.MemoryBudget): Raw holds its
+// the memory budget decided (see index.Options.MemoryBudget): Raw holds its
 // metadata only, and paths outside it have no value.
 func (o *Object) MetadataOnly() bool { return o.body.Dropped() }
 
 // BodySize is how many bytes the object's stored body takes.
 func (o *Object) BodySize() int { return len(o.body) }
+
+// StoredSize is how many bytes the object's stored body and its projected
+// values take: what a memory budget charges for them.
+func (o *Object) StoredSize() int { return len(o.body) + len(o.projected) }
+
+// DropBody stores o without its body and its projected values, keeping
+// its metadata (MetadataOnly), as the memory budget of an index decides:
+// only before o is shared with any reader of bodies.
+func (o *Object) DropBody() {
+	o.body, o.specAt, o.statusAt = compact.Dropped, 0, 0
+	// The identity shared its allocation with the values (project).
+	o.setIdentity("")
+}
+
+// metadataJSON is the JSON of an object whose body the memory budget
+// dropped (DropBody): what the index holds of it.
+func metadataJSON(o *Object) []byte {
+	type owner struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Name       string `json:"name"`
+		UID        string `json:"uid"`
+		Controller bool   `json:"controller,omitempty"`
+	}
+	type meta struct {
+		Name              string            `json:"name"`
+		Namespace         string            `json:"namespace,omitempty"`
+		UID               string            `json:"uid,omitempty"`
+		ResourceVersion   string            `json:"resourceVersion,omitempty"`
+		CreationTimestamp string            `json:"creationTimestamp,omitempty"`
+		Labels            map[string]string `json:"labels,omitempty"`
+		OwnerReferences   []owner           `json:"ownerReferences,omitempty"`
+	}
+	m := meta{Name: o.Name, Namespace: o.Namespace, UID: string(o.UID), ResourceVersion: o.ResourceVersion}
+	if !o.Created.IsZero() {
+		m.CreationTimestamp = o.Created.UTC().Format(time.RFC3339)
+	}
+	if len(o.Labels) > 0 {
+		m.Labels = o.Labels.Map()
+	}
+	for _, r := range o.Owners {
+		m.OwnerReferences = append(m.OwnerReferences, owner{r.APIVersion, r.Kind, r.Name, string(r.UID), r.Controller})
+	}
+	raw, _ := json.Marshal(struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   meta   `json:"metadata"`
+	}{o.Type.APIVersion(), o.Type.Kind, m}) // cannot fail: strings, maps of strings
+	return raw
+}
 
 // Doc returns the object as paths read it (see fieldpath.Doc). For a
 // compressed body it decodes a copy of the JSON.
@@ -352,6 +402,16 @@ func (r *BodyReader) decode(o *Object, status bool) []byte {
 // Key returns the object's key in the global index.
 func (o *Object) Key() Key {
 	return Key{Cluster: o.Cluster, Resource: o.Type.Resource, Namespace: o.Namespace, Name: o.Name}
+}
+
+// HasOwner reports whether o has an owner reference with this UID.
+func (o *Object) HasOwner(uid types.UID) bool {
+	for _, r := range o.Owners {
+		if r.UID == uid {
+			return true
+		}
+	}
+	return false
 }
 
 // GetObjectMeta lets client-go's stores and key functions (meta.Accessor)

@@ -1,15 +1,14 @@
-package index_test
+package object_test
 
 import (
 	"fmt"
-	"github.com/fleetcache/fleetcache/internal/indextest"
-	"github.com/fleetcache/fleetcache/pkg/index"
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"testing"
 
+	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // TestStatusApart checks that a compressed body keeps status apart, so
@@ -24,7 +23,7 @@ func TestStatusApart(t *testing.T) {
 			continue
 		}
 		compressed++
-		if got, want := index.StatusApart(o); got != want || want == 0 {
+		if got, want := object.StatusApart(o); got != want || want == 0 {
 			t.Fatalf("object %d is stored in parts at %d, its status begins at %d", i, got, want)
 		}
 	}
@@ -39,7 +38,7 @@ func TestStatusApart(t *testing.T) {
 func TestRawConcurrently(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	ty := indextest.CompressedTwin(indextest.PodType, r)
-	objs := make([]*index.Object, 600)
+	objs := make([]*object.Object, 600)
 	raws := make([]string, len(objs))
 	for i := range objs {
 		raws[i] = indextest.RandomFieldRaw(r)
@@ -62,8 +61,9 @@ func TestRawConcurrently(t *testing.T) {
 
 // TestProjected: the values of a type's Projected paths, kept beside the
 // body, are what the body holds at those paths, for plain and compressed
-// bodies, scalars, arrays and absent values; other paths, and objects
-// stored without their body, have none.
+// bodies, scalars, arrays and absent values; other paths have none
+// (TestProjectedMetadataOnly in package index: nor have objects stored
+// without their body).
 func TestProjected(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 7))
 	projected := indextest.Paths("status.phase", "spec.nodeName", "spec.containers[].image", "status.n", "metadata.name")
@@ -88,16 +88,4 @@ func TestProjected(t *testing.T) {
 		}
 	}
 
-	// The memory budget keeps metadata only: no values beside it either.
-	ty := *indextest.PodType
-	ty.Projected = projected
-	ix := index.New(index.Options{MemoryBudget: 2 * index.ObjectOverhead})
-	o := indextest.Obj("c1", &ty, "ns", "p", indextest.WithRaw(`{"metadata":{"name":"p"},"spec":{"data":"`+strings.Repeat("a", index.ObjectOverhead)+`"},"status":{"phase":"Running"}}`))
-	ix.Upsert(o)
-	if got := ix.Get(o.Key()); got == nil || !got.MetadataOnly() {
-		t.Fatalf("a budget of two objects' overhead kept %+v", got)
-	}
-	if v, ok := ix.Get(o.Key()).Projected(fieldpath.MustParse("status.phase")); ok {
-		t.Errorf("a metadata-only object has status.phase %q", v)
-	}
 }

@@ -1,4 +1,4 @@
-package index
+package object
 
 import (
 	"cmp"
@@ -71,21 +71,11 @@ func SortValueOf(p fieldpath.Path, o *Object, r *BodyReader) SortValue {
 	return v
 }
 
-// owned returns v with a String's text copied, so that it no longer
+// Owned returns v with a String's text copied, so that it no longer
 // points into a decoded body.
 func (v SortValue) Owned() SortValue {
 	if v.Kind == String {
 		v.Str = strings.Clone(v.Str)
-	}
-	return v
-}
-
-// interned is owned for the values an ordered index keeps: the values at
-// a configured path repeat across objects (phases, node names), so each
-// distinct one is held once.
-func (v SortValue) interned() SortValue {
-	if v.Kind == String {
-		v.Str = intern(v.Str)
 	}
 	return v
 }
