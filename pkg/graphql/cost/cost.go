@@ -64,15 +64,7 @@ type walker struct {
 // whether it holds for any variables; or ErrTooManyFields. An operation
 // of a type the schema does not have costs 0 (the engine refuses it).
 func Compute(schema *graphql.Schema, doc *ast.Document, op *ast.OperationDefinition, vars map[string]any, opts Options) (n int, static bool, err error) {
-	var root *graphql.Object
-	switch op.Operation {
-	case ast.OperationTypeQuery:
-		root = schema.QueryType()
-	case ast.OperationTypeMutation:
-		root = schema.MutationType()
-	case ast.OperationTypeSubscription:
-		root = schema.SubscriptionType()
-	}
+	root := document.RootType(schema, op)
 	if root == nil {
 		return 0, true, nil
 	}

@@ -14,9 +14,10 @@
 // limits (Depth measures it, fragments expanded). Errors that graphql-go's
 // parser should have reported wrap ErrSyntax.
 //
-// Fragments, CollectFields and ResponseKey walk an operation's selections
-// with its fragments expanded: CollectFields is GraphQL's field collection,
-// with a Selector that decides which directives and type conditions hold.
+// RootType, Fragments, CollectFields and ResponseKey walk an operation's
+// selections with its fragments expanded: CollectFields is GraphQL's field
+// collection, with a Selector that decides which directives and type
+// conditions hold.
 // The executor's plans (pkg/graphql/execute) collect with the request's
 // variables and each object's type; the cost (pkg/graphql/cost) collects
 // every selection, an upper bound for any variables.

@@ -1,6 +1,23 @@
 package document
 
-import "github.com/graphql-go/graphql/language/ast"
+import (
+	"github.com/graphql-go/graphql"
+	"github.com/graphql-go/graphql/language/ast"
+)
+
+// RootType returns the object type of schema that op, a query, mutation
+// or subscription, selects fields of; nil when the schema has none.
+func RootType(schema *graphql.Schema, op *ast.OperationDefinition) *graphql.Object {
+	switch op.Operation {
+	case ast.OperationTypeQuery:
+		return schema.QueryType()
+	case ast.OperationTypeMutation:
+		return schema.MutationType()
+	case ast.OperationTypeSubscription:
+		return schema.SubscriptionType()
+	}
+	return nil
+}
 
 // Fragments returns the fragment definitions of doc, by name.
 func Fragments(doc *ast.Document) map[string]*ast.FragmentDefinition {

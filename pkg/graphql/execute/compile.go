@@ -79,15 +79,7 @@ type compiler struct {
 // given). writers, which may be nil, gives the leaf fields written without
 // their resolvers.
 func Compile(schema *graphql.Schema, doc *ast.Document, op *ast.OperationDefinition, vars map[string]any, writers Writers) (*Plan, bool, error) {
-	var root *graphql.Object
-	switch op.Operation {
-	case ast.OperationTypeQuery:
-		root = schema.QueryType()
-	case ast.OperationTypeMutation:
-		root = schema.MutationType()
-	case ast.OperationTypeSubscription:
-		root = schema.SubscriptionType()
-	}
+	root := document.RootType(schema, op)
 	if root == nil {
 		return nil, false, errors.New("the schema has no " + op.Operation + " type")
 	}
