@@ -87,7 +87,12 @@ func (c *Ingester) startDeadline(run *typeRun) {
 		return
 	}
 	t := run.t
+	// The callback is the run's, awaited with its goroutines (run.wg):
+	// it counts from now until it returns, or until a Stop keeps it from
+	// running (stopDeadlineLocked).
+	run.wg.Add(1)
 	run.deadline = time.AfterFunc(c.opts.SyncTimeout, func() {
+		defer run.wg.Done()
 		// Queued under run.mu, as markSynced queues its report: the error
 		// never reaches health after the sync that makes it wrong.
 		run.mu.Lock()

@@ -285,6 +285,15 @@ func (r *typeRun) isInterrupted() bool {
 	return r.interrupted
 }
 
+// stopDeadlineLocked stops the run's sync deadline. A deadline stopped
+// before it fired will not run its callback, which is no longer awaited
+// (run.wg); one that fired is awaited until its callback returns.
+func (r *typeRun) stopDeadlineLocked() {
+	if r.deadline != nil && r.deadline.Stop() {
+		r.wg.Done()
+	}
+}
+
 // markSynced records the run synced, unless it was interrupted, and then
 // runs report (see runReports).
 func (r *typeRun) markSynced(report func()) bool {
@@ -294,9 +303,7 @@ func (r *typeRun) markSynced(report func()) bool {
 		return false
 	}
 	r.isSynced = true
-	if r.deadline != nil {
-		r.deadline.Stop()
-	}
+	r.stopDeadlineLocked()
 	r.reports = append(r.reports, report)
 	r.mu.Unlock()
 	r.runReports()
@@ -671,9 +678,7 @@ func (c *Ingester) startRun(ctx context.Context, t *object.Type) (*typeRun, erro
 		defer c.releaseSlot(run)
 		defer func() {
 			run.mu.Lock()
-			if run.deadline != nil {
-				run.deadline.Stop()
-			}
+			run.stopDeadlineLocked()
 			run.mu.Unlock()
 		}()
 		run.reflector.RunWithContext(ctx)

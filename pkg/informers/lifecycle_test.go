@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // TestRunReportsOutsideItsLock checks that a run's reports of freshness
@@ -124,4 +126,37 @@ func TestProberStart(t *testing.T) {
 	if err := p.Start(t.Context()); err == nil {
 		t.Error("a second Start = nil, want an error")
 	}
+}
+
+// TestSyncDeadlineIsTheRuns checks that a run's sync deadline is awaited
+// with the run's goroutines: a deadline that fired is waited for until it
+// has reported, and one stopped by the sync is not waited for at all.
+func TestSyncDeadlineIsTheRuns(t *testing.T) {
+	ix := index.New(index.Options{})
+	tracker := health.NewTracker(ix, health.Options{})
+	c := &Ingester{name: "c1", health: tracker, gate: newListGate(1), opts: Options{SyncTimeout: time.Millisecond}}
+	tracker.AddCluster("c1")
+	pods := &object.Type{Resource: "pods", Kind: "Pod"}
+	t.Run("fired", func(t *testing.T) {
+		run := &typeRun{t: pods, ctx: t.Context()}
+		c.startDeadline(run)
+		run.wg.Wait()
+		st, _ := tracker.Cluster("c1")
+		if len(st.Resources) != 1 || !strings.Contains(st.Resources[0].LastError, "not synced") {
+			t.Fatalf("after the run's wait, health holds %+v: want the deadline's error reported", st.Resources)
+		}
+	})
+	t.Run("stopped by the sync", func(t *testing.T) {
+		c.opts.SyncTimeout = time.Hour
+		run := &typeRun{t: pods, ctx: t.Context()}
+		c.startDeadline(run)
+		run.markSynced(func() {})
+		done := make(chan struct{})
+		go func() { run.wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the run still waits for a deadline its sync stopped")
+		}
+	})
 }
