@@ -270,7 +270,8 @@ func (w *writer) complete(t graphql.Type, v any, parent *graphql.Object, f *Fiel
 // null writes null, or fails in a non-null position.
 func (w *writer) null(nonNull bool, parent *graphql.Object, f *Field) (bool, error) {
 	if nonNull {
-		return false, fmt.Errorf("Cannot return null for non-nullable field %v.%v.", parent, f.Name) //nolint:staticcheck // graphql-go's message
+		//lint:ignore ST1005 graphql-go's message, word for word: answers keep it
+		return false, fmt.Errorf("Cannot return null for non-nullable field %v.%v.", parent, f.Name)
 	}
 	w.buf = append(w.buf, "null"...)
 	return true, nil
@@ -279,7 +280,8 @@ func (w *writer) null(nonNull bool, parent *graphql.Object, f *Field) (bool, err
 // objectValue writes v, a value of t, with the fields p selects.
 func (w *writer) objectValue(t *graphql.Object, p *Plan, v any, parent *graphql.Object, f *Field) error {
 	if t.IsTypeOf != nil && !t.IsTypeOf(graphql.IsTypeOfParams{Value: v, Info: w.info(parent, f), Context: w.ctx}) {
-		return fmt.Errorf(`Expected value of type "%v" but got: %T.`, t, v) //nolint:staticcheck // graphql-go's message
+		//lint:ignore ST1005 graphql-go's message, word for word: answers keep it
+		return fmt.Errorf(`Expected value of type "%v" but got: %T.`, t, v)
 	}
 	return w.object(p, v, nil)
 }
@@ -310,10 +312,12 @@ func (w *writer) runtimeType(t graphql.Abstract, v any, parent *graphql.Object, 
 		}
 	}
 	if rt == nil {
-		return nil, fmt.Errorf(`Abstract type %v must resolve to an Object type at runtime for field %v.%v with value "%v", received "%v".`, t, parent, f.Name, v, rt) //nolint:staticcheck // graphql-go's message
+		//lint:ignore ST1005 graphql-go's message, word for word: answers keep it
+		return nil, fmt.Errorf(`Abstract type %v must resolve to an Object type at runtime for field %v.%v with value "%v", received "%v".`, t, parent, f.Name, v, rt)
 	}
 	if !schema.IsPossibleType(t, rt) {
-		return nil, fmt.Errorf(`Runtime Object type "%v" is not a possible type for "%v".`, rt, t) //nolint:staticcheck // graphql-go's message
+		//lint:ignore ST1005 graphql-go's message, word for word: answers keep it
+		return nil, fmt.Errorf(`Runtime Object type "%v" is not a possible type for "%v".`, rt, t)
 	}
 	return rt, nil
 }
@@ -336,7 +340,8 @@ func (w *writer) list(item graphql.Type, v any, parent *graphql.Object, f *Field
 		rv = rv.Elem()
 	}
 	if rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array {
-		return fmt.Errorf("User Error: expected iterable, but did not find one for field %v.%v.", parent, f.Name) //nolint:staticcheck // graphql-go's message
+		//lint:ignore ST1005 graphql-go's message, word for word: answers keep it
+		return fmt.Errorf("User Error: expected iterable, but did not find one for field %v.%v.", parent, f.Name)
 	}
 	for i := range rv.Len() {
 		if err := w.item(i, item, rv.Index(i).Interface(), parent, f); err != nil {
