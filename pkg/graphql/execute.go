@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"runtime/debug"
 	"sync"
 
 	"github.com/graphql-go/graphql"
@@ -177,7 +178,7 @@ func probingVariables(fn graphql.FieldResolveFn) graphql.FieldResolveFn {
 func (s *Server) run(ctx context.Context, op *ast.OperationDefinition, p *execute.Plan, root any, args map[string]map[string]any) (res *Result) {
 	defer func() {
 		if r := recover(); r != nil {
-			res = s.internal(op, &execute.PanicError{Value: r})
+			res = s.internal(op, &execute.PanicError{Value: r, Stack: debug.Stack()})
 		}
 	}()
 	const prefix = `{"data":`
@@ -215,9 +216,15 @@ func (s *Server) classify(op *ast.OperationDefinition, e gqlerrors.FormattedErro
 }
 
 // internal is the result of an execution that failed as a whole: the
-// executor panicked.
-func (s *Server) internal(op *ast.OperationDefinition, pe *execute.PanicError) *Result {
-	s.opts.Logger.Error(pe, "GraphQL execution panicked", "operation", operationName(op), "panic", pe.Value)
+// executor panicked (a *execute.PanicError) or could not plan a validated
+// operation. It is logged at error level with the operation's name.
+func (s *Server) internal(op *ast.OperationDefinition, err error) *Result {
+	kv := []any{"operation", operationName(op)}
+	var pe *execute.PanicError
+	if errors.As(err, &pe) {
+		kv = append(kv, "panic", pe.Value, "stack", string(pe.Stack))
+	}
+	s.opts.Logger.Error(err, "GraphQL execution failed as a whole", kv...)
 	return &Result{Executed: true, Errors: []gqlerrors.FormattedError{formatted(CodeInternal, errors.New("internal error"))}}
 }
 

@@ -461,7 +461,7 @@ func (s *Server) execute(ctx context.Context, doc *parsedDocument, op *ast.Opera
 	}
 	p, err := s.planFor(doc, op, coerced)
 	if err != nil {
-		return s.internal(op, &execute.PanicError{Value: err})
+		return s.internal(op, fmt.Errorf("plan: %w", err))
 	}
 	return s.runWithin(ctx, op, p, rootArgs(op, p, coerced))
 }

@@ -169,7 +169,7 @@ func (s *Server) subscribe(ctx context.Context, req Request, d *parsedDocument, 
 	}
 	p, err := s.planFor(d, op, coerced)
 	if err != nil {
-		return nil, s.internal(op, &execute.PanicError{Value: err})
+		return nil, s.internal(op, fmt.Errorf("plan: %w", err))
 	}
 	if len(p.Fields) == 0 {
 		return nil, errorResult(CodeValidationFailed, errors.New("the subscription's field is skipped"))
