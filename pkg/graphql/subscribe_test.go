@@ -280,7 +280,11 @@ func TestResumeWithSince(t *testing.T) {
 func TestHandoffUnderLoad(t *testing.T) {
 	ix := index.New(index.Options{})
 	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{Fanout: fanout.Options{Buffer: 100000}})
-	const changes = 3000
+	// Under -short (make test-unit), a third of the changes and followers.
+	changes, followers := 3000, 30
+	if testing.Short() {
+		changes, followers = 1000, 10
+	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		r := rand.New(rand.NewPCG(1, 1))
@@ -302,7 +306,7 @@ func TestHandoffUnderLoad(t *testing.T) {
 		start uint64 // since, or 0 for a follower without since
 	}
 	var fs []follower
-	for i := range 30 {
+	for i := range followers {
 		vars := map[string]any{"filter": map[string]any{"labelSelector": "app=web"}}
 		start := uint64(0)
 		if cur := ix.Revision(); i%2 == 1 && cur > 0 {

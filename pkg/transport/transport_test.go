@@ -374,7 +374,10 @@ func expectDropped(t *testing.T, s *testServer, stop func() error) {
 // they were. The first round warms up what the runtime keeps for reuse
 // (goroutine descriptors, pools); the second is measured.
 func TestDroppedSubscriptions(t *testing.T) {
-	const conns, perConn, streams = 100, 10, 100
+	conns, perConn, streams := 100, 10, 100
+	if testing.Short() { // make test-unit: a third of the connections and streams
+		conns, streams = 30, 30
+	}
 	ix := index.New(index.Options{})
 	for i := range 100 {
 		ix.Upsert(version(t, "c1", "ns", fmt.Sprintf("cm-%03d", i), "1", map[string]string{"app": strconv.Itoa(i % perConn)}))
