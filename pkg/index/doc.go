@@ -13,12 +13,16 @@
 // (Options.MemoryBudget, budget.go) stores objects without their body, or
 // refuses them, as the index grows.
 //
-// Every change updates the secondary indexes, each a Posting (an ordered
-// set in Position order, package postings) per value: kind, resource,
-// label key=value, label key, owner UID, the search tokens of an object
-// (tokens.go, package search), and the values at configured paths
-// (Options.Indexes, fieldindex.go, a FieldIndex per resource and path),
-// beside per-cluster counts by resource and namespace (ClusterCounts).
+// Every object has a dense id (ids.go), handed out again after a delete,
+// kept beside it in the primary order. Every change updates the secondary
+// indexes, each a Posting (a set of ids: a sorted slice while small, a
+// roaring bitmap once it grows, package postings) per value: cluster,
+// namespace name, kind, resource, label key and value, label key, owner
+// UID, the search tokens of an object (tokens.go, package search), and
+// the values at configured paths (Options.Indexes, fieldindex.go, a
+// FieldIndex per resource and path), beside per-cluster counts by
+// resource and namespace (ClusterCounts). A modification keeps the id,
+// so only the postings whose membership changes are written.
 // OrderedIndexes keep objects in order of an object.SortValue
 // (ordered.go): one of metadata.creationTimestamp, and one per configured
 // path that does not cross an array.

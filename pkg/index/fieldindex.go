@@ -2,6 +2,8 @@ package index
 
 import (
 	"maps"
+
+	"github.com/google/btree"
 	"math"
 	"slices"
 	"strconv"
@@ -88,7 +90,7 @@ func (fi *FieldIndex) EachValue(fn func(v string, p *Posting)) {
 // the path crosses an array.
 func (fi *FieldIndex) Ordered() *OrderedIndex { return fi.ordered }
 
-func newFieldIndexes(indexes map[string][]fieldpath.Path) fieldIndexes {
+func newFieldIndexes(indexes map[string][]fieldpath.Path, fl *btree.FreeListG[*object.Object]) fieldIndexes {
 	fx := fieldIndexes{byResource: map[string][]*FieldIndex{}, kinds: map[string]map[string]int{}}
 	for r, paths := range indexes {
 		var fis []*FieldIndex
@@ -100,7 +102,7 @@ func newFieldIndexes(indexes map[string][]fieldpath.Path) fieldIndexes {
 			}
 			fi := &FieldIndex{path: p, values: map[string]*Posting{}}
 			if !p.Crosses() {
-				fi.ordered = newOrderedIndex(p)
+				fi.ordered = newOrderedIndex(p, fl)
 			}
 			fis = append(fis, fi)
 		}
@@ -152,7 +154,7 @@ func fieldValues(path fieldpath.Path, o *object.Object, r *object.BodyReader, ds
 
 // indexFieldsLocked adds o, of kind kindName, to the postings of its
 // values; insertLocked calls it.
-func (ix *Index) indexFieldsLocked(o *object.Object, kindName string) {
+func (ix *Index) indexFieldsLocked(o *object.Object, id uint32, kindName string) {
 	kinds := ix.fields.kinds[o.Type.Resource]
 	if kinds == nil {
 		kinds = map[string]int{}
@@ -162,17 +164,17 @@ func (ix *Index) indexFieldsLocked(o *object.Object, kindName string) {
 	var buf [4]string
 	for _, fi := range ix.fields.byResource[o.Type.Resource] {
 		for _, v := range fieldValues(fi.path, o, &ix.bodies, buf[:0]) {
-			fi.postingLocked(v).Put(o, ix.freelist)
+			fi.postingLocked(v).Add(id)
 		}
 		if fi.ordered != nil {
-			fi.ordered.put(o, ix.freelist, &ix.bodies)
+			fi.ordered.put(o, &ix.bodies)
 		}
 	}
 }
 
 // unindexFieldsLocked removes o, of kind kindName, from the postings of
 // its values; removeLocked calls it.
-func (ix *Index) unindexFieldsLocked(o *object.Object, kindName string) {
+func (ix *Index) unindexFieldsLocked(o *object.Object, id uint32, kindName string) {
 	kinds := ix.fields.kinds[o.Type.Resource]
 	decrement(kinds, kindName)
 	if len(kinds) == 0 {
@@ -181,7 +183,7 @@ func (ix *Index) unindexFieldsLocked(o *object.Object, kindName string) {
 	var buf [4]string
 	for _, fi := range ix.fields.byResource[o.Type.Resource] {
 		for _, v := range fieldValues(fi.path, o, &ix.bodies, buf[:0]) {
-			removeFrom(fi.values, v, fi.values[v], o)
+			removeFrom(fi.values, v, id)
 		}
 		if fi.ordered != nil {
 			fi.ordered.remove(o, &ix.bodies)
@@ -189,24 +191,24 @@ func (ix *Index) unindexFieldsLocked(o *object.Object, kindName string) {
 	}
 }
 
-// reindexFieldsLocked moves o, a newer version of old with the same kind
-// name, to the postings of its values; replaceLocked calls it.
-func (ix *Index) reindexFieldsLocked(old, o *object.Object) {
+// reindexFieldsLocked moves id from the postings of old's values to those
+// of o's, a newer version of old with the same kind name, which takes its
+// id; replaceLocked calls it.
+func (ix *Index) reindexFieldsLocked(old, o *object.Object, id uint32) {
 	var oldBuf, newBuf [4]string
 	for _, fi := range ix.fields.byResource[o.Type.Resource] {
 		nv := fieldValues(fi.path, o, &ix.bodies, newBuf[:0])
 		for _, v := range fieldValues(fi.path, old, &ix.bodies, oldBuf[:0]) {
 			if !slices.Contains(nv, v) {
-				removeFrom(fi.values, v, fi.values[v], old)
+				removeFrom(fi.values, v, id)
 			}
 		}
 		for _, v := range nv {
-			// put replaces old where it is, and adds o where it is not.
-			fi.postingLocked(v).Put(o, ix.freelist)
+			fi.postingLocked(v).Add(id)
 		}
 		if fi.ordered != nil {
 			fi.ordered.remove(old, &ix.bodies)
-			fi.ordered.put(o, ix.freelist, &ix.bodies)
+			fi.ordered.put(o, &ix.bodies)
 		}
 	}
 }

@@ -72,16 +72,24 @@ type Index struct {
 	freelist *btree.FreeListG[*object.Object]
 
 	mu sync.RWMutex
-	// all holds every object, in Position order.
-	all *Posting
+	// all holds every object with its id, in Position order: the primary
+	// order.
+	all *entryTree
+	// ids gives every object a dense id, its place in the postings.
+	ids ids
 	// types caches, per *object.Type in use, its kind name and its postings.
 	types map[*object.Type]*typeEntry
 	// kinds and resources are postings by object.Type.KindName() and
 	// Type.Resource.
 	kinds     map[string]*Posting
 	resources map[string]*Posting
-	// labels holds a posting per label key=value, labelKeys per label key.
-	labels    map[object.Label]*Posting
+	// clusterIDs and namespaceIDs are postings by cluster and by
+	// namespace name ("" for cluster-scoped objects), across clusters.
+	clusterIDs   map[string]*Posting
+	namespaceIDs map[string]*Posting
+	// labels holds a posting per label key and value, labelKeys per
+	// label key.
+	labels    map[string]map[string]*Posting
 	labelKeys map[string]*Posting
 	// owners holds a posting per owner UID.
 	owners map[types.UID]*Posting
@@ -140,22 +148,24 @@ func New(opts Options) *Index {
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never returns an error.
 	fl := btree.NewFreeListG[*object.Object](freeListSize)
 	return &Index{
-		epoch:       hex.EncodeToString(b[:]),
-		freelist:    fl,
-		all:         newTreePosting(fl),
-		types:       map[*object.Type]*typeEntry{},
-		kinds:       map[string]*Posting{},
-		resources:   map[string]*Posting{},
-		labels:      map[object.Label]*Posting{},
-		labelKeys:   map[string]*Posting{},
-		owners:      map[types.UID]*Posting{},
-		tokens:      search.NewTree[*Posting](),
-		created:     newOrderedIndex(creationTimestamp),
-		fields:      newFieldIndexes(opts.Indexes),
-		clusters:    map[string]*ClusterCounts{},
-		feed:        feed.New[*object.Object](opts.Retention),
-		budget:      budgetLocked{budget: opts.MemoryBudget},
-		budgetBytes: opts.MemoryBudget,
+		epoch:        hex.EncodeToString(b[:]),
+		freelist:     fl,
+		all:          newEntryTree(),
+		types:        map[*object.Type]*typeEntry{},
+		kinds:        map[string]*Posting{},
+		resources:    map[string]*Posting{},
+		clusterIDs:   map[string]*Posting{},
+		namespaceIDs: map[string]*Posting{},
+		labels:       map[string]map[string]*Posting{},
+		labelKeys:    map[string]*Posting{},
+		owners:       map[types.UID]*Posting{},
+		tokens:       search.NewTree[*Posting](),
+		created:      newOrderedIndex(creationTimestamp, fl),
+		fields:       newFieldIndexes(opts.Indexes, fl),
+		clusters:     map[string]*ClusterCounts{},
+		feed:         feed.New[*object.Object](opts.Retention),
+		budget:       budgetLocked{budget: opts.MemoryBudget},
+		budgetBytes:  opts.MemoryBudget,
 	}
 }
 
@@ -192,7 +202,8 @@ func (ix *Index) emitLocked(t feed.EventType, o, old *object.Object) { ix.feed.R
 // o's body concurrently with Upsert.
 func (ix *Index) Upsert(o *object.Object) bool {
 	ix.mu.Lock()
-	old := ix.findLocked(o.Key(), &ix.scratch)
+	e := ix.findLocked(o.Key(), &ix.scratch)
+	old := e.o
 	switch {
 	case old == nil:
 		if !ix.admitLocked(o, nil) {
@@ -205,7 +216,7 @@ func (ix *Index) Upsert(o *object.Object) bool {
 		ix.mu.Unlock()
 		return false
 	case old.UID != o.UID:
-		ix.removeLocked(old)
+		ix.removeLocked(e)
 		ix.emitLocked(feed.Deleted, old, nil)
 		if !ix.admitLocked(o, nil) {
 			ix.mu.Unlock()
@@ -215,7 +226,7 @@ func (ix *Index) Upsert(o *object.Object) bool {
 		ix.emitLocked(feed.Added, o, nil)
 	default:
 		ix.admitLocked(o, old)
-		ix.replaceLocked(old, o)
+		ix.replaceLocked(e, o)
 		ix.emitLocked(feed.Modified, o, old)
 	}
 	ix.mu.Unlock()
@@ -226,13 +237,13 @@ func (ix *Index) Upsert(o *object.Object) bool {
 // its last known state. It returns false if there is no such object.
 func (ix *Index) Delete(k object.Key) bool {
 	ix.mu.Lock()
-	old := ix.findLocked(k, &ix.scratch)
-	if old == nil {
+	e := ix.findLocked(k, &ix.scratch)
+	if e.o == nil {
 		ix.mu.Unlock()
 		return false
 	}
-	ix.removeLocked(old)
-	ix.emitLocked(feed.Deleted, old, nil)
+	ix.removeLocked(e)
+	ix.emitLocked(feed.Deleted, e.o, nil)
 	ix.mu.Unlock()
 	return true
 }
@@ -242,11 +253,12 @@ func (ix *Index) Delete(k object.Key) bool {
 // that arrived meanwhile. It returns whether it removed o.
 func (ix *Index) DeleteObject(o *object.Object) bool {
 	ix.mu.Lock()
-	if ix.findLocked(o.Key(), &ix.scratch) != o {
+	e := ix.findLocked(o.Key(), &ix.scratch)
+	if e.o != o {
 		ix.mu.Unlock()
 		return false
 	}
-	ix.removeLocked(o)
+	ix.removeLocked(e)
 	ix.emitLocked(feed.Deleted, o, nil)
 	ix.mu.Unlock()
 	return true
@@ -274,17 +286,17 @@ func (ix *Index) RemoveResource(cluster, resource string) int {
 // removeAll removes the objects of a cluster, or of one of its resources.
 func (ix *Index) removeAll(cluster, resource string) int {
 	ix.mu.Lock()
-	objs := ix.objectsLocked(cluster, resource, &ix.scratch)
-	if len(objs) == 0 {
+	es := ix.entriesLocked(cluster, resource, &ix.scratch)
+	if len(es) == 0 {
 		ix.mu.Unlock()
 		return 0
 	}
-	for _, o := range objs {
-		ix.removeLocked(o)
-		ix.emitLocked(feed.Deleted, o, nil)
+	for _, e := range es {
+		ix.removeLocked(e)
+		ix.emitLocked(feed.Deleted, e.o, nil)
 	}
 	ix.mu.Unlock()
-	return len(objs)
+	return len(es)
 }
 
 // Get returns the object with key k, or nil.
@@ -292,7 +304,7 @@ func (ix *Index) Get(k object.Key) *object.Object {
 	pivot := new(object.Object)
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return ix.findLocked(k, pivot)
+	return ix.findLocked(k, pivot).o
 }
 
 // Objects returns all objects of one resource type in one cluster, in no
@@ -300,8 +312,13 @@ func (ix *Index) Get(k object.Key) *object.Object {
 func (ix *Index) Objects(cluster, resource string) []*object.Object {
 	pivot := new(object.Object)
 	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	return ix.objectsLocked(cluster, resource, pivot)
+	es := ix.entriesLocked(cluster, resource, pivot)
+	ix.mu.RUnlock()
+	out := make([]*object.Object, len(es))
+	for i, e := range es {
+		out[i] = e.o
+	}
+	return out
 }
 
 // ObjectCount returns in constant time how many objects of one resource
@@ -326,11 +343,11 @@ func (ix *Index) Lookup(cluster, namespace, name string) []*object.Object {
 	pivot := &object.Object{Cluster: cluster, Namespace: namespace, Name: name, Type: minType}
 	var out []*object.Object
 	ix.mu.RLock()
-	ix.all.Ascend(pivot, func(o *object.Object) bool {
-		if o.Cluster != cluster || o.Namespace != namespace || o.Name != name {
+	ix.all.AscendGreaterOrEqual(entry{o: pivot}, func(e entry) bool {
+		if o := e.o; o.Cluster != cluster || o.Namespace != namespace || o.Name != name {
 			return false
 		}
-		out = append(out, o)
+		out = append(out, e.o)
 		return true
 	})
 	ix.mu.RUnlock()
@@ -355,18 +372,19 @@ func (ix *Index) Namespaces(cluster string) []string {
 	return out
 }
 
-// findLocked returns the object with key k, or nil. The objects sharing a
-// cluster, namespace and name are adjacent in Position order, and there are
-// few of them, so it seeks to the first and checks the resource of each.
-func (ix *Index) findLocked(k object.Key, pivot *object.Object) *object.Object {
+// findLocked returns the entry of the object with key k, with a nil
+// object when there is none. The objects sharing a cluster, namespace and
+// name are adjacent in Position order, and there are few of them, so it
+// seeks to the first and checks the resource of each.
+func (ix *Index) findLocked(k object.Key, pivot *object.Object) entry {
 	*pivot = object.Object{Cluster: k.Cluster, Namespace: k.Namespace, Name: k.Name, Type: minType}
-	var found *object.Object
-	ix.all.Ascend(pivot, func(o *object.Object) bool {
-		if o.Name != k.Name || o.Namespace != k.Namespace || o.Cluster != k.Cluster {
+	var found entry
+	ix.all.AscendGreaterOrEqual(entry{o: pivot}, func(e entry) bool {
+		if o := e.o; o.Name != k.Name || o.Namespace != k.Namespace || o.Cluster != k.Cluster {
 			return false
 		}
-		if o.Type.Resource == k.Resource {
-			found = o
+		if e.o.Type.Resource == k.Resource {
+			found = e
 			return false
 		}
 		return true
@@ -374,27 +392,28 @@ func (ix *Index) findLocked(k object.Key, pivot *object.Object) *object.Object {
 	return found
 }
 
-// objectsLocked returns the objects of a cluster, or of one of its
-// resources. A cluster's objects are adjacent in every posting.
-func (ix *Index) objectsLocked(cluster, resource string, pivot *object.Object) []*object.Object {
+// entriesLocked returns the entries of the objects of a cluster, or of
+// one of its resources.
+func (ix *Index) entriesLocked(cluster, resource string, pivot *object.Object) []entry {
 	st := ix.clusters[cluster]
 	if st == nil {
 		return nil
 	}
-	p, n := ix.all, st.Objects
+	n := st.Objects
 	if resource != "" {
-		p, n = ix.resources[resource], st.Resources[resource]
-		if n == 0 {
+		if n = st.Resources[resource]; n == 0 {
 			return nil
 		}
 	}
-	out := make([]*object.Object, 0, n)
+	out := make([]entry, 0, n)
 	*pivot = object.Object{Cluster: cluster, Type: minType}
-	p.Ascend(pivot, func(o *object.Object) bool {
-		if o.Cluster != cluster {
+	ix.all.AscendGreaterOrEqual(entry{o: pivot}, func(e entry) bool {
+		if e.o.Cluster != cluster {
 			return false
 		}
-		out = append(out, o)
+		if resource == "" || e.o.Type.Resource == resource {
+			out = append(out, e)
+		}
 		return true
 	})
 	return out
@@ -403,22 +422,24 @@ func (ix *Index) objectsLocked(cluster, resource string, pivot *object.Object) [
 // insertLocked adds o, which the index does not hold, to every posting and
 // count.
 func (ix *Index) insertLocked(o *object.Object) {
-	fl := ix.freelist
-	ix.all.Put(o, fl)
+	id := ix.ids.hold(o)
+	ix.all.ReplaceOrInsert(entry{o: o, id: id})
 	te := ix.typeLocked(o.Type)
 	te.objects++
-	te.kind.Put(o, fl)
-	te.resource.Put(o, fl)
+	te.kind.Add(id)
+	te.resource.Add(id)
+	postingFor(ix.clusterIDs, o.Cluster).Add(id)
+	postingFor(ix.namespaceIDs, o.Namespace).Add(id)
 	for _, l := range o.Labels {
-		ix.labelPostingLocked(l).Put(o, fl)
-		ix.labelKeyPostingLocked(l.Key).Put(o, fl)
+		ix.labelPostingLocked(l).Add(id)
+		postingFor(ix.labelKeys, l.Key).Add(id)
 	}
 	for _, r := range o.Owners {
-		ix.ownerPostingLocked(r.UID).Put(o, fl)
+		postingFor(ix.owners, r.UID).Add(id)
 	}
-	ix.indexTokensLocked(o)
-	ix.created.put(o, fl, nil)
-	ix.indexFieldsLocked(o, te.kindName)
+	ix.indexTokensLocked(o, id)
+	ix.created.put(o, nil)
+	ix.indexFieldsLocked(o, id, te.kindName)
 	ix.chargeLocked(o, 1)
 
 	st := ix.clusters[o.Cluster]
@@ -435,25 +456,29 @@ func (ix *Index) insertLocked(o *object.Object) {
 
 // removeLocked removes o, which the index holds, from every posting and
 // count, and drops postings and counts that become empty.
-func (ix *Index) removeLocked(o *object.Object) {
-	ix.all.Remove(o)
+func (ix *Index) removeLocked(e entry) {
+	o, id := e.o, e.id
+	ix.all.Delete(e)
 	te := ix.types[o.Type]
-	ix.unindexFieldsLocked(o, te.kindName)
-	removeFrom(ix.kinds, te.kindName, te.kind, o)
-	removeFrom(ix.resources, o.Type.Resource, te.resource, o)
+	ix.unindexFieldsLocked(o, id, te.kindName)
+	removeFrom(ix.kinds, te.kindName, id)
+	removeFrom(ix.resources, o.Type.Resource, id)
 	if te.objects--; te.objects == 0 {
 		delete(ix.types, o.Type)
 	}
+	removeFrom(ix.clusterIDs, o.Cluster, id)
+	removeFrom(ix.namespaceIDs, o.Namespace, id)
 	for _, l := range o.Labels {
-		removeFrom(ix.labels, l, ix.labels[l], o)
-		removeFrom(ix.labelKeys, l.Key, ix.labelKeys[l.Key], o)
+		ix.removeLabelLocked(l, id)
+		removeFrom(ix.labelKeys, l.Key, id)
 	}
 	for _, r := range o.Owners {
-		removeFrom(ix.owners, r.UID, ix.owners[r.UID], o)
+		removeFrom(ix.owners, r.UID, id)
 	}
-	ix.unindexTokensLocked(o, nil)
+	ix.unindexTokensLocked(o, id, nil)
 	ix.created.remove(o, nil)
 	ix.chargeLocked(o, -1)
+	ix.ids.release(id)
 
 	st := ix.clusters[o.Cluster]
 	st.Objects--
@@ -467,21 +492,24 @@ func (ix *Index) removeLocked(o *object.Object) {
 	}
 }
 
-// replaceLocked replaces old by o, a newer version with the same key.
-// Postings both versions belong to get o in old's place; the others are
-// updated one by one. Nothing is counted twice: counts depend only on the
-// key.
-func (ix *Index) replaceLocked(old, o *object.Object) {
+// replaceLocked replaces the object of e by o, a newer version with the
+// same key. o takes its id, so only the postings whose membership changes
+// are written. Nothing is counted twice: counts depend only on the key.
+func (ix *Index) replaceLocked(e entry, o *object.Object) {
+	old, id := e.o, e.id
 	if old.Type != o.Type && !o.Type.KindNameIs(ix.types[old.Type].kindName) {
 		// The kind changed, and with it the Position: start over.
-		ix.removeLocked(old)
+		ix.removeLocked(e)
 		ix.insertLocked(o)
 		return
 	}
-	fl := ix.freelist
 	ix.chargeLocked(old, -1)
 	ix.chargeLocked(o, 1)
-	ix.all.Put(o, fl)
+	ix.ids.objs[id] = o
+	ix.all.ReplaceOrInsert(entry{o: o, id: id})
+	ix.created.remove(old, nil)
+	ix.unindexTokensLocked(old, id, searchTokens(o, &ix.bodies))
+	ix.reindexFieldsLocked(old, o, id)
 	if old.Type != o.Type {
 		// Same kind name and resource, so the same postings: swap the
 		// type references.
@@ -491,37 +519,29 @@ func (ix *Index) replaceLocked(old, o *object.Object) {
 			delete(ix.types, old.Type)
 		}
 	}
-	te := ix.types[o.Type]
-	te.kind.Put(o, fl)
-	te.resource.Put(o, fl)
-
 	for _, l := range old.Labels {
 		v, ok := o.Labels.Lookup(l.Key)
 		if !ok || v != l.Value {
-			removeFrom(ix.labels, l, ix.labels[l], old)
+			ix.removeLabelLocked(l, id)
 		}
 		if !ok {
-			removeFrom(ix.labelKeys, l.Key, ix.labelKeys[l.Key], old)
+			removeFrom(ix.labelKeys, l.Key, id)
 		}
 	}
 	for _, l := range o.Labels {
-		// put replaces old where it is, and adds o where it is not.
-		ix.labelPostingLocked(l).Put(o, fl)
-		ix.labelKeyPostingLocked(l.Key).Put(o, fl)
+		ix.labelPostingLocked(l).Add(id)
+		postingFor(ix.labelKeys, l.Key).Add(id)
 	}
 	for _, r := range old.Owners {
 		if !o.HasOwner(r.UID) {
-			removeFrom(ix.owners, r.UID, ix.owners[r.UID], old)
+			removeFrom(ix.owners, r.UID, id)
 		}
 	}
 	for _, r := range o.Owners {
-		ix.ownerPostingLocked(r.UID).Put(o, fl)
+		postingFor(ix.owners, r.UID).Add(id)
 	}
-	ix.unindexTokensLocked(old, searchTokens(o, &ix.bodies))
-	ix.indexTokensLocked(o)
-	ix.created.remove(old, nil)
-	ix.created.put(o, fl, nil)
-	ix.reindexFieldsLocked(old, o)
+	ix.indexTokensLocked(o, id)
+	ix.created.put(o, nil)
 }
 
 // typeLocked returns the entry of t, creating it if needed.
@@ -530,50 +550,28 @@ func (ix *Index) typeLocked(t *object.Type) *typeEntry {
 		return te
 	}
 	kn := t.KindName()
-	te := &typeEntry{kindName: kn, kind: ix.kinds[kn], resource: ix.resources[t.Resource]}
-	if te.kind == nil {
-		te.kind = new(Posting)
-		ix.kinds[kn] = te.kind
-	}
-	if te.resource == nil {
-		te.resource = new(Posting)
-		ix.resources[t.Resource] = te.resource
-	}
+	te := &typeEntry{kindName: kn, kind: postingFor(ix.kinds, kn), resource: postingFor(ix.resources, t.Resource)}
 	ix.types[t] = te
 	return te
 }
 
+// labelPostingLocked returns the posting of l, creating it if needed.
 func (ix *Index) labelPostingLocked(l object.Label) *Posting {
-	return postingFor(ix.labels, l)
-}
-
-func (ix *Index) labelKeyPostingLocked(key string) *Posting {
-	return postingFor(ix.labelKeys, key)
-}
-
-func (ix *Index) ownerPostingLocked(uid types.UID) *Posting {
-	return postingFor(ix.owners, uid)
-}
-
-// postingFor returns the posting of k in m, creating it if needed.
-func postingFor[K comparable](m map[K]*Posting, k K) *Posting {
-	p := m[k]
-	if p == nil {
-		p = new(Posting)
-		m[k] = p
+	values := ix.labels[l.Key]
+	if values == nil {
+		values = map[string]*Posting{}
+		ix.labels[l.Key] = values
 	}
-	return p
+	return postingFor(values, l.Value)
 }
 
-// removeFrom removes o from p, the posting of k in m, and drops p from m
-// once it is empty.
-func removeFrom[K comparable](m map[K]*Posting, k K, p *Posting, o *object.Object) {
-	if p == nil {
-		return
-	}
-	p.Remove(o)
-	if p.Len() == 0 {
-		delete(m, k)
+// removeLabelLocked removes id from the posting of l, dropping what
+// becomes empty.
+func (ix *Index) removeLabelLocked(l object.Label, id uint32) {
+	values := ix.labels[l.Key]
+	removeFrom(values, l.Value, id)
+	if len(values) == 0 {
+		delete(ix.labels, l.Key)
 	}
 }
 

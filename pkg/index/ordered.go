@@ -11,13 +11,13 @@ import (
 
 // OrderedIndex holds objects in order of their value at one path, then of
 // Position: a B-tree of the objects with a value, and a posting of those
-// without one. The index keeps one of metadata.creationTimestamp and one
+// without one, in Position order. The index keeps one of metadata.creationTimestamp and one
 // per configured path that does not cross an array; sorted reads walk
 // them (package planner).
 type OrderedIndex struct {
 	path   fieldpath.Path
 	tree   *btree.BTreeG[orderedEntry]
-	absent *Posting
+	absent *positionTree
 }
 
 // orderedEntry is an object of an ordered index with its value. Seeks use
@@ -51,18 +51,18 @@ func lessEntries(a, b orderedEntry) bool {
 	return object.CompareObjects(a.o, b.o) < 0
 }
 
-func newOrderedIndex(path fieldpath.Path) *OrderedIndex {
-	return &OrderedIndex{path: path, tree: btree.NewG(treeDegree, lessEntries), absent: new(Posting)}
+func newOrderedIndex(path fieldpath.Path, fl *btree.FreeListG[*object.Object]) *OrderedIndex {
+	return &OrderedIndex{path: path, tree: btree.NewG(treeDegree, lessEntries), absent: newPositionTree(fl)}
 }
 
 // Len returns how many objects the index holds, with a value or without.
 func (oi *OrderedIndex) Len() int { return oi.tree.Len() + oi.absent.Len() }
 
-func (oi *OrderedIndex) put(o *object.Object, fl *btree.FreeListG[*object.Object], r *object.BodyReader) {
+func (oi *OrderedIndex) put(o *object.Object, r *object.BodyReader) {
 	if v := object.SortValueOf(oi.path, o, r); v.Kind != object.Absent {
 		oi.tree.ReplaceOrInsert(orderedEntry{v: interned(v), o: o})
 	} else {
-		oi.absent.Put(o, fl)
+		oi.absent.ReplaceOrInsert(o)
 	}
 }
 
@@ -71,7 +71,7 @@ func (oi *OrderedIndex) remove(o *object.Object, r *object.BodyReader) {
 	if v := object.SortValueOf(oi.path, o, r); v.Kind != object.Absent {
 		oi.tree.Delete(orderedEntry{v: v, o: o})
 	} else {
-		oi.absent.Remove(o)
+		oi.absent.Delete(o)
 	}
 }
 
@@ -119,7 +119,7 @@ func (oi *OrderedIndex) AscendValue(g object.SortValue, from *object.Object, fn 
 // AscendAbsent calls fn, in Position order, with the objects that have no
 // value, from from (nil: the first), until fn returns false.
 func (oi *OrderedIndex) AscendAbsent(from *object.Object, fn func(*object.Object) bool) {
-	oi.absent.Ascend(from, fn)
+	ascendFrom(oi.absent, from, fn)
 }
 
 // interned returns v with a String's text interned: the values at a

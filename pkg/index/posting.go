@@ -8,25 +8,72 @@ import (
 )
 
 const (
-	// treeDegree is the B-tree degree of the ordered indexes of sort
-	// values (sort.go), as postings uses for its trees.
+	// treeDegree is the B-tree degree of the primary order and of the
+	// ordered indexes: nodes hold up to 63 entries, few levels even at
+	// millions of objects, little slack per entry.
 	treeDegree = 32
 	// freeListSize is how many B-tree nodes an Index keeps for reuse.
 	freeListSize = 256
 )
 
-// PositionOrder orders the objects of every posting by object.Position.
-type PositionOrder struct{}
+// Posting is the set of the ids of the objects with one value of a
+// secondary index (package postings); Reader.Object turns an id into its
+// object.
+type Posting = postings.Set
 
-func (PositionOrder) Compare(a, b *object.Object) int { return object.CompareObjects(a, b) }
+// entry is an object of the primary order with its id.
+type entry struct {
+	o  *object.Object
+	id uint32
+}
 
-// posting is an ordered set of objects in Position order (package
-// postings). It holds at most one object per Position, and so at most one
-// per object.Key.
-type Posting = postings.Set[*object.Object, PositionOrder]
+// entryTree is the primary order of an Index: its objects, with their
+// ids, in Position order.
+type entryTree = btree.BTreeG[entry]
 
-// newTreePosting returns an empty posting that starts as a B-tree; the
-// primary set of an Index uses it.
-func newTreePosting(fl *btree.FreeListG[*object.Object]) *Posting {
-	return postings.NewTree[*object.Object, PositionOrder](fl)
+func lessEntryPositions(a, b entry) bool { return object.CompareObjects(a.o, b.o) < 0 }
+
+func newEntryTree() *entryTree { return btree.NewG(treeDegree, lessEntryPositions) }
+
+// positionTree is a B-tree of objects in Position order: the objects
+// without a value of an ordered index.
+type positionTree = btree.BTreeG[*object.Object]
+
+func lessPositions(a, b *object.Object) bool { return object.CompareObjects(a, b) < 0 }
+
+func newPositionTree(fl *btree.FreeListG[*object.Object]) *positionTree {
+	return btree.NewWithFreeListG(treeDegree, lessPositions, fl)
+}
+
+// ascendFrom calls fn for each object of t at or after from (nil: from
+// the first) in Position order, until fn returns false.
+func ascendFrom(t *positionTree, from *object.Object, fn func(*object.Object) bool) {
+	if from == nil {
+		t.Ascend(fn)
+	} else {
+		t.AscendGreaterOrEqual(from, fn)
+	}
+}
+
+// postingFor returns the posting of k in m, creating it if needed.
+func postingFor[K comparable](m map[K]*Posting, k K) *Posting {
+	p := m[k]
+	if p == nil {
+		p = new(Posting)
+		m[k] = p
+	}
+	return p
+}
+
+// removeFrom removes id from the posting of k in m, and drops the posting
+// once it is empty.
+func removeFrom[K comparable](m map[K]*Posting, k K, id uint32) {
+	p := m[k]
+	if p == nil {
+		return
+	}
+	p.Remove(id)
+	if p.Len() == 0 {
+		delete(m, k)
+	}
 }

@@ -13,10 +13,10 @@ import (
 // revision. Index.Read hands one out with the read lock held; it is valid
 // only during that call, and nothing it returns may be modified.
 //
-// This is the whole boundary between the storage and the planner: a
-// posting is read through its Len, Ascend and Has (the planner may merge
-// several into one of its own, postings.Sorted), and nothing else of the
-// index is visible.
+// This is the whole boundary between the storage and the planner: the
+// primary order is walked with Ascend, a posting is a set of object ids
+// (package postings) that Object turns into objects, and nothing else of
+// the index is visible.
 type Reader struct{ ix *Index }
 
 // Read calls fn with a Reader of the index, holding the read lock: the
@@ -32,8 +32,54 @@ func (ix *Index) Read(fn func(r Reader)) {
 // of what the Reader sees.
 func (r Reader) Revision() uint64 { return r.ix.feed.Revision() }
 
-// All returns the posting of every object: the primary order.
-func (r Reader) All() *Posting { return r.ix.all }
+// Len returns how many objects the index holds.
+func (r Reader) Len() int { return r.ix.all.Len() }
+
+// Ascend calls fn with every object at or after from (nil: from the
+// first) and its id, in Position order, the primary order, until fn
+// returns false.
+func (r Reader) Ascend(from *object.Object, fn func(o *object.Object, id uint32) bool) {
+	it := func(e entry) bool { return fn(e.o, e.id) }
+	if from == nil {
+		r.ix.all.Ascend(it)
+	} else {
+		r.ix.all.AscendGreaterOrEqual(entry{o: from}, it)
+	}
+}
+
+// Object returns the object of an id that a posting holds.
+func (r Reader) Object(id uint32) *object.Object { return r.ix.ids.object(id) }
+
+// ClusterIDs returns the posting of a cluster's objects, nil if it has
+// none.
+func (r Reader) ClusterIDs(cluster string) *Posting { return r.ix.clusterIDs[cluster] }
+
+// EachClusterIDs calls fn with every cluster that has objects and the
+// posting of its objects.
+func (r Reader) EachClusterIDs(fn func(cluster string, p *Posting)) {
+	for c, p := range r.ix.clusterIDs {
+		fn(c, p)
+	}
+}
+
+// EachNamespaceIDs calls fn with every namespace name that objects have
+// ("": cluster-scoped), and the posting of those objects, across clusters.
+func (r Reader) EachNamespaceIDs(fn func(namespace string, p *Posting)) {
+	for ns, p := range r.ix.namespaceIDs {
+		fn(ns, p)
+	}
+}
+
+// Namespaces returns how many distinct namespace names objects have.
+func (r Reader) Namespaces() int { return len(r.ix.namespaceIDs) }
+
+// Kinds returns how many distinct kind names objects have.
+func (r Reader) Kinds() int { return len(r.ix.kinds) }
+
+// NamespaceIDs returns the posting of the objects in namespaces of this
+// name, in every cluster ("": cluster-scoped objects), nil if there are
+// none.
+func (r Reader) NamespaceIDs(namespace string) *Posting { return r.ix.namespaceIDs[namespace] }
 
 // Resource returns the posting of the objects of a resource ("pods"), nil
 // if there are none.
@@ -56,22 +102,21 @@ func (r Reader) Owner(uid types.UID) *Posting { return r.ix.owners[uid] }
 
 // Label returns the posting of the objects with the label l, nil if there
 // are none.
-func (r Reader) Label(l object.Label) *Posting { return r.ix.labels[l] }
+func (r Reader) Label(l object.Label) *Posting { return r.ix.labels[l.Key][l.Value] }
 
 // LabelKey returns the posting of the objects with a label of this key,
 // nil if there are none.
 func (r Reader) LabelKey(key string) *Posting { return r.ix.labelKeys[key] }
 
-// Labels returns how many distinct labels (key=value) objects have.
-func (r Reader) Labels() int { return len(r.ix.labels) }
+// LabelValues returns how many distinct values objects have for the label
+// key.
+func (r Reader) LabelValues(key string) int { return len(r.ix.labels[key]) }
 
 // EachLabelValue calls fn with every value of the label key that objects
 // have, and the posting of those objects.
 func (r Reader) EachLabelValue(key string, fn func(value string, p *Posting)) {
-	for l, p := range r.ix.labels {
-		if l.Key == key {
-			fn(l.Value, p)
-		}
+	for v, p := range r.ix.labels[key] {
+		fn(v, p)
 	}
 }
 

@@ -47,28 +47,28 @@ func searchTokens(o *object.Object, r *object.BodyReader) []string {
 	return slices.Compact(out)
 }
 
-// indexTokensLocked adds o to the postings of its tokens.
-func (ix *Index) indexTokensLocked(o *object.Object) {
+// indexTokensLocked adds id, o's, to the postings of o's tokens.
+func (ix *Index) indexTokensLocked(o *object.Object, id uint32) {
 	EachSearchToken(o, &ix.bodies, func(tok string) bool {
 		p, ok := ix.tokens.Get(tok)
 		if !ok {
 			p = new(Posting)
 			ix.tokens.Put(tok, p)
 		}
-		p.Put(o, ix.freelist)
+		p.Add(id)
 		return true
 	})
 }
 
-// unindexTokensLocked removes o from the postings of its tokens, except
-// those in keep (sorted), and drops postings that become empty.
-func (ix *Index) unindexTokensLocked(o *object.Object, keep []string) {
+// unindexTokensLocked removes id, o's, from the postings of o's tokens,
+// except those in keep (sorted), and drops postings that become empty.
+func (ix *Index) unindexTokensLocked(o *object.Object, id uint32, keep []string) {
 	EachSearchToken(o, &ix.bodies, func(tok string) bool {
 		if _, kept := slices.BinarySearch(keep, tok); kept {
 			return true
 		}
 		if p, ok := ix.tokens.Get(tok); ok {
-			if p.Remove(o); p.Len() == 0 {
+			if p.Remove(id); p.Len() == 0 {
 				ix.tokens.Delete(tok)
 			}
 		}

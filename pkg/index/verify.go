@@ -18,17 +18,28 @@ func (ix *Index) Verify() error {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	var all []*object.Object
-	ix.all.Ascend(nil, func(o *object.Object) bool { all = append(all, o); return true })
+	id := map[*object.Object]uint32{}
+	ix.all.Ascend(func(e entry) bool {
+		all = append(all, e.o)
+		id[e.o] = e.id
+		return true
+	})
 	if !slices.IsSortedFunc(all, object.CompareObjects) {
 		return errors.New("primary set out of order")
 	}
+	if err := ix.verifyIDsLocked(all, id); err != nil {
+		return err
+	}
 	want := struct {
-		kinds, resources, labelKeys, tokens map[string][]*object.Object
-		labels                              map[object.Label][]*object.Object
-		owners                              map[types.UID][]*object.Object
-	}{map[string][]*object.Object{}, map[string][]*object.Object{}, map[string][]*object.Object{}, map[string][]*object.Object{}, map[object.Label][]*object.Object{}, map[types.UID][]*object.Object{}}
+		kinds, resources, labelKeys, tokens, clusters, namespaces map[string][]*object.Object
+		labels                                                    map[object.Label][]*object.Object
+		owners                                                    map[types.UID][]*object.Object
+	}{map[string][]*object.Object{}, map[string][]*object.Object{}, map[string][]*object.Object{}, map[string][]*object.Object{},
+		map[string][]*object.Object{}, map[string][]*object.Object{}, map[object.Label][]*object.Object{}, map[types.UID][]*object.Object{}}
 	clusters := map[string]int{}
 	for _, o := range all {
+		want.clusters[o.Cluster] = append(want.clusters[o.Cluster], o)
+		want.namespaces[o.Namespace] = append(want.namespaces[o.Namespace], o)
 		want.kinds[o.Type.KindName()] = append(want.kinds[o.Type.KindName()], o)
 		want.resources[o.Type.Resource] = append(want.resources[o.Type.Resource], o)
 		for _, l := range o.Labels {
@@ -49,14 +60,16 @@ func (ix *Index) Verify() error {
 		name string
 		err  error
 	}{
-		{"tokens", samePostings(tokens, want.tokens)},
-		{"kinds", samePostings(ix.kinds, want.kinds)},
-		{"resources", samePostings(ix.resources, want.resources)},
-		{"labels", samePostings(ix.labels, want.labels)},
-		{"label keys", samePostings(ix.labelKeys, want.labelKeys)},
-		{"owners", samePostings(ix.owners, want.owners)},
+		{"tokens", samePostings(tokens, want.tokens, id)},
+		{"clusters", samePostings(ix.clusterIDs, want.clusters, id)},
+		{"namespaces", samePostings(ix.namespaceIDs, want.namespaces, id)},
+		{"kinds", samePostings(ix.kinds, want.kinds, id)},
+		{"resources", samePostings(ix.resources, want.resources, id)},
+		{"labels", samePostings(flatLabels(ix.labels), want.labels, id)},
+		{"label keys", samePostings(ix.labelKeys, want.labelKeys, id)},
+		{"owners", samePostings(ix.owners, want.owners, id)},
 		{"creation times", ix.created.verify(all)},
-		{"field indexes", ix.verifyFieldsLocked(all)},
+		{"field indexes", ix.verifyFieldsLocked(all, id)},
 	} {
 		if c.err != nil {
 			return fmt.Errorf("%s: %w", c.name, c.err)
@@ -77,7 +90,7 @@ func (ix *Index) Verify() error {
 // objects with their values, that the ordered indexes hold the objects of
 // their resource in order, and that the kinds counted per resource are
 // those of the objects held (all, in Position order).
-func (ix *Index) verifyFieldsLocked(all []*object.Object) error {
+func (ix *Index) verifyFieldsLocked(all []*object.Object, id map[*object.Object]uint32) error {
 	kinds := map[string]map[string]int{}
 	want := map[*FieldIndex]map[string][]*object.Object{}
 	for _, o := range all {
@@ -105,7 +118,7 @@ func (ix *Index) verifyFieldsLocked(all []*object.Object) error {
 			}
 		}
 		for _, fi := range fis {
-			if err := samePostings(fi.values, want[fi]); err != nil {
+			if err := samePostings(fi.values, want[fi], id); err != nil {
 				return fmt.Errorf("%s %s: %w", r, fi.path, err)
 			}
 			if fi.ordered == nil {
@@ -119,9 +132,47 @@ func (ix *Index) verifyFieldsLocked(all []*object.Object) error {
 	return nil
 }
 
+// flatLabels returns the label postings by label.
+func flatLabels(labels map[string]map[string]*Posting) map[object.Label]*Posting {
+	out := map[object.Label]*Posting{}
+	for k, values := range labels {
+		if len(values) == 0 {
+			out[object.Label{Key: k}] = nil // an empty map left behind: reported
+		}
+		for v, p := range values {
+			out[object.Label{Key: k, Value: v}] = p
+		}
+	}
+	return out
+}
+
+// verifyIDsLocked checks that the objects all (in Position order) have
+// distinct ids (id) that lead back to them, and that every other id is
+// free.
+func (ix *Index) verifyIDsLocked(all []*object.Object, id map[*object.Object]uint32) error {
+	if len(id) != len(all) {
+		return fmt.Errorf("%d objects in the primary order, %d distinct", len(all), len(id))
+	}
+	held := 0
+	for _, o := range ix.ids.objs {
+		if o != nil {
+			held++
+		}
+	}
+	if held != len(all) || held+len(ix.ids.free) != len(ix.ids.objs) {
+		return fmt.Errorf("%d ids held and %d free of %d, for %d objects", held, len(ix.ids.free), len(ix.ids.objs), len(all))
+	}
+	for _, o := range all {
+		if ix.ids.object(id[o]) != o {
+			return fmt.Errorf("the id of %s leads elsewhere", o.Key())
+		}
+	}
+	return nil
+}
+
 // samePostings checks that got holds a posting for each key of want, of
-// exactly its objects in order, and no other.
-func samePostings[K comparable](got map[K]*Posting, want map[K][]*object.Object) error {
+// exactly the ids (id) of its objects, and no other.
+func samePostings[K comparable](got map[K]*Posting, want map[K][]*object.Object, id map[*object.Object]uint32) error {
 	if len(got) != len(want) {
 		return fmt.Errorf("%d postings, want %d", len(got), len(want))
 	}
@@ -130,10 +181,15 @@ func samePostings[K comparable](got map[K]*Posting, want map[K][]*object.Object)
 		if p == nil {
 			return fmt.Errorf("missing posting %v", k)
 		}
-		var have []*object.Object
-		p.Ascend(nil, func(o *object.Object) bool { have = append(have, o); return true })
-		if !slices.Equal(have, objs) {
-			return fmt.Errorf("posting %v holds %s, want %s", k, keysOf(have), keysOf(objs))
+		ids := make([]uint32, len(objs))
+		for i, o := range objs {
+			ids[i] = id[o]
+		}
+		slices.Sort(ids)
+		var have []uint32
+		p.Each(func(id uint32) bool { have = append(have, id); return true })
+		if !slices.Equal(have, ids) {
+			return fmt.Errorf("posting %v holds ids %v, want those of %s: %v", k, have, keysOf(objs), ids)
 		}
 	}
 	return nil
@@ -171,7 +227,7 @@ func (oi *OrderedIndex) verify(all []*object.Object) error {
 		return fmt.Errorf("holds %s, want %s", keysOf(got), keysOf(present))
 	}
 	var gotAbsent []*object.Object
-	oi.absent.Ascend(nil, func(o *object.Object) bool { gotAbsent = append(gotAbsent, o); return true })
+	oi.absent.Ascend(func(o *object.Object) bool { gotAbsent = append(gotAbsent, o); return true })
 	if !slices.Equal(gotAbsent, absent) {
 		return fmt.Errorf("holds without a value %s, want %s", keysOf(gotAbsent), keysOf(absent))
 	}

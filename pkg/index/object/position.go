@@ -28,7 +28,7 @@ func (p Position) Compare(q Position) int {
 }
 
 // Placeholder returns a placeholder object at p, for seeking in the
-// ordered sets (an index.Posting's Ascend). Its Type has no group, so its
+// ordered sets (the index's primary order). Its Type has no group, so its
 // KindName is p.Kind verbatim. It is never stored.
 func (p Position) Placeholder() *Object {
 	return &Object{Cluster: p.Cluster, Namespace: p.Namespace, Name: p.Name, Type: &Type{Kind: p.Kind, Resource: p.Resource}}
@@ -40,8 +40,8 @@ func (p Position) Placeholder() *Object {
 var minType = &Type{}
 
 // Range is a slice of the Position order: the objects of one cluster or,
-// with HasNamespace, of one namespace of a cluster. Every posting of the
-// index (index.Posting) is in Position order, so a range's objects are
+// with HasNamespace, of one namespace of a cluster. The index's primary
+// order is Position order, so a range's objects are
 // adjacent in each.
 type Range struct {
 	Cluster, Namespace string

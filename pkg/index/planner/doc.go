@@ -3,12 +3,18 @@
 //
 // A Filter (clusters, namespaces, kinds, resources, a label selector, a
 // field selector, an owner, a name part, a search) is compiled into a
-// query, for which the planner picks the cheapest plan: the postings of
-// one narrowing constraint (or of several ORed values), or the scope's
-// Ranges of the primary order, or both; an exact plan needs no matching,
-// the others match each candidate against the rest of the query, field
-// selectors last, on the stored bytes. List and ListUnion read a Page in
-// Position order after a cursor (keyset paging), Count and CountUnion
+// query, whose plan holds the postings of every constraint that has them
+// (dims: the scope's clusters and namespaces, resources, kinds, owner,
+// label requirements, covered field requirements, search words), each a
+// union of bitmaps of object ids, and the scope's Ranges of the primary
+// order. An exact plan needs no matching: its count is the cardinality of
+// the dims' intersection. Otherwise each candidate is matched against the
+// rest of the query, field selectors last, on the stored bytes. List and
+// ListUnion read a Page in Position order after a cursor (keyset paging),
+// by walking the primary order from the cursor through the ranges and
+// testing each object's id against the dims when matches are dense, or by
+// intersecting the dims and keeping the first of the candidates when they
+// are sparse (docs/design.md, "Postings as bitmaps"). Count and CountUnion
 // count, some from the index's counters alone; ListSorted orders by
 // SortKeys (values at paths), walking an index.OrderedIndex of the first
 // key when that is short, otherwise keeping the top of every candidate,

@@ -40,7 +40,7 @@ func SortedReads(ix *index.Index, f Filter, keys []SortKey, after *SortedPositio
 		s.workers = 3
 		shared = ix.top(qs, plans, s)
 		if oi != nil {
-			walked, ok = ix.walkSorted(oi, qs, plans, s, ix.All().Len()+1)
+			walked, ok = ix.walkSorted(oi, qs, plans, s, ix.Len()+1)
 		}
 	})
 	return walks, none, top, shared, walked, ok

@@ -4,7 +4,6 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldselector"
-	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"strings"
 )
 
@@ -112,13 +111,12 @@ func (q *query) kindNameMatches(kn string) bool {
 	return contains(q.bareKinds, bare) || contains(q.kinds, kn)
 }
 
-// fieldPostings returns the postings that hold every object
-// matching d, for the planner, and how many of q's constraints they
-// satisfy throughout; ok is false when no index covers d.
-func (ix snapshot) fieldPostings(q *query, d *fieldDim) (ps []*index.Posting, answers int, overlap, ok bool) {
-	fis, answers, ok := ix.cover(q, d.path)
+// fieldPostings returns the postings that hold every object matching d,
+// for the planner; ok is false when no index covers d.
+func (ix snapshot) fieldPostings(q *query, d *fieldDim) (ps []*index.Posting, ok bool) {
+	fis, _, ok := ix.cover(q, d.path)
 	if !ok {
-		return nil, 0, false, false
+		return nil, false
 	}
 	for _, fi := range fis {
 		for _, k := range d.keys {
@@ -127,64 +125,35 @@ func (ix snapshot) fieldPostings(q *query, d *fieldDim) (ps []*index.Posting, an
 			}
 		}
 	}
-	if d.exact {
-		answers++
-	}
-	return ps, answers, d.crosses && len(d.keys) > 1, true
+	return ps, true
 }
 
 // fieldCounts counts the objects matching q by their values at path
-// from the postings, when the indexes cover q's resources and q has no
-// constraint beyond those on types and a scope; it reports whether it did.
-// Within a scope it seeks each value's posting in each range, unless
-// reading the scope's objects is cheaper.
+// from the postings, when the indexes cover q's resources and the
+// postings answer q; it reports whether it did. It counts each value's
+// posting against the ids of the matching objects, unless reading those
+// objects is cheaper.
 func (ix snapshot) fieldCounts(q *query, path fieldpath.Path, counts map[string]int) bool {
 	if q.nothing || path.IsCluster() {
 		return false
 	}
 	fis, answers, ok := ix.cover(q, path.String())
-	scoped := q.clusters != nil || q.namespaces != nil
-	switch {
-	case !ok:
+	if !ok {
 		return false
-	case q.dims == answers:
+	}
+	if q.dims == answers {
 		for _, fi := range fis {
 			fi.EachValue(func(v string, p *index.Posting) { counts[v] += p.Len() })
 		}
 		return true
-	case q.dims != answers+1 || !scoped:
-		return false
 	}
-	ranges, size := ix.scope(q)
 	values := 0
 	for _, fi := range fis {
 		values += fi.Values()
 	}
-	// A seek costs about a fifth of reading a path from an object's bytes.
-	if values*len(ranges) > 5*size {
-		return false
-	}
-	visited := 0
-	start := new(object.Object)
-	for _, fi := range fis {
-		fi.EachValue(func(v string, p *index.Posting) {
-			n := 0
-			for _, r := range ranges {
-				r.Start(start)
-				p.Ascend(start, func(o *object.Object) bool {
-					if !r.Contains(o) {
-						return false
-					}
-					n++
-					return true
-				})
-			}
-			if n > 0 {
-				counts[v] += n
-			}
-			visited += n
-		})
-	}
-	ix.AddScanned(visited)
-	return true
+	return ix.countPostings(q, values, func(fn func(string, *index.Posting)) {
+		for _, fi := range fis {
+			fi.EachValue(fn)
+		}
+	}, counts)
 }

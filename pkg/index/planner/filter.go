@@ -1,10 +1,16 @@
 package planner
 
 import (
-	"github.com/fleetcache/fleetcache/pkg/index"
+	"cmp"
+	"container/heap"
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/postings"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
@@ -148,8 +154,8 @@ func (ix snapshot) countQuery(q *query) int {
 	switch {
 	case p.none:
 		return 0
-	case p.exact && p.sizeExact:
-		return p.size
+	case !p.narrowed() && p.exact:
+		return p.scope
 	}
 	return ix.count(q, &p)
 }
@@ -174,13 +180,10 @@ type query struct {
 	// are taken from the Selector before locking, and evaluated under the
 	// lock with apimachinery's Requirement.Matches, so no caller-supplied
 	// Selector implementation runs under the lock.
-	reqs labels.Requirements
-	// labelDims are the requirements that narrow: key in values (=, ==,
-	// in) or key exists.
-	labelDims []labelDim
-	nothing   bool // the selector selects nothing
-	name      string
-	owner     types.UID
+	reqs    labels.Requirements
+	nothing bool // the selector selects nothing
+	name    string
+	owner   types.UID
 	// fields is the field selector, evaluated last: it reads the object's
 	// bytes: fieldReqs are its requirements, fieldDims those an index may
 	// narrow.
@@ -221,14 +224,6 @@ func compile(f Filter) query {
 		reqs, selectable := f.Selector.Requirements()
 		q.reqs, q.nothing = reqs, q.nothing || !selectable
 		q.dims += len(reqs)
-		for i := range reqs {
-			switch r := &reqs[i]; r.Operator() {
-			case selection.Equals, selection.DoubleEquals, selection.In:
-				q.labelDims = append(q.labelDims, labelDim{key: r.Key(), values: sortedSet(r.ValuesUnsorted())})
-			case selection.Exists:
-				q.labelDims = append(q.labelDims, labelDim{key: r.Key(), exists: true})
-			}
-		}
 	}
 	for _, c := range []bool{q.clusters != nil || q.namespaces != nil, q.resources != nil,
 		q.kinds != nil || q.bareKinds != nil, q.name != "", q.owner != ""} {
@@ -258,14 +253,6 @@ func narrowClusters(clusters []string, fields fieldselector.Selector) ([]string,
 		clusters = allowed
 	}
 	return clusters, false
-}
-
-// labelDim is a label requirement that narrows the candidates: the key
-// exists, or has one of the values.
-type labelDim struct {
-	key    string
-	exists bool
-	values []string
 }
 
 // sortedSet returns the values sorted and without duplicates, nil if none.
@@ -341,153 +328,295 @@ func contains(vs []string, v string) bool {
 	return ok
 }
 
-// plan says which objects a read visits: the objects of the sources (ORed
-// postings, disjoint as one object has one kind, one value per label key,
-// one Position) that lie in the ranges. Every object matching the query is
-// among them.
+// plan is how a read finds the objects matching a query: the postings
+// that narrow it (dims, each the union of its postings, intersected), the
+// scope's ranges of the primary order, and whether a candidate still needs
+// testing against the query.
 type plan struct {
-	sources []*index.Posting
-	// ranges, when not nil, restrict the visit to slices of the Position
-	// order: objects of one cluster, or of one namespace of one cluster.
-	ranges []object.Range
-	// size estimates how many objects the plan visits; sizeExact says it
-	// is the exact number.
-	size      int
-	sizeExact bool
-	// exact means every visited object matches: the query has no
-	// constraint beyond those the plan applies.
-	exact bool
-	// overlap means an object can be in several sources (the tokens a
-	// search word begins): reads skip the repeats.
-	overlap bool
 	// none means no object can match.
 	none bool
-	// fieldDone is 1 + the index in query.fieldReqs of the field
-	// requirement that every object of the sources satisfies (read from an
-	// index on its path), 0 for none: matching skips it.
+	// ranges, when not nil, are the scope's slices of the primary order:
+	// objects of one cluster, or of one namespace of one cluster; scope
+	// is how many objects they hold (the index's size when nil).
+	ranges []object.Range
+	scope  int
+	// include are the postings every matching object is in, smallest
+	// first; exclude those no matching object is in. A scope dim (the
+	// clusters' or namespaces' postings) is among include: reads that
+	// walk the ranges skip it.
+	include []dim
+	exclude []dim
+	// exact means every object that the dims and the scope admit
+	// matches: the query has no constraint beyond them.
+	exact bool
+	// fieldDone is 1 + the index in query.fieldReqs of a field
+	// requirement that the dims answer (read from an index on its path),
+	// 0 for none: matching skips it.
 	fieldDone int
+	// total is how many objects the index holds.
+	total int
 }
 
-// seekCost is what the planner charges for one seek into an ordered set,
-// in units of visited objects.
-const seekCost = 4
+// dim is one narrowing constraint: the objects in any of its postings.
+type dim struct {
+	sets []*index.Posting
+	// size is the sum of the postings' sizes: the union's, unless
+	// overlap says an object can be in several (the tokens a search word
+	// begins, the values at a path that crosses an array).
+	size    int
+	overlap bool
+	scope   bool
+}
 
-// planFor picks the cheapest way to visit a superset of the objects
-// matching q. Candidates: the scope (the clusters and namespaces, which are
-// ranges of the primary order), and each narrowing constraint's postings
-// (kinds, resources, owner, label requirements =, ==, in and exists; other
-// operators cannot narrow). A posting is also restricted to the scope's
-// ranges when that is cheaper: every posting is in Position order, so the
-// scope's objects are adjacent in it too. With no constraint that narrows,
-// the plan visits the whole primary order.
+// has reports whether one of d's postings holds id.
+func (d *dim) has(id uint32) bool {
+	for _, s := range d.sets {
+		if s.Has(id) {
+			return true
+		}
+	}
+	return false
+}
+
+// bitmap returns the union of d's postings, not to be modified: a
+// posting's own bitmap when it is the only one.
+func (d *dim) bitmap() *roaring.Bitmap {
+	if len(d.sets) == 1 {
+		return d.sets[0].Bitmap()
+	}
+	return postings.Union(d.sets)
+}
+
+// narrowed reports whether a posting narrows the plan: otherwise its
+// candidates are every object of its scope.
+func (p *plan) narrowed() bool { return len(p.include) > 0 }
+
+// estimate is how many objects the plan's candidates are expected to be,
+// taking the dims as independent, and the smallest dim's size at most.
+func (p *plan) estimate() int {
+	if !p.narrowed() {
+		return p.scope
+	}
+	est := float64(p.scope)
+	for i := range p.include {
+		if !p.include[i].scope {
+			est *= float64(p.include[i].size) / float64(max(p.total, 1))
+		}
+	}
+	return min(int(math.Ceil(est)), p.include[0].size)
+}
+
+// admits reports whether o, of id id, found by a walk of the plan's
+// ranges, matches q: its id is in every dim but the scope's and in no
+// excluded one, and it satisfies what the dims do not answer.
+func (p *plan) admits(q *query, o *object.Object, id uint32, br *object.BodyReader) bool {
+	for i := range p.include {
+		if !p.include[i].scope && !p.include[i].has(id) {
+			return false
+		}
+	}
+	for i := range p.exclude {
+		if p.exclude[i].has(id) {
+			return false
+		}
+	}
+	return p.exact || q.matchesBut(o, p.fieldDone-1, br)
+}
+
+// candidates returns the intersection of the plan's dims, less its
+// excluded ones: every object that can match, and with an exact plan
+// those that do. The plan must be narrowed.
+func (p *plan) candidates() *roaring.Bitmap {
+	acc := p.include[0].bitmap()
+	if len(p.include[0].sets) == 1 {
+		acc = acc.Clone() // the posting's own
+	}
+	for i := 1; i < len(p.include) && !acc.IsEmpty(); i++ {
+		acc.And(p.include[i].bitmap())
+	}
+	for i := range p.exclude {
+		if acc.IsEmpty() {
+			break
+		}
+		acc.AndNot(p.exclude[i].bitmap())
+	}
+	return acc
+}
+
+// planFor finds the postings that narrow q: the scope (the clusters' and
+// namespaces' postings, and the ranges of the primary order they cover),
+// the resources, kinds and owner, the label requirements (=, ==, in and
+// exists; !=, notin and !key exclude), the field requirements that an
+// index on their path covers, and the search words. A constraint that no
+// posting answers (a name, a label's gt or lt, a field requirement on an
+// unindexed path) is tested on each candidate.
 func (ix snapshot) planFor(q *query) plan {
 	if q.nothing {
 		return plan{none: true}
 	}
-	total := ix.All().Len()
-	best := plan{sources: []*index.Posting{ix.All()}, size: total, sizeExact: true, exact: q.dims == 0}
-	scoped := q.clusters != nil || q.namespaces != nil
-	if scoped {
-		best.ranges, best.size = ix.scope(q)
-		if best.size == 0 {
-			return plan{none: true}
+	p := plan{total: ix.Len(), scope: ix.Len()}
+	answered := 0
+	include := func(sets []*index.Posting, overlap bool) bool {
+		d := dim{overlap: overlap}
+		for _, s := range sets {
+			if s != nil && s.Len() > 0 {
+				d.sets = append(d.sets, s)
+				d.size += s.Len()
+			}
 		}
-		best.exact = q.dims == 1
-	}
-
-	scope := best
-	overlap := false // whether the next postings considered may overlap
-	answered := 1    // how many constraints the next postings satisfy throughout
-	fieldDone := 0   // the field requirement they satisfy (plan.fieldDone)
-	consider := func(ps []*index.Posting) bool {
-		size := 0
-		for _, p := range ps {
-			size += p.Len()
-		}
-		if size == 0 {
+		if d.size == 0 {
 			return false
 		}
-		c := plan{sources: ps, size: size, sizeExact: !overlap, exact: q.dims == answered, overlap: overlap, fieldDone: fieldDone}
-		if scoped {
-			// Visit only the part of the postings inside the scope. Assume
-			// the constraint and the scope are independent to estimate its
-			// size; it is at most the smaller of the two in any case.
-			est := size*scope.size/max(total, 1) + seekCost*len(scope.ranges)*len(ps)
-			if est < size {
-				c = plan{sources: ps, ranges: scope.ranges, size: est, exact: q.dims == answered+1, overlap: overlap, fieldDone: fieldDone}
-			}
-		}
-		if c.size < best.size {
-			best = c
-		}
+		p.include = append(p.include, d)
+		answered++
 		return true
 	}
-
+	if q.clusters != nil || q.namespaces != nil {
+		p.ranges, p.scope = ix.scope(q)
+		if p.scope == 0 {
+			return plan{none: true}
+		}
+		answered++
+	}
 	if q.resources != nil {
-		var ps []*index.Posting
+		var sets []*index.Posting
 		for _, r := range q.resources {
-			if p := ix.Resource(r); p != nil {
-				ps = append(ps, p)
-			}
+			sets = append(sets, ix.Resource(r))
 		}
-		if !consider(ps) {
+		if !include(sets, false) {
 			return plan{none: true}
 		}
 	}
-	if q.kinds != nil || q.bareKinds != nil {
-		if !consider(ix.kindPostings(q)) {
-			return plan{none: true}
-		}
+	if (q.kinds != nil || q.bareKinds != nil) && !include(ix.kindPostings(q), false) {
+		return plan{none: true}
 	}
-	if q.owner != "" {
-		p := ix.Owner(q.owner)
-		if p == nil {
-			return plan{none: true}
-		}
-		consider([]*index.Posting{p})
+	if q.owner != "" && !include([]*index.Posting{ix.Owner(q.owner)}, false) {
+		return plan{none: true}
 	}
-	for _, d := range q.labelDims {
-		var ps []*index.Posting
-		if d.exists {
-			if p := ix.LabelKey(d.key); p != nil {
-				ps = append(ps, p)
+	var excludes [][]*index.Posting
+	for i := range q.reqs {
+		r := &q.reqs[i]
+		switch r.Operator() {
+		case selection.Equals, selection.DoubleEquals, selection.In:
+			var sets []*index.Posting
+			for _, v := range sortedSet(r.ValuesUnsorted()) {
+				sets = append(sets, ix.Label(object.Label{Key: r.Key(), Value: v}))
 			}
-		}
-		for _, v := range d.values {
-			if p := ix.Label(object.Label{Key: d.key, Value: v}); p != nil {
-				ps = append(ps, p)
+			if !include(sets, false) {
+				return plan{none: true}
 			}
-		}
-		if !consider(ps) {
-			return plan{none: true}
+		case selection.Exists:
+			if !include([]*index.Posting{ix.LabelKey(r.Key())}, false) {
+				return plan{none: true}
+			}
+		case selection.NotEquals, selection.NotIn:
+			var sets []*index.Posting
+			for _, v := range sortedSet(r.ValuesUnsorted()) {
+				if s := ix.Label(object.Label{Key: r.Key(), Value: v}); s != nil {
+					sets = append(sets, s)
+				}
+			}
+			excludes = append(excludes, sets)
+		case selection.DoesNotExist:
+			var sets []*index.Posting
+			if s := ix.LabelKey(r.Key()); s != nil {
+				sets = append(sets, s)
+			}
+			excludes = append(excludes, sets)
 		}
 	}
 	for i := range q.fieldDims {
-		ps, n, ov, ok := ix.fieldPostings(q, &q.fieldDims[i])
+		d := &q.fieldDims[i]
+		sets, ok := ix.fieldPostings(q, d)
 		if !ok {
 			continue
 		}
-		overlap, answered, fieldDone = ov, n, 0
-		if q.fieldDims[i].exact {
-			fieldDone = q.fieldDims[i].req + 1
-		}
-		if !consider(ps) {
+		if !include(sets, d.crosses && len(d.keys) > 1) {
 			return plan{none: true}
 		}
-		overlap, answered, fieldDone = false, 1, 0
+		if !d.exact {
+			answered-- // the postings narrow; each candidate is still tested
+		} else if p.fieldDone == 0 {
+			p.fieldDone = d.req + 1
+		} else {
+			answered-- // matching skips one requirement at most
+		}
 	}
 	for _, w := range q.search.Words() {
-		ps, ov, ok := ix.searchPostings(w, best.size)
+		sets, ok := ix.searchPostings(w, p.total/2)
 		if !ok {
 			return plan{none: true}
 		}
-		overlap = ov
-		if ps != nil {
-			consider(ps)
+		if sets != nil {
+			include(sets, len(sets) > 1)
 		}
-		overlap = false
 	}
-	return best
+	if p.narrowed() {
+		// The scope joins the intersection (a walk has the ranges).
+		p.include = append(p.include, ix.scopeDims(q)...)
+		// Exclusions narrow an intersection; alone, they would leave most
+		// of the index to walk, as testing does.
+		for _, sets := range excludes {
+			if len(sets) > 0 {
+				p.exclude = append(p.exclude, dim{sets: sets})
+			}
+			answered++
+		}
+	}
+	slices.SortStableFunc(p.include, func(a, b dim) int { return cmp.Compare(a.size, b.size) })
+	p.exact = answered == q.dims
+	return p
+}
+
+// scopeDims returns the dims of q's scope: the postings of its clusters
+// and of its namespaces, none when q has no scope.
+func (ix snapshot) scopeDims(q *query) []dim {
+	var out []dim
+	add := func(sets []*index.Posting) {
+		d := dim{scope: true}
+		for _, s := range sets {
+			if s != nil {
+				d.sets = append(d.sets, s)
+				d.size += s.Len()
+			}
+		}
+		out = append(out, d)
+	}
+	if q.clusters != nil {
+		var sets []*index.Posting
+		for _, c := range q.clusters {
+			sets = append(sets, ix.ClusterIDs(c))
+		}
+		add(sets)
+	}
+	if q.namespaces != nil {
+		var sets []*index.Posting
+		for _, ns := range q.namespaces {
+			sets = append(sets, ix.NamespaceIDs(ns))
+		}
+		add(sets)
+	}
+	return out
+}
+
+// matching returns the ids of the objects matching q, when the postings
+// answer every constraint of q; ok is false otherwise, and all is true
+// (with no ids) when q constrains nothing. Facets count postings against
+// them.
+func (ix snapshot) matching(q *query) (ids *roaring.Bitmap, all, ok bool) {
+	p := ix.planFor(q)
+	switch {
+	case p.none:
+		return roaring.New(), false, true
+	case !p.exact:
+		return nil, false, false
+	case !p.narrowed() && p.ranges == nil:
+		return nil, true, true
+	case !p.narrowed():
+		p.include = ix.scopeDims(q)
+		slices.SortStableFunc(p.include, func(a, b dim) int { return cmp.Compare(a.size, b.size) })
+	}
+	return p.candidates(), false, true
 }
 
 // kindPostings returns the postings of the kinds q selects.
@@ -543,9 +672,50 @@ func (ix snapshot) scope(q *query) ([]object.Range, int) {
 // everything is the one range of a plan without ranges.
 var everything = []object.Range{{}}
 
-// collect returns, in order, up to need objects of the plan that
-// match q and sort after from (nil: from the start).
+// Costs of the two ways to read a page, per object, in units of a step
+// of a walk of the primary order (about 10 ns): an object visited by a
+// walk, tested against the dims' postings; a seek into the primary
+// order; and a candidate of an intersection, read from its id, compared
+// with the cursor and kept among the best (a cache miss or two).
+const (
+	walkCost     = 2
+	seekCost     = 4
+	materialCost = 3
+	intersectDiv = 4
+)
+
+// collect returns, in order, up to need objects of the plan that match q
+// and sort after from (nil: from the start). It walks the primary order
+// from from, through the plan's ranges, testing each object against the
+// dims, when that is expected to reach need matches soon; otherwise it
+// intersects the dims and keeps the first need of the candidates. A walk
+// that visits far more objects than expected (the dims are not
+// independent) gives up for the intersection.
 func (ix snapshot) collect(q *query, p *plan, from *object.Object, need int) []*object.Object {
+	if !p.narrowed() {
+		out, _ := ix.walk(q, p, from, need, math.MaxInt)
+		return out
+	}
+	// A walk visits about need objects per share of its scope that
+	// matches.
+	visits, est := p.scope, p.estimate()
+	if est > 0 && need < p.scope {
+		visits = min(visits, int(float64(need)*float64(p.scope)/float64(est)))
+	}
+	// An intersection costs a fraction of a step per id of its smallest
+	// dim, then each candidate is read.
+	if walkCost*visits+seekCost*len(p.ranges) < p.include[0].size/intersectDiv+materialCost*est {
+		if out, ok := ix.walk(q, p, from, need, 4*visits+1024); ok {
+			return out
+		}
+	}
+	return ix.firstOf(q, p, p.candidates(), from, need)
+}
+
+// walk returns, in order, up to need objects of the plan that match q
+// after from, walking the primary order through the plan's ranges. It
+// gives up, false, after visiting budget objects.
+func (ix snapshot) walk(q *query, p *plan, from *object.Object, need, budget int) ([]*object.Object, bool) {
 	ranges := p.ranges
 	if ranges == nil {
 		ranges = everything
@@ -554,6 +724,7 @@ func (ix snapshot) collect(q *query, p *plan, from *object.Object, need int) []*
 	visited := 0
 	start := new(object.Object) // where a range starts
 	var br object.BodyReader
+	ok := true
 	for _, r := range ranges {
 		seek, skip := from, from != nil // skip the object at from, if any
 		if p.ranges != nil {
@@ -565,59 +736,131 @@ func (ix snapshot) collect(q *query, p *plan, from *object.Object, need int) []*
 				seek, skip = start, false
 			}
 		}
-		mark := len(out)
-		for _, src := range p.sources {
-			found, skipping := 0, skip
-			src.Ascend(seek, func(o *object.Object) bool {
-				if skipping {
-					skipping = false
-					if object.CompareObjects(o, from) == 0 {
-						return true
-					}
-				}
-				if p.ranges != nil && !r.Contains(o) {
-					return false
-				}
-				visited++
-				if !p.exact && !q.matchesBut(o, p.fieldDone-1, &br) {
+		ix.Ascend(seek, func(o *object.Object, id uint32) bool {
+			if skip {
+				skip = false
+				if object.CompareObjects(o, from) == 0 {
 					return true
 				}
+			}
+			if p.ranges != nil && !r.Contains(o) {
+				return false
+			}
+			if visited++; visited > budget {
+				ok = false
+				return false
+			}
+			if p.admits(q, o, id, &br) {
 				out = append(out, o)
-				found++
-				return mark+found < need
-			})
-		}
-		if len(p.sources) > 1 {
-			// Merge the sources' runs, each in order. Each run holds its
-			// first need objects, so the merge, repeats dropped, holds
-			// the first need of the union.
-			slices.SortFunc(out[mark:], object.CompareObjects)
-			if p.overlap {
-				out = out[:mark+len(slices.Compact(out[mark:]))]
 			}
-			if len(out) > need {
-				out = out[:need]
-			}
-		}
-		if len(out) >= need {
+			return len(out) < need
+		})
+		if len(out) >= need || !ok {
 			break
 		}
 	}
 	ix.AddScanned(visited)
-	return out
+	return out, ok
 }
 
-// count counts the objects of the plan that match q.
+// firstOf returns, in order, the first need objects of ids that match q
+// and sort after from.
+func (ix snapshot) firstOf(q *query, p *plan, ids *roaring.Bitmap, from *object.Object, need int) []*object.Object {
+	h := &positionHeap{}
+	var br object.BodyReader
+	visited := 0
+	ids.Iterate(func(id uint32) bool {
+		o := ix.Object(id)
+		visited++
+		if from != nil && object.CompareObjects(o, from) <= 0 {
+			return true
+		}
+		if len(h.objs) == need && object.CompareObjects(o, h.objs[0]) >= 0 {
+			return true
+		}
+		if !p.exact && !q.matchesBut(o, p.fieldDone-1, &br) {
+			return true
+		}
+		if len(h.objs) < need {
+			heap.Push(h, o)
+		} else {
+			h.objs[0] = o
+			heap.Fix(h, 0)
+		}
+		return true
+	})
+	ix.AddScanned(visited)
+	slices.SortFunc(h.objs, object.CompareObjects)
+	return h.objs
+}
+
+// positionHeap keeps objects with the last in Position order on top.
+type positionHeap struct{ objs []*object.Object }
+
+func (h *positionHeap) Len() int           { return len(h.objs) }
+func (h *positionHeap) Less(i, j int) bool { return object.CompareObjects(h.objs[i], h.objs[j]) > 0 }
+func (h *positionHeap) Swap(i, j int)      { h.objs[i], h.objs[j] = h.objs[j], h.objs[i] }
+func (h *positionHeap) Push(x any)         { h.objs = append(h.objs, x.(*object.Object)) }
+func (h *positionHeap) Pop() any {
+	x := h.objs[len(h.objs)-1]
+	h.objs = h.objs[:len(h.objs)-1]
+	return x
+}
+
+// count counts the objects of the plan that match q: an intersection's
+// cardinality when the plan is exact.
 func (ix snapshot) count(q *query, p *plan) int {
+	if p.narrowed() && p.exact {
+		switch {
+		case len(p.exclude) > 0:
+		case len(p.include) == 1 && !p.include[0].overlap:
+			return p.include[0].size
+		case len(p.include) > 1:
+			// The largest dim is only counted against, never copied.
+			last := len(p.include) - 1
+			acc := (&plan{include: p.include[:last]}).candidates()
+			return p.include[last].andLen(acc)
+		}
+		return int(p.candidates().GetCardinality())
+	}
 	n := 0
 	ix.each(q, p, func(*object.Object) { n++ })
 	return n
 }
 
-// each calls fn, with the read lock held, for every object of the
-// plan that matches q; fn must not call back into the index.
+// andLen returns how many of the ids of b d's postings hold.
+func (d *dim) andLen(b *roaring.Bitmap) int {
+	if len(d.sets) == 1 {
+		return d.sets[0].AndLen(b)
+	}
+	return int(d.bitmap().AndCardinality(b))
+}
+
+// each calls fn, with the read lock held, for every object of the plan
+// that matches q, in no particular order; fn must not call back into the
+// index.
 func (ix snapshot) each(q *query, p *plan, fn func(*object.Object)) {
-	ranges := p.ranges
+	if !p.narrowed() {
+		ix.eachIn(q, p, p.ranges, fn)
+		return
+	}
+	var br object.BodyReader
+	visited := 0
+	p.candidates().Iterate(func(id uint32) bool {
+		o := ix.Object(id)
+		visited++
+		if p.exact || q.matchesBut(o, p.fieldDone-1, &br) {
+			fn(o)
+		}
+		return true
+	})
+	ix.AddScanned(visited)
+}
+
+// eachIn calls fn for every object of ranges (nil: the whole index) that
+// matches q, for a plan that is not narrowed.
+func (ix snapshot) eachIn(q *query, p *plan, ranges []object.Range, fn func(*object.Object)) {
+	walked := ranges != nil
 	if ranges == nil {
 		ranges = everything
 	}
@@ -626,36 +869,21 @@ func (ix snapshot) each(q *query, p *plan, fn func(*object.Object)) {
 	var br object.BodyReader
 	for _, r := range ranges {
 		var seek *object.Object
-		if p.ranges != nil {
+		if walked {
 			seek = r.Start(start)
 		}
-		for i, src := range p.sources {
-			src.Ascend(seek, func(o *object.Object) bool {
-				if p.ranges != nil && !r.Contains(o) {
-					return false
-				}
-				visited++
-				if p.overlap && seenBefore(p.sources[:i], o) {
-					return true
-				}
-				if p.exact || q.matchesBut(o, p.fieldDone-1, &br) {
-					fn(o)
-				}
-				return true
-			})
-		}
+		ix.Ascend(seek, func(o *object.Object, _ uint32) bool {
+			if walked && !r.Contains(o) {
+				return false
+			}
+			visited++
+			if p.exact || q.matchesBut(o, p.fieldDone-1, &br) {
+				fn(o)
+			}
+			return true
+		})
 	}
 	ix.AddScanned(visited)
-}
-
-// seenBefore reports whether one of the sources holds o.
-func seenBefore(sources []*index.Posting, o *object.Object) bool {
-	for _, s := range sources {
-		if s.Has(o) {
-			return true
-		}
-	}
-	return false
 }
 
 // countFromStats answers from the per-cluster counts the queries that
@@ -669,7 +897,7 @@ func (ix snapshot) countFromStats(q *query) (int, bool) {
 	clusters := q.clusters
 	if clusters == nil {
 		if q.namespaces == nil && q.resources == nil {
-			return ix.All().Len(), true
+			return ix.Len(), true
 		}
 		clusters = ix.Clusters()
 	}

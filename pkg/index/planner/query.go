@@ -50,30 +50,65 @@ func (q *Query) CountScope(r index.Reader, byNamespace bool, counts map[string]i
 	return snapshot{r}.scopeCounts(&q.q, byNamespace, counts)
 }
 
+// CountPostings adds to counts the objects matching q that each posting
+// of a family holds (values of them, each calls fn with every value and
+// its posting), counted against the ids of the matching objects, when the
+// postings answer q and the family has fewer values than a quarter of
+// the objects to count; it reports whether it could. Facets by cluster,
+// namespace and kind use it.
+func (q *Query) CountPostings(r index.Reader, values int, each func(fn func(v string, p *index.Posting)), counts map[string]int) bool {
+	return snapshot{r}.countPostings(&q.q, values, each, counts)
+}
+
 // CountLabel adds to counts the objects matching q per value of the label
-// key from the label postings' sizes, when q constrains nothing and there
-// are fewer distinct labels than objects to visit; it reports whether it
-// could.
+// key from the label postings, when the postings answer q and the key has
+// fewer values than a quarter of the objects to count; it reports whether
+// it could.
 func (q *Query) CountLabel(r index.Reader, key string, counts map[string]int) bool {
 	return snapshot{r}.labelCounts(&q.q, key, counts)
 }
 
 // CountField adds to counts the objects matching q per value at path
 // (index.IndexedValue) from the postings of the field indexes, when they
-// cover every resource q can match and q has no constraint beyond those
-// on types and a scope; it reports whether it could.
+// cover every resource q can match and the postings answer q; it reports
+// whether it could.
 func (q *Query) CountField(r index.Reader, path fieldpath.Path, counts map[string]int) bool {
 	return snapshot{r}.fieldCounts(&q.q, path, counts)
 }
 
-// labelCounts counts every object by its value of the label key from
-// the label postings' sizes, when q constrains nothing and there are fewer
-// distinct labels than objects to visit; it reports whether it did.
+// labelCounts counts the objects matching q by their value of the label
+// key from the label postings: their sizes when q constrains nothing,
+// each counted against the ids of the matching objects when the postings
+// answer q; it reports whether it did. Postings are not counted when
+// the key has more values than a quarter of the objects to count.
 func (ix snapshot) labelCounts(q *query, key string, counts map[string]int) bool {
-	if q.nothing || q.dims != 0 || ix.Labels() >= ix.All().Len() {
+	if q.nothing {
 		return false
 	}
-	ix.EachLabelValue(key, func(v string, p *index.Posting) { counts[v] += p.Len() })
+	values := ix.LabelValues(key)
+	return ix.countPostings(q, values, func(fn func(string, *index.Posting)) { ix.EachLabelValue(key, fn) }, counts)
+}
+
+// countPostings is Query.CountPostings.
+func (ix snapshot) countPostings(q *query, values int, each func(fn func(string, *index.Posting)), counts map[string]int) bool {
+	ids, all, ok := ix.matching(q)
+	switch {
+	case !ok:
+		return false
+	case all:
+		if values > ix.Len()/4 {
+			return false
+		}
+		each(func(v string, p *index.Posting) { counts[v] += p.Len() })
+		return true
+	case values > int(ids.GetCardinality())/4:
+		return false
+	}
+	each(func(v string, p *index.Posting) {
+		if n := p.AndLen(ids); n > 0 {
+			counts[v] += n
+		}
+	})
 	return true
 }
 

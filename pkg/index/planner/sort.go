@@ -84,7 +84,7 @@ func (ix snapshot) listSorted(qs []query, s *sorter) Page {
 	for i := range qs {
 		plans[i] = ix.planFor(&qs[i])
 		if !plans[i].none {
-			candidates += plans[i].size
+			candidates += plans[i].estimate()
 		}
 	}
 	if candidates == 0 {
@@ -146,10 +146,12 @@ func (ix snapshot) top(qs []query, plans []plan, s *sorter) []*object.Object {
 		if plans[i].none {
 			continue
 		}
-		candidates += plans[i].size
+		candidates += plans[i].estimate()
 		ranges := plans[i].ranges
-		if ranges == nil {
-			ranges = everything
+		if ranges == nil || plans[i].narrowed() {
+			// An intersection is read whole, in one unit.
+			units = append(units, topUnit{q: &qs[i], p: &plans[i], r: ranges})
+			continue
 		}
 		for j := range ranges {
 			units = append(units, topUnit{q: &qs[i], p: &plans[i], r: ranges[j : j+1]})
@@ -204,7 +206,8 @@ func (ix snapshot) top(qs []query, plans []plan, s *sorter) []*object.Object {
 	return out
 }
 
-// topUnit is a share of top's reading: one range of a query's plan.
+// topUnit is a share of top's reading: one range of a query's plan, or
+// the whole plan.
 type topUnit struct {
 	q *query
 	p *plan
@@ -215,9 +218,7 @@ type topUnit struct {
 // decoding bodies with r.
 func (ix snapshot) topOf(u topUnit, s *sorter, h *sortHeap, r *object.BodyReader) {
 	p := *u.p
-	if p.ranges != nil {
-		p.ranges = u.r
-	}
+	p.ranges = u.r
 	scratch := make([]object.SortValue, len(s.keys))
 	ix.each(u.q, &p, func(o *object.Object) {
 		for j, k := range s.keys {

@@ -1,11 +1,12 @@
-// Package postings holds the ordered sets behind the index's secondary
-// indexes: a Set keeps values in the order an Order gives (the index's
-// Position order), as a sorted slice while small and a B-tree once it
-// grows, so that most postings (one owner's children, one
-// pod-template-hash) cost a fraction of a tree, and large ones (a kind, a
-// label on every object) stay fast to update and to walk from any point.
+// Package postings holds the sets behind the index's secondary indexes:
+// a Set holds the dense ids of the objects with one value (a kind, a
+// label, a namespace, a search token), as a sorted slice while small and
+// a roaring bitmap once it grows, so that most postings (one owner's
+// children, one pod-template-hash) cost a few bytes per id, large ones a
+// few bits, and a conjunction of requirements is an intersection of
+// bitmaps whose cardinality is its count.
 //
-// Every posting of the index is in the same order, so the objects of one
-// cluster or namespace are adjacent in each, and a page walks a posting
-// from a cursor without visiting what precedes it.
+// Ids are not in any order that readers care about: the index keeps the
+// objects' Position order in its primary B-tree, and its planner (package
+// planner) combines the two.
 package postings

@@ -3,137 +3,124 @@ package postings
 import (
 	"slices"
 
-	"github.com/google/btree"
+	"github.com/RoaringBitmap/roaring/v2"
 )
 
-const (
-	// treeDegree is the B-tree degree of large sets: nodes hold up to 63
-	// values (about 500 bytes of pointers), few levels even at millions of
-	// values, and little slack per value.
-	treeDegree = 32
-	// SmallMax is the size up to which a Set is a plain sorted slice.
-	SmallMax = 64
-)
+// SmallMax is the size up to which a Set is a sorted slice of ids: 128
+// bytes, where a roaring bitmap of a few ids costs about as much in
+// headers alone. Most postings of an index are that small (one owner's
+// children, one pod-template-hash, a name's own search tokens).
+const SmallMax = 32
 
-// Order orders the values of a Set. Implementations are zero-size types,
-// so that a Set carries no comparison of its own.
-type Order[T any] interface {
-	Compare(a, b T) int
+// Set is a set of object ids: a sorted slice while small, a roaring
+// bitmap once it grows past SmallMax. The zero value is an empty set. A
+// Set is not safe for concurrent use: the index writes its sets with its
+// lock held for writing, and the planner reads them with it held for
+// reading.
+type Set struct {
+	small []uint32
+	bm    *roaring.Bitmap
 }
 
-// Set is an ordered set of values: a sorted slice while small, a B-tree
-// once it grows past SmallMax. It holds at most one value per place in the
-// order. The zero value is an empty set. A Set is not safe for concurrent
-// use.
-type Set[T comparable, O Order[T]] struct {
-	small []T
-	tree  *btree.BTreeG[T]
-}
-
-// NewTree returns an empty set that starts as a B-tree, for sets known to
-// grow large; its nodes come from fl.
-func NewTree[T comparable, O Order[T]](fl *btree.FreeListG[T]) *Set[T, O] {
-	return &Set[T, O]{tree: btree.NewWithFreeListG(treeDegree, less[T, O], fl)}
-}
-
-func less[T any, O Order[T]](a, b T) bool {
-	var o O
-	return o.Compare(a, b) < 0
-}
-
-func compare[T any, O Order[T]](a, b T) int {
-	var o O
-	return o.Compare(a, b)
-}
-
-// Len returns how many values the set holds.
-func (s *Set[T, O]) Len() int {
-	if s.tree != nil {
-		return s.tree.Len()
+// Len returns how many ids the set holds.
+func (s *Set) Len() int {
+	if s.bm != nil {
+		return int(s.bm.GetCardinality())
 	}
 	return len(s.small)
 }
 
-// Has reports whether the set holds a value at x's place.
-func (s *Set[T, O]) Has(x T) bool {
-	if s.tree != nil {
-		return s.tree.Has(x)
+// Has reports whether the set holds id.
+func (s *Set) Has(id uint32) bool {
+	if s.bm != nil {
+		return s.bm.Contains(id)
 	}
-	_, found := slices.BinarySearchFunc(s.small, x, compare[T, O])
+	_, found := slices.BinarySearch(s.small, id)
 	return found
 }
 
-// Put adds x, replacing the value at the same place if there is one. A set
-// that grows past SmallMax becomes a B-tree whose nodes come from fl.
-func (s *Set[T, O]) Put(x T, fl *btree.FreeListG[T]) {
-	if s.tree != nil {
-		s.tree.ReplaceOrInsert(x)
+// Add adds id. A set that grows past SmallMax becomes a bitmap.
+func (s *Set) Add(id uint32) {
+	if s.bm != nil {
+		s.bm.Add(id)
 		return
 	}
-	i, found := slices.BinarySearchFunc(s.small, x, compare[T, O])
-	if found {
-		s.small[i] = x
-		return
+	i, found := slices.BinarySearch(s.small, id)
+	switch {
+	case found:
+	case len(s.small) < SmallMax:
+		s.small = slices.Insert(s.small, i, id)
+	default:
+		s.bm = roaring.BitmapOf(s.small...)
+		s.bm.Add(id)
+		s.small = nil
 	}
-	if len(s.small) < SmallMax {
-		s.small = slices.Insert(s.small, i, x)
-		return
-	}
-	t := btree.NewWithFreeListG(treeDegree, less[T, O], fl)
-	for _, y := range s.small {
-		t.ReplaceOrInsert(y)
-	}
-	t.ReplaceOrInsert(x)
-	s.tree, s.small = t, nil
 }
 
-// Remove deletes the value at x's place, if any. A B-tree that shrinks to
-// half of SmallMax becomes a slice again.
-func (s *Set[T, O]) Remove(x T) {
-	if s.tree == nil {
-		if i, found := slices.BinarySearchFunc(s.small, x, compare[T, O]); found {
+// Remove removes id, if the set holds it. A bitmap that shrinks to half
+// of SmallMax becomes a slice again.
+func (s *Set) Remove(id uint32) {
+	if s.bm == nil {
+		if i, found := slices.BinarySearch(s.small, id); found {
 			s.small = slices.Delete(s.small, i, i+1)
 		}
 		return
 	}
-	s.tree.Delete(x)
-	if n := s.tree.Len(); n <= SmallMax/2 {
-		small := make([]T, 0, n)
-		s.tree.Ascend(func(y T) bool {
-			small = append(small, y)
-			return true
-		})
-		s.tree.Clear(true)
-		s.tree, s.small = nil, small
+	s.bm.Remove(id)
+	if s.bm.GetCardinality() <= SmallMax/2 {
+		s.small, s.bm = s.bm.ToArray(), nil
 	}
 }
 
-// Ascend calls fn for each value at or after from (the zero value: from
-// the start) in order, until fn returns false.
-func (s *Set[T, O]) Ascend(from T, fn func(T) bool) {
-	var zero T
-	if s.tree != nil {
-		if from == zero {
-			s.tree.Ascend(fn)
-		} else {
-			s.tree.AscendGreaterOrEqual(from, fn)
-		}
+// Each calls fn with each id in increasing order, until fn returns false.
+func (s *Set) Each(fn func(id uint32) bool) {
+	if s.bm != nil {
+		s.bm.Iterate(fn)
 		return
 	}
-	i := 0
-	if from != zero {
-		i, _ = slices.BinarySearchFunc(s.small, from, compare[T, O])
-	}
-	for _, x := range s.small[i:] {
-		if !fn(x) {
+	for _, id := range s.small {
+		if !fn(id) {
 			return
 		}
 	}
 }
 
-// Sorted returns the values xs, in order and without repeats, as a Set that
-// takes xs as it is: for a set that is only read, such as a merge of
-// several postings made for one query, whatever its size.
-func Sorted[T comparable, O Order[T]](xs []T) *Set[T, O] {
-	return &Set[T, O]{small: xs}
+// Bitmap returns the set as a bitmap, to be read and not modified: the
+// set's own, or a new one for a small set.
+func (s *Set) Bitmap() *roaring.Bitmap {
+	if s.bm != nil {
+		return s.bm
+	}
+	return roaring.BitmapOf(s.small...)
+}
+
+// AndLen returns how many of the ids of b the set holds.
+func (s *Set) AndLen(b *roaring.Bitmap) int {
+	if s.bm != nil {
+		return int(s.bm.AndCardinality(b))
+	}
+	n := 0
+	for _, id := range s.small {
+		if b.Contains(id) {
+			n++
+		}
+	}
+	return n
+}
+
+// Union returns a new bitmap of the ids that any of sets holds.
+func Union(sets []*Set) *roaring.Bitmap {
+	var bms []*roaring.Bitmap
+	out := roaring.New()
+	for _, s := range sets {
+		if s.bm != nil {
+			bms = append(bms, s.bm)
+		} else {
+			out.AddMany(s.small)
+		}
+	}
+	if len(bms) == 0 {
+		return out
+	}
+	return roaring.FastOr(append(bms, out)...)
 }

@@ -1,84 +1,103 @@
 package postings
 
 import (
-	"cmp"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
-	"github.com/google/btree"
+	"github.com/RoaringBitmap/roaring/v2"
 	gocmp "github.com/google/go-cmp/cmp"
 )
 
-// byValue orders *int by the int they point at, as the index orders
-// objects by Position: equal places may hold different pointers.
-type byValue struct{}
-
-func (byValue) Compare(a, b *int) int { return cmp.Compare(*a, *b) }
-
-func values(s *Set[*int, byValue], from *int) []int {
-	var out []int
-	s.Ascend(from, func(x *int) bool {
-		out = append(out, *x)
+func ids(s *Set) []uint32 {
+	var out []uint32
+	s.Each(func(id uint32) bool {
+		out = append(out, id)
 		return true
 	})
 	return out
 }
 
-// TestSetAgreesWithModel puts and removes random values, across the change
-// from slice to tree and back, and checks the set against a sorted model.
+// TestSetAgreesWithModel adds and removes random ids, across the change
+// from slice to bitmap and back, and checks every read of the set against
+// a sorted model.
 func TestSetAgreesWithModel(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	fl := btree.NewFreeListG[*int](16)
-	for _, start := range []struct {
-		name string
-		set  *Set[*int, byValue]
-	}{{"slice", new(Set[*int, byValue])}, {"tree", NewTree[*int, byValue](fl)}} {
-		t.Run(start.name, func(t *testing.T) {
-			s, model := start.set, map[int]bool{}
-			for round := range 3000 {
-				v := r.IntN(200)
-				if r.IntN(3) > 0 || round < 150 {
-					s.Put(&v, fl)
-					model[v] = true
-				} else {
-					s.Remove(&v)
-					delete(model, v)
-				}
-				if round%50 != 0 {
-					continue
-				}
-				want := make([]int, 0, len(model))
-				for k := range model {
-					want = append(want, k)
-				}
-				slices.Sort(want)
-				if diff := gocmp.Diff(want, values(s, nil)); diff != "" {
-					t.Fatalf("round %d (-model +set):\n%s", round, diff)
-				}
-				if s.Len() != len(want) {
-					t.Fatalf("Len = %d, want %d", s.Len(), len(want))
-				}
-				from := r.IntN(200)
-				i, _ := slices.BinarySearch(want, from)
-				if got := values(s, &from); !slices.Equal(got, want[i:]) {
-					t.Fatalf("from %d: %v, want %v", from, got, want[i:])
-				}
-				if s.Has(&from) != model[from] {
-					t.Fatalf("Has(%d) = %t", from, !model[from])
-				}
+	for round := range 20 {
+		var s Set
+		model := map[uint32]bool{}
+		// Ids from a small range, so that adds and removes collide, and
+		// sometimes far apart, so that the bitmap has several containers.
+		span := uint32(2 + r.IntN(200))
+		for step := range 2000 {
+			id := r.Uint32N(span)
+			if r.IntN(3) == 0 {
+				id += 1 << 16 * r.Uint32N(4)
 			}
-		})
+			if r.IntN(2) == 0 || step > 1500 {
+				s.Remove(id)
+				delete(model, id)
+			} else {
+				s.Add(id)
+				model[id] = true
+			}
+			if s.Len() != len(model) {
+				t.Fatalf("round %d step %d: Len %d, want %d", round, step, s.Len(), len(model))
+			}
+			if s.Has(id) != model[id] {
+				t.Fatalf("round %d step %d: Has(%d) = %v", round, step, id, s.Has(id))
+			}
+			if len(model) <= SmallMax/2 && s.bm != nil {
+				t.Fatalf("round %d step %d: a bitmap of %d ids", round, step, len(model))
+			}
+		}
+		want := make([]uint32, 0, len(model))
+		for id := range model {
+			want = append(want, id)
+		}
+		slices.Sort(want)
+		if diff := gocmp.Diff(want, ids(&s), gocmp.Comparer(func(a, b []uint32) bool { return slices.Equal(a, b) })); diff != "" {
+			t.Fatalf("round %d: Each (-want +got):\n%s", round, diff)
+		}
+		if got := s.Bitmap().ToArray(); !slices.Equal(got, want) {
+			t.Fatalf("round %d: Bitmap %v, want %v", round, got, want)
+		}
+		other := roaring.New()
+		for i := range span {
+			if r.IntN(2) == 0 {
+				other.Add(i)
+			}
+		}
+		n := 0
+		for _, id := range want {
+			if other.Contains(id) {
+				n++
+			}
+		}
+		if got := s.AndLen(other); got != n {
+			t.Fatalf("round %d: AndLen %d, want %d", round, got, n)
+		}
 	}
 }
 
-func TestSorted(t *testing.T) {
-	xs := []*int{new(int), new(int), new(int)}
-	for i, x := range xs {
-		*x = i
+func TestUnion(t *testing.T) {
+	var small, large, empty Set
+	for _, id := range []uint32{5, 1, 70000} {
+		small.Add(id)
 	}
-	s := Sorted[*int, byValue](xs)
-	if got := values(s, nil); !slices.Equal(got, []int{0, 1, 2}) || s.Len() != 3 || !s.Has(xs[1]) {
-		t.Errorf("Sorted: %v", got)
+	for id := range uint32(100) {
+		large.Add(id * 3)
+	}
+	got := Union([]*Set{&small, &large, &empty}).ToArray()
+	want := []uint32{1, 5, 70000}
+	for id := range uint32(100) {
+		want = append(want, id*3)
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("Union = %v, want %v", got, want)
+	}
+	if !Union(nil).IsEmpty() {
+		t.Fatal("the union of no sets holds ids")
 	}
 }

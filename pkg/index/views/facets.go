@@ -96,10 +96,7 @@ func FacetsUnion(ix *index.Index, fs []planner.Filter, by FacetBy) []Facet {
 	}
 	ix.Read(func(r index.Reader) {
 		for _, q := range qs {
-			byScope := by.Key == FacetCluster || by.Key == FacetNamespace
-			if (byScope && q.CountScope(r, by.Key == FacetNamespace, counts)) ||
-				(by.Key == FacetField && q.CountField(r, by.Field, counts)) ||
-				(by.Key == FacetLabel && q.CountLabel(r, by.Label, counts)) {
+			if fromIndex(r, q, by, counts) {
 				continue
 			}
 			q.Each(r, count)
@@ -119,6 +116,27 @@ func FacetsUnion(ix *index.Index, fs []planner.Filter, by FacetBy) []Facet {
 		return cmp.Compare(a.Value, b.Value)
 	})
 	return out
+}
+
+// fromIndex counts the objects matching q into counts without reading
+// them, from the index's counters or its postings, when it can; it
+// reports whether it did.
+func fromIndex(r index.Reader, q *planner.Query, by FacetBy, counts map[string]int) bool {
+	switch by.Key {
+	case FacetCluster:
+		return q.CountScope(r, false, counts) ||
+			q.CountPostings(r, len(r.Clusters()), func(fn func(string, *index.Posting)) { r.EachClusterIDs(fn) }, counts)
+	case FacetNamespace:
+		return q.CountScope(r, true, counts) ||
+			q.CountPostings(r, r.Namespaces(), func(fn func(string, *index.Posting)) { r.EachNamespaceIDs(fn) }, counts)
+	case FacetKind:
+		return q.CountPostings(r, r.Kinds(), func(fn func(string, *index.Posting)) { r.EachKind(fn) }, counts)
+	case FacetLabel:
+		return q.CountLabel(r, by.Label, counts)
+	case FacetField:
+		return q.CountField(r, by.Field, counts)
+	}
+	return false
 }
 
 func facetValue(o *object.Object, by FacetBy) (string, bool) {
