@@ -212,7 +212,7 @@ func New(opts Options) (*Aggregator, error) {
 			Help: "The index's memory budget (limits.memoryBudget); 0 when there is none."},
 			func() float64 { return float64(ix.Budget().Budget) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fleetcache_index_estimated_bytes",
-			Help: "What the index holds as its memory budget counts it: about 1.3 KB per object plus the object's stored body."},
+			Help: "What the index holds as its memory budget counts it: about 0.7 KB per object plus the object's stored body."},
 			func() float64 { return float64(ix.Budget().Used) }))
 	registry := clusters.NewRegistry(fleet, clusters.Options{})
 	inv := inventory.NewStore()

@@ -42,7 +42,7 @@ func TestMemoryBudget(t *testing.T) {
 		}
 	}
 	// Room for about 40 ConfigMaps without their body.
-	const budget = 40 * 1300
+	const budget = 40 * 700
 	agg, url := serveClusters(t, app.Options{
 		Index:     index.Options{MemoryBudget: budget},
 		Informers: informers.Options{Resources: []string{"configmaps"}},

@@ -105,7 +105,7 @@ var flagDefs = []flagDef{
 		func(c *Config) any { return &c.Limits.MaxConnectionsPerAddress }},
 	{"event-retention", withDefault("changes the index keeps for subscriptions to resume from", index.DefaultOptions().Retention),
 		func(c *Config) any { return &c.Limits.EventRetention }},
-	{"memory-budget", "bytes the index may hold, as it estimates them (about 1.3 KB per object plus its compressed body); above three quarters, objects are cached without their body, at the budget new objects are refused (default 0: no budget)",
+	{"memory-budget", "bytes the index may hold, as it estimates them (about 0.7 KB per object plus its compressed body); above three quarters, objects are cached without their body, at the budget new objects are refused (default 0: no budget)",
 		func(c *Config) any { return &c.Limits.MemoryBudget }},
 	{"tls-cert-file", "PEM certificate (chain) to serve HTTPS with; needs --tls-private-key-file (default plain HTTP)",
 		func(c *Config) any { return &c.Serving.TLSCertFile }},

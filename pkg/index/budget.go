@@ -6,9 +6,9 @@ import (
 
 // objectOverhead is what the budget charges for an object beside its
 // body: its object.Object, labels, owners and its share of the secondary indexes.
-// Measured on realistic Pods (BenchmarkIndexScale: 1,560 B of heap per Pod
-// whose compressed body is 290 B), rounded up.
-const objectOverhead = 1300
+// Measured on realistic Pods (BenchmarkIndexScale, 300,000 Pods: 941 B of
+// heap per Pod whose compressed body is 272 B), rounded up.
+const objectOverhead = 700
 
 // softShare is the share of Options.MemoryBudget above which objects are
 // stored without their body (metadata only), in quarters: the last quarter

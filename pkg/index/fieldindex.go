@@ -2,8 +2,6 @@ package index
 
 import (
 	"maps"
-
-	"github.com/google/btree"
 	"math"
 	"slices"
 	"strconv"
@@ -68,7 +66,7 @@ type fieldIndexes struct {
 type FieldIndex struct {
 	path    fieldpath.Path
 	values  map[string]*Posting
-	ordered *OrderedIndex
+	ordered *valueOrder
 }
 
 // Value returns the posting of the objects with the value v (as
@@ -88,9 +86,14 @@ func (fi *FieldIndex) EachValue(fn func(v string, p *Posting)) {
 
 // Ordered returns the index's objects in order of their value, nil when
 // the path crosses an array.
-func (fi *FieldIndex) Ordered() *OrderedIndex { return fi.ordered }
+func (fi *FieldIndex) Ordered() OrderedIndex {
+	if fi.ordered == nil {
+		return nil
+	}
+	return fi.ordered
+}
 
-func newFieldIndexes(indexes map[string][]fieldpath.Path, fl *btree.FreeListG[*object.Object]) fieldIndexes {
+func newFieldIndexes(ix *Index, indexes map[string][]fieldpath.Path) fieldIndexes {
 	fx := fieldIndexes{byResource: map[string][]*FieldIndex{}, kinds: map[string]map[string]int{}}
 	for r, paths := range indexes {
 		var fis []*FieldIndex
@@ -102,7 +105,7 @@ func newFieldIndexes(indexes map[string][]fieldpath.Path, fl *btree.FreeListG[*o
 			}
 			fi := &FieldIndex{path: p, values: map[string]*Posting{}}
 			if !p.Crosses() {
-				fi.ordered = newOrderedIndex(p, fl)
+				fi.ordered = newValueOrder(ix, p)
 			}
 			fis = append(fis, fi)
 		}
@@ -167,7 +170,7 @@ func (ix *Index) indexFieldsLocked(o *object.Object, id uint32, kindName string)
 			fi.postingLocked(v).Add(id)
 		}
 		if fi.ordered != nil {
-			fi.ordered.put(o, &ix.bodies)
+			fi.ordered.put(o, id, &ix.bodies)
 		}
 	}
 }
@@ -186,7 +189,7 @@ func (ix *Index) unindexFieldsLocked(o *object.Object, id uint32, kindName strin
 			removeFrom(fi.values, v, id)
 		}
 		if fi.ordered != nil {
-			fi.ordered.remove(o, &ix.bodies)
+			fi.ordered.remove(o, id, &ix.bodies)
 		}
 	}
 }
@@ -207,8 +210,8 @@ func (ix *Index) reindexFieldsLocked(old, o *object.Object, id uint32) {
 			fi.postingLocked(v).Add(id)
 		}
 		if fi.ordered != nil {
-			fi.ordered.remove(old, &ix.bodies)
-			fi.ordered.put(o, &ix.bodies)
+			fi.ordered.remove(old, id, &ix.bodies)
+			fi.ordered.put(o, id, &ix.bodies)
 		}
 	}
 }

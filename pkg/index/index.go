@@ -41,7 +41,7 @@ type Options struct {
 	// and others for nodes, workloads, jobs, services and events).
 	Indexes map[string][]fieldpath.Path
 	// MemoryBudget bounds, in bytes, what the index holds, as it estimates
-	// it (BudgetStatus.Used: about 1.3 KB per object plus its stored
+	// it (BudgetStatus.Used: about 0.7 KB per object plus its stored
 	// body). Above three quarters of it, objects are stored without their
 	// body (metadata only: identity, labels, owners, creation time);
 	// objects whose metadata alone would pass it are refused (not
@@ -75,8 +75,10 @@ type Index struct {
 	// all holds every object with its id, in Position order: the primary
 	// order.
 	all *entryTree
-	// ids gives every object a dense id, its place in the postings.
-	ids ids
+	// ids gives every object a dense id, its place in the postings;
+	// ranks numbers the ids in Position order.
+	ids   ids
+	ranks ranks
 	// types caches, per *object.Type in use, its kind name and its postings.
 	types map[*object.Type]*typeEntry
 	// kinds and resources are postings by object.Type.KindName() and
@@ -94,7 +96,7 @@ type Index struct {
 	// owners holds a posting per owner UID.
 	owners map[types.UID]*Posting
 	// created orders objects by metadata.creationTimestamp, for sorting.
-	created *OrderedIndex
+	created *timeOrder
 	// tokens holds a posting per search token (see tokens.go), in token
 	// order for prefix lookups.
 	tokens *search.Tree[*Posting]
@@ -147,7 +149,7 @@ func New(opts Options) *Index {
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never returns an error.
 	fl := btree.NewFreeListG[*object.Object](freeListSize)
-	return &Index{
+	ix := &Index{
 		epoch:        hex.EncodeToString(b[:]),
 		freelist:     fl,
 		all:          newEntryTree(),
@@ -160,13 +162,14 @@ func New(opts Options) *Index {
 		labelKeys:    map[string]*Posting{},
 		owners:       map[types.UID]*Posting{},
 		tokens:       search.NewTree[*Posting](),
-		created:      newOrderedIndex(creationTimestamp, fl),
-		fields:       newFieldIndexes(opts.Indexes, fl),
+		created:      newTimeOrder(fl),
 		clusters:     map[string]*ClusterCounts{},
 		feed:         feed.New[*object.Object](opts.Retention),
 		budget:       budgetLocked{budget: opts.MemoryBudget},
 		budgetBytes:  opts.MemoryBudget,
 	}
+	ix.fields = newFieldIndexes(ix, opts.Indexes)
+	return ix
 }
 
 // Epoch returns the random identifier New gave this index. Cursors and
@@ -424,6 +427,7 @@ func (ix *Index) entriesLocked(cluster, resource string, pivot *object.Object) [
 func (ix *Index) insertLocked(o *object.Object) {
 	id := ix.ids.hold(o)
 	ix.all.ReplaceOrInsert(entry{o: o, id: id})
+	ix.rankLocked(entry{o: o, id: id})
 	te := ix.typeLocked(o.Type)
 	te.objects++
 	te.kind.Add(id)
@@ -438,7 +442,7 @@ func (ix *Index) insertLocked(o *object.Object) {
 		postingFor(ix.owners, r.UID).Add(id)
 	}
 	ix.indexTokensLocked(o, id)
-	ix.created.put(o, nil)
+	ix.created.put(o)
 	ix.indexFieldsLocked(o, id, te.kindName)
 	ix.chargeLocked(o, 1)
 
@@ -476,7 +480,7 @@ func (ix *Index) removeLocked(e entry) {
 		removeFrom(ix.owners, r.UID, id)
 	}
 	ix.unindexTokensLocked(o, id, nil)
-	ix.created.remove(o, nil)
+	ix.created.remove(o)
 	ix.chargeLocked(o, -1)
 	ix.ids.release(id)
 
@@ -507,7 +511,7 @@ func (ix *Index) replaceLocked(e entry, o *object.Object) {
 	ix.chargeLocked(o, 1)
 	ix.ids.objs[id] = o
 	ix.all.ReplaceOrInsert(entry{o: o, id: id})
-	ix.created.remove(old, nil)
+	ix.created.remove(old)
 	ix.unindexTokensLocked(old, id, searchTokens(o, &ix.bodies))
 	ix.reindexFieldsLocked(old, o, id)
 	if old.Type != o.Type {
@@ -541,7 +545,7 @@ func (ix *Index) replaceLocked(e entry, o *object.Object) {
 		postingFor(ix.owners, r.UID).Add(id)
 	}
 	ix.indexTokensLocked(o, id)
-	ix.created.put(o, nil)
+	ix.created.put(o)
 }
 
 // typeLocked returns the entry of t, creating it if needed.

@@ -50,6 +50,29 @@ func (r Reader) Ascend(from *object.Object, fn func(o *object.Object, id uint32)
 // Object returns the object of an id that a posting holds.
 func (r Reader) Object(id uint32) *object.Object { return r.ix.ids.object(id) }
 
+// Rank returns a number that grows with the Position order of the
+// object of id: objects compare as their ranks do.
+func (r Reader) Rank(id uint32) uint64 { return r.ix.ranks.of(id) }
+
+// Ranks returns the rank of every id (Rank), to be read, not modified:
+// reads that rank many ids index it directly.
+func (r Reader) Ranks() []uint64 { return r.ix.ranks.r }
+
+// RankAfter returns the least rank of the objects that sort after from,
+// and false when none does.
+func (r Reader) RankAfter(from *object.Object) (uint64, bool) {
+	var rank uint64
+	found := false
+	r.ix.all.AscendGreaterOrEqual(entry{o: from}, func(e entry) bool {
+		if object.CompareObjects(e.o, from) == 0 {
+			return true // the object at from is not after it
+		}
+		rank, found = r.ix.ranks.of(e.id), true
+		return false
+	})
+	return rank, found
+}
+
 // ClusterIDs returns the posting of a cluster's objects, nil if it has
 // none.
 func (r Reader) ClusterIDs(cluster string) *Posting { return r.ix.clusterIDs[cluster] }
@@ -162,17 +185,18 @@ func (r Reader) FieldIndex(resource, path string) *FieldIndex {
 // Ordered returns the ordered index of objects by the value at path: the
 // one of metadata.creationTimestamp, which every object is in, or nil for
 // another path (see FieldIndex.Ordered for those).
-func (r Reader) Ordered(path fieldpath.Path) *OrderedIndex {
+func (r Reader) Ordered(path fieldpath.Path) OrderedIndex {
 	if path.String() == creationTimestamp.String() {
 		return r.ix.created
 	}
 	return nil
 }
 
-// AddScanned counts n candidates that a read visited (see Index.Scanned).
+// AddScanned counts n objects that a read visited (see Index.Scanned).
 func (r Reader) AddScanned(n int) { r.ix.scanned.Add(int64(n)) }
 
-// Scanned returns how many candidates the reads of the index visited since
-// it was made: tests check with it that narrow filters do not scan the
-// index.
+// Scanned returns how many objects the reads of the index visited (read
+// to match or to return them; ids and ranks read from postings are not
+// objects) since it was made: tests check with it that narrow filters do
+// not scan the index.
 func (ix *Index) Scanned() int64 { return ix.scanned.Load() }

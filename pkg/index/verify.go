@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -29,6 +30,11 @@ func (ix *Index) Verify() error {
 	}
 	if err := ix.verifyIDsLocked(all, id); err != nil {
 		return err
+	}
+	for i := 1; i < len(all); i++ {
+		if ix.ranks.of(id[all[i-1]]) >= ix.ranks.of(id[all[i]]) {
+			return fmt.Errorf("the rank of %s is not below that of %s", all[i-1].Key(), all[i].Key())
+		}
 	}
 	want := struct {
 		kinds, resources, labelKeys, tokens, clusters, namespaces map[string][]*object.Object
@@ -68,7 +74,7 @@ func (ix *Index) Verify() error {
 		{"labels", samePostings(flatLabels(ix.labels), want.labels, id)},
 		{"label keys", samePostings(ix.labelKeys, want.labelKeys, id)},
 		{"owners", samePostings(ix.owners, want.owners, id)},
-		{"creation times", ix.created.verify(all)},
+		{"creation times", verifyOrdered(ix.created, creationTimestamp, all)},
 		{"field indexes", ix.verifyFieldsLocked(all, id)},
 	} {
 		if c.err != nil {
@@ -124,7 +130,7 @@ func (ix *Index) verifyFieldsLocked(all []*object.Object, id map[*object.Object]
 			if fi.ordered == nil {
 				continue
 			}
-			if err := fi.ordered.verify(objs); err != nil {
+			if err := verifyOrdered(fi.ordered, fi.path, objs); err != nil {
 				return fmt.Errorf("ordered index of %s %s: %w", r, fi.path, err)
 			}
 		}
@@ -195,41 +201,43 @@ func samePostings[K comparable](got map[K]*Posting, want map[K][]*object.Object,
 	return nil
 }
 
-// verify checks that the ordered index holds the objects all (in Position
-// order) by their values, those without one apart.
-func (oi *OrderedIndex) verify(all []*object.Object) error {
+// verifyOrdered checks, through its methods, that the ordered index oi of
+// path holds the objects all (in Position order) by their values, those
+// without one after them.
+func verifyOrdered(oi OrderedIndex, path fieldpath.Path, all []*object.Object) error {
 	// all is in Position order, which a stable sort keeps among equal
-	// values, as the tree does.
-	var present, absent []*object.Object
+	// values, as the index does.
+	var want, absent []*object.Object
 	for _, o := range all {
-		if object.SortValueOf(oi.path, o, nil).Kind == object.Absent {
+		if object.SortValueOf(path, o, nil).Kind == object.Absent {
 			absent = append(absent, o)
 		} else {
-			present = append(present, o)
+			want = append(want, o)
 		}
 	}
-	slices.SortStableFunc(present, func(a, b *object.Object) int {
-		return object.CompareSortValues(object.SortValueOf(oi.path, a, nil), object.SortValueOf(oi.path, b, nil))
+	slices.SortStableFunc(want, func(a, b *object.Object) int {
+		return object.CompareSortValues(object.SortValueOf(path, a, nil), object.SortValueOf(path, b, nil))
 	})
+	want = append(want, absent...)
 	var got []*object.Object
 	var stale error
-	oi.tree.Ascend(func(e orderedEntry) bool {
-		if e.v != object.SortValueOf(oi.path, e.o, nil) && stale == nil {
-			stale = fmt.Errorf("stale value of %s", e.o.Key())
-		}
-		got = append(got, e.o)
-		return true
-	})
-	if stale != nil {
+	for g, ok := oi.Min(); ok; g, ok = oi.Above(g) {
+		oi.AscendValue(g, nil, func(o *object.Object) bool {
+			if v := object.SortValueOf(path, o, nil); object.CompareSortValues(v, g) != 0 && stale == nil {
+				stale = fmt.Errorf("stale value of %s", o.Key())
+			}
+			got = append(got, o)
+			return true
+		})
+	}
+	oi.AscendAbsent(nil, func(o *object.Object) bool { got = append(got, o); return true })
+	switch {
+	case stale != nil:
 		return stale
-	}
-	if !slices.Equal(got, present) {
-		return fmt.Errorf("holds %s, want %s", keysOf(got), keysOf(present))
-	}
-	var gotAbsent []*object.Object
-	oi.absent.Ascend(func(o *object.Object) bool { gotAbsent = append(gotAbsent, o); return true })
-	if !slices.Equal(gotAbsent, absent) {
-		return fmt.Errorf("holds without a value %s, want %s", keysOf(gotAbsent), keysOf(absent))
+	case !slices.Equal(got, want):
+		return fmt.Errorf("holds %s, want %s", keysOf(got), keysOf(want))
+	case oi.Len() != len(want):
+		return fmt.Errorf("Len %d, holds %d", oi.Len(), len(want))
 	}
 	return nil
 }

@@ -25,7 +25,7 @@ func TopShared(ix *index.Index, f Filter, keys []SortKey) []*object.Object {
 // returns the ordered index ListSorted would walk (nil: none) and what
 // each read returned; ok is false when the walk gave up. none says the
 // plan found that nothing can match: then walks means nothing.
-func SortedReads(ix *index.Index, f Filter, keys []SortKey, after *SortedPosition, need int, oi *index.OrderedIndex) (walks *index.OrderedIndex, none bool, top, shared, walked []*object.Object, ok bool) {
+func SortedReads(ix *index.Index, f Filter, keys []SortKey, after *SortedPosition, need int, oi index.OrderedIndex) (walks index.OrderedIndex, none bool, top, shared, walked []*object.Object, ok bool) {
 	s := &sorter{keys: keys, after: after, need: need}
 	if after != nil {
 		s.pivot = after.Position.Placeholder()

@@ -672,16 +672,17 @@ func (ix snapshot) scope(q *query) ([]object.Range, int) {
 // everything is the one range of a plan without ranges.
 var everything = []object.Range{{}}
 
-// Costs of the two ways to read a page, per object, in units of a step
-// of a walk of the primary order (about 10 ns): an object visited by a
-// walk, tested against the dims' postings; a seek into the primary
-// order; and a candidate of an intersection, read from its id, compared
-// with the cursor and kept among the best (a cache miss or two).
+// Costs of the two ways to read a page, in nanoseconds, as measured on
+// realistic Pods (BenchmarkIndexScale): a step of a walk of the primary
+// order, the object's id tested against the dims' postings; a seek into
+// the primary order; an id of the smallest dim intersected with the
+// others; a candidate of the intersection, its rank read and compared
+// with the cursor's and the best kept.
 const (
-	walkCost     = 2
-	seekCost     = 4
-	materialCost = 3
-	intersectDiv = 4
+	walkCost      = 40
+	seekCost      = 150
+	intersectCost = 1
+	materialCost  = 7
 )
 
 // collect returns, in order, up to need objects of the plan that match q
@@ -702,9 +703,7 @@ func (ix snapshot) collect(q *query, p *plan, from *object.Object, need int) []*
 	if est > 0 && need < p.scope {
 		visits = min(visits, int(float64(need)*float64(p.scope)/float64(est)))
 	}
-	// An intersection costs a fraction of a step per id of its smallest
-	// dim, then each candidate is read.
-	if walkCost*visits+seekCost*len(p.ranges) < p.include[0].size/intersectDiv+materialCost*est {
+	if walkCost*visits+seekCost*len(p.ranges) < intersectCost*p.include[0].size+materialCost*est {
 		if out, ok := ix.walk(q, p, from, need, 4*visits+1024); ok {
 			return out
 		}
@@ -764,46 +763,71 @@ func (ix snapshot) walk(q *query, p *plan, from *object.Object, need, budget int
 }
 
 // firstOf returns, in order, the first need objects of ids that match q
-// and sort after from.
+// and sort after from. It orders the ids by their ranks (index.Reader's
+// Rank, which grow with the Position order), reading an object only to
+// match it against what the dims do not answer and to return it.
 func (ix snapshot) firstOf(q *query, p *plan, ids *roaring.Bitmap, from *object.Object, need int) []*object.Object {
-	h := &positionHeap{}
+	least := uint64(0)
+	if from != nil {
+		r, ok := ix.RankAfter(from)
+		if !ok {
+			return nil
+		}
+		least = r
+	}
+	h := &rankHeap{}
 	var br object.BodyReader
-	visited := 0
-	ids.Iterate(func(id uint32) bool {
-		o := ix.Object(id)
-		visited++
-		if from != nil && object.CompareObjects(o, from) <= 0 {
-			return true
+	read := 0 // objects read: ids and ranks are not
+	ranks := ix.Ranks()
+	it := ids.ManyIterator()
+	buf := make([]uint32, 512)
+	for n := it.NextMany(buf); n > 0; n = it.NextMany(buf) {
+		for _, id := range buf[:n] {
+			r := ranks[id]
+			if r < least || (len(h.items) == need && r >= h.items[0].rank) {
+				continue
+			}
+			if !p.exact {
+				if read++; !q.matchesBut(ix.Object(id), p.fieldDone-1, &br) {
+					continue
+				}
+			}
+			if len(h.items) < need {
+				heap.Push(h, ranked{rank: r, id: id})
+			} else {
+				h.items[0] = ranked{rank: r, id: id}
+				heap.Fix(h, 0)
+			}
 		}
-		if len(h.objs) == need && object.CompareObjects(o, h.objs[0]) >= 0 {
-			return true
-		}
-		if !p.exact && !q.matchesBut(o, p.fieldDone-1, &br) {
-			return true
-		}
-		if len(h.objs) < need {
-			heap.Push(h, o)
-		} else {
-			h.objs[0] = o
-			heap.Fix(h, 0)
-		}
-		return true
-	})
-	ix.AddScanned(visited)
-	slices.SortFunc(h.objs, object.CompareObjects)
-	return h.objs
+	}
+	if p.exact {
+		read = len(h.items)
+	}
+	ix.AddScanned(read)
+	slices.SortFunc(h.items, func(a, b ranked) int { return cmp.Compare(a.rank, b.rank) })
+	out := make([]*object.Object, len(h.items))
+	for i, x := range h.items {
+		out[i] = ix.Object(x.id)
+	}
+	return out
 }
 
-// positionHeap keeps objects with the last in Position order on top.
-type positionHeap struct{ objs []*object.Object }
+// ranked is an id with its rank.
+type ranked struct {
+	rank uint64
+	id   uint32
+}
 
-func (h *positionHeap) Len() int           { return len(h.objs) }
-func (h *positionHeap) Less(i, j int) bool { return object.CompareObjects(h.objs[i], h.objs[j]) > 0 }
-func (h *positionHeap) Swap(i, j int)      { h.objs[i], h.objs[j] = h.objs[j], h.objs[i] }
-func (h *positionHeap) Push(x any)         { h.objs = append(h.objs, x.(*object.Object)) }
-func (h *positionHeap) Pop() any {
-	x := h.objs[len(h.objs)-1]
-	h.objs = h.objs[:len(h.objs)-1]
+// rankHeap keeps ids with the greatest rank on top.
+type rankHeap struct{ items []ranked }
+
+func (h *rankHeap) Len() int           { return len(h.items) }
+func (h *rankHeap) Less(i, j int) bool { return h.items[i].rank > h.items[j].rank }
+func (h *rankHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
+func (h *rankHeap) Push(x any)         { h.items = append(h.items, x.(ranked)) }
+func (h *rankHeap) Pop() any {
+	x := h.items[len(h.items)-1]
+	h.items = h.items[:len(h.items)-1]
 	return x
 }
 

@@ -266,7 +266,7 @@ func (h *sortHeap) Pop() any {
 // first key, a group of objects with equal values at a time, from s.after,
 // until s.need objects match. It gives up, returning false, once it has
 // visited budget objects.
-func (ix snapshot) walkSorted(oi *index.OrderedIndex, qs []query, plans []plan, s *sorter, budget int) ([]*object.Object, bool) {
+func (ix snapshot) walkSorted(oi index.OrderedIndex, qs []query, plans []plan, s *sorter, budget int) ([]*object.Object, bool) {
 	w := walk{ix: ix, qs: qs, plans: plans, s: s, budget: budget}
 	desc := s.keys[0].Desc
 	var g object.SortValue
@@ -384,11 +384,11 @@ func (w *walk) matches(o *object.Object) bool {
 // the queries can match, or nil: the creation-time index, or the one of a
 // configured path (Options.Indexes) when the queries can match objects of
 // one resource only and it indexes path.
-func (ix snapshot) ordered(qs []query, plans []plan, path fieldpath.Path) *index.OrderedIndex {
+func (ix snapshot) ordered(qs []query, plans []plan, path fieldpath.Path) index.OrderedIndex {
 	if oi := ix.Ordered(path); oi != nil {
 		return oi
 	}
-	var found *index.OrderedIndex
+	var found index.OrderedIndex
 	for i := range qs {
 		if plans[i].none {
 			continue

@@ -67,14 +67,14 @@ func TestSortedWalkAndTopAgree(t *testing.T) {
 	for _, o := range indextest.SortFleet(r, 800) {
 		ix.Upsert(o)
 	}
-	var created, phase *index.OrderedIndex
+	var created, phase index.OrderedIndex
 	ix.Read(func(r index.Reader) {
 		created = r.Ordered(fieldpath.MustParse("metadata.creationTimestamp"))
 		phase = r.FieldIndex("pods", "status.phase").Ordered()
 	})
 	for _, tc := range []struct {
 		spec    []string
-		ordered *index.OrderedIndex
+		ordered index.OrderedIndex
 		pods    bool // restrict the filters to pods, which index status.phase
 	}{
 		{spec: []string{"metadata.creationTimestamp"}, ordered: created},

@@ -1,0 +1,123 @@
+package index
+
+import "math"
+
+// ranks gives every id a number that grows with the Position order of its
+// object (ranks[a] < ranks[b] exactly when a's object sorts before b's),
+// so that the planner orders the candidates of an intersection, and
+// compares them with a cursor, from their ids alone, without reading the
+// objects (firstOf in package planner). It is the classic answer to
+// order maintenance: a new object takes a number between its neighbors';
+// when there is none left, a window of neighbors around it is spread out
+// again, a window twice as large at each try until its numbers can be
+// spaced minGap apart. Guarded by Index.mu.
+type ranks struct {
+	r []uint64 // by id; a free id's is meaningless
+}
+
+const (
+	// rankStride is the step between an object and a neighbor far
+	// away: objects that arrive in order (a list) take numbers a stride
+	// apart, 2^40 of them before the space runs out.
+	rankStride = 1 << 24
+	// minGap is the least gap that spreading a window leaves between
+	// neighbors: room for 16 objects more between any two.
+	minGap = 1 << 16
+)
+
+// of returns the rank of id.
+func (rk *ranks) of(id uint32) uint64 { return rk.r[id] }
+
+func (rk *ranks) set(id uint32, r uint64) {
+	if int(id) >= len(rk.r) {
+		rk.r = append(rk.r, make([]uint64, int(id)+1-len(rk.r))...)
+	}
+	rk.r[id] = r
+}
+
+// rankLocked gives e, just put in the primary order, a rank between its
+// neighbors'.
+func (ix *Index) rankLocked(e entry) {
+	lo, hi, hasLo, hasHi := ix.neighborRanksLocked(e)
+	if hi-lo >= 2 {
+		step := min((hi-lo)/2, rankStride)
+		r := lo + step
+		if !hasLo && hasHi {
+			r = hi - step
+		}
+		ix.ranks.set(e.id, r)
+		return
+	}
+	ix.spreadLocked(e)
+}
+
+// neighborRanksLocked returns the ranks of the objects before and after
+// e in the primary order, 0 and MaxUint64 where there is none.
+func (ix *Index) neighborRanksLocked(e entry) (lo, hi uint64, hasLo, hasHi bool) {
+	lo, hi = 0, math.MaxUint64
+	ix.all.DescendLessOrEqual(e, func(x entry) bool {
+		if x.id == e.id {
+			return true
+		}
+		lo, hasLo = ix.ranks.of(x.id), true
+		return false
+	})
+	ix.all.AscendGreaterOrEqual(e, func(x entry) bool {
+		if x.id == e.id {
+			return true
+		}
+		hi, hasHi = ix.ranks.of(x.id), true
+		return false
+	})
+	return lo, hi, hasLo, hasHi
+}
+
+// spreadLocked gives new ranks, evenly spaced, to a window of objects
+// around e (e among them), the smallest window whose neighbors' ranks
+// leave minGap between its objects.
+func (ix *Index) spreadLocked(e entry) {
+	for k := 8; ; k *= 2 {
+		var before, after []uint32
+		lo, hi := uint64(0), uint64(math.MaxUint64)
+		ix.all.DescendLessOrEqual(e, func(x entry) bool {
+			if x.id == e.id {
+				return true
+			}
+			if len(before) == k {
+				lo = ix.ranks.of(x.id)
+				return false
+			}
+			before = append(before, x.id)
+			return true
+		})
+		ix.all.AscendGreaterOrEqual(e, func(x entry) bool {
+			if x.id == e.id {
+				return true
+			}
+			if len(after) == k {
+				hi = ix.ranks.of(x.id)
+				return false
+			}
+			after = append(after, x.id)
+			return true
+		})
+		n := uint64(len(before) + 1 + len(after))
+		gap := (hi - lo) / (n + 1)
+		whole := len(before) < k && len(after) < k
+		if gap < minGap && !whole {
+			continue
+		}
+		next := lo
+		for i := len(before) - 1; i >= 0; i-- {
+			next += gap
+			ix.ranks.set(before[i], next)
+		}
+		next += gap
+		ix.ranks.set(e.id, next)
+		for _, id := range after {
+			next += gap
+			ix.ranks.set(id, next)
+		}
+		return
+	}
+}
