@@ -443,16 +443,3 @@ func Scale(full, short int) int {
 	}
 	return full
 }
-
-// NewChurn upserts fleet into ix and returns a Churn drawing from r that
-// keeps every every-th object of fleet stable.
-func NewChurn(r *rand.Rand, ix *index.Index, fleet []*object.Object, every int) *Churn {
-	c := &Churn{R: r, Stable: map[object.Key]bool{}}
-	for i, o := range fleet {
-		ix.Upsert(o)
-		if i%every == 0 {
-			c.Stable[o.Key()] = true
-		}
-	}
-	return c
-}
