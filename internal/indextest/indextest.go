@@ -1,9 +1,9 @@
 // Package indextest holds what the tests of the index packages (pkg/index
 // and its planner, views and feed) share: the Types of synthetic objects,
-// Obj and its options to build them, random fleets and filters with a
-// reference matcher (RefMatches) to check the planner against, and
-// helpers that page through a list or summarize events for diffs. It
-// needs no API server.
+// Obj and its options to build them, random fleets and filters, the
+// brute-force Reference (and RefMatches, SortRef) to check the planner
+// against, and helpers that page through a list or summarize events for
+// diffs. It needs no API server.
 package indextest
 
 import (
@@ -182,25 +182,6 @@ func ListAll(t testing.TB, ix *index.Index, f planner.Filter, limit int, between
 	}
 }
 
-// RefMatches is a straightforward reading of the Filter documentation.
-func RefMatches(f planner.Filter, o *object.Object) bool {
-	in := func(vs []string, v string) bool { return len(vs) == 0 || slices.Contains(vs, v) }
-	kindOK := len(f.Kinds) == 0
-	for _, k := range f.Kinds {
-		if k == o.Type.Kind || k == o.Type.KindName() {
-			kindOK = true
-		}
-	}
-	ownerOK := f.OwnerUID == ""
-	for _, r := range o.Owners {
-		ownerOK = ownerOK || r.UID == f.OwnerUID
-	}
-	return in(f.Clusters, o.Cluster) && in(f.Namespaces, o.Namespace) && in(f.Resources, o.Type.Resource) &&
-		kindOK && ownerOK && (f.Selector == nil || f.Selector.Matches(labels.Set(o.Labels.Map()))) &&
-		(f.NameContains == "" || strings.Contains(o.Name, f.NameContains)) &&
-		f.Fields.Matches(o.Cluster, o.Raw())
-}
-
 // RandomFleet returns n objects with random placement, kinds, labels and
 // owners drawn from small pools, so that filters both hit and miss.
 func RandomFleet(r *rand.Rand, n int) []*object.Object {
@@ -366,36 +347,11 @@ func SortKeys(t testing.TB, spec ...string) []planner.SortKey {
 	return keys
 }
 
-// BruteSorted returns the objects matching f sorted by keys, by sorting
-// them all with the documented order: each key's value (absent last in
-// either direction; numbers, then times, then strings), then Position.
+// BruteSorted returns the objects List returns for f sorted by keys
+// with SortRef.
 func BruteSorted(ix *index.Index, f planner.Filter, keys []planner.SortKey) []*object.Object {
 	objs := planner.List(ix, f, nil, 0).Objects
-	vals := map[*object.Object][]object.SortValue{}
-	for _, o := range objs {
-		vals[o] = planner.SortValues(keys, o)
-	}
-	slices.SortFunc(objs, func(a, b *object.Object) int {
-		for i, k := range keys {
-			va, vb := vals[a][i], vals[b][i]
-			switch {
-			case va.Kind == object.Absent && vb.Kind == object.Absent:
-				continue
-			case va.Kind == object.Absent:
-				return 1
-			case vb.Kind == object.Absent:
-				return -1
-			}
-			c := object.CompareSortValues(va, vb)
-			if k.Desc {
-				c = -c
-			}
-			if c != 0 {
-				return c
-			}
-		}
-		return a.Position().Compare(b.Position())
-	})
+	SortRef(objs, keys)
 	return objs
 }
 
@@ -486,17 +442,4 @@ func Scale(full, short int) int {
 		return short
 	}
 	return full
-}
-
-// NewChurn upserts fleet into ix and returns a Churn drawing from r that
-// keeps every every-th object of fleet stable.
-func NewChurn(r *rand.Rand, ix *index.Index, fleet []*object.Object, every int) *Churn {
-	c := &Churn{R: r, Stable: map[object.Key]bool{}}
-	for i, o := range fleet {
-		ix.Upsert(o)
-		if i%every == 0 {
-			c.Stable[o.Key()] = true
-		}
-	}
-	return c
 }

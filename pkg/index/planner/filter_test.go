@@ -6,8 +6,6 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
-	"math/rand/v2"
-	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -156,39 +154,6 @@ func TestListAfter(t *testing.T) {
 				t.Errorf("More = %v, want %v", page.More, tt.more)
 			}
 		})
-	}
-}
-
-// TestFiltersAgainstReference compares List, Count and paging with a brute
-// force evaluation of random filters over a random fleet.
-func TestFiltersAgainstReference(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	fleet := indextest.RandomFleet(r, 3000)
-	ix := index.New(index.Options{})
-	for _, o := range fleet {
-		ix.Upsert(o)
-	}
-	sorted := slices.Clone(fleet)
-	slices.SortFunc(sorted, object.CompareObjects)
-	for i := range indextest.Scale(300, 60) {
-		f := indextest.RandomFilter(t, r)
-		var want []*object.Object
-		for _, o := range sorted {
-			if indextest.RefMatches(f, o) {
-				want = append(want, o)
-			}
-		}
-		name := fmt.Sprintf("%d/%+v", i, f)
-		if diff := cmp.Diff(indextest.Keys(want), indextest.Keys(planner.List(ix, f, nil, 0).Objects), indextest.CmpSorted[1]); diff != "" {
-			t.Fatalf("%s: List (-want +got):\n%s", name, diff)
-		}
-		if got := planner.Count(ix, f); got != len(want) {
-			t.Fatalf("%s: Count = %d, want %d", name, got, len(want))
-		}
-		limit := 1 + r.IntN(40)
-		if diff := cmp.Diff(indextest.Keys(want), indextest.Keys(indextest.ListAll(t, ix, f, limit, nil)), indextest.CmpSorted[1]); diff != "" {
-			t.Fatalf("%s: pages of %d (-want +got):\n%s", name, limit, diff)
-		}
 	}
 }
 

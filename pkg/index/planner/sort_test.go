@@ -2,7 +2,6 @@ package planner_test
 
 import (
 	"errors"
-	"fmt"
 	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
@@ -15,48 +14,6 @@ import (
 
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 )
-
-var sortSpecs = [][]string{
-	{"metadata.creationTimestamp"},
-	{"-metadata.creationTimestamp"},
-	{"status.phase"},
-	{"-status.phase", "metadata.creationTimestamp"},
-	{"status.restarts"},
-	{"-status.restarts", "-metadata.creationTimestamp"},
-	{"spec.nodeName", "-status.restarts"},
-	{"cluster"},
-	{"-metadata.creationTimestamp", "status.phase"},
-}
-
-// TestListSortedMatchesBruteForce pages through sorted lists of random
-// filters and page sizes and compares them with sorting every match.
-func TestListSortedMatchesBruteForce(t *testing.T) {
-	for seed := range uint64(indextest.Scale(4, 1)) {
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			r := rand.New(rand.NewPCG(seed, 11))
-			ix := index.New(index.Options{})
-			for _, o := range indextest.SortFleet(r, 600) {
-				ix.Upsert(o)
-			}
-			for _, spec := range sortSpecs {
-				sk := indextest.SortKeys(t, spec...)
-				for range 6 {
-					f := planner.Filter{}
-					if r.IntN(3) > 0 {
-						f = indextest.RandomFilter(t, r)
-					}
-					want := indextest.Keys(indextest.BruteSorted(ix, f, sk))
-					for _, limit := range []int{0, 5, 50} {
-						got := indextest.Keys(indextest.ListSortedAll(t, ix, f, sk, limit, nil))
-						if d := cmp.Diff(want, got); d != "" {
-							t.Fatalf("sort %v, filter %+v, limit %d (-want +got):\n%s", spec, f, limit, d)
-						}
-					}
-				}
-			}
-		})
-	}
-}
 
 // TestSortedWalkAndTopAgree reads the same pages both ways, walking an
 // ordered index (of creation times, or of a configured path) and reading
@@ -119,58 +76,6 @@ func TestSortedWalkAndTopAgree(t *testing.T) {
 	// is no index to walk.
 	if walks, _, _, _, _, _ := planner.SortedReads(ix, planner.Filter{}, indextest.SortKeys(t, "status.phase"), nil, 10, nil); walks != nil {
 		t.Error("an unfiltered sort by status.phase walks the index of pods")
-	}
-}
-
-// TestSortedPagingUnderChurn pages through sorted lists while objects are
-// created, modified and deleted between pages: every stable object (its
-// sort values unchanged throughout) comes exactly once, none twice, in
-// order.
-func TestSortedPagingUnderChurn(t *testing.T) {
-	for seed := range uint64(indextest.Scale(6, 1)) {
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			r := rand.New(rand.NewPCG(seed, 13))
-			fleet := indextest.SortFleet(r, 800)
-			ix := index.New(index.Options{Retention: 1000})
-			c := indextest.NewChurn(r, ix, fleet, 2)
-			stable := c.Stable
-			for _, spec := range sortSpecs {
-				sk := indextest.SortKeys(t, spec...)
-				f := indextest.RandomFilter(t, r)
-				f.Selector, f.OwnerUID = nil, ""
-				var want []string
-				for _, o := range indextest.BruteSorted(ix, f, sk) {
-					if stable[o.Key()] {
-						want = append(want, o.Key().String())
-					}
-				}
-				got := indextest.ListSortedAll(t, ix, f, sk, 1+r.IntN(30), func() {
-					for range r.IntN(20) {
-						c.Step(ix, fleet)
-					}
-				})
-				seen := map[object.Key]bool{}
-				var gotStable []string
-				for i, o := range got {
-					if seen[o.Key()] {
-						t.Errorf("%v returned twice", o.Key())
-					}
-					seen[o.Key()] = true
-					if stable[o.Key()] {
-						gotStable = append(gotStable, o.Key().String())
-					}
-					if i > 0 && planner.CompareSorted(sk, planner.SortValues(sk, got[i-1]), got[i-1], planner.SortValues(sk, o), o) >= 0 {
-						t.Errorf("sort %v: %v before %v", spec, got[i-1].Key(), o.Key())
-					}
-				}
-				if d := cmp.Diff(want, gotStable); d != "" {
-					t.Errorf("sort %v: stable objects (-want +got):\n%s", spec, d)
-				}
-			}
-			if err := ix.Verify(); err != nil {
-				t.Error(err)
-			}
-		})
 	}
 }
 
@@ -239,49 +144,5 @@ func TestSortedWalkVisitsPage(t *testing.T) {
 		if n := ix.Scanned() - before; n > 200 {
 			t.Errorf("%s: visited %d objects for a page of 50", spec, n)
 		}
-	}
-}
-
-// TestListSortedUnion: a sorted list over disjoint filters (as
-// authorization builds them) is the sorted list of their union.
-func TestListSortedUnion(t *testing.T) {
-	r := rand.New(rand.NewPCG(9, 9))
-	ix := index.New(index.Options{})
-	for _, o := range indextest.SortFleet(r, 600) {
-		ix.Upsert(o)
-	}
-	nonEmpty := 0
-	for _, spec := range sortSpecs {
-		sk := indextest.SortKeys(t, spec...)
-		f := indextest.RandomFilter(t, r)
-		f.Clusters = nil
-		a, b := f, f
-		a.Clusters, b.Clusters = []string{"c0", "c2"}, []string{"c1", "c3"}
-		want := indextest.Keys(indextest.BruteSorted(ix, f, sk))
-		if len(want) > 4 {
-			nonEmpty++
-		}
-		for _, limit := range []int{0, 4, 100} {
-			var got []*object.Object
-			var after *planner.SortedPosition
-			for {
-				page, err := planner.ListSorted(ix, []planner.Filter{a, b}, sk, after, limit)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got = append(got, page.Objects...)
-				if !page.More {
-					break
-				}
-				last := page.Objects[len(page.Objects)-1]
-				after = &planner.SortedPosition{Values: planner.SortValues(sk, last), Position: last.Position()}
-			}
-			if d := cmp.Diff(want, indextest.Keys(got)); d != "" {
-				t.Errorf("sort %v, limit %d (-want +got):\n%s", spec, limit, d)
-			}
-		}
-	}
-	if nonEmpty < len(sortSpecs)/2 {
-		t.Errorf("only %d of %d filters selected more than a page: the test tests little", nonEmpty, len(sortSpecs))
 	}
 }
