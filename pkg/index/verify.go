@@ -192,6 +192,7 @@ func samePostings[K comparable](got map[K]*Posting, want map[K][]*object.Object,
 			ids[i] = id[o]
 		}
 		slices.Sort(ids)
+		ids = slices.Compact(ids) // an object may name one owner twice
 		var have []uint32
 		p.Each(func(id uint32) bool { have = append(have, id); return true })
 		if !slices.Equal(have, ids) {
