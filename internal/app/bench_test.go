@@ -82,6 +82,16 @@ type graphqlClient struct {
 }
 
 func (c graphqlClient) do(tb testing.TB, query string, vars map[string]any) []byte {
+	out, err := c.try(query, vars)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+// try is do for goroutines other than the benchmark's: it returns what
+// failed.
+func (c graphqlClient) try(query string, vars map[string]any) ([]byte, error) {
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	req, _ := http.NewRequest(http.MethodPost, c.url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
@@ -90,7 +100,7 @@ func (c graphqlClient) do(tb testing.TB, query string, vars map[string]any) []by
 	}
 	resp, err := c.client.Do(req)
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
 	// As a careful client reads: into one buffer of the answer's length.
 	// The benchmarks' client shares the server's process and collector.
@@ -103,9 +113,9 @@ func (c graphqlClient) do(tb testing.TB, query string, vars map[string]any) []by
 	}
 	resp.Body.Close()
 	if err != nil || resp.StatusCode != http.StatusOK || bytes.Contains(out, []byte(`"errors"`)) {
-		tb.Fatalf("query failed: status %d, err %v: %s", resp.StatusCode, err, out)
+		return nil, fmt.Errorf("query failed: status %d, err %v: %s", resp.StatusCode, err, out)
 	}
-	return out
+	return out, nil
 }
 
 func serve(tb testing.TB, opts app.Options, setup func(*app.Aggregator)) graphqlClient {

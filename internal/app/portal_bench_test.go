@@ -37,10 +37,15 @@ var podsBase = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // fillPods puts n realistic Pods (graphqltest.RealisticPod) of type t,
 // spread over the clusters, into ix.
 func fillPods(ix *index.Index, t *object.Type, clusterCount, n int) {
+	fillPodsWith(ix, t, clusterCount, n, graphqltest.RealisticPod)
+}
+
+// fillPodsWith is fillPods with the Pods that pod makes.
+func fillPodsWith(ix *index.Index, t *object.Type, clusterCount, n int, pod func(*object.Type, string, int, time.Time) *object.Object) {
 	for c := range clusterCount {
 		cluster := fmt.Sprintf("c%02d", c+1)
 		for i := range n / clusterCount {
-			ix.Upsert(graphqltest.RealisticPod(t, cluster, i, podsBase))
+			ix.Upsert(pod(t, cluster, i, podsBase))
 		}
 	}
 }

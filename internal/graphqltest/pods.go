@@ -42,10 +42,28 @@ func PodPhase(i int) string {
 // 2.5 KB of JSON (a Deployment's Pod with a sidecar on every other one,
 // resources, probes, volumes, conditions and container statuses, no
 // managedFields), with its labels, owner and creation time, which is base
-// plus i seconds.
+// plus i seconds. Its namespace is ns-(i mod PodNamespaces): consecutive
+// Pods, and so each app's, are spread over every namespace.
 func RealisticPod(t *object.Type, cluster string, i int, base time.Time) *object.Object {
-	ns := fmt.Sprintf("ns-%02d", i%PodNamespaces)
-	app := fmt.Sprintf("app-%d", (i/PodNamespaces)%200)
+	return RealisticPodIn(t, cluster, fmt.Sprintf("ns-%02d", i%PodNamespaces), i, base)
+}
+
+// PodApp returns the value of realistic Pod i's label app: app-k for k =
+// (i / 100) mod 200, so that each app has 100 consecutive Pods in every
+// 20,000 of a cluster (10 ReplicaSets of 10), and a cluster of fewer than
+// 20,000 Pods has only its first apps: 50 of them at 5,000 Pods.
+func PodApp(i int) string { return fmt.Sprintf("app-%d", (i/PodNamespaces)%200) }
+
+// PodAppNamespace returns the namespace of realistic Pod i's app, for a
+// fleet laid out as Deployments are, each app's Pods in one namespace
+// (RealisticPodIn): app-k lives in ns-(k mod PodNamespaces), so app-7 and
+// app-107 share ns-07. A namespace then holds 1 % of a cluster's Pods from
+// 10,000 Pods on, and at 5,000 Pods only ns-00 to ns-49 exist, 2 % each.
+func PodAppNamespace(i int) string { return fmt.Sprintf("ns-%02d", (i/PodNamespaces)%PodNamespaces) }
+
+// RealisticPodIn is RealisticPod in namespace ns.
+func RealisticPodIn(t *object.Type, cluster, ns string, i int, base time.Time) *object.Object {
+	app := PodApp(i)
 	hash := fmt.Sprintf("%08x", uint32(i/PodNamespaces/200)*2654435761)
 	name := fmt.Sprintf("%s-%s-%05d", app, hash[:5], i)
 	uid := fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i)
@@ -107,3 +125,15 @@ func RealisticPod(t *object.Type, cluster string, i int, base time.Time) *object
 }
 
 func intern(s string) string { return unique.Make(s).Value() }
+
+// Conjunction returns issue 31's conjunction page over a fleet of
+// realistic Pods laid out by app (PodAppNamespace), perCluster in each
+// cluster: the namespace of app-7 and the label selector
+// "app=app-7,tier=fe", the intersection of a small label (2 % of the Pods
+// at 5,000 per cluster, 1 % at 10,000, 0.5 % from 20,000) and a large one
+// (a third), which the namespace does not narrow. A fleet too small to
+// have app-7 (fewer than 800 Pods per cluster) gets its last app instead.
+func Conjunction(perCluster int) (namespace, selector string) {
+	i := min(700, max(perCluster-1, 0)/PodNamespaces*PodNamespaces)
+	return PodAppNamespace(i), "app=" + PodApp(i) + ",tier=fe"
+}
