@@ -53,17 +53,16 @@ func (q *Query) CountScope(r index.Reader, byNamespace bool, counts map[string]i
 // CountPostings adds to counts the objects matching q that each posting
 // of a family holds (values of them, each calls fn with every value and
 // its posting), counted against the ids of the matching objects, when the
-// postings answer q and the family has fewer values than a quarter of
-// the objects to count; it reports whether it could. Facets by cluster,
+// postings answer q and intersecting costs less than reading the matching
+// objects; it reports whether it could. Facets by cluster,
 // namespace and kind use it.
 func (q *Query) CountPostings(r index.Reader, values int, each func(fn func(v string, p *index.Posting)), counts map[string]int) bool {
 	return snapshot{r}.countPostings(&q.q, values, each, counts)
 }
 
 // CountLabel adds to counts the objects matching q per value of the label
-// key from the label postings, when the postings answer q and the key has
-// fewer values than a quarter of the objects to count; it reports whether
-// it could.
+// key from the label postings, when the postings answer q and that costs
+// less than reading the matching objects; it reports whether it could.
 func (q *Query) CountLabel(r index.Reader, key string, counts map[string]int) bool {
 	return snapshot{r}.labelCounts(&q.q, key, counts)
 }
@@ -79,8 +78,8 @@ func (q *Query) CountField(r index.Reader, path fieldpath.Path, counts map[strin
 // labelCounts counts the objects matching q by their value of the label
 // key from the label postings: their sizes when q constrains nothing,
 // each counted against the ids of the matching objects when the postings
-// answer q; it reports whether it did. Postings are not counted when
-// the key has more values than a quarter of the objects to count.
+// answer q; it reports whether it did (see countPostings for when
+// reading the objects is cheaper).
 func (ix snapshot) labelCounts(q *query, key string, counts map[string]int) bool {
 	if q.nothing {
 		return false
@@ -88,6 +87,14 @@ func (ix snapshot) labelCounts(q *query, key string, counts map[string]int) bool
 	values := ix.LabelValues(key)
 	return ix.countPostings(q, values, func(fn func(string, *index.Posting)) { ix.EachLabelValue(key, fn) }, counts)
 }
+
+// Costs of counting a facet's values, in nanoseconds, about: an id of a
+// value's posting intersected with the matching ids; a matching object
+// read for its value.
+const (
+	postingIDCost = 2
+	objectCost    = 150
+)
 
 // countPostings is Query.CountPostings.
 func (ix snapshot) countPostings(q *query, values int, each func(fn func(string, *index.Posting)), counts map[string]int) bool {
@@ -101,7 +108,13 @@ func (ix snapshot) countPostings(q *query, values int, each func(fn func(string,
 		}
 		each(func(v string, p *index.Posting) { counts[v] += p.Len() })
 		return true
-	case values > int(ids.GetCardinality())/4:
+	}
+	// Intersecting costs at most the smaller side for each value; reading
+	// costs each matching object.
+	n := int(ids.GetCardinality())
+	work := 0
+	each(func(_ string, p *index.Posting) { work += min(p.Len(), n) })
+	if postingIDCost*work > objectCost*n {
 		return false
 	}
 	each(func(v string, p *index.Posting) {
