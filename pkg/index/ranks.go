@@ -13,7 +13,18 @@ import "math"
 // spaced minGap apart. Guarded by Index.mu.
 type ranks struct {
 	r []uint64 // by id; a free id's is meaningless
+	// lo and hi bound the ranks given to the ids of each block of
+	// 1<<rankBlockBits ids, ever: they only widen, so they hold every
+	// rank of the block, and a read that wants ranks outside them skips
+	// the block (see Reader.RankBlock). Ids handed out as objects arrive
+	// (a cluster's list, in Position order) share blocks with their
+	// neighbours in the order, and a freed id goes to the next object,
+	// often a replacement beside it: blocks' bounds stay narrow.
+	lo, hi []uint64
 }
+
+// rankBlockBits is the size of a block of ids, as a power of two.
+const rankBlockBits = 10
 
 const (
 	// rankStride is the step between an object and a neighbor far
@@ -33,6 +44,11 @@ func (rk *ranks) set(id uint32, r uint64) {
 		rk.r = append(rk.r, make([]uint64, int(id)+1-len(rk.r))...)
 	}
 	rk.r[id] = r
+	b := int(id >> rankBlockBits)
+	for len(rk.lo) <= b {
+		rk.lo, rk.hi = append(rk.lo, math.MaxUint64), append(rk.hi, 0)
+	}
+	rk.lo[b], rk.hi[b] = min(rk.lo[b], r), max(rk.hi[b], r)
 }
 
 // rankLocked gives e, just put in the primary order, a rank between its

@@ -58,6 +58,14 @@ func (r Reader) Rank(id uint32) uint64 { return r.ix.ranks.of(id) }
 // reads that rank many ids index it directly.
 func (r Reader) Ranks() []uint64 { return r.ix.ranks.r }
 
+// RankBlock returns bounds of the ranks of the ids of id's block (every
+// such id's rank r has lo <= r <= hi), and the first id of the next
+// block: a read that wants ranks outside them skips to it.
+func (r Reader) RankBlock(id uint32) (lo, hi uint64, next uint32) {
+	b := id >> rankBlockBits
+	return r.ix.ranks.lo[b], r.ix.ranks.hi[b], (b + 1) << rankBlockBits
+}
+
 // RankAfter returns the least rank of the objects that sort after from,
 // and false when none does.
 func (r Reader) RankAfter(from *object.Object) (uint64, bool) {

@@ -779,10 +779,20 @@ func (ix snapshot) firstOf(q *query, p *plan, ids *roaring.Bitmap, from *object.
 	var br object.BodyReader
 	read := 0 // objects read: ids and ranks are not
 	ranks := ix.Ranks()
-	it := ids.ManyIterator()
-	buf := make([]uint32, 512)
-	for n := it.NextMany(buf); n > 0; n = it.NextMany(buf) {
-		for _, id := range buf[:n] {
+	it := ids.Iterator()
+	for it.HasNext() {
+		// A block of ids whose ranks all lie before the cursor, or after
+		// the worst kept once the heap is full, is skipped whole.
+		lo, hi, next := ix.RankBlock(it.PeekNext())
+		if hi < least || (len(h.items) == need && lo >= h.items[0].rank) {
+			if next == 0 {
+				break // the last block of the id space
+			}
+			it.AdvanceIfNeeded(next)
+			continue
+		}
+		for it.HasNext() && (next == 0 || it.PeekNext() < next) {
+			id := it.Next()
 			r := ranks[id]
 			if r < least || (len(h.items) == need && r >= h.items[0].rank) {
 				continue
