@@ -50,12 +50,9 @@ func (r Reader) Ascend(from *object.Object, fn func(o *object.Object, id uint32)
 // Object returns the object of an id that a posting holds.
 func (r Reader) Object(id uint32) *object.Object { return r.ix.ids.object(id) }
 
-// Rank returns a number that grows with the Position order of the
-// object of id: objects compare as their ranks do.
-func (r Reader) Rank(id uint32) uint64 { return r.ix.ranks.of(id) }
-
-// Ranks returns the rank of every id (Rank), to be read, not modified:
-// reads that rank many ids index it directly.
+// Ranks returns the rank of every id, to be read, not modified: a
+// number that grows with the Position order of the id's object, so that
+// objects compare as their ranks do.
 func (r Reader) Ranks() []uint64 { return r.ix.ranks.r }
 
 // RankBlock returns bounds of the ranks of the ids of id's block (every

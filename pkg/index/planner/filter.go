@@ -763,8 +763,8 @@ func (ix snapshot) walk(q *query, p *plan, from *object.Object, need, budget int
 }
 
 // firstOf returns, in order, the first need objects of ids that match q
-// and sort after from. It orders the ids by their ranks (index.Reader's
-// Rank, which grow with the Position order), reading an object only to
+// and sort after from. It orders the ids by their ranks (index.Reader.Ranks,
+// which grow with the Position order), reading an object only to
 // match it against what the dims do not answer and to return it.
 func (ix snapshot) firstOf(q *query, p *plan, ids *roaring.Bitmap, from *object.Object, need int) []*object.Object {
 	least := uint64(0)

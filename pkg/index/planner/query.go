@@ -81,11 +81,7 @@ func (q *Query) CountField(r index.Reader, path fieldpath.Path, counts map[strin
 // answer q; it reports whether it did (see countPostings for when
 // reading the objects is cheaper).
 func (ix snapshot) labelCounts(q *query, key string, counts map[string]int) bool {
-	if q.nothing {
-		return false
-	}
-	values := ix.LabelValues(key)
-	return ix.countPostings(q, values, func(fn func(string, *index.Posting)) { ix.EachLabelValue(key, fn) }, counts)
+	return ix.countPostings(q, ix.LabelValues(key), func(fn func(string, *index.Posting)) { ix.EachLabelValue(key, fn) }, counts)
 }
 
 // Costs of counting a facet's values, in nanoseconds, about: an id of a
