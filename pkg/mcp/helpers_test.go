@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fleetcache/fleetcache/internal/graphqltest"
@@ -111,12 +112,16 @@ func callTool(t testing.TB, cs *mcpsdk.ClientSession, tool string, args map[stri
 	if err != nil {
 		t.Fatalf("%s %v: %v", tool, args, err)
 	}
-	if res.IsError || out == nil {
+	if res.IsError {
 		return res
 	}
 	b, err := json.Marshal(res.StructuredContent)
 	if err != nil {
 		t.Fatal(err)
+	}
+	checkOutput(t, cs, tool, b)
+	if out == nil {
+		return res
 	}
 	if err := json.Unmarshal(b, out); err != nil {
 		t.Fatalf("%s: decode %s: %v", tool, b, err)
@@ -153,4 +158,40 @@ func text(res *mcpsdk.CallToolResult) string {
 		}
 	}
 	return strings.Join(parts, "\n")
+}
+
+// checkOutput checks a tool's structured answer against the output schema
+// that tools/list gives for it: the server does not check its answers.
+func checkOutput(t testing.TB, cs *mcpsdk.ClientSession, tool string, answer []byte) {
+	t.Helper()
+	list, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range list.Tools {
+		if tl.Name != tool {
+			continue
+		}
+		b, err := json.Marshal(tl.OutputSchema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var schema jsonschema.Schema
+		if err := json.Unmarshal(b, &schema); err != nil {
+			t.Fatal(err)
+		}
+		resolved, err := schema.Resolve(nil)
+		if err != nil {
+			t.Fatalf("%s: output schema: %v", tool, err)
+		}
+		var v any
+		if err := json.Unmarshal(answer, &v); err != nil {
+			t.Fatal(err)
+		}
+		if err := resolved.Validate(v); err != nil {
+			t.Errorf("%s: the answer does not fit the output schema: %v\n%s", tool, err, answer)
+		}
+		return
+	}
+	t.Fatalf("no tool %s", tool)
 }

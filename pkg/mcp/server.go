@@ -195,18 +195,23 @@ func (s *Server) query(ctx context.Context, doc string, vars any, out any) error
 		code, _ := e.Extensions["code"].(string)
 		return &queryError{code: code, message: strings.TrimSpace(e.Message)}
 	}
-	body, err := res.MarshalJSON()
-	if err != nil {
-		return fmt.Errorf("encode the answer: %w", err)
+	data, ok := res.Data.(json.RawMessage)
+	if !ok {
+		// Not what the executor writes; decode the response instead.
+		body, err := res.MarshalJSON()
+		if err != nil {
+			return fmt.Errorf("encode the answer: %w", err)
+		}
+		var r struct{ Data json.RawMessage }
+		if err := json.Unmarshal(body, &r); err != nil {
+			return fmt.Errorf("decode the answer: %w", err)
+		}
+		data = r.Data
 	}
-	var r struct{ Data json.RawMessage }
-	if err := json.Unmarshal(body, &r); err != nil {
-		return fmt.Errorf("decode the answer: %w", err)
-	}
-	if err := json.Unmarshal(r.Data, out); err != nil {
+	if err := json.Unmarshal(data, out); err != nil {
 		return fmt.Errorf("decode the answer's data: %w", err)
 	}
-	s.opts.Logger.V(4).Info("MCP query", "duration", time.Since(start), "bytes", len(body))
+	s.opts.Logger.V(4).Info("MCP query", "duration", time.Since(start), "bytes", len(data))
 	return nil
 }
 

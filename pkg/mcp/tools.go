@@ -251,13 +251,30 @@ func (s *Server) addTools() error {
 	return errors.Join(errs...)
 }
 
-// addTool adds one tool, its handler run with the request's caller.
-func addTool[In, Out any](s *Server, name, title, description string, ann *mcpsdk.ToolAnnotations, h func(context.Context, In) (*mcpsdk.CallToolResult, Out, error)) error {
+// summarized is a tool's answer: its summary line leads its text.
+type summarized interface{ summaryLine() string }
+
+func (o FindOutput) summaryLine() string   { return o.Summary }
+func (o GetOutput) summaryLine() string    { return o.Summary }
+func (o CountOutput) summaryLine() string  { return o.Summary }
+func (o HealthOutput) summaryLine() string { return o.Summary }
+func (o TableOutput) summaryLine() string  { return o.Summary }
+
+// addTool adds one tool, its handler run with the request's caller. The
+// arguments are checked against the input schema inferred from In; the
+// answer, of a type whose schema is the output schema, is encoded once
+// for the structured content and the text (the SDK's typed AddTool would
+// decode and validate it again: that took most of a call's time).
+func addTool[In any, Out summarized](s *Server, name, title, description string, ann *mcpsdk.ToolAnnotations, h func(context.Context, In) (*mcpsdk.CallToolResult, Out, error)) error {
 	opts := &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{}}
 	for t, values := range enums {
 		opts.TypeSchemas[t] = &jsonschema.Schema{Type: "string", Enum: values}
 	}
 	in, err := jsonschema.For[In](opts)
+	if err != nil {
+		return fmt.Errorf("tool %s: input schema: %w", name, err)
+	}
+	inResolved, err := in.Resolve(nil)
 	if err != nil {
 		return fmt.Errorf("tool %s: input schema: %w", name, err)
 	}
@@ -268,24 +285,56 @@ func addTool[In, Out any](s *Server, name, title, description string, ann *mcpsd
 	a := *ann
 	a.Title = title
 	tool := &mcpsdk.Tool{Name: name, Title: title, Description: description, InputSchema: in, OutputSchema: out, Annotations: &a}
-	mcpsdk.AddTool(s.sdk, tool, func(ctx context.Context, req *mcpsdk.CallToolRequest, args In) (*mcpsdk.CallToolResult, Out, error) {
-		res, out, err := h(callerContext(ctx, req.Extra), args)
-		if err != nil || res != nil {
-			return res, out, err
-		}
-		// The summary first, where a model reads first, then the answer's
-		// JSON, which the SDK writes with its keys sorted.
-		b, err := json.Marshal(out)
+	s.sdk.AddTool(tool, func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+		args, err := decodeArguments[In](inResolved, req.Params.Arguments)
 		if err != nil {
-			return nil, out, fmt.Errorf("encode the answer: %w", err)
+			return toolError(err), nil
 		}
-		var sum struct{ Summary string }
-		if err := json.Unmarshal(b, &sum); err != nil {
-			return nil, out, fmt.Errorf("encode the answer: %w", err)
+		res, answer, err := h(callerContext(ctx, req.Extra), args)
+		if err != nil {
+			return toolError(err), nil
 		}
-		return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: sum.Summary}, &mcpsdk.TextContent{Text: string(b)}}}, out, nil
+		b, err := json.Marshal(answer)
+		if err != nil {
+			return nil, fmt.Errorf("encode the answer: %w", err)
+		}
+		if res == nil {
+			// The summary first, where a model reads first, then the
+			// answer.
+			res = &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: answer.summaryLine()}, &mcpsdk.TextContent{Text: string(b)}}}
+		}
+		res.StructuredContent = json.RawMessage(b)
+		return res, nil
 	})
 	return nil
+}
+
+// decodeArguments checks a call's arguments against the tool's input
+// schema and decodes them.
+func decodeArguments[In any](schema *jsonschema.Resolved, raw json.RawMessage) (In, error) {
+	var args In
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		raw = []byte("{}")
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return args, fmt.Errorf("arguments: %w", err)
+	}
+	if err := schema.Validate(v); err != nil {
+		return args, fmt.Errorf("validating \"arguments\": %w", err)
+	}
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return args, fmt.Errorf("arguments: %w", err)
+	}
+	return args, nil
+}
+
+// toolError is the answer of a call that failed: a tool error whose text
+// says what is wrong.
+func toolError(err error) *mcpsdk.CallToolResult {
+	var res mcpsdk.CallToolResult
+	res.SetError(err)
+	return &res
 }
 
 // findDocument is find_resources' query, with n fields (f0, f1, …, their
