@@ -18,6 +18,8 @@ func listSummary(what string, l listed, returned, budget int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s match", count(l.total), what)
 	switch {
+	case l.total == 0:
+		b.WriteString(".")
 	case returned == l.total:
 		fmt.Fprintf(&b, "; all %s returned.", count(returned))
 	case l.truncated:

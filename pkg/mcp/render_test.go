@@ -28,6 +28,7 @@ func TestSummaries(t *testing.T) {
 		name, got, want string
 	}{
 		{"all", listSummary("objects", listed{total: 3}, 3, 1024), "3 objects match; all 3 returned."},
+		{"none", listSummary("objects", listed{total: 0, fresh: Freshness{DeniedClusters: []string{"c2"}}}, 0, 1024), "0 objects match. Left out, as your access there could not be checked: c2."},
 		{"first", listSummary("objects", listed{total: 1500, next: "x"}, 1000, 1024), "1,500 objects match; 1,000 returned here. More: call again with after set to nextCursor."},
 		{"budget and freshness", listSummary("objects", listed{total: 100_000, next: "x", truncated: true,
 			fresh: Freshness{StaleClusters: []Stale{{Cluster: "c3", Status: "SYNCING"}}, DeniedClusters: []string{"c4"}}}, 150, 32<<10),

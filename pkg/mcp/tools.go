@@ -592,7 +592,12 @@ func (s *Server) get(ctx context.Context, in GetInput) (*mcpsdk.CallToolResult, 
 	}
 	out := GetOutput{Cluster: in.Cluster, Kind: in.Kind, Namespace: in.Namespace, Name: in.Name, Format: format, Bytes: len(text)}
 	if len(text) > s.opts.ResultBytes {
-		text, out.Truncated = text[:s.opts.ResultBytes], true
+		// Cut after a whole line, so that no character is cut in two.
+		cut := bytes.LastIndexByte(text[:s.opts.ResultBytes], '\n') + 1
+		if cut == 0 {
+			cut = len(bytes.ToValidUTF8(text[:s.opts.ResultBytes], nil))
+		}
+		text, out.Truncated = text[:cut], true
 	}
 	out.Object = string(text)
 	if d.Cluster.Status != "SYNCED" {

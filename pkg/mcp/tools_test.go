@@ -118,6 +118,25 @@ func TestFind(t *testing.T) {
 			t.Errorf("pages of 4 (-all +paged):\n%s\ntotal %d", diff, all.TotalCount)
 		}
 	})
+
+	t.Run("sorted paging", func(t *testing.T) {
+		sort := []map[string]any{{"field": "metadata.name", "order": "DESC"}}
+		var all mcp.FindOutput
+		mustCall(t, cs, "find_resources", map[string]any{"kinds": []string{"Pod"}, "sort": sort}, &all)
+		var paged []mcp.Item
+		after := ""
+		for range 10 {
+			var out mcp.FindOutput
+			mustCall(t, cs, "find_resources", map[string]any{"kinds": []string{"Pod"}, "sort": sort, "first": 2, "after": after}, &out)
+			paged = append(paged, out.Items...)
+			if after = out.NextCursor; after == "" {
+				break
+			}
+		}
+		if diff := cmp.Diff(keys(all.Items), keys(paged)); diff != "" || len(paged) != 9 || all.Items[0].Name != "web-canary" {
+			t.Errorf("sorted pages of 2 (-all +paged):\n%s", diff)
+		}
+	})
 }
 
 func TestGet(t *testing.T) {
@@ -137,6 +156,21 @@ func TestGet(t *testing.T) {
 	mustCall(t, cs, "get_resource", map[string]any{"cluster": "c1", "kind": "Namespace", "name": "web", "format": "json"}, &j)
 	if !strings.Contains(j.Object, `"kind": "Namespace"`) || j.Stale != nil {
 		t.Errorf("JSON of a cluster-scoped object:\n%s (stale %+v)", j.Object, j.Stale)
+	}
+}
+
+// TestGetBudget: an object larger than the budget is cut after a whole
+// line, and the answer says so.
+func TestGetBudget(t *testing.T) {
+	f := graphqltest.NewFixture(t)
+	cs := serve(t, f.Index, f.Tracker, mcp.Options{ResultBytes: 100}).connect(t, "admin-token")
+	var out mcp.GetOutput
+	mustCall(t, cs, "get_resource", map[string]any{"cluster": "c1", "kind": "ConfigMap", "namespace": "web", "name": "settings"}, &out)
+	if !out.Truncated || len(out.Object) > 100 || !strings.HasSuffix(out.Object, "\n") || out.Bytes <= 100 {
+		t.Errorf("truncated %v, %d of %d bytes:\n%s", out.Truncated, len(out.Object), out.Bytes, out.Object)
+	}
+	if !strings.Contains(out.Summary, "Cut at the 100 bytes size budget") {
+		t.Errorf("summary %q", out.Summary)
 	}
 }
 
