@@ -76,9 +76,11 @@ type Index struct {
 	// order.
 	all *entryTree
 	// ids gives every object a dense id, its place in the postings;
-	// ranks numbers the ids in Position order.
-	ids   ids
-	ranks ranks
+	// ranks numbers the ids in Position order; labelSets holds each id's
+	// labels as a column.
+	ids       ids
+	ranks     ranks
+	labelSets labelSets
 	// types caches, per *object.Type in use, its kind name and its postings.
 	types map[*object.Type]*typeEntry
 	// kinds and resources are postings by object.Type.KindName() and
@@ -159,6 +161,7 @@ func New(opts Options) *Index {
 		clusterIDs:   map[string]*Posting{},
 		namespaceIDs: map[string]*Posting{},
 		labels:       map[string]map[string]*Posting{},
+		labelSets:    newLabelSets(),
 		labelKeys:    map[string]*Posting{},
 		owners:       map[types.UID]*Posting{},
 		tokens:       search.NewTree[*Posting](),
@@ -434,6 +437,7 @@ func (ix *Index) insertLocked(o *object.Object) {
 	te.resource.Add(id)
 	postingFor(ix.clusterIDs, o.Cluster).Add(id)
 	postingFor(ix.namespaceIDs, o.Namespace).Add(id)
+	ix.labelSets.hold(id, o.Labels)
 	for _, l := range o.Labels {
 		ix.labelPostingLocked(l).Add(id)
 		postingFor(ix.labelKeys, l.Key).Add(id)
@@ -472,6 +476,7 @@ func (ix *Index) removeLocked(e entry) {
 	}
 	removeFrom(ix.clusterIDs, o.Cluster, id)
 	removeFrom(ix.namespaceIDs, o.Namespace, id)
+	ix.labelSets.release(id)
 	for _, l := range o.Labels {
 		ix.removeLabelLocked(l, id)
 		removeFrom(ix.labelKeys, l.Key, id)
@@ -523,6 +528,7 @@ func (ix *Index) replaceLocked(e entry, o *object.Object) {
 			delete(ix.types, old.Type)
 		}
 	}
+	ix.labelSets.replace(id, old.Labels, o.Labels)
 	for _, l := range old.Labels {
 		v, ok := o.Labels.Lookup(l.Key)
 		if !ok || v != l.Value {
