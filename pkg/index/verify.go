@@ -36,6 +36,12 @@ func (ix *Index) Verify() error {
 			return fmt.Errorf("the rank of %s is not below that of %s", all[i-1].Key(), all[i].Key())
 		}
 	}
+	for _, o := range all {
+		r, b, g := ix.ranks.of(id[o]), id[o]>>rankBlockBits, id[o]>>rankRegionBits
+		if r < ix.ranks.lo[b] || r > ix.ranks.hi[b] || r < ix.ranks.rlo[g] || r > ix.ranks.rhi[g] {
+			return fmt.Errorf("the rank of %s lies outside its block's or region's bounds", o.Key())
+		}
+	}
 	want := struct {
 		kinds, resources, labelKeys, tokens, clusters, namespaces map[string][]*object.Object
 		labels                                                    map[object.Label][]*object.Object
