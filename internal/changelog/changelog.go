@@ -39,6 +39,14 @@ func New[T any](retention int) *Log[T] {
 // Version returns the number of the last entry; 0 when none.
 func (l *Log[T]) Version() uint64 { return l.version.Load() }
 
+// Oldest returns the number of the oldest retained entry, Version()+1
+// when none is.
+func (l *Log[T]) Oldest() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.version.Load() - uint64(len(l.buf)) + 1
+}
+
 // Append adds v as entry Version()+1 and wakes the goroutines in Wait.
 func (l *Log[T]) Append(v T) {
 	l.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/fleetcache/fleetcache/pkg/index/feed"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
@@ -19,6 +20,13 @@ import (
 
 // defaultRetention is Options.Retention when unset.
 const defaultRetention = 100000
+
+// defaultTombstoneRetention and defaultMaxTombstones are
+// Options.TombstoneRetention and MaxTombstones when unset.
+const (
+	defaultTombstoneRetention = time.Hour
+	defaultMaxTombstones      = 100000
+)
 
 // minType sorts before every real type: its KindName and Resource are
 // empty. Placeholder objects use it to seek to the first object of a
@@ -48,6 +56,14 @@ type Options struct {
 	// stored). See docs/operations.md, "Memory budget". Default 0: no
 	// budget.
 	MemoryBudget int64
+	// TombstoneRetention is how long the index remembers a deleted
+	// object, so that a cursor from before the deletion resumes with it
+	// (Since). Default one hour.
+	TombstoneRetention time.Duration
+	// MaxTombstones bounds how many deleted objects the index remembers
+	// for TombstoneRetention, the oldest going first: a cursor from
+	// before a dropped one expires. Default 100000.
+	MaxTombstones int
 }
 
 // DefaultOptions returns the Options with every default filled in: what a
@@ -59,6 +75,12 @@ func DefaultOptions() Options { return Options{}.withDefaults() }
 func (o Options) withDefaults() Options {
 	if o.Retention <= 0 {
 		o.Retention = defaultRetention
+	}
+	if o.MaxTombstones <= 0 {
+		o.MaxTombstones = defaultMaxTombstones
+	}
+	if o.TombstoneRetention <= 0 {
+		o.TombstoneRetention = defaultTombstoneRetention
 	}
 	o.Indexes = withDefaultIndexes(o.Indexes)
 	return o
@@ -112,6 +134,13 @@ type Index struct {
 	// writing, so a reader holding mu sees the objects and their revision
 	// together.
 	feed *feed.Feed[*object.Object]
+	// streams are the clusters' resource types with their clocks and
+	// tombs (clocks.go); tombs holds the stream of each tomb from
+	// tombHead on, oldest first.
+	streams  map[Stream]*stream
+	tombs    []*stream
+	tombHead int
+	opts     Options
 	// scratch is a placeholder object for seeking while mu is held for
 	// writing.
 	scratch object.Object
@@ -168,6 +197,8 @@ func New(opts Options) *Index {
 		created:      newTimeOrder(fl),
 		clusters:     map[string]*ClusterCounts{},
 		feed:         feed.New[*object.Object](opts.Retention),
+		streams:      map[Stream]*stream{},
+		opts:         opts,
 		budget:       budgetLocked{budget: opts.MemoryBudget},
 		budgetBytes:  opts.MemoryBudget,
 	}
@@ -193,7 +224,13 @@ func (ix *Index) Events(after uint64, limit int) ([]feed.Event[*object.Object], 
 func (ix *Index) Wait(ctx context.Context, after uint64) error { return ix.feed.Wait(ctx, after) }
 
 // emitLocked advances the revision and records the change in the feed.
-func (ix *Index) emitLocked(t feed.EventType, o, old *object.Object) { ix.feed.Record(t, o, old) }
+// A deletion is also remembered as a tomb of its stream (clocks.go).
+func (ix *Index) emitLocked(t feed.EventType, o, old *object.Object) {
+	if t == feed.Deleted {
+		ix.tombLocked(o, time.Now())
+	}
+	ix.feed.Record(t, o, old)
+}
 
 // Upsert adds or modifies o. It is a no-op, returning false, when the index
 // already holds an object with the same key, UID and ResourceVersion (a
@@ -293,14 +330,11 @@ func (ix *Index) RemoveResource(cluster, resource string) int {
 func (ix *Index) removeAll(cluster, resource string) int {
 	ix.mu.Lock()
 	es := ix.entriesLocked(cluster, resource, &ix.scratch)
-	if len(es) == 0 {
-		ix.mu.Unlock()
-		return 0
-	}
 	for _, e := range es {
 		ix.removeLocked(e)
 		ix.emitLocked(feed.Deleted, e.o, nil)
 	}
+	ix.removeStreamsLocked(cluster, resource)
 	ix.mu.Unlock()
 	return len(es)
 }

@@ -75,6 +75,10 @@ func New[O any](retention int) *Feed[O] {
 // Revision returns the revision of the last recorded event, 0 when none.
 func (f *Feed[O]) Revision() uint64 { return f.log.Version() }
 
+// Oldest returns the revision of the oldest retained event, Revision()+1
+// when none is.
+func (f *Feed[O]) Oldest() uint64 { return f.log.Oldest() }
+
 // Record advances the revision and records the change at it. The index
 // calls it with its write lock held.
 func (f *Feed[O]) Record(t EventType, o, old O) {
