@@ -190,6 +190,8 @@ type LimitsConfig struct {
 	MaxSubscriptionsPerConnection int             `json:"maxSubscriptionsPerConnection,omitempty"` // transport.Options.MaxSubscriptionsPerConnection
 	MaxConnectionsPerAddress      int             `json:"maxConnectionsPerAddress,omitempty"`      // transport.Options.MaxConnectionsPerAddress
 	EventRetention                int             `json:"eventRetention,omitempty"`                // index.Options.Retention
+	TombstoneRetention            metav1.Duration `json:"tombstoneRetention,omitzero"`             // index.Options.TombstoneRetention
+	MaxTombstones                 int             `json:"maxTombstones,omitempty"`                 // index.Options.MaxTombstones
 	MemoryBudget                  int64           `json:"memoryBudget,omitempty"`                  // index.Options.MemoryBudget, bytes
 }
 
@@ -400,6 +402,8 @@ func (c Config) Validate() error {
 		{"limits.maxSubscriptionsPerConnection", int64(l.MaxSubscriptionsPerConnection)},
 		{"limits.maxConnectionsPerAddress", int64(l.MaxConnectionsPerAddress)},
 		{"limits.eventRetention", int64(l.EventRetention)},
+		{"limits.tombstoneRetention", int64(l.TombstoneRetention.Duration)},
+		{"limits.maxTombstones", int64(l.MaxTombstones)},
 		{"limits.memoryBudget", l.MemoryBudget},
 	} {
 		if f.value < 0 {
@@ -491,7 +495,8 @@ func (c Config) Options() Options {
 		ClusterLabels:            clusterLabels(c.Clusters),
 		Addr:                     c.Addr,
 		Readyz:                   health.ReadyzOptions{Exclude: c.Readyz.Exclude, Disabled: c.Readyz.Disabled},
-		Index:                    index.Options{Retention: l.EventRetention, Indexes: indexPaths(c.Indexes), MemoryBudget: l.MemoryBudget},
+		Index:                    index.Options{Retention: l.EventRetention, Indexes: indexPaths(c.Indexes), MemoryBudget: l.MemoryBudget,
+			TombstoneRetention: l.TombstoneRetention.Duration, MaxTombstones: l.MaxTombstones},
 		Auth: AuthOptions{
 			Authn:           authnMode,
 			AuthnKubeconfig: c.Authn.Kubeconfig,

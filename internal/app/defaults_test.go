@@ -51,6 +51,8 @@ var flagDefaults = []struct {
 	{flag: "max-subscriptions-per-connection", def: transport.DefaultOptions().MaxSubscriptionsPerConnection},
 	{flag: "max-connections-per-address", def: transport.DefaultOptions().MaxConnectionsPerAddress},
 	{flag: "event-retention", def: index.DefaultOptions().Retention},
+	{flag: "tombstone-retention", def: index.DefaultOptions().TombstoneRetention},
+	{flag: "max-tombstones", def: index.DefaultOptions().MaxTombstones},
 	{flag: "memory-budget", def: index.DefaultOptions().MemoryBudget},
 	{flag: "tls-cert-file"},
 	{flag: "tls-private-key-file"},
