@@ -1,12 +1,14 @@
 package cursor
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"math"
+	"slices"
 
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
@@ -281,6 +283,9 @@ func EncodeRevision(r Revision) string {
 	if len(r.Clocks) == 0 {
 		return seal(b)
 	}
+	if !slices.IsSortedFunc(r.Clocks, compareClocks) {
+		r.Clocks = slices.SortedFunc(slices.Values(r.Clocks), compareClocks)
+	}
 	// The resources once, then each clock: its cluster as the length it
 	// shares with the previous one's and the rest, its resource's place,
 	// its resourceVersion.
@@ -384,6 +389,10 @@ func DecodeRevision(s string) (Revision, error) {
 
 func streamBefore(a, b index.Stream) bool {
 	return a.Cluster < b.Cluster || (a.Cluster == b.Cluster && a.Resource < b.Resource)
+}
+
+func compareClocks(a, b index.Clock) int {
+	return cmp.Or(cmp.Compare(a.Stream.Cluster, b.Stream.Cluster), cmp.Compare(a.Stream.Resource, b.Stream.Resource))
 }
 
 // Check returns an error wrapping ErrExpired unless r is a revision of the
