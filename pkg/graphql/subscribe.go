@@ -228,7 +228,12 @@ func (s *Server) subscribeResources(ctx context.Context, o *operation, root *ast
 	if since != nil {
 		// A cursor of another index (another replica, or this one before
 		// a restart): catch up from its clocks.
-		evs, rev, err := s.resumeFrom(ctx, since.Clocks, f)
+		rf := f
+		if sel != nil {
+			clusters, _ := s.opts.Inventory.Narrow(f.Clusters, sel)
+			rf.Clusters = orNoCluster(clusters)
+		}
+		evs, rev, err := s.resumeFrom(ctx, since.Clocks, rf)
 		if err != nil {
 			res := cursorExpired(fmt.Errorf("since: %w", err))
 			return &Subscription{src: endedSource{}, res: res, err: ErrEnded}, nil
