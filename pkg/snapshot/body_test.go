@@ -3,6 +3,7 @@ package snapshot
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 )
 
 // body returns a Pod as compact JSON of about size bytes, the parts that
@@ -31,7 +32,9 @@ func body(i, size int) []byte {
 		if j > 0 {
 			b = append(b, ',')
 		}
-		b = fmt.Appendf(b, `{"name":"SETTING_%d","value":"%s"}`, j, hex(12))
+		// Pods of one app share their spec, as a Deployment's do.
+		b = fmt.Appendf(b, `{"name":"%s_SETTING_%d","value":"https://%s-%d.team-%d.svc.cluster.local:%d/v1"}`,
+			strings.ToUpper(app), j, app, j, i%40, 8000+j)
 	}
 	b = fmt.Appendf(b, `],"volumeMounts":[{"name":"kube-api-access-%s","readOnly":true,"mountPath":"/var/run/secrets/kubernetes.io/serviceaccount"}],`+
 		`"terminationMessagePath":"/dev/termination-log","imagePullPolicy":"IfNotPresent"}],"restartPolicy":"Always",`+

@@ -142,14 +142,19 @@ func (l *loader) each(k StreamKey, kind byte, f func(rest, value []byte) bool) {
 
 func (l *loader) objects(k StreamKey) iter.Seq[Object] {
 	return func(yield func(Object) bool) {
+		// Objects come by namespace: one string for each.
+		ns := ""
 		l.each(k, kindObject, func(rest, value []byte) bool {
 			sep := bytes.IndexByte(rest, 0)
 			if sep < 0 {
 				l.err = corrupt("an object key of %s has no name", k)
 				return false
 			}
+			if string(rest[:sep]) != ns { // no allocation to compare
+				ns = string(rest[:sep])
+			}
 			o := Object{ObjectKey: ObjectKey{Cluster: k.Cluster, Resource: k.Resource,
-				Namespace: string(rest[:sep]), Name: string(rest[sep+1:])}, Raw: value}
+				Namespace: ns, Name: string(rest[sep+1:])}, Raw: value}
 			return yield(o)
 		})
 	}
