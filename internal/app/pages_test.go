@@ -76,3 +76,17 @@ func TestPlaygroundDeprecated(t *testing.T) {
 		})
 	}
 }
+
+// TestFaviconRoute checks that /favicon.ico, which browsers ask of every
+// page of the origin (the status page, GraphiQL), is served, not a 404.
+func TestFaviconRoute(t *testing.T) {
+	agg, err := app.New(app.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	agg.Handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/favicon.ico", nil))
+	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "image/x-icon" || rec.Body.Len() < 22 {
+		t.Errorf("status %d, Content-Type %q, %d bytes; want 200 and an icon", rec.Code, rec.Header().Get("Content-Type"), rec.Body.Len())
+	}
+}
