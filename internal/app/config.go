@@ -190,6 +190,7 @@ type LimitsConfig struct {
 	MaxSubscriptionsPerConnection int             `json:"maxSubscriptionsPerConnection,omitempty"` // transport.Options.MaxSubscriptionsPerConnection
 	MaxConnectionsPerAddress      int             `json:"maxConnectionsPerAddress,omitempty"`      // transport.Options.MaxConnectionsPerAddress
 	EventRetention                int             `json:"eventRetention,omitempty"`                // index.Options.Retention
+	EventRetentionAge             metav1.Duration `json:"eventRetentionAge,omitzero"`              // index.Options.RetentionAge
 	MemoryBudget                  int64           `json:"memoryBudget,omitempty"`                  // index.Options.MemoryBudget, bytes
 }
 
@@ -400,6 +401,7 @@ func (c Config) Validate() error {
 		{"limits.maxSubscriptionsPerConnection", int64(l.MaxSubscriptionsPerConnection)},
 		{"limits.maxConnectionsPerAddress", int64(l.MaxConnectionsPerAddress)},
 		{"limits.eventRetention", int64(l.EventRetention)},
+		{"limits.eventRetentionAge", int64(l.EventRetentionAge.Duration)},
 		{"limits.memoryBudget", l.MemoryBudget},
 	} {
 		if f.value < 0 {
@@ -491,7 +493,7 @@ func (c Config) Options() Options {
 		ClusterLabels:            clusterLabels(c.Clusters),
 		Addr:                     c.Addr,
 		Readyz:                   health.ReadyzOptions{Exclude: c.Readyz.Exclude, Disabled: c.Readyz.Disabled},
-		Index:                    index.Options{Retention: l.EventRetention, Indexes: indexPaths(c.Indexes), MemoryBudget: l.MemoryBudget},
+		Index:                    index.Options{Retention: l.EventRetention, RetentionAge: l.EventRetentionAge.Duration, Indexes: indexPaths(c.Indexes), MemoryBudget: l.MemoryBudget},
 		Auth: AuthOptions{
 			Authn:           authnMode,
 			AuthnKubeconfig: c.Authn.Kubeconfig,

@@ -51,6 +51,7 @@ var flagDefaults = []struct {
 	{flag: "max-subscriptions-per-connection", def: transport.DefaultOptions().MaxSubscriptionsPerConnection},
 	{flag: "max-connections-per-address", def: transport.DefaultOptions().MaxConnectionsPerAddress},
 	{flag: "event-retention", def: index.DefaultOptions().Retention},
+	{flag: "event-retention-age", def: index.DefaultOptions().RetentionAge},
 	{flag: "memory-budget", def: index.DefaultOptions().MemoryBudget},
 	{flag: "tls-cert-file"},
 	{flag: "tls-private-key-file"},

@@ -30,7 +30,12 @@ import (
 //	  resource(cluster: String!, kind: String!, namespace: String, name: String!): Resource
 //	  resources(filter: ResourceFilter, sort: [ResourceSort!], first: Int = 100, after: String): ResourceConnection!
 //	  facets(filter: ResourceFilter, by: FacetKey!, labelKey: String, field: String): [Facet!]!
+//	  changes(filter: ResourceFilter, since: String, until: String, first: Int = 100, after: String,
+//	          order: SortOrder = ASC): ChangeConnection!
 //	}
+//
+//	type ChangeConnection { edges: [ResourceEvent!]!  pageInfo: ChangePageInfo!  revision: String!  truncated: Boolean! }
+//	type ChangePageInfo { hasNextPage: Boolean!  endCursor: String }
 //
 //	input ResourceFilter {
 //	  clusters: [String!]  kinds: [String!]  namespaces: [String!]
@@ -77,7 +82,7 @@ import (
 //	  clusterHealth(cluster: String): Cluster!
 //	}
 //	enum EventType { ADDED MODIFIED DELETED }
-//	type ResourceEvent { type: EventType!  resource: Resource!  cursor: String! }
+//	type ResourceEvent { type: EventType!  resource: Resource!  cursor: String!  time: Time }
 //
 // Cluster also has removed: Boolean!, true only in the clusterHealth event
 // that reports the cluster's removal.
@@ -260,8 +265,9 @@ func (s *Server) newSchema() (graphql.Schema, error) {
 	resource := s.resourceType()
 	conn := s.connectionType(resource)
 	cluster := s.clusterType()
-	query := s.queryType(resource, conn, cluster)
-	subscription := s.subscriptionType(resource, cluster)
+	resourceEvent := s.resourceEventType(resource)
+	query := s.queryType(resource, conn, cluster, s.changeConnectionType(resourceEvent))
+	subscription := s.subscriptionType(resourceEvent, cluster)
 	return graphql.NewSchema(graphql.SchemaConfig{Query: query, Subscription: subscription})
 }
 
@@ -505,8 +511,7 @@ func resourceSyncType() *graphql.Object {
 
 // subscriptionType returns Subscription, whose fields are resolved by the
 // subscriptions themselves (resolveSubscriptionRoot), with ResourceEvent.
-func (s *Server) subscriptionType(resource, cluster *graphql.Object) *graphql.Object {
-	resourceEvent := s.resourceEventType(resource)
+func (s *Server) subscriptionType(resourceEvent, cluster *graphql.Object) *graphql.Object {
 	return graphql.NewObject(graphql.ObjectConfig{
 		Name:        "Subscription",
 		Description: "Live views, over WebSocket (graphql-transport-ws) or Server-Sent Events.",
@@ -543,13 +548,55 @@ func (s *Server) resourceEventType(resource *graphql.Object) *graphql.Object {
 				Resolve: func(p graphql.ResolveParams) (any, error) {
 					return cursor.EncodeRevision(s.ix.Epoch(), p.Source.(*fanout.Change).Revision), nil
 				}},
+			"time": {Type: timeScalar, Description: "When fleetcache recorded the change (it reached the cache then); null for the " +
+				"ADDED and DELETED of a cluster that starts or stops matching a clusterSelector.",
+				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*fanout.Change).Time, nil }},
+		},
+	})
+}
+
+// changeConnectionType returns ChangeConnection, a page of the changes
+// query, with ChangePageInfo.
+func (s *Server) changeConnectionType(resourceEvent *graphql.Object) *graphql.Object {
+	pageInfo := graphql.NewObject(graphql.ObjectConfig{
+		Name:        "ChangePageInfo",
+		Description: "Where a page of changes ends.",
+		Fields: graphql.Fields{
+			"hasNextPage": {Type: graphql.NewNonNull(graphql.Boolean), Description: "Whether more changes of the range follow this page.",
+				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*changeConnection).more, nil }},
+			"endCursor": {Type: graphql.String, Description: "The cursor of the last change of the page (pass it as after); null when there is none.",
+				Resolve: func(p graphql.ResolveParams) (any, error) {
+					c := p.Source.(*changeConnection)
+					if len(c.changes) == 0 {
+						return nil, nil
+					}
+					return cursor.EncodeRevision(s.ix.Epoch(), c.changes[len(c.changes)-1].Revision), nil
+				}},
+		},
+	})
+	return graphql.NewObject(graphql.ObjectConfig{
+		Name:        "ChangeConnection",
+		Description: "A page of the retained changes: what was added, modified and deleted, when, in which cluster.",
+		Fields: graphql.Fields{
+			"edges": {Type: nonNullList(resourceEvent), Description: "The changes of the page, in the order asked for.",
+				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*changeConnection).changes, nil }},
+			"pageInfo": {Type: graphql.NewNonNull(pageInfo), Description: "Where the page ends.",
+				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source, nil }},
+			"revision": {Type: graphql.NewNonNull(graphql.String), Description: "The revision the changes were read up to: " +
+				"subscribe to resourceEvents with it as since to follow what comes next.",
+				Resolve: func(p graphql.ResolveParams) (any, error) {
+					return cursor.EncodeRevision(s.ix.Epoch(), p.Source.(*changeConnection).until), nil
+				}},
+			"truncated": {Type: graphql.NewNonNull(graphql.Boolean), Description: "True when the range starts before the oldest " +
+				"retained change (limits.eventRetention, limits.eventRetentionAge): changes before that are not known.",
+				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*changeConnection).truncated, nil }},
 		},
 	})
 }
 
 // queryType returns Query. Its resources field also keeps the coerced
 // variables of probeVariables' execution (execute.go).
-func (s *Server) queryType(resource, conn, cluster *graphql.Object) *graphql.Object {
+func (s *Server) queryType(resource, conn, cluster, changes *graphql.Object) *graphql.Object {
 	facet := facetType()
 	queryFields := graphql.Fields{
 		"clusters": {Type: nonNullList(cluster), Description: "Every registered cluster, by name.",
@@ -584,6 +631,21 @@ func (s *Server) queryType(resource, conn, cluster *graphql.Object) *graphql.Obj
 				"field":    {Type: graphql.String, Description: `The path, with by: FIELD: "status.phase", "spec.containers[].image" (see "Paths and field selectors" in docs/graphql.md).`},
 			},
 			Resolve: s.resolveFacets},
+		"changes": {Type: graphql.NewNonNull(changes), Description: "What was added, modified and deleted among the objects matching " +
+			"the filter, as resourceEvents delivers it, from the changes fleetcache retains, a page at a time: oldest first, or " +
+			`newest first with order: DESC. See "What changed" in docs/graphql.md.`,
+			Args: graphql.FieldConfigArgument{
+				"filter": {Type: resourceFilterInput, Description: "Which objects; null selects all."},
+				"since": {Type: graphql.String, Description: `The changes after it: a duration before now ("1h", "15m"), an RFC 3339 ` +
+					"time, or a revision cursor (ResourceEvent.cursor, ResourceConnection.revision). Null: the oldest retained."},
+				"until": {Type: graphql.String, Description: "The changes up to it, in the same forms (a time: before it; a cursor: " +
+					"that change included). Null: the latest."},
+				"first": {Type: graphql.Int, DefaultValue: s.opts.DefaultPageSize,
+					Description: "The page size, from 0 to " + strconv.Itoa(s.opts.MaxPageSize) + "."},
+				"after": {Type: graphql.String, Description: "A page's endCursor: the page continues after that change (before it, with DESC)."},
+				"order": {Type: sortOrderEnum, DefaultValue: "ASC", Description: "ASC: oldest first; DESC: newest first."},
+			},
+			Resolve: s.resolveChanges},
 	}
 	// probeVariables has graphql-go coerce variables through this field.
 	queryFields["resources"].Resolve = probingVariables(queryFields["resources"].Resolve)

@@ -48,6 +48,10 @@ type Index interface {
 	Revision() uint64
 	Events(after uint64, limit int) ([]feed.Event[*object.Object], error)
 	Wait(ctx context.Context, after uint64) error
+	// OldestRevision and RevisionBefore bound the retained changes, for
+	// the changes query.
+	OldestRevision() uint64
+	RevisionBefore(t time.Time) uint64
 }
 
 // Health is the part of the health tracker the API reads; *health.Tracker
