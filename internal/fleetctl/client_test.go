@@ -209,8 +209,8 @@ func TestGetStaleAndWatchEvents(t *testing.T) {
 	fresh := time.Now().Add(-9 * time.Second).UTC().Format(time.RFC3339)
 	srv := fakeFleet(t, map[string]string{
 		"resources { kind resource }": `{"data":{"clusters":[{"resources":[{"kind":"Pod","resource":"pods"}]}]}}`,
-		"resources(":    `{"data":{"resources":{"revision":"R1","staleClusters":["prod-us"],"edges":[{"node":` + podJSON + `}],"pageInfo":{"hasNextPage":false}}}}`,
-		"currentAsOf":   `{"data":{"clusters":[{"name":"prod-eu","status":"SYNCED"},{"name":"prod-us","status":"DISCONNECTED","currentAsOf":"` + fresh + `"}]}}`,
+		"resources(":                  `{"data":{"resources":{"revision":"R1","staleClusters":["prod-us"],"edges":[{"node":` + podJSON + `}],"pageInfo":{"hasNextPage":false}}}}`,
+		"currentAsOf":                 `{"data":{"clusters":[{"name":"prod-eu","status":"SYNCED"},{"name":"prod-us","status":"DISCONNECTED","currentAsOf":"` + fresh + `"}]}}`,
 	})
 	c, err := Connect(connectOptions{server: srv.srv.URL, certificateAuthority: srv.ca})
 	if err != nil {

@@ -53,6 +53,9 @@ func runGet(ctx context.Context, o *options, fs *pflag.FlagSet, args []string, s
 	if fs.Changed("by") {
 		return usageError("--by is a flag of count")
 	}
+	if fs.Changed("since") || fs.Changed("until") {
+		return usageError("--since and --until are flags of changes")
+	}
 	if o.allNamespaces && o.namespace != "" {
 		return usageError("-A and -n exclude each other")
 	}
@@ -150,8 +153,8 @@ func (g *getter) list(ctx context.Context, print bool) (revision string, n int, 
 			Resources struct {
 				Revision      string
 				StaleClusters []string
-				Edges    []struct{ Node row }
-				PageInfo struct {
+				Edges         []struct{ Node row }
+				PageInfo      struct {
 					HasNextPage bool
 					EndCursor   string
 				}
