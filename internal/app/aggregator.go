@@ -219,6 +219,7 @@ func New(opts Options) (*Aggregator, error) {
 	gqlOpts, trOpts := opts.GraphQL, opts.Transport
 	gqlOpts.Registerer, trOpts.Registerer = reg, reg
 	gqlOpts.Inventory, gqlOpts.Columns = inv, printers
+	gqlOpts.Process = processStatus(ix, fleet)
 	trOpts.AllowedOrigins = opts.CORSAllowedOrigins
 	trOpts.BrowserPage, trOpts.IsBrowserAsset = browserPage()
 	auth, err := opts.Auth.build(registry)

@@ -584,7 +584,7 @@ func TestIntrospection(t *testing.T) {
 		slices.Sort(fields[ty.Name])
 	}
 	want := map[string][]string{
-		"Query":              {"changes", "cluster", "clusters", "facets", "resource", "resources"},
+		"Query":              {"changes", "cluster", "clusters", "facets", "fleetcache", "resource", "resources"},
 		"ChangeConnection":   {"edges", "pageInfo", "revision", "truncated"},
 		"ResourceEvent":      {"cursor", "resource", "time", "type"},
 		"ResourceConnection": {"deniedClusters", "edges", "pageInfo", "revision", "staleClusters", "staleness", "totalCount"},

@@ -493,6 +493,28 @@ func (s *Server) resolveClusters(p graphql.ResolveParams) (any, error) {
 	return out, nil
 }
 
+// resolveHistory resolves Cluster.history: the tracker's periods, their
+// messages hidden from callers who may not read the cluster's details.
+func (s *Server) resolveHistory(p graphql.ResolveParams) (any, error) {
+	var name string
+	switch c := p.Source.(type) {
+	case *clusterUpdate:
+		name = c.status.Name
+	case *health.ClusterStatus:
+		name = c.Name
+	}
+	periods := s.health.History(name)
+	details := s.mayReadDetails(p.Context, name)
+	out := make([]*health.StatusPeriod, len(periods))
+	for i := range periods {
+		if !details && periods[i].Message != "" {
+			periods[i].Message = hiddenDetails
+		}
+		out[i] = &periods[i]
+	}
+	return out, nil
+}
+
 func (s *Server) resolveCluster(p graphql.ResolveParams) (any, error) {
 	name, _ := p.Args["name"].(string)
 	st, ok := s.health.Cluster(name)

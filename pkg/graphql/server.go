@@ -63,6 +63,8 @@ type Health interface {
 	// subscriptions.
 	Changes(after uint64) ([]health.Change, error)
 	Wait(ctx context.Context, after uint64) error
+	// History is a cluster's status timeline, for Cluster.history.
+	History(cluster string) []health.StatusPeriod
 }
 
 // maxCachedQuery is the longest query text the document cache keeps, so
