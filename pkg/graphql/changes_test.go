@@ -1,7 +1,6 @@
 package graphql
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -190,19 +189,8 @@ func TestChangesWithRights(t *testing.T) {
 		{scopes: []string{"configmaps", "pods"}, want: []string{"ADDED ConfigMap c1/web/cm", "ADDED Pod c1/web/pod"}},
 		{scopes: nil, want: []string{}},
 	} {
-		u := &authn.User{Name: "alice", Extra: map[string][]string{"scopes": tc.scopes}}
-		res := s.Execute(authn.WithUser(t.Context(), u), Request{Query: changesQuery})
-		if len(res.Errors) > 0 {
-			t.Fatal(res.Errors)
-		}
 		var got changesAnswer
-		b, err := json.Marshal(res.Data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(b, &got); err != nil {
-			t.Fatal(err)
-		}
+		dataAs(t, s, &authn.User{Name: "alice", Extra: map[string][]string{"scopes": tc.scopes}}, changesQuery, &got)
 		if diff := cmp.Diff(tc.want, got.lines()); diff != "" {
 			t.Errorf("scopes %v (-want +got):\n%s", tc.scopes, diff)
 		}

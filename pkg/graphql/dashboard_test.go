@@ -1,7 +1,6 @@
 package graphql
 
 import (
-	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -59,19 +58,8 @@ func TestDashboardFields(t *testing.T) {
 		}
 	}
 	ask := func(scopes ...string) answer {
-		u := &authn.User{Name: "alice", Extra: map[string][]string{"scopes": scopes}}
-		res := s.Execute(authn.WithUser(t.Context(), u), Request{Query: q})
-		if len(res.Errors) > 0 {
-			t.Fatal(res.Errors)
-		}
 		var a answer
-		b, err := json.Marshal(res.Data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(b, &a); err != nil {
-			t.Fatal(err)
-		}
+		dataAs(t, s, &authn.User{Name: "alice", Extra: map[string][]string{"scopes": scopes}}, q, &a)
 		return a
 	}
 	a := ask("namespaces")
