@@ -2,6 +2,8 @@ package graphql
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,5 +90,57 @@ func TestDashboardFields(t *testing.T) {
 	b := ask()
 	if b.Cluster.Server != nil || *b.Cluster.History[len(b.Cluster.History)-1].Message != hiddenDetails {
 		t.Errorf("a caller who may not list namespaces sees server %v, history %+v", b.Cluster.Server, b.Cluster.History)
+	}
+}
+
+// BenchmarkStatusPageQuery measures the status page's periodic query at
+// fleet sizes, with and without the clusters' histories: every cluster
+// with two types and four status periods (it went down and came back),
+// and the process's health; it reports the answer's size.
+func BenchmarkStatusPageQuery(b *testing.B) {
+	const fields = `name labels status stale message objectCount currentAsOf lastEventTime changeRate ` +
+		`server kubernetesVersion source controlPlaneHealthy controlPlaneMessage history { status start end message } ` +
+		`resources { resource kind status objectCount currentAsOf lastError lastEventTime metadataOnly refused initialSyncSeconds }`
+	for _, q := range []struct{ name, fields string }{
+		{"history", fields},
+		{"no-history", strings.Replace(fields, "history { status start end message } ", "", 1)},
+	} {
+		query := `{ clusters { ` + q.fields + ` } fleetcache { version startTime replica memoryBytes listSlots } }`
+		benchStatusPageQuery(b, q.name, query)
+	}
+}
+
+func benchStatusPageQuery(b *testing.B, name, query string) {
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("%s/clusters=%d", name, n), func(b *testing.B) {
+			ix := index.New(index.Options{})
+			tr := health.NewTracker(ix, health.Options{})
+			for i := range n {
+				name := fmt.Sprintf("cluster-%04d", i)
+				tr.AddCluster(name)
+				tr.Identify(name, "https://"+name+".example:6443", "v1.36.3")
+				for _, r := range []string{"pods", "configmaps"} {
+					tr.ResourceStarting(name, r, r)
+					tr.ResourceSynced(name, r)
+				}
+				tr.Probe(name, errors.New("dial tcp: connection refused"))
+				tr.Probe(name, nil)
+				for _, r := range []string{"pods", "configmaps"} {
+					tr.ResourceStarting(name, r, r)
+					tr.ResourceSynced(name, r)
+				}
+			}
+			s := newServer(b, ix, tr, Options{Process: func() ProcessStatus { return ProcessStatus{Version: "v1", StartTime: time.Now()} }})
+			var size int
+			for b.Loop() {
+				res := s.Execute(b.Context(), Request{Query: query})
+				out, err := res.MarshalJSON()
+				if err != nil || len(res.Errors) > 0 {
+					b.Fatal(err, res.Errors)
+				}
+				size = len(out)
+			}
+			b.ReportMetric(float64(size), "bytes/answer")
+		})
 	}
 }
