@@ -327,7 +327,9 @@ func TestStatusPageInBrowser(t *testing.T) {
 			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = kube.CoreV1().ConfigMaps("default").Delete(context.Background(), name, metav1.DeleteOptions{}) })
+		t.Cleanup(func() {
+			_ = kube.CoreV1().ConfigMaps("default").Delete(context.Background(), name, metav1.DeleteOptions{})
+		})
 	})
 	for _, p := range problems() {
 		t.Errorf("page: %s", p)

@@ -92,18 +92,18 @@ type EventCounts struct {
 
 // ClusterStatus is the state of one cluster.
 type ClusterStatus struct {
-	Name          string
-	Status        Status
-	Message       string // why the cluster is not SYNCED; empty when it is
-	Stale         bool   // the cluster is unreachable and its objects are the last known state
-	Unconfigured  bool   // its source gives no usable configuration: it does not run (see ConfigError)
+	Name         string
+	Status       Status
+	Message      string // why the cluster is not SYNCED; empty when it is
+	Stale        bool   // the cluster is unreachable and its objects are the last known state
+	Unconfigured bool   // its source gives no usable configuration: it does not run (see ConfigError)
 	// Server is the URL of its API server and Version the Kubernetes
 	// version it reported (its /version's gitVersion), empty until known
 	// (see Identify).
 	Server, Version string
-	LastSyncTime  time.Time
-	LastEventTime time.Time
-	ObjectCount   int
+	LastSyncTime    time.Time
+	LastEventTime   time.Time
+	ObjectCount     int
 	// CurrentAsOf is the earliest CurrentAsOf of its types: the last moment
 	// all of the cluster's data was known current. Zero while a type has
 	// never been current; types that fail with an API error (forbidden, not
