@@ -155,6 +155,10 @@ func (s *Server) resolveChanges(p graphql.ResolveParams) (any, error) {
 		if err != nil {
 			return nil, changesCursorError(err)
 		}
+		if !desc && rev+1 < oldest {
+			// The changes right after it are gone: a page would skip them.
+			return nil, changesCursorError(&revisionExpiredError{fmt.Errorf("after: revision %d is older than the retained changes (from %d)", rev, oldest)})
+		}
 		if desc {
 			hi = min(hi, rev-min(rev, 1))
 		} else {

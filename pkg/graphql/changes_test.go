@@ -1,6 +1,7 @@
 package graphql
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -154,6 +155,7 @@ func TestChangesErrors(t *testing.T) {
 		wantMsg  string
 	}{
 		{name: "expired cursor", vars: map[string]any{"since": first.Changes.Revision}, wantCode: CodeCursorExpired, wantMsg: "older than the retained changes"},
+		{name: "expired after", vars: map[string]any{"after": first.Changes.Revision}, wantCode: CodeCursorExpired, wantMsg: "after: revision"},
 		{name: "garbage", vars: map[string]any{"since": "yesterday"}, wantCode: CodeBadUserInput, wantMsg: "want a duration (1h, 30m), an RFC 3339 time"},
 		{name: "malformed time", vars: map[string]any{"since": "2026-13-01T00:00:00Z"}, wantCode: CodeBadUserInput, wantMsg: "RFC 3339"},
 		{name: "negative duration", vars: map[string]any{"since": "-1h"}, wantCode: CodeBadUserInput, wantMsg: "must not be negative"},
@@ -195,4 +197,56 @@ func TestChangesWithRights(t *testing.T) {
 			t.Errorf("scopes %v (-want +got):\n%s", tc.scopes, diff)
 		}
 	}
+}
+
+// FuzzChangesBounds sends any since, until and after text, in either
+// order, through the changes query: the answer is data with at most a page
+// of changes, or one BAD_USER_INPUT or CURSOR_EXPIRED error, never another
+// (an internal error, a panic).
+func FuzzChangesBounds(f *testing.F) {
+	ix := index.New(index.Options{Retention: 8})
+	s := newServer(f, ix, health.NewTracker(ix, health.Options{}), Options{})
+	var start changesAnswer
+	data(f, s, changesQuery, map[string]any{"first": 0}, &start)
+	for i := range 12 {
+		ix.Upsert(version(f, "c1", "web", fmt.Sprint("cm-", i%5), fmt.Sprint(i+1), nil))
+	}
+	var now changesAnswer
+	data(f, s, changesQuery, map[string]any{"first": 0}, &now)
+	for _, seed := range [][3]string{
+		{"1h", "", ""}, {"0s", "", ""}, {"-5m", "", ""}, {"2026-01-02T03:04:05Z", "", ""}, {"2026-01-02T03:04:05+02:00", "1h", ""},
+		{start.Changes.Revision, "", ""}, {now.Changes.Revision, "", ""}, {"", now.Changes.Revision, ""}, {"", "", now.Changes.Revision},
+		{"yesterday", "", ""}, {"R", "", ""}, {"", "", "garbage"}, {"1h", "2h", ""}, {"9999999h", "", ""}, {"1e9h", "", ""},
+	} {
+		f.Add(seed[0], seed[1], seed[2], false)
+	}
+	f.Fuzz(func(t *testing.T, since, until, after string, desc bool) {
+		vars := map[string]any{"first": 5}
+		for k, v := range map[string]string{"since": since, "until": until, "after": after} {
+			if v != "" {
+				vars[k] = v
+			}
+		}
+		if desc {
+			vars["order"] = "DESC"
+		}
+		res := run(t, s, changesQuery, vars)
+		if len(res.Errors) > 0 {
+			if got := codes(res); len(got) != 1 || (got[0] != CodeBadUserInput && got[0] != CodeCursorExpired) {
+				t.Fatalf("since %q until %q after %q: errors %v, want one BAD_USER_INPUT or CURSOR_EXPIRED", since, until, after, res.Errors)
+			}
+			return
+		}
+		var got changesAnswer
+		b, err := json.Marshal(res.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(got.Changes.Edges); n > 5 {
+			t.Fatalf("%d changes on a page of 5", n)
+		}
+	})
 }
