@@ -140,6 +140,19 @@ func testDashboardViews(t *testing.T, ctx context.Context, url string, change fu
 		t.Fatal(err)
 	}
 	shot("status-detail")
+	// The detail stays within its column, beside fleetcache's panels.
+	var spill []string
+	if raw := eval(t, ctx, `(() => {
+		const col = document.getElementById('view-clusters').getBoundingClientRect();
+		const out = [];
+		for (const e of document.querySelectorAll('#view-clusters details[data-cluster="c2"] *')) {
+			const r = e.getBoundingClientRect();
+			if (r.width > 0 && r.right > col.right + 1) out.push((e.className || e.tagName) + ' ' + Math.round(r.right) + ' > ' + Math.round(col.right));
+		}
+		return JSON.stringify(out.slice(0, 10));
+	})()`, &spill); len(spill) > 0 {
+		t.Errorf("c2's detail spills out of its column: %s", raw)
+	}
 
 	var side sidePanels
 	testcluster.Eventually(t, 20*time.Second, "fleetcache's own panel, the rate chart's axes and the slowest clusters", func() (bool, string) {
