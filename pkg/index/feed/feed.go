@@ -71,11 +71,13 @@ type Feed[O any] struct {
 	// maxAge drops events older than it as new ones are recorded; 0
 	// keeps them as long as retention allows.
 	maxAge time.Duration
+	// now is time.Now; tests set another clock.
+	now func() time.Time
 }
 
 // New returns a Feed that keeps the newest retention events (at least 1).
 func New[O any](retention int) *Feed[O] {
-	return &Feed[O]{log: changelog.New[Event[O]](retention)}
+	return &Feed[O]{log: changelog.New[Event[O]](retention), now: time.Now}
 }
 
 // NewWithMaxAge returns a Feed that keeps the newest retention events (at
@@ -83,7 +85,7 @@ func New[O any](retention int) *Feed[O] {
 // (0: no age limit). Old events are dropped as new ones are recorded: in a
 // quiet fleet they stay until the next change.
 func NewWithMaxAge[O any](retention int, maxAge time.Duration) *Feed[O] {
-	return &Feed[O]{log: changelog.New[Event[O]](retention), maxAge: max(maxAge, 0)}
+	return &Feed[O]{log: changelog.New[Event[O]](retention), maxAge: max(maxAge, 0), now: time.Now}
 }
 
 // Revision returns the revision of the last recorded event, 0 when none.
@@ -92,7 +94,7 @@ func (f *Feed[O]) Revision() uint64 { return f.log.Version() }
 // Record advances the revision and records the change at it. The index
 // calls it with its write lock held.
 func (f *Feed[O]) Record(t EventType, o, old O) {
-	now := time.Now()
+	now := f.now()
 	f.log.Append(Event[O]{Revision: f.log.Version() + 1, Type: t, Object: o, Old: old, Time: now})
 	if f.maxAge > 0 {
 		cutoff := now.Add(-f.maxAge)
