@@ -629,10 +629,10 @@ function timeline(history, now, axis, windowMs = HISTORY_MS) {
     const from = Date.parse(p.start);
     const to = p.end ? Date.parse(p.end) : now;
     if (to < start) continue;
-    const x0 = Math.min(x(from), w - 2);
-    // At least 2 units (of 240: 12 minutes of a day), so that a short
+    const x0 = Math.min(x(from), w - 4);
+    // At least 4 units (of 240: 24 minutes of a day), so that a short
     // outage shows; its title says how long it really was.
-    const width = Math.max(x(to) - x0, 2);
+    const width = Math.max(x(to) - x0, 4);
     const what = `${p.status} from ${clock(from)}${p.end ? ` to ${clock(to)}` : ', now'} (${duration(to - from)})${p.message ? `: ${p.message}` : ''}`;
     described.push(what);
     const r = svgEl('rect', { x: x0.toFixed(2), y: 0, width: width.toFixed(2), height: bandH, class: `tl tl-${p.status.toLowerCase()}` });
