@@ -264,9 +264,28 @@ func (a *Aggregator) Start(ctx context.Context) error {
 	wg.Go(func() { apiErr = a.API.Start(ctx) })
 	wg.Go(func() { transportErr = a.Transport.Start(ctx) })
 	wg.Go(func() { fleetErr = a.fleet.Start(ctx) })
+	wg.Go(func() { pruneTombstones(ctx, a.Index) })
 	regErr := a.Registry.Start(ctx)
 	wg.Wait()
 	return errors.Join(regErr, apiErr, transportErr, fleetErr)
+}
+
+// tombstonePruning is how often the index drops the tombs that aged out:
+// a quiet index makes no new ones, which would prune them.
+const tombstonePruning = time.Minute
+
+// pruneTombstones prunes ix's tombs every tombstonePruning until ctx ends.
+func pruneTombstones(ctx context.Context, ix *index.Index) {
+	t := time.NewTicker(tombstonePruning)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			ix.PruneTombstones(now)
+		}
+	}
 }
 
 // Run registers the clusters of every configured source, serves HTTP on

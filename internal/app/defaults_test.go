@@ -52,6 +52,8 @@ var flagDefaults = []struct {
 	{flag: "max-connections-per-address", def: transport.DefaultOptions().MaxConnectionsPerAddress},
 	{flag: "event-retention", def: index.DefaultOptions().Retention},
 	{flag: "event-retention-age", def: index.DefaultOptions().RetentionAge},
+	{flag: "tombstone-retention", def: index.DefaultOptions().TombstoneRetention},
+	{flag: "max-tombstones", def: index.DefaultOptions().MaxTombstones},
 	{flag: "memory-budget", def: index.DefaultOptions().MemoryBudget},
 	{flag: "tls-cert-file"},
 	{flag: "tls-private-key-file"},

@@ -1,6 +1,7 @@
 package testcluster
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -16,8 +17,11 @@ import (
 // Cut drops every connection and refuses new ones, Restore accepts again on
 // the same port. Create it with Cluster.StartProxy; Close stops it.
 type Proxy struct {
-	target string
-	addr   string
+	// targets are dialed in order: a connection goes to the first that
+	// accepts it, as a Service in front of replicas sends it to a ready
+	// one.
+	targets []string
+	addr    string
 
 	mu     sync.Mutex
 	ln     net.Listener // nil while cut
@@ -31,14 +35,15 @@ func (c *Cluster) StartProxy() (*Proxy, error) {
 	return StartProxy(strings.TrimPrefix(c.URL(), "https://"))
 }
 
-// StartProxy starts a Proxy to target, a host:port on loopback (the
-// aggregator's listener, say). The caller closes it.
-func StartProxy(target string) (*Proxy, error) {
+// StartProxy starts a Proxy to targets, host:ports on loopback (the
+// aggregators' listeners, say): each connection goes to the first that
+// accepts it. The caller closes it.
+func StartProxy(targets ...string) (*Proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("proxy listen: %w", err)
 	}
-	p := &Proxy{target: target, addr: ln.Addr().String(), conns: map[net.Conn]struct{}{}}
+	p := &Proxy{targets: targets, addr: ln.Addr().String(), conns: map[net.Conn]struct{}{}}
 	p.serve(ln)
 	return p, nil
 }
@@ -121,10 +126,16 @@ func (p *Proxy) serve(ln net.Listener) {
 	})
 }
 
-// forward connects c to the target and copies both ways until either side
-// ends or Cut closes them.
+// forward connects c to the first target that accepts and copies both
+// ways until either side ends or Cut closes them.
 func (p *Proxy) forward(c net.Conn) {
-	up, err := net.Dial("tcp", p.target)
+	var up net.Conn
+	err := errors.New("no target")
+	for _, t := range p.targets {
+		if up, err = net.Dial("tcp", t); err == nil {
+			break
+		}
+	}
 	if err != nil {
 		_ = c.Close()
 		return

@@ -32,6 +32,8 @@ type changeConnection struct {
 	until uint64
 	// truncated: since reaches before the oldest retained change.
 	truncated bool
+	// filter is the query's, for the clocks of its revision cursor.
+	filter planner.Filter
 }
 
 // revisionExpiredError is a revision cursor of another index epoch, or
@@ -41,19 +43,19 @@ type revisionExpiredError struct{ err error }
 func (e *revisionExpiredError) Error() string { return e.err.Error() }
 func (e *revisionExpiredError) Unwrap() error { return e.err }
 
-// decodeRevision decodes the revision cursor v, the argument arg of an
-// operation, against the index: BAD_USER_INPUT when it is malformed or
-// ahead of the index, a *revisionExpiredError when it is of another epoch.
-// Every revision argument (a subscription's since, the changes query's
-// since, until and after) goes through here and package cursor, so that
-// they follow the cursors' rules together.
+// decodeRevision decodes the revision cursor v, the argument arg of the
+// changes query, against this index, with package cursor's rules as
+// subscriptions use them: BAD_USER_INPUT when it is malformed or ahead of
+// the index, a *revisionExpiredError when it is another index's (another
+// replica's, or this one's before a restart: its clocks resume a
+// subscription, but this index's history has no place for them).
 func (s *Server) decodeRevision(arg, v string) (uint64, error) {
 	c, err := cursor.DecodeRevision(v)
 	if err != nil {
 		return 0, badInput("invalid %s cursor: %w", arg, err)
 	}
 	if err := c.Check(s.ix.Epoch()); err != nil {
-		return 0, &revisionExpiredError{fmt.Errorf("%s: %w", arg, err)}
+		return 0, &revisionExpiredError{fmt.Errorf("%s: %w (ask with a time instead)", arg, err)}
 	}
 	if current := s.ix.Revision(); c.Revision > current {
 		return 0, badInput("invalid %s cursor: revision %d is ahead of the index (revision %d)", arg, c.Revision, current)
@@ -115,7 +117,7 @@ func (s *Server) resolveChanges(p graphql.ResolveParams) (any, error) {
 	now := time.Now()
 	current := s.ix.Revision()
 	oldest := s.ix.OldestRevision()
-	c := &changeConnection{until: current}
+	c := &changeConnection{until: current, filter: f}
 
 	// The revisions (lo, hi] hold the changes asked for.
 	lo, hi := oldest-1, current

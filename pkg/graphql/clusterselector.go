@@ -127,6 +127,7 @@ func (ss *selectorSub) subscribe(start uint64) {
 	req.Filter.Clusters = orNoCluster(ss.clusters)
 	req.Start = start
 	sub := ss.s.hub.Subscribe(req)
+	ss.req.CatchUp = nil // a resume's catch-up, delivered once
 	ss.mu.Lock()
 	old := ss.rs.sub
 	ss.rs.sub = sub

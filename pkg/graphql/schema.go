@@ -348,7 +348,8 @@ func (s *Server) connectionType(resource *graphql.Object) *graphql.Object {
 				Resolve: s.resolveTotalCount},
 			"revision": {Type: graphql.NewNonNull(graphql.String), Description: "The index revision this page was read at (subscribe from it).",
 				Resolve: func(p graphql.ResolveParams) (any, error) {
-					return cursor.EncodeRevision(s.ix.Epoch(), p.Source.(*connection).page().Revision), nil
+					c := p.Source.(*connection)
+					return s.revisionCursor(c.page().Revision, c.filter), nil
 				}},
 			"staleClusters": {Type: nonNullList(graphql.String), Description: "Selected clusters that are not SYNCED: the answer may be incomplete.",
 				Resolve: s.resolveStaleClusters},
@@ -612,9 +613,12 @@ func (s *Server) resourceEventType(resource *graphql.Object) *graphql.Object {
 				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*fanout.Change).Type, nil }},
 			"resource": {Type: graphql.NewNonNull(resource), Description: "The object; for DELETED, its last known state (for an object that stopped matching, the state that no longer matches).",
 				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*fanout.Change).Object, nil }},
-			"cursor": {Type: graphql.NewNonNull(graphql.String), Description: "The revision of the change: pass it as since to resume after it.",
+			"cursor": {Type: graphql.NewNonNull(graphql.String), Description: "Where the subscription is after this change: pass it as since to resume after it, on this or any other fleetcache of the same fleet.",
 				Resolve: func(p graphql.ResolveParams) (any, error) {
-					return cursor.EncodeRevision(s.ix.Epoch(), p.Source.(*fanout.Change).Revision), nil
+					if c, ok := p.Context.Value(eventCursorKey{}).(string); ok {
+						return c, nil
+					}
+					return cursor.EncodeRevision(cursor.Revision{Epoch: s.ix.Epoch(), Revision: p.Source.(*fanout.Change).Revision}), nil
 				}},
 			"time": {Type: timeScalar, Description: "When fleetcache recorded the change (it reached the cache then); null for the " +
 				"ADDED and DELETED of a cluster that starts or stops matching a clusterSelector.",
@@ -638,7 +642,7 @@ func (s *Server) changeConnectionType(resourceEvent *graphql.Object) *graphql.Ob
 					if len(c.changes) == 0 {
 						return nil, nil
 					}
-					return cursor.EncodeRevision(s.ix.Epoch(), c.changes[len(c.changes)-1].Revision), nil
+					return cursor.EncodeRevision(cursor.Revision{Epoch: s.ix.Epoch(), Revision: c.changes[len(c.changes)-1].Revision}), nil
 				}},
 		},
 	})
@@ -653,7 +657,8 @@ func (s *Server) changeConnectionType(resourceEvent *graphql.Object) *graphql.Ob
 			"revision": {Type: graphql.NewNonNull(graphql.String), Description: "The revision the changes were read up to: " +
 				"subscribe to resourceEvents with it as since to follow what comes next.",
 				Resolve: func(p graphql.ResolveParams) (any, error) {
-					return cursor.EncodeRevision(s.ix.Epoch(), p.Source.(*changeConnection).until), nil
+					c := p.Source.(*changeConnection)
+					return s.revisionCursor(c.until, c.filter), nil
 				}},
 			"truncated": {Type: graphql.NewNonNull(graphql.Boolean), Description: "True when the range starts before the oldest " +
 				"retained change (limits.eventRetention, limits.eventRetentionAge): changes before that are not known.",

@@ -22,6 +22,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/graphql/document"
 	"github.com/fleetcache/fleetcache/pkg/graphql/execute"
 	"github.com/fleetcache/fleetcache/pkg/health"
+	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/feed"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
@@ -52,6 +53,10 @@ type Index interface {
 	// the changes query.
 	OldestRevision() uint64
 	RevisionBefore(t time.Time) uint64
+	// ClocksAt and Since make and resume the cursors any index of the
+	// fleet resumes (see index.Index.ClocksAt).
+	ClocksAt(rev uint64, selected func(index.Stream) bool) []index.Clock
+	Since(clocks []index.Clock, selected func(index.Stream) bool, match func(*object.Object) bool) ([]feed.Event[*object.Object], uint64, error)
 }
 
 // Health is the part of the health tracker the API reads; *health.Tracker

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +21,10 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/graphql/document"
 	"github.com/fleetcache/fleetcache/pkg/graphql/execute"
 	"github.com/fleetcache/fleetcache/pkg/health"
+	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/feed"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/inventory"
 )
 
@@ -198,22 +203,52 @@ func (s *Server) subscribeResources(ctx context.Context, o *operation, root *ast
 	if err != nil {
 		return nil, errorResult(codeOf(err), err)
 	}
-	start := s.ix.Revision()
+	epoch, current := s.ix.Epoch(), s.ix.Revision()
+	start := current
+	var since *cursor.Revision
 	if v, ok := args["since"].(string); ok {
-		rev, err := s.decodeRevision("since", v)
-		var expired *revisionExpiredError
+		c, err := cursor.DecodeRevision(v)
+		if err != nil {
+			return nil, errorResult(CodeBadUserInput, fmt.Errorf("invalid since cursor: %w", err))
+		}
 		switch {
-		case errors.As(err, &expired):
-			return &Subscription{src: endedSource{}, res: cursorExpired(expired.err), err: ErrEnded}, nil
-		case err != nil:
-			return nil, errorResult(CodeBadUserInput, err)
+		case c.Check(epoch) == nil && c.Revision > current:
+			return nil, errorResult(CodeBadUserInput, fmt.Errorf("invalid since cursor: revision %d is ahead of the index (revision %d)", c.Revision, current))
+		case c.Check(epoch) == nil:
+			start = c.Revision
+		case c.Clocks == nil:
+			res := cursorExpired(fmt.Errorf("since: %w", c.Check(epoch)))
+			return &Subscription{src: endedSource{}, res: res, err: ErrEnded}, nil
+		default:
+			since = &c
+		}
+	}
+	var catchUp []fanout.Change
+	if since != nil {
+		// A cursor of another index (another replica, or this one before
+		// a restart): catch up from its clocks.
+		rf := f
+		if sel != nil {
+			clusters, _ := s.opts.Inventory.Narrow(f.Clusters, sel)
+			rf.Clusters = orNoCluster(clusters)
+		}
+		evs, rev, err := s.resumeFrom(ctx, since.Clocks, rf)
+		if err != nil {
+			res := cursorExpired(fmt.Errorf("since: %w", err))
+			return &Subscription{src: endedSource{}, res: res, err: ErrEnded}, nil
 		}
 		start = rev
+		for _, ev := range evs {
+			catchUp = append(catchUp, fanout.Change{Type: ev.Type, Object: ev.Object, Revision: rev})
+		}
 	}
 	// Subscriptions share executions only within one caller: nested fields
 	// (owners, children) are filtered for the caller.
-	rs := &resourceSub{s: s, visibility: visibility{user: s.userOf(ctx), authorizer: s.opts.Authorizer}}
-	req := fanout.Request[*operation]{Filter: f, Group: executionKey(o, root) + s.userKey(ctx), Value: o, Start: start}
+	rs := &resourceSub{s: s, visibility: visibility{user: s.userOf(ctx), authorizer: s.opts.Authorizer}, filter: f}
+	if v, ok := args["since"].(string); ok {
+		rs.since = v
+	}
+	req := fanout.Request[*operation]{Filter: f, Group: executionKey(o, root) + s.userKey(ctx), Value: o, Start: start, CatchUp: catchUp}
 	if rs.user != nil {
 		req.Visible = rs.visible
 	}
@@ -332,9 +367,13 @@ func (endedSource) close()                                {}
 
 // resourceSub is a resourceEvents subscription: a subscriber of the hub.
 type resourceSub struct {
-	s   *Server
-	op  *operation
-	sub *fanout.Subscriber[*operation, *Result]
+	// filter is the subscription's; since the cursor it resumed from,
+	// if any.
+	filter planner.Filter
+	since  string
+	s      *Server
+	op     *operation
+	sub    *fanout.Subscriber[*operation, *Result]
 	// visibility checks each event against the caller's rights; its user
 	// is nil when nothing is restricted.
 	visibility
@@ -366,7 +405,7 @@ func (r *resourceSub) next(ctx context.Context) (*Result, error) {
 	r.at = d.Revision
 	if d.Heartbeat {
 		return &Result{Extensions: map[string]any{
-			"cursor":    cursor.EncodeRevision(r.s.ix.Epoch(), d.Revision),
+			"cursor":    r.s.revisionCursor(d.Revision, r.filter),
 			"heartbeat": true,
 		}}, nil
 	}
@@ -403,8 +442,15 @@ func (r *resourceSub) payload(c *fanout.Change) *Result {
 	if r.user != nil {
 		ctx = authn.WithUser(ctx, r.user)
 	}
+	// The members of a group share a filter, so the cursor: the
+	// catch-up of a resume keeps the cursor it resumed from.
+	at := r.since
+	if !c.Resumed {
+		at = r.s.revisionCursor(c.Revision, r.filter)
+	}
+	ctx = context.WithValue(ctx, eventCursorKey{}, at)
 	res := r.s.payload(ctx, r.op, c)
-	res.Extensions = map[string]any{"cursor": cursor.EncodeRevision(r.s.ix.Epoch(), c.Revision)}
+	res.Extensions = map[string]any{"cursor": at}
 	if b, err := res.MarshalJSON(); err == nil {
 		res.encoded = b
 	}
@@ -537,3 +583,51 @@ func (h *healthSub) wait(ctx context.Context) error {
 func (h *healthSub) ready() bool { return len(h.pending) > 0 }
 
 func (h *healthSub) close() { h.cancel() }
+
+// eventCursorKey is the context key of the cursor of the change a payload
+// is executed for.
+type eventCursorKey struct{}
+
+// revisionCursor returns the revision cursor of revision rev for the
+// followers of filter f: rev with the clocks of the streams f may select
+// at it (index.Index.ClocksAt), which any fleetcache of the fleet resumes
+// from.
+func (s *Server) revisionCursor(rev uint64, f planner.Filter) string {
+	return cursor.EncodeRevision(cursor.Revision{Epoch: s.ix.Epoch(), Revision: rev, Clocks: s.ix.ClocksAt(rev, streamsOf(f))})
+}
+
+// streamsOf returns what selects the streams whose changes filter f may
+// select: those of its clusters (all when it names none) and of its
+// resources (all when it names none; a kind is not told from a
+// resource here, so kinds select every resource).
+func streamsOf(f planner.Filter) func(index.Stream) bool {
+	if f.Clusters == nil && f.Resources == nil {
+		return nil
+	}
+	return func(st index.Stream) bool {
+		return (f.Clusters == nil || slices.Contains(f.Clusters, st.Cluster)) &&
+			(f.Resources == nil || slices.Contains(f.Resources, st.Resource))
+	}
+}
+
+// resumeWait bounds how long a resume waits for this index to catch up
+// with a cursor's clocks (a replica still listing a cluster).
+const resumeWait = 30 * time.Second
+
+// resumeFrom returns the changes after clocks that f selects, and the
+// revision to follow from, waiting while this index is behind them.
+func (s *Server) resumeFrom(ctx context.Context, clocks []index.Clock, f planner.Filter) ([]feed.Event[*object.Object], uint64, error) {
+	ctx, cancel := context.WithTimeout(ctx, resumeWait)
+	defer cancel()
+	match := planner.NewMatcher(f)
+	for {
+		rev := s.ix.Revision()
+		evs, at, err := s.ix.Since(clocks, streamsOf(f), match.Matches)
+		if !errors.Is(err, index.ErrBehind) {
+			return evs, at, err
+		}
+		if werr := s.ix.Wait(ctx, rev); werr != nil {
+			return nil, 0, fmt.Errorf("%w (waited %s)", err, resumeWait)
+		}
+	}
+}

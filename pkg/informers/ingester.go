@@ -166,6 +166,9 @@ type Sink interface {
 	Delete(k object.Key) bool
 	DeleteObject(o *object.Object) bool
 	Objects(cluster, resource string) []*object.Object
+	// Progress records that a cluster's resource type is applied up to
+	// resourceVersion rv.
+	Progress(cluster, resource, rv string)
 	// IndexedPaths are the paths of resource the sink indexes, which
 	// its objects keep beside their bodies (object.Type.Projected).
 	IndexedPaths(resource string) []fieldpath.Path

@@ -91,6 +91,10 @@ func NewWithMaxAge[O any](retention int, maxAge time.Duration) *Feed[O] {
 // Revision returns the revision of the last recorded event, 0 when none.
 func (f *Feed[O]) Revision() uint64 { return f.log.Version() }
 
+// Oldest returns the revision of the oldest retained event, Revision()+1
+// when none is.
+func (f *Feed[O]) Oldest() uint64 { return f.log.Oldest() }
+
 // Record advances the revision and records the change at it. The index
 // calls it with its write lock held.
 func (f *Feed[O]) Record(t EventType, o, old O) {
@@ -101,10 +105,6 @@ func (f *Feed[O]) Record(t EventType, o, old O) {
 		f.log.TrimWhile(func(e Event[O]) bool { return e.Time.Before(cutoff) })
 	}
 }
-
-// Oldest returns the revision of the oldest retained event; Revision()+1
-// when none is retained.
-func (f *Feed[O]) Oldest() uint64 { return f.log.Oldest() }
 
 // RevisionBefore returns the revision of the last event recorded before t,
 // as far as the retained events tell: Oldest()-1 when t is before them all.

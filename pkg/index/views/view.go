@@ -65,3 +65,13 @@ func (v View) RevisionBefore(t time.Time) uint64 { return v.ix.RevisionBefore(t)
 
 // Wait is Index.Wait.
 func (v View) Wait(ctx context.Context, after uint64) error { return v.ix.Wait(ctx, after) }
+
+// ClocksAt is index.Index.ClocksAt.
+func (v View) ClocksAt(rev uint64, selected func(index.Stream) bool) []index.Clock {
+	return v.ix.ClocksAt(rev, selected)
+}
+
+// Since is index.Index.Since.
+func (v View) Since(clocks []index.Clock, selected func(index.Stream) bool, match func(*object.Object) bool) ([]feed.Event[*object.Object], uint64, error) {
+	return v.ix.Since(clocks, selected, match)
+}
