@@ -137,17 +137,25 @@ func TestChanges(t *testing.T) {
 	}
 }
 
+// retainedFew returns a server whose index retains retention changes
+// after changes of five ConfigMaps, and the changes' revision before and
+// after them.
+func retainedFew(t testing.TB, retention, changes int) (s *Server, before, after changesAnswer) {
+	ix := index.New(index.Options{Retention: retention})
+	s = newServer(t, ix, health.NewTracker(ix, health.Options{}), Options{})
+	data(t, s, changesQuery, map[string]any{"first": 0}, &before)
+	for i := range changes {
+		ix.Upsert(version(t, "c1", "web", fmt.Sprint("cm-", i%5), fmt.Sprint(i+1), nil))
+	}
+	data(t, s, changesQuery, map[string]any{"first": 0}, &after)
+	return s, before, after
+}
+
 // TestChangesErrors checks the arguments the changes query refuses, and
 // that a range older than the retained changes is said to be truncated,
 // or, for a cursor, expired.
 func TestChangesErrors(t *testing.T) {
-	ix := index.New(index.Options{Retention: 3})
-	s := newServer(t, ix, health.NewTracker(ix, health.Options{}), Options{})
-	var first changesAnswer
-	data(t, s, changesQuery, map[string]any{"first": 0}, &first)
-	for i := range 5 {
-		ix.Upsert(version(t, "c1", "web", fmt.Sprint("cm-", i), "1", nil))
-	}
+	s, first, _ := retainedFew(t, 3, 5)
 	for _, tc := range []struct {
 		name     string
 		vars     map[string]any
@@ -204,15 +212,7 @@ func TestChangesWithRights(t *testing.T) {
 // of changes, or one BAD_USER_INPUT or CURSOR_EXPIRED error, never another
 // (an internal error, a panic).
 func FuzzChangesBounds(f *testing.F) {
-	ix := index.New(index.Options{Retention: 8})
-	s := newServer(f, ix, health.NewTracker(ix, health.Options{}), Options{})
-	var start changesAnswer
-	data(f, s, changesQuery, map[string]any{"first": 0}, &start)
-	for i := range 12 {
-		ix.Upsert(version(f, "c1", "web", fmt.Sprint("cm-", i%5), fmt.Sprint(i+1), nil))
-	}
-	var now changesAnswer
-	data(f, s, changesQuery, map[string]any{"first": 0}, &now)
+	s, start, now := retainedFew(f, 8, 12)
 	for _, seed := range [][3]string{
 		{"1h", "", ""}, {"0s", "", ""}, {"-5m", "", ""}, {"2026-01-02T03:04:05Z", "", ""}, {"2026-01-02T03:04:05+02:00", "1h", ""},
 		{start.Changes.Revision, "", ""}, {now.Changes.Revision, "", ""}, {"", now.Changes.Revision, ""}, {"", "", now.Changes.Revision},

@@ -563,10 +563,12 @@ async function refresh() {
   }
 }
 
-async function refreshForever() {
+// every runs fn every REFRESH_MS, forever; when fn throws (an AuthError),
+// it waits for a token and runs it again at once.
+async function every(fn) {
   for (;;) {
     try {
-      await refresh();
+      await fn();
     } catch (err) {
       await needToken(err.message);
       continue;
@@ -972,19 +974,6 @@ async function loadChanges() {
   }
 }
 
-// changesForever refreshes the What changed view while it shows.
-async function changesForever() {
-  for (;;) {
-    try {
-      await loadChanges();
-    } catch (err) {
-      await needToken(err.message);
-      continue;
-    }
-    await sleep(REFRESH_MS);
-  }
-}
-
 document.getElementById('changes-form').addEventListener('submit', (e) => {
   e.preventDefault();
   loadChanges().catch(() => {});
@@ -996,5 +985,6 @@ for (const id of ['changes-since', 'changes-cluster', 'changes-kind', 'changes-n
 window.addEventListener('hashchange', route);
 route();
 subscribeForever();
-refreshForever();
-changesForever();
+every(refresh);
+// The What changed view refreshes itself while it shows.
+every(loadChanges);
