@@ -90,12 +90,14 @@ func readDetail(t *testing.T, ctx context.Context, cluster string) (clusterDetai
 type sidePanels struct {
 	Self       map[string]string `json:"self"`
 	AxisLabels []string          `json:"axisLabels"`
+	Scale      string            `json:"scale"` // the rate chart's: "log" after a burst, else "linear"
 	Slowest    []string          `json:"slowest"`
 }
 
 const readSide = `JSON.stringify({
 	self: Object.fromEntries(Array.from(document.querySelectorAll('#self dt')).map((dt) => [dt.textContent, dt.nextElementSibling.textContent])),
 	axisLabels: Array.from(document.querySelectorAll('#rate-chart text')).map((t) => t.textContent),
+	scale: document.querySelector('#rate-chart svg')?.dataset.scale ?? '',
 	slowest: Array.from(document.querySelectorAll('#slowest li')).map((li) => li.dataset.cluster ?? ''),
 })`
 
@@ -159,7 +161,8 @@ func testDashboardViews(t *testing.T, ctx context.Context, url string, change fu
 		raw := eval(t, ctx, readSide, &side)
 		return side.Self["Version"] != "" && strings.Contains(side.Self["Memory"], "B") && strings.Contains(side.Self["List slots"], "in use") &&
 			side.Self["Up for"] != "" && slices.Contains(side.AxisLabels, "now") && slices.Contains(side.AxisLabels, "−5 min") &&
-			len(side.Slowest) == 3, raw
+			len(side.Slowest) == 3 && (side.Scale == "log") == slices.Contains(side.AxisLabels, "per second, log scale") &&
+			(side.Scale == "log" || side.Scale == "linear"), raw
 	})
 
 	// GraphiQL opens a type's link with its query filled in.

@@ -135,8 +135,20 @@ function rateText(perSecond) {
   return `${perSecond < 10 ? perSecond.toFixed(1) : Math.round(perSecond).toLocaleString()}/s`;
 }
 
+// burst reports whether rates hold a burst (a start-up's lists, a relist):
+// a largest value over ten times the median. Charts of such rates are
+// drawn on a logarithmic scale, so that the burst does not flatten what
+// follows it.
+function burst(rates) {
+  const max = Math.max(0, ...rates);
+  const sorted = rates.slice().sort((a, b) => a - b);
+  const median = sorted.length ? sorted[Math.floor(sorted.length / 2)] : 0;
+  return max >= 1 && max > 10 * Math.max(median, 0.1);
+}
+
 // sparkline draws rates (oldest first) as a line over a filled area, scaled
-// to their own maximum; its title says the peak and the latest value.
+// to their own maximum, logarithmically after a burst; its title says the
+// peak, the latest value and the scale.
 function sparkline(rates) {
   const svg = document.createElementNS(SVG, 'svg');
   const w = 100;
@@ -146,14 +158,17 @@ function sparkline(rates) {
   svg.setAttribute('role', 'img');
   const max = Math.max(...rates, 0);
   const latest = rates.length ? rates[rates.length - 1] : 0;
-  const summary = `peak ${rateText(max)}, latest ${rateText(latest)} (10 s intervals, last 5 minutes)`;
+  const log = burst(rates);
+  const summary = `peak ${rateText(max)}, latest ${rateText(latest)} (10 s intervals, last 5 minutes${log ? ', log scale' : ''})`;
   svg.setAttribute('aria-label', `changes per second: ${summary}`);
+  svg.dataset.scale = log ? 'log' : 'linear';
   const title = document.createElementNS(SVG, 'title');
   title.textContent = summary;
   svg.append(title);
   if (rates.length > 1) {
     const step = w / (rates.length - 1);
-    const pts = rates.map((r, i) => `${(i * step).toFixed(1)},${(h - 1 - (max > 0 ? (r / max) * (h - 2) : 0)).toFixed(1)}`);
+    const scale = (r) => (log ? Math.log10(1 + r) / Math.log10(1 + max) : r / max);
+    const pts = rates.map((r, i) => `${(i * step).toFixed(1)},${(h - 1 - (max > 0 ? scale(r) * (h - 2) : 0)).toFixed(1)}`);
     const area = document.createElementNS(SVG, 'polygon');
     area.setAttribute('points', `0,${h} ${pts.join(' ')} ${w},${h}`);
     area.setAttribute('class', 'spark-area');
@@ -682,9 +697,7 @@ function rateChart(rates) {
   const plotH = h - top - bottom;
   const svg = svgEl('svg', { viewBox: `0 0 ${w} ${h}`, class: 'chart-svg', role: 'img' });
   const max = Math.max(0, ...rates);
-  const sorted = rates.slice().sort((a, b) => a - b);
-  const median = sorted.length ? sorted[Math.floor(sorted.length / 2)] : 0;
-  const log = max > 10 * Math.max(median, 0.1) && max >= 1;
+  const log = burst(rates);
   const top10 = log ? 10 ** Math.ceil(Math.log10(max + 1)) : niceMax(max);
   const y = log
     ? (v) => top + plotH - (Math.log10(1 + v) / Math.log10(1 + top10)) * plotH
