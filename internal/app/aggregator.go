@@ -103,6 +103,8 @@ type Options struct {
 	ShutdownTimeout time.Duration
 	// Index configures the global index.
 	Index index.Options
+	// Health configures the health tracker (its status histories).
+	Health health.Options
 	// Auth configures authentication and authorization. Default: none (see
 	// AuthOptions.Authn); the command's default is a TokenReview.
 	Auth AuthOptions
@@ -192,7 +194,7 @@ type Aggregator struct {
 // serves no profiles).
 func New(opts Options) (*Aggregator, error) {
 	ix := index.New(opts.Index)
-	tr := health.NewTracker(ix, health.Options{})
+	tr := health.NewTracker(ix, opts.Health)
 	reg := prometheus.NewRegistry()
 	// The informers record their types' printers in a table that the
 	// API reads: the one the informers' options bring, or a new one.
@@ -219,6 +221,7 @@ func New(opts Options) (*Aggregator, error) {
 	gqlOpts, trOpts := opts.GraphQL, opts.Transport
 	gqlOpts.Registerer, trOpts.Registerer = reg, reg
 	gqlOpts.Inventory, gqlOpts.Columns = inv, printers
+	gqlOpts.Process = processStatus(ix, fleet)
 	trOpts.AllowedOrigins = opts.CORSAllowedOrigins
 	trOpts.BrowserPage, trOpts.IsBrowserAsset = browserPage()
 	auth, err := opts.Auth.build(registry)

@@ -15,6 +15,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/authz"
 	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
+	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 	"github.com/fleetcache/fleetcache/pkg/transport"
@@ -103,8 +104,12 @@ var flagDefs = []flagDef{
 		func(c *Config) any { return &c.Limits.MaxSubscriptionsPerConnection }},
 	{"max-connections-per-address", withDefault("WebSocket and SSE connections one client address may hold", transport.DefaultOptions().MaxConnectionsPerAddress),
 		func(c *Config) any { return &c.Limits.MaxConnectionsPerAddress }},
-	{"event-retention", withDefault("changes the index keeps for subscriptions to resume from", index.DefaultOptions().Retention),
+	{"event-retention", withDefault("changes the index keeps, for the changes query and for subscriptions to resume from", index.DefaultOptions().Retention),
 		func(c *Config) any { return &c.Limits.EventRetention }},
+	{"event-retention-age", withDefault("how long the index keeps a change, at most (older ones are dropped as new ones come)", index.DefaultOptions().RetentionAge),
+		func(c *Config) any { return &c.Limits.EventRetentionAge.Duration }},
+	{"status-history", withDefault("how long each cluster's status history (its timeline on the status page, Cluster.history) reaches back", health.DefaultOptions().HistoryWindow),
+		func(c *Config) any { return &c.Limits.StatusHistory.Duration }},
 	{"tombstone-retention", withDefault("how long deleted objects are remembered, so that a cursor from before a deletion resumes on any replica", index.DefaultOptions().TombstoneRetention),
 		func(c *Config) any { return &c.Limits.TombstoneRetention.Duration }},
 	{"max-tombstones", withDefault("deleted objects remembered at most for --tombstone-retention, the oldest going first", index.DefaultOptions().MaxTombstones),

@@ -122,6 +122,9 @@ type Change struct {
 	Type     feed.EventType
 	Object   *object.Object
 	Revision uint64
+	// Time is when the index recorded the change; zero for the ADDED and
+	// DELETED of a cluster joining or leaving a cluster selector.
+	Time time.Time
 	// Resumed marks a change of the catch-up of a resume from a cursor
 	// of another index (Request.CatchUp): until the catch-up ends, the
 	// subscriber's position is still that cursor.
@@ -452,7 +455,7 @@ func (h *Hub[G, P]) dispatch(evs []feed.Event[*object.Object]) int {
 						continue
 					}
 					if d == nil {
-						d = &Delivery[P]{Change: Change{Type: typ, Object: obj, Revision: ev.Revision}}
+						d = &Delivery[P]{Change: Change{Type: typ, Object: obj, Revision: ev.Revision, Time: ev.Time}}
 					}
 					h.pushLocked(s, d)
 				}

@@ -210,7 +210,7 @@ func (ss *selectorSub) switchClusters() (*Result, error) {
 			}
 			from = ev.Revision
 			if typ, obj := fanout.Classify(m, ev); typ != 0 {
-				ss.pending = append(ss.pending, fanout.Change{Type: typ, Object: obj, Revision: ev.Revision})
+				ss.pending = append(ss.pending, fanout.Change{Type: typ, Object: obj, Revision: ev.Revision, Time: ev.Time})
 			}
 		}
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/graphql-go/graphql/language/visitor"
 
 	"github.com/fleetcache/fleetcache/pkg/authn"
-	"github.com/fleetcache/fleetcache/pkg/authz"
 	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/graphql/document"
@@ -245,7 +244,7 @@ func (s *Server) subscribeResources(ctx context.Context, o *operation, root *ast
 	}
 	// Subscriptions share executions only within one caller: nested fields
 	// (owners, children) are filtered for the caller.
-	rs := &resourceSub{s: s, user: s.userOf(ctx), filter: f}
+	rs := &resourceSub{s: s, visibility: visibility{user: s.userOf(ctx), authorizer: s.opts.Authorizer}, filter: f}
 	if v, ok := args["since"].(string); ok {
 		rs.since = v
 	}
@@ -375,11 +374,9 @@ type resourceSub struct {
 	s      *Server
 	op     *operation
 	sub    *fanout.Subscriber[*operation, *Result]
-	// user is the caller, whose rights each event is checked against; nil
-	// when nothing is restricted.
-	user *authn.User
-	// decisions are the user's recent decisions, by where an object is.
-	decisions map[authz.Attributes]decision
+	// visibility checks each event against the caller's rights; its user
+	// is nil when nothing is restricted.
+	visibility
 	// at is the revision of the last delivery next returned: the client
 	// has seen every change up to it (see selectorSub).
 	at uint64
@@ -432,25 +429,9 @@ func (r *resourceSub) ended(err error) (*Result, error) {
 func (r *resourceSub) ready() bool { return r.sub.Ready() }
 
 // visible reports whether the subscriber may see c's object: checked per
-// event, against decisions cached for a TTL (and kept here as long as
-// they hold), so that a revoked right stops the events within it. A
-// failed review hides the event, and is asked again for the next.
+// event, against decisions cached for a TTL (see visibility).
 func (r *resourceSub) visible(ctx context.Context, c *fanout.Change) bool {
-	o := c.Object
-	p := authz.Attributes{Cluster: o.Cluster, Namespace: o.Namespace, Resource: o.Type.Resource}
-	now := time.Now()
-	if dec, ok := r.decisions[p]; ok && now.Before(dec.until) {
-		return dec.ok
-	}
-	ok, left, err := r.s.opts.Authorizer.Visible(ctx, r.user, p.Cluster, p.Namespace, p.Resource)
-	if err != nil {
-		return false
-	}
-	if r.decisions == nil || len(r.decisions) >= maxDecisions {
-		r.decisions = map[authz.Attributes]decision{}
-	}
-	r.decisions[p] = decision{ok: ok, until: now.Add(left)}
-	return ok
+	return r.sees(ctx, c.Object)
 }
 
 // payload executes the payload of a change. It may be shared, by

@@ -21,6 +21,9 @@ import (
 // defaultRetention is Options.Retention when unset.
 const defaultRetention = 100000
 
+// defaultRetentionAge is Options.RetentionAge when unset.
+const defaultRetentionAge = 24 * time.Hour
+
 // defaultTombstoneRetention and defaultMaxTombstones are
 // Options.TombstoneRetention and MaxTombstones when unset.
 const (
@@ -36,8 +39,13 @@ var minType = &object.Type{}
 // Options configure an Index. Each field's comment states its default, used
 // when the field is zero; DefaultOptions returns them all.
 type Options struct {
-	// Retention is how many change events are kept for followers. Default 100000.
+	// Retention is how many change events are kept for followers (the
+	// changes query, subscriptions resuming from a cursor). Default 100000.
 	Retention int
+	// RetentionAge is how long change events are kept, at most: older ones
+	// are dropped as new ones are recorded. Default 24h; negative: no age
+	// limit, Retention alone.
+	RetentionAge time.Duration
 	// Indexes are the paths that get a secondary index, per resource
 	// (kubectl names: "pods", "deployments.apps"): a field selector's =,
 	// == and in on them, and facets by them, read postings instead of the
@@ -75,6 +83,9 @@ func DefaultOptions() Options { return Options{}.withDefaults() }
 func (o Options) withDefaults() Options {
 	if o.Retention <= 0 {
 		o.Retention = defaultRetention
+	}
+	if o.RetentionAge == 0 {
+		o.RetentionAge = defaultRetentionAge
 	}
 	if o.MaxTombstones <= 0 {
 		o.MaxTombstones = defaultMaxTombstones
@@ -196,7 +207,7 @@ func New(opts Options) *Index {
 		tokens:       search.NewTree[*Posting](),
 		created:      newTimeOrder(fl),
 		clusters:     map[string]*ClusterCounts{},
-		feed:         feed.New[*object.Object](opts.Retention),
+		feed:         feed.NewWithMaxAge[*object.Object](opts.Retention, opts.RetentionAge),
 		streams:      map[Stream]*stream{},
 		opts:         opts,
 		budget:       budgetLocked{budget: opts.MemoryBudget},
@@ -218,6 +229,15 @@ func (ix *Index) Revision() uint64 { return ix.feed.Revision() }
 func (ix *Index) Events(after uint64, limit int) ([]feed.Event[*object.Object], error) {
 	return ix.feed.Events(after, limit)
 }
+
+// OldestRevision returns the revision of the oldest retained change;
+// Revision()+1 when none is retained.
+func (ix *Index) OldestRevision() uint64 { return ix.feed.Oldest() }
+
+// RevisionBefore returns the revision of the last change recorded before
+// t, as far as the retained changes tell (OldestRevision()-1 when t is
+// before them all): the changes at or after t are those after it.
+func (ix *Index) RevisionBefore(t time.Time) uint64 { return ix.feed.RevisionBefore(t) }
 
 // Wait returns nil as soon as Revision() > after, or ctx.Err() if ctx ends
 // first.

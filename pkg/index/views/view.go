@@ -2,6 +2,7 @@ package views
 
 import (
 	"context"
+	"time"
 
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/feed"
@@ -55,6 +56,12 @@ func (v View) Revision() uint64 { return v.ix.Revision() }
 func (v View) Events(after uint64, limit int) ([]feed.Event[*object.Object], error) {
 	return v.ix.Events(after, limit)
 }
+
+// OldestRevision is Index.OldestRevision.
+func (v View) OldestRevision() uint64 { return v.ix.OldestRevision() }
+
+// RevisionBefore is Index.RevisionBefore.
+func (v View) RevisionBefore(t time.Time) uint64 { return v.ix.RevisionBefore(t) }
 
 // Wait is Index.Wait.
 func (v View) Wait(ctx context.Context, after uint64) error { return v.ix.Wait(ctx, after) }
