@@ -214,7 +214,9 @@ func (s *Server) subscribeResources(ctx context.Context, o *operation, root *ast
 		switch {
 		case c.Check(epoch) == nil && c.Revision > current:
 			return nil, errorResult(CodeBadUserInput, fmt.Errorf("invalid since cursor: revision %d is ahead of the index (revision %d)", c.Revision, current))
-		case c.Check(epoch) == nil:
+		case c.Check(epoch) == nil && (c.Clocks == nil || s.retained(c.Revision)):
+			// This index's own feed still holds what follows: replay it,
+			// every version.
 			start = c.Revision
 		case c.Clocks == nil:
 			res := cursorExpired(fmt.Errorf("since: %w", c.Check(epoch)))
@@ -608,6 +610,12 @@ func streamsOf(f planner.Filter) func(index.Stream) bool {
 		return (f.Clusters == nil || slices.Contains(f.Clusters, st.Cluster)) &&
 			(f.Resources == nil || slices.Contains(f.Resources, st.Resource))
 	}
+}
+
+// retained reports whether the feed still holds every change after rev.
+func (s *Server) retained(rev uint64) bool {
+	_, err := s.ix.Events(rev, 1)
+	return err == nil
 }
 
 // resumeWait bounds how long a resume waits for this index to catch up
