@@ -15,19 +15,21 @@ import (
 // Proxy forwards TCP connections from a port of its own on 127.0.0.1 to an
 // API server, so a test can partition a client from a server that stays up:
 // Cut drops every connection and refuses new ones, Restore accepts again on
-// the same port. Create it with Cluster.StartProxy; Close stops it.
+// the same port. Retarget changes where new connections go, as a Service
+// does once a stopping replica has left its endpoints. Create it with
+// Cluster.StartProxy; Close stops it.
 type Proxy struct {
+	addr string
+
+	mu sync.Mutex
 	// targets are dialed in order: a connection goes to the first that
 	// accepts it, as a Service in front of replicas sends it to a ready
 	// one.
 	targets []string
-	addr    string
-
-	mu     sync.Mutex
-	ln     net.Listener // nil while cut
-	conns  map[net.Conn]struct{}
-	closed bool
-	wg     sync.WaitGroup // accept loops and copies
+	ln      net.Listener // nil while cut
+	conns   map[net.Conn]struct{}
+	closed  bool
+	wg      sync.WaitGroup // accept loops and copies
 }
 
 // StartProxy starts a Proxy to the cluster's API server. The caller closes it.
@@ -97,6 +99,14 @@ func (p *Proxy) Restore() error {
 	return fmt.Errorf("proxy: listen on %s again: %w", p.addr, err)
 }
 
+// Retarget sends the connections accepted from now on to targets (as
+// StartProxy's); those open stay with the target they have.
+func (p *Proxy) Retarget(targets ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.targets = targets
+}
+
 // Close cuts the proxy for good and waits for its goroutines.
 func (p *Proxy) Close() {
 	p.Cut()
@@ -131,7 +141,10 @@ func (p *Proxy) serve(ln net.Listener) {
 func (p *Proxy) forward(c net.Conn) {
 	var up net.Conn
 	err := errors.New("no target")
-	for _, t := range p.targets {
+	p.mu.Lock()
+	targets := p.targets
+	p.mu.Unlock()
+	for _, t := range targets {
 		if up, err = net.Dial("tcp", t); err == nil {
 			break
 		}

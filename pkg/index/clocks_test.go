@@ -22,7 +22,6 @@ import (
 type member struct {
 	cluster string
 	t       *object.Type
-	rv      int
 	live    map[string]*object.Object
 	ops     []memberOp
 }

@@ -91,14 +91,6 @@ func (s *labelSets) replace(id uint32, old, ls object.Labels) {
 	s.hold(id, ls)
 }
 
-// labels returns the labels recorded for id.
-func (s *labelSets) labels(id uint32) object.Labels {
-	if int(id) >= len(s.of) {
-		return nil
-	}
-	return s.sets[s.of[id]].labels
-}
-
 // encodeLabels appends to b an encoding of ls that differs for
 // different sets, whatever their keys and values hold.
 func encodeLabels(b []byte, ls object.Labels) []byte {
