@@ -114,7 +114,17 @@ func (ix *Index) Progress(cluster, resource, rv string) {
 	for i := len(s.tombs) - 1; i >= 0 && s.tombs[i].rv == 0; i-- {
 		s.tombs[i].rv = n
 	}
-	rev := ix.feed.Revision()
+	// The clock holds from the next revision on: what ClocksAt says of a
+	// revision the feed has reached never changes, so every subscriber
+	// gets the same cursor for the same event. A follower of the
+	// revision of the change itself gets the clock before it, which a
+	// resume elsewhere may repeat, never miss.
+	rev := ix.feed.Revision() + 1
+	if len(s.hist) == 0 {
+		// The first clock (a first list): at once, so that a stream
+		// that stays quiet is named by the cursors.
+		rev--
+	}
 	if k := len(s.hist); k > 0 && s.hist[k-1].revision == rev {
 		s.hist[k-1].rv = n
 	} else {

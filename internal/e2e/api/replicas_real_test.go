@@ -85,10 +85,14 @@ func TestReplicaStopRealClient(t *testing.T) {
 	inEveryCluster(t, ns, func(c cmClient) { c.create("c", "web") })
 	// A resume on another index catches up from the cursor's clocks and may
 	// deliver a state the client already has: every event is "the object is
-	// now this" (docs/design.md).
+	// now this" (docs/design.md); the change the cursor was taken at may
+	// come again, as its clock holds from the next revision.
 	seen := map[string]bool{}
 	for len(seen) < len(env.Clusters()) {
 		e := client.events("web", 1)[0]
+		if e.Name == "marker" && e.Cluster == "c1" && e.Type != "DELETED" {
+			continue // the last change before the move, repeated: allowed
+		}
 		if e.Name != "c" || e.Type == "DELETED" {
 			t.Fatalf("after moving to the other replica: %v, want c ADDED or MODIFIED in each cluster", e)
 		}
