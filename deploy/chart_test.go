@@ -53,6 +53,18 @@ const (
 // home and no kubeconfig, so that nothing on the machine leaks in or out.
 func helm(t *testing.T, args ...string) []byte {
 	t.Helper()
+	out, stderr, err := runHelm(t, args...)
+	if err != nil {
+		t.Fatalf("helm %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr)
+	}
+	return out
+}
+
+// runHelm runs the helm CLI as helm does and returns its standard output,
+// its standard error and whether it failed, for the tests of what the chart
+// refuses.
+func runHelm(t *testing.T, args ...string) (stdout, stderr []byte, err error) {
+	t.Helper()
 	testcluster.SkipShort(t, "bin/helm (make testbin)")
 	dir := os.Getenv("FLEETCACHE_TESTBIN")
 	if dir == "" {
@@ -72,13 +84,10 @@ func helm(t *testing.T, args ...string) []byte {
 		"HELM_CONFIG_HOME="+filepath.Join(home, "config"),
 		"HELM_DATA_HOME="+filepath.Join(home, "data"),
 		"KUBECONFIG="+filepath.Join(home, "kubeconfig"))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	var errBuf bytes.Buffer
+	cmd.Stderr = &errBuf
 	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("helm %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.Bytes())
-	}
-	return out
+	return out, errBuf.Bytes(), err
 }
 
 // object is one rendered manifest: always as unstructured, and typed when
@@ -194,7 +203,7 @@ func TestChartRenders(t *testing.T) {
 			name: "defaults",
 			want: []string{
 				"ClusterRoleBinding " + authDelegatorCRB, "ConfigMap fleetcache", "Deployment fleetcache",
-				"Role fleetcache-cluster-secrets", "RoleBinding fleetcache-cluster-secrets", "Service fleetcache",
+				"PodDisruptionBudget fleetcache", "Role fleetcache-cluster-secrets", "RoleBinding fleetcache-cluster-secrets", "Service fleetcache",
 				"ServiceAccount fleetcache",
 			},
 		},
@@ -204,7 +213,7 @@ func TestChartRenders(t *testing.T) {
 			want: []string{
 				"ClusterRole fleetcache-member", "ClusterRoleBinding " + authDelegatorCRB,
 				"ClusterRoleBinding fleetcache-member", "ConfigMap fleetcache",
-				"Deployment fleetcache", "PrometheusRule fleetcache", "Role fleetcache-cluster-secrets",
+				"Deployment fleetcache", "PodDisruptionBudget fleetcache", "PrometheusRule fleetcache", "Role fleetcache-cluster-secrets",
 				"RoleBinding fleetcache-cluster-secrets", "Secret fleetcache-kubeconfigs", "Service fleetcache",
 				"ServiceAccount fleetcache", "ServiceMonitor fleetcache",
 			},
@@ -213,17 +222,17 @@ func TestChartRenders(t *testing.T) {
 			name: "no cluster Secrets, existing kubeconfig Secret, no ServiceAccount",
 			args: []string{"--set", "clusterSecrets.enabled=false", "--set", "kubeconfigs.existingSecret=mine",
 				"--set", "serviceAccount.create=false"},
-			want: []string{"ClusterRoleBinding " + authDelegatorCRB, "ConfigMap fleetcache", "Deployment fleetcache", "Service fleetcache"},
+			want: []string{"ClusterRoleBinding " + authDelegatorCRB, "ConfigMap fleetcache", "Deployment fleetcache", "PodDisruptionBudget fleetcache", "Service fleetcache"},
 		},
 		{
 			name: "no authentication, no cluster Secrets",
 			args: []string{"--set", "authn.mode=none", "--set", "clusterSecrets.enabled=false"},
-			want: []string{"ConfigMap fleetcache", "Deployment fleetcache", "Service fleetcache", "ServiceAccount fleetcache"},
+			want: []string{"ConfigMap fleetcache", "Deployment fleetcache", "PodDisruptionBudget fleetcache", "Service fleetcache", "ServiceAccount fleetcache"},
 		},
 		{
 			name: "auth-delegator granted elsewhere",
 			args: []string{"--set", "authn.authDelegator=false", "--set", "clusterSecrets.enabled=false"},
-			want: []string{"ConfigMap fleetcache", "Deployment fleetcache", "Service fleetcache", "ServiceAccount fleetcache"},
+			want: []string{"ConfigMap fleetcache", "Deployment fleetcache", "PodDisruptionBudget fleetcache", "Service fleetcache", "ServiceAccount fleetcache"},
 		},
 	}
 	for _, tt := range tests {

@@ -1,7 +1,8 @@
 // Package deploy holds fleetcache's deployment artefacts and the tests that
 // keep them honest; it has no code of its own.
 //
-//   - helm/fleetcache: the Helm chart (Deployment, Service, ServiceAccount,
+//   - helm/fleetcache: the Helm chart (Deployment of two replicas with its
+//     PodDisruptionBudget and snapshot volume, Service, ServiceAccount,
 //     RBAC for cluster Secrets, the system:auth-delegator binding that
 //     token reviews need, config file with authentication, authorization
 //     and TLS, optional ServiceMonitor, PrometheusRule and member-cluster

@@ -22,6 +22,7 @@ func main() {
 	fs := flag.NewFlagSet("demo", flag.ExitOnError)
 	fs.StringVar(&opts.Addr, "addr", "127.0.0.1:8080", "HTTP listen address of the aggregator")
 	fs.StringVar(&opts.Kubeconfig, "kubeconfig", "", "where to write the demo clusters' kubeconfig while it runs (default: a temporary file)")
+	fs.StringVar(&opts.FleetKubeconfig, "fleet-kubeconfig", "", `the kubeconfig file where the "fleetcache" context for kubectl fleet is added while the demo runs (default: kubectl's, $KUBECONFIG or ~/.kube/config; "-" for none)`)
 	fs.DurationVar(&opts.ChurnInterval, "churn-interval", 0, "pause between two churn changes (default 1s)")
 	klog.InitFlags(fs)
 	_ = fs.Parse(os.Args[1:])

@@ -104,6 +104,8 @@ type Options struct {
 	ShutdownTimeout time.Duration
 	// Index configures the global index.
 	Index index.Options
+	// Health configures the health tracker (its status histories).
+	Health health.Options
 	// Auth configures authentication and authorization. Default: none (see
 	// AuthOptions.Authn); the command's default is a TokenReview.
 	Auth AuthOptions
@@ -202,7 +204,7 @@ type Aggregator struct {
 // serves no profiles).
 func New(opts Options) (*Aggregator, error) {
 	ix := index.New(opts.Index)
-	tr := health.NewTracker(ix, health.Options{})
+	tr := health.NewTracker(ix, opts.Health)
 	reg := prometheus.NewRegistry()
 	// The informers record their types' printers in a table that the
 	// API reads: the one the informers' options bring, or a new one.
@@ -229,6 +231,7 @@ func New(opts Options) (*Aggregator, error) {
 	gqlOpts, trOpts := opts.GraphQL, opts.Transport
 	gqlOpts.Registerer, trOpts.Registerer = reg, reg
 	gqlOpts.Inventory, gqlOpts.Columns = inv, printers
+	gqlOpts.Process = processStatus(ix, fleet)
 	trOpts.AllowedOrigins = opts.CORSAllowedOrigins
 	trOpts.BrowserPage, trOpts.IsBrowserAsset = browserPage()
 	auth, err := opts.Auth.build(registry)
@@ -280,9 +283,28 @@ func (a *Aggregator) Start(ctx context.Context) error {
 	wg.Go(func() { apiErr = a.API.Start(ctx) })
 	wg.Go(func() { transportErr = a.Transport.Start(ctx) })
 	wg.Go(func() { fleetErr = a.fleet.Start(ctx) })
+	wg.Go(func() { pruneTombstones(ctx, a.Index) })
 	regErr := a.Registry.Start(ctx)
 	wg.Wait()
 	return errors.Join(regErr, apiErr, transportErr, fleetErr)
+}
+
+// tombstonePruning is how often the index drops the tombs that aged out:
+// a quiet index makes no new ones, which would prune them.
+const tombstonePruning = time.Minute
+
+// pruneTombstones prunes ix's tombs every tombstonePruning until ctx ends.
+func pruneTombstones(ctx context.Context, ix *index.Index) {
+	t := time.NewTicker(tombstonePruning)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			ix.PruneTombstones(now)
+		}
+	}
 }
 
 // Run registers the clusters of every configured source, serves HTTP on

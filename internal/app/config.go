@@ -202,6 +202,10 @@ type LimitsConfig struct {
 	MaxSubscriptionsPerConnection int             `json:"maxSubscriptionsPerConnection,omitempty"` // transport.Options.MaxSubscriptionsPerConnection
 	MaxConnectionsPerAddress      int             `json:"maxConnectionsPerAddress,omitempty"`      // transport.Options.MaxConnectionsPerAddress
 	EventRetention                int             `json:"eventRetention,omitempty"`                // index.Options.Retention
+	EventRetentionAge             metav1.Duration `json:"eventRetentionAge,omitzero"`              // index.Options.RetentionAge
+	StatusHistory                 metav1.Duration `json:"statusHistory,omitzero"`                  // health.Options.HistoryWindow
+	TombstoneRetention            metav1.Duration `json:"tombstoneRetention,omitzero"`             // index.Options.TombstoneRetention
+	MaxTombstones                 int             `json:"maxTombstones,omitempty"`                 // index.Options.MaxTombstones
 	MemoryBudget                  int64           `json:"memoryBudget,omitempty"`                  // index.Options.MemoryBudget, bytes
 }
 
@@ -412,6 +416,10 @@ func (c Config) Validate() error {
 		{"limits.maxSubscriptionsPerConnection", int64(l.MaxSubscriptionsPerConnection)},
 		{"limits.maxConnectionsPerAddress", int64(l.MaxConnectionsPerAddress)},
 		{"limits.eventRetention", int64(l.EventRetention)},
+		{"limits.eventRetentionAge", int64(l.EventRetentionAge.Duration)},
+		{"limits.statusHistory", int64(l.StatusHistory.Duration)},
+		{"limits.tombstoneRetention", int64(l.TombstoneRetention.Duration)},
+		{"limits.maxTombstones", int64(l.MaxTombstones)},
 		{"limits.memoryBudget", l.MemoryBudget},
 		{"mcp.resultBytes", int64(c.MCP.ResultBytes)},
 	} {
@@ -504,7 +512,9 @@ func (c Config) Options() Options {
 		ClusterLabels:            clusterLabels(c.Clusters),
 		Addr:                     c.Addr,
 		Readyz:                   health.ReadyzOptions{Exclude: c.Readyz.Exclude, Disabled: c.Readyz.Disabled},
-		Index:                    index.Options{Retention: l.EventRetention, Indexes: indexPaths(c.Indexes), MemoryBudget: l.MemoryBudget},
+		Health:                   health.Options{HistoryWindow: l.StatusHistory.Duration},
+		Index: index.Options{Retention: l.EventRetention, RetentionAge: l.EventRetentionAge.Duration, Indexes: indexPaths(c.Indexes), MemoryBudget: l.MemoryBudget,
+			TombstoneRetention: l.TombstoneRetention.Duration, MaxTombstones: l.MaxTombstones},
 		Auth: AuthOptions{
 			Authn:           authnMode,
 			AuthnKubeconfig: c.Authn.Kubeconfig,

@@ -11,6 +11,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/authz"
 	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
+	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 	"github.com/fleetcache/fleetcache/pkg/mcp"
@@ -52,6 +53,10 @@ var flagDefaults = []struct {
 	{flag: "max-subscriptions-per-connection", def: transport.DefaultOptions().MaxSubscriptionsPerConnection},
 	{flag: "max-connections-per-address", def: transport.DefaultOptions().MaxConnectionsPerAddress},
 	{flag: "event-retention", def: index.DefaultOptions().Retention},
+	{flag: "event-retention-age", def: index.DefaultOptions().RetentionAge},
+	{flag: "status-history", def: health.DefaultOptions().HistoryWindow},
+	{flag: "tombstone-retention", def: index.DefaultOptions().TombstoneRetention},
+	{flag: "max-tombstones", def: index.DefaultOptions().MaxTombstones},
 	{flag: "memory-budget", def: index.DefaultOptions().MemoryBudget},
 	{flag: "tls-cert-file"},
 	{flag: "tls-private-key-file"},

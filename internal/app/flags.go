@@ -15,6 +15,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/authz"
 	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
+	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 	"github.com/fleetcache/fleetcache/pkg/mcp"
@@ -104,8 +105,16 @@ var flagDefs = []flagDef{
 		func(c *Config) any { return &c.Limits.MaxSubscriptionsPerConnection }},
 	{"max-connections-per-address", withDefault("WebSocket and SSE connections one client address may hold", transport.DefaultOptions().MaxConnectionsPerAddress),
 		func(c *Config) any { return &c.Limits.MaxConnectionsPerAddress }},
-	{"event-retention", withDefault("changes the index keeps for subscriptions to resume from", index.DefaultOptions().Retention),
+	{"event-retention", withDefault("changes the index keeps, for the changes query and for subscriptions to resume from", index.DefaultOptions().Retention),
 		func(c *Config) any { return &c.Limits.EventRetention }},
+	{"event-retention-age", withDefault("how long the index keeps a change, at most (older ones are dropped as new ones come)", index.DefaultOptions().RetentionAge),
+		func(c *Config) any { return &c.Limits.EventRetentionAge.Duration }},
+	{"status-history", withDefault("how long each cluster's status history (its timeline on the status page, Cluster.history) reaches back", health.DefaultOptions().HistoryWindow),
+		func(c *Config) any { return &c.Limits.StatusHistory.Duration }},
+	{"tombstone-retention", withDefault("how long deleted objects are remembered, so that a cursor from before a deletion resumes on any replica", index.DefaultOptions().TombstoneRetention),
+		func(c *Config) any { return &c.Limits.TombstoneRetention.Duration }},
+	{"max-tombstones", withDefault("deleted objects remembered at most for --tombstone-retention, the oldest going first", index.DefaultOptions().MaxTombstones),
+		func(c *Config) any { return &c.Limits.MaxTombstones }},
 	{"memory-budget", "bytes the index may hold, as it estimates them (about 0.7 KB per object plus its compressed body); above three quarters, objects are cached without their body, at the budget new objects are refused (default 0: no budget)",
 		func(c *Config) any { return &c.Limits.MemoryBudget }},
 	{"tls-cert-file", "PEM certificate (chain) to serve HTTPS with; needs --tls-private-key-file (default plain HTTP)",

@@ -285,10 +285,16 @@ func TestClusterProfilesLive(t *testing.T) {
 
 	// A profile that names no provider of the file: an error on its
 	// cluster; the others keep running.
-	putProfile(t, dc, ns, "north", nil, map[string]any{"accessProviders": []any{accessProvider("unknown-provider", c3, nil)}})
+	putProfile(t, dc, ns, "north", map[string]string{"env": "prod", "region": "north"}, map[string]any{"accessProviders": []any{accessProvider("unknown-provider", c3, nil)}})
 	waitCluster(t, addr, "north", "north with its error", func(c *clusterState) bool {
 		return c != nil && c.Message != nil && strings.Contains(*c.Message,
 			"clusterprofile "+ns+"/north: no access provider of the profile (unknown-provider) is in the providers file (fleet-token)")
+	})
+	// Unusable, it keeps its profile's labels and source: a portal that
+	// filters clusters by label sees it.
+	testcluster.Eventually(t, 30*time.Second, "north's labels and source", func() (bool, string) {
+		c, _ := inventoryOf(t, addr, "north")
+		return c.Labels["region"] == "north" && c.Source != nil && *c.Source == "ClusterProfile "+ns+"/north", fmt.Sprintf("%+v", c)
 	})
 	// The profile moves to another server: west follows.
 	putProfile(t, dc, ns, "west", nil, map[string]any{"accessProviders": []any{accessProvider("fleet-token", c2, nil)}})

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/graphiql"
@@ -74,5 +75,39 @@ func TestPlaygroundDeprecated(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFaviconRoute checks that /favicon.ico, which browsers ask of every
+// page of the origin (the status page, GraphiQL), is served, not a 404.
+func TestFaviconRoute(t *testing.T) {
+	agg, err := app.New(app.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	agg.Handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/favicon.ico", nil))
+	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "image/x-icon" || rec.Body.Len() < 22 {
+		t.Errorf("status %d, Content-Type %q, %d bytes; want 200 and an icon", rec.Code, rec.Header().Get("Content-Type"), rec.Body.Len())
+	}
+}
+
+// TestRetentionSettings checks that the retention settings of changes and
+// status histories reach the index and the health tracker's options.
+func TestRetentionSettings(t *testing.T) {
+	cfg, err := app.ParseArgs([]string{"--event-retention-age", "2h", "--status-history", "3h"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	opts := cfg.Options()
+	if opts.Index.RetentionAge != 2*time.Hour || opts.Health.HistoryWindow != 3*time.Hour {
+		t.Errorf("index retention age %s, status history %s; want 2h and 3h", opts.Index.RetentionAge, opts.Health.HistoryWindow)
+	}
+	cfg, err = app.ParseArgs([]string{"--status-history", "-1h"}, io.Discard)
+	if err == nil && cfg.Validate() == nil {
+		t.Error("a negative status history is accepted")
 	}
 }

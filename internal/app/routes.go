@@ -43,5 +43,6 @@ func (a *Aggregator) routes(opts Options, operators func(http.Handler) http.Hand
 	status := statuspage.Handler()
 	r.Get("/", status.ServeHTTP)
 	r.Get(statuspage.AssetPrefix+"*", status.ServeHTTP)
+	r.Get(statuspage.FaviconPath, status.ServeHTTP)
 	return r
 }

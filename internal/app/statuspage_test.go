@@ -322,6 +322,15 @@ func TestStatusPageInBrowser(t *testing.T) {
 		got, _, raw := rows(t, ctx)
 		return synced(got["c2"]), raw
 	})
+	testDashboardViews(t, ctx, url, func(name string) {
+		if _, err := kube.CoreV1().ConfigMaps("default").Create(t.Context(),
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = kube.CoreV1().ConfigMaps("default").Delete(context.Background(), name, metav1.DeleteOptions{})
+		})
+	})
 	for _, p := range problems() {
 		t.Errorf("page: %s", p)
 	}

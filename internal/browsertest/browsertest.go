@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -114,16 +115,41 @@ func Screenshot(t testing.TB, ctx context.Context, path string) {
 	}
 }
 
-// ScreenshotDir is where tests save their screenshots: $SCREENSHOT_DIR when
-// set (to look at them after the run), else a temporary directory of the
-// test.
+// ScreenshotDir is where tests save their screenshots, for a person to
+// look at after the run: $SCREENSHOT_DIR when set, else .cache/screenshots
+// at the module's root (git ignores .cache), else, outside a module, a
+// temporary directory of the test.
 func ScreenshotDir(t testing.TB) string {
 	t.Helper()
-	if dir := os.Getenv("SCREENSHOT_DIR"); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatalf("screenshot directory: %v", err)
+	dir := os.Getenv("SCREENSHOT_DIR")
+	if dir == "" {
+		root, err := moduleRoot()
+		if err != nil {
+			return t.TempDir()
 		}
-		return dir
+		dir = filepath.Join(root, ".cache", "screenshots")
 	}
-	return t.TempDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatalf("screenshot directory: %v", err)
+	}
+	return dir
+}
+
+// moduleRoot is the closest directory above the working directory (a
+// test's: its package's) that holds a go.mod.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", os.ErrNotExist
+		}
+		dir = parent
+	}
 }

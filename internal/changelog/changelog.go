@@ -27,6 +27,7 @@ type Log[T any] struct {
 	mu     sync.Mutex
 	buf    []T // ring of the newest entries
 	start  int // position in buf of the oldest entry
+	n      int // how many entries buf holds
 	max    int
 	waitCh chan struct{} // when not nil, closed by the next Append
 }
@@ -42,15 +43,20 @@ func (l *Log[T]) Version() uint64 { return l.version.Load() }
 // Append adds v as entry Version()+1 and wakes the goroutines in Wait.
 func (l *Log[T]) Append(v T) {
 	l.mu.Lock()
-	if len(l.buf) < l.max {
-		if len(l.buf) == cap(l.buf) {
-			// Grow as append would, but never past max.
-			grown := make([]T, len(l.buf), min(max(2*cap(l.buf), 64), l.max))
-			copy(grown, l.buf)
-			l.buf = grown
+	switch {
+	case l.n < len(l.buf):
+		l.buf[(l.start+l.n)%len(l.buf)] = v
+		l.n++
+	case len(l.buf) < l.max:
+		// Grow as append would, but never past max.
+		grown := make([]T, min(max(2*len(l.buf), 64), l.max))
+		for i := range l.n {
+			grown[i] = l.buf[(l.start+i)%len(l.buf)]
 		}
-		l.buf = append(l.buf, v)
-	} else {
+		l.buf, l.start = grown, 0
+		l.buf[l.n] = v
+		l.n++
+	default:
 		l.buf[l.start] = v
 		if l.start++; l.start == len(l.buf) {
 			l.start = 0
@@ -63,6 +69,54 @@ func (l *Log[T]) Append(v T) {
 	if ch != nil {
 		close(ch)
 	}
+}
+
+// TrimWhile drops the oldest entries as long as drop returns true for the
+// oldest one (entries that outlived an age limit), and returns how many it
+// dropped. Reading from before them is then ErrExpired. drop is called with
+// the log's lock held: it must not call the log.
+func (l *Log[T]) TrimWhile(drop func(T) bool) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var zero T
+	dropped := 0
+	for l.n > 0 && drop(l.buf[l.start]) {
+		l.buf[l.start] = zero // let it be collected
+		if l.start++; l.start == len(l.buf) {
+			l.start = 0
+		}
+		l.n--
+		dropped++
+	}
+	return dropped
+}
+
+// Oldest returns the number of the oldest retained entry; Version()+1 when
+// none is retained.
+func (l *Log[T]) Oldest() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.version.Load() - uint64(l.n) + 1
+}
+
+// Search returns the number of the first retained entry for which after
+// returns true, where after is false for the older entries and true from
+// some entry on (entries appended in order of a time, say); Version()+1
+// when it is true for none. It is a binary search, with the log's lock
+// held: after must not call the log.
+func (l *Log[T]) Search(after func(T) bool) uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lo, hi := 0, l.n // the answer is in [lo, hi]
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if after(l.buf[(l.start+mid)%len(l.buf)]) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return l.version.Load() - uint64(l.n) + 1 + uint64(lo)
 }
 
 // Since returns the entries after version after, oldest first, at most limit
@@ -79,7 +133,7 @@ func (l *Log[T]) Since(after uint64, limit int) ([]T, error) {
 	if after == last {
 		return nil, nil
 	}
-	oldest := last - uint64(len(l.buf)) + 1
+	oldest := last - uint64(l.n) + 1
 	if after+1 < oldest {
 		return nil, fmt.Errorf("after version %d: oldest retained version is %d: %w", after, oldest, ErrExpired)
 	}

@@ -44,6 +44,14 @@ type Options struct {
 	// Run returns, as the clusters are gone then. Default: a file in a
 	// temporary directory.
 	Kubeconfig string
+	// FleetKubeconfig is the kubeconfig file where the demo writes the
+	// context named "fleetcache" (its cluster and user too), whose server is
+	// the aggregator, so that `kubectl fleet` finds it as written in the
+	// README; they are removed when Run returns. A "fleetcache" context
+	// that points elsewhere is left alone, and the banner names --server
+	// instead. Default: kubectl's (the first file of $KUBECONFIG, else
+	// ~/.kube/config); "-" writes none.
+	FleetKubeconfig string
 	// ChurnInterval is the pause between two changes of the churn. Default 1s.
 	ChurnInterval time.Duration
 	// Out receives the URLs and hints for the person running the demo.
@@ -124,6 +132,9 @@ func Run(ctx context.Context, opts Options) error {
 	}()
 	defer func() { cancel(); <-done }()
 
+	fleetContext, removeContext := addFleetContext(ctx, opts.FleetKubeconfig, "http://"+displayAddr(opts.Addr))
+	defer removeContext()
+
 	probe := &http.Client{Transport: &http.Transport{}} // no proxy: the aggregator is local
 	defer probe.CloseIdleConnections()
 	base := "http://" + displayAddr(opts.Addr)
@@ -145,7 +156,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	printBanner(opts.Out, bannerInfo{
 		base: base, kubeconfig: kubeconfig, seeded: objects, cached: cached,
-		seedTime: seeded, readyTime: time.Since(begin), churn: opts.ChurnInterval,
+		seedTime: seeded, readyTime: time.Since(begin), churn: opts.ChurnInterval, fleetContext: fleetContext,
 	})
 
 	churn(ctx, members, opts.ChurnInterval)
@@ -204,6 +215,72 @@ func writeKubeconfig(path string, members []*member) (string, func(), error) {
 		return "", nil, fmt.Errorf("write kubeconfig %s: %w", path, err)
 	}
 	return path, cleanup, nil
+}
+
+// FleetContext is the name of the kubeconfig context, cluster and user that
+// the demo writes for kubectl fleet, the name kubectl fleet looks for first.
+const FleetContext = "fleetcache"
+
+// addFleetContext adds the context FleetContext, with a cluster and user of
+// that name, whose server is server, to the kubeconfig file path (kubectl's
+// default file when ""; none when "-"). It returns what the banner says of
+// it and a function that removes what it added, if it is still there. A
+// context of that name that names another server is left as it is: the
+// banner then says to pass --server.
+func addFleetContext(ctx context.Context, path, server string) (string, func()) {
+	logger := klog.FromContext(ctx)
+	noContext := "no kubeconfig context: add --server " + server
+	if path == "-" {
+		return noContext, func() {}
+	}
+	po := clientcmd.NewDefaultPathOptions()
+	if path != "" {
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			if err := clientcmd.WriteToFile(*clientcmdapi.NewConfig(), path); err != nil {
+				logger.Info("Cannot create the kubeconfig for the fleetcache context", "err", err)
+				return noContext, func() {}
+			}
+		}
+		po.LoadingRules.ExplicitPath = path
+		po.GlobalFile = path
+		po.EnvVar = ""
+	}
+	cfg, err := po.GetStartingConfig()
+	if err != nil {
+		logger.Info("Cannot read the kubeconfig to add the fleetcache context", "err", err)
+		return noContext, func() {}
+	}
+	if c, ok := cfg.Contexts[FleetContext]; ok {
+		if cl, ok := cfg.Clusters[c.Cluster]; !ok || cl.Server != server {
+			return fmt.Sprintf("the context %q of your kubeconfig is another server's: add --server %s", FleetContext, server), func() {}
+		}
+	}
+	cfg.Clusters[FleetContext] = &clientcmdapi.Cluster{Server: server}
+	cfg.AuthInfos[FleetContext] = &clientcmdapi.AuthInfo{}
+	cfg.Contexts[FleetContext] = &clientcmdapi.Context{Cluster: FleetContext, AuthInfo: FleetContext}
+	if err := clientcmd.ModifyConfig(po, *cfg, false); err != nil {
+		logger.Info("Cannot add the fleetcache context to the kubeconfig", "err", err)
+		return noContext, func() {}
+	}
+	file := po.GetDefaultFilename()
+	if path != "" {
+		file = path
+	}
+	return fmt.Sprintf("context %q, added to %s until the demo stops", FleetContext, file), func() {
+		cfg, err := po.GetStartingConfig()
+		if err != nil {
+			return
+		}
+		if cl, ok := cfg.Clusters[FleetContext]; !ok || cl.Server != server {
+			return // someone else's by now
+		}
+		delete(cfg.Clusters, FleetContext)
+		delete(cfg.AuthInfos, FleetContext)
+		delete(cfg.Contexts, FleetContext)
+		if err := clientcmd.ModifyConfig(po, *cfg, false); err != nil {
+			logger.Info("Cannot remove the fleetcache context from the kubeconfig", "err", err)
+		}
+	}
 }
 
 // displayAddr is addr as a browser on this machine reaches it.
@@ -321,6 +398,9 @@ type bannerInfo struct {
 	cached              int
 	seedTime, readyTime time.Duration
 	churn               time.Duration
+	// fleetContext says where the "fleetcache" context is, or how to
+	// reach the aggregator without it.
+	fleetContext string
 }
 
 // ExampleQuery is the query the banner suggests for GraphiQL: Pods per
@@ -347,6 +427,8 @@ fleetcache demo is up (%s): %d clusters (%s), %d objects seeded in %s, %d cached
   Status page  %s/
   Metrics      %s/metrics
   kubectl      kubectl --kubeconfig %s --context prod-eu get deploy,rs,pods -n payments
+  kubectl fleet  kubectl fleet get pods -A      (%s;
+                 the plugin: go install ./cmd/kubectl-fleet, with $(go env GOPATH)/bin on $PATH)
 
 Try in GraphiQL:
 
@@ -361,7 +443,7 @@ Widget is created or deleted. Follow it over Server-Sent Events:
 Ctrl-C stops the aggregator and the clusters.
 `,
 		b.readyTime.Round(100*time.Millisecond), len(plans), strings.Join(names, ", "), b.seeded, b.seedTime.Round(10*time.Millisecond), b.cached,
-		b.base, b.base, b.base, b.base, b.kubeconfig, indent(ExampleQuery, "  "), b.churn, b.base)
+		b.base, b.base, b.base, b.base, b.kubeconfig, b.fleetContext, indent(ExampleQuery, "  "), b.churn, b.base)
 }
 
 func indent(s, prefix string) string {

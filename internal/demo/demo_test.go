@@ -79,6 +79,21 @@ func (g graphQL) try(ctx context.Context, query string, out any) error {
 	return nil
 }
 
+// userKubeconfig is a kubeconfig of someone who runs the demo.
+const userKubeconfig = `apiVersion: v1
+kind: Config
+clusters:
+- name: mine
+  cluster: {server: "https://127.0.0.1:1"}
+users:
+- name: mine
+  user: {token: not-for-fleetcache}
+contexts:
+- name: mine
+  context: {cluster: mine, user: mine}
+current-context: mine
+`
+
 // TestRun brings the demo up as "make demo" does, asks the aggregator what
 // it seeded, compares with the real API servers, follows the churn over a
 // subscription and stops it.
@@ -86,11 +101,17 @@ func TestRun(t *testing.T) {
 	testcluster.SkipShort(t, "real kube-apiservers")
 	addr := testcluster.FreeAddr(t)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	// The user's kubeconfig, where the demo adds the context "fleetcache":
+	// it has a context of its own, which stays.
+	fleetKubeconfig := filepath.Join(t.TempDir(), "config")
+	if err := os.WriteFile(fleetKubeconfig, []byte(userKubeconfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	out := &syncBuffer{}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, Options{Addr: addr, Kubeconfig: kubeconfig, ChurnInterval: 200 * time.Millisecond, Out: out})
+		done <- Run(ctx, Options{Addr: addr, Kubeconfig: kubeconfig, FleetKubeconfig: fleetKubeconfig, ChurnInterval: 200 * time.Millisecond, Out: out})
 	}()
 	stop := sync.OnceValues(func() (time.Duration, error) {
 		begin := time.Now()
@@ -130,6 +151,9 @@ func TestRun(t *testing.T) {
 		return strings.Contains(s, "GraphiQL     http://"+addr+"/graphql") && strings.Contains(s, "Ctrl-C"), s
 	})
 	t.Logf("output:\n%s", out)
+	if !strings.Contains(out.String(), "kubectl fleet get pods -A") || !strings.Contains(out.String(), `context "fleetcache", added to `+fleetKubeconfig) {
+		t.Errorf("the banner names no kubectl fleet line with the context it added:\n%s", out)
+	}
 
 	clients, closeClients := clusterClients(t, kubeconfig)
 	defer closeClients()
@@ -215,6 +239,14 @@ func TestRun(t *testing.T) {
 		testChurn(t, g)
 	})
 
+	t.Run("README kubectl fleet lines", func(t *testing.T) {
+		testReadmeKubectlFleet(t, fleetKubeconfig)
+	})
+
+	t.Run("nodes ready with a version", func(t *testing.T) {
+		testNodes(t, fleetKubeconfig)
+	})
+
 	t.Run("graphiql", func(t *testing.T) {
 		testGraphiQL(t, g.base)
 	})
@@ -256,6 +288,11 @@ func TestRun(t *testing.T) {
 	}
 	if _, err := os.Stat(kubeconfig); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("kubeconfig after Run: %v, want it removed", err)
+	}
+	if cfg, err := clientcmd.LoadFromFile(fleetKubeconfig); err != nil {
+		t.Errorf("the user's kubeconfig after Run: %v", err)
+	} else if _, ok := cfg.Contexts[FleetContext]; ok || cfg.Contexts["mine"] == nil || cfg.CurrentContext != "mine" {
+		t.Errorf("the user's kubeconfig after Run has contexts %v, current %q: want the demo's gone and the user's as it was", slices.Collect(maps.Keys(cfg.Contexts)), cfg.CurrentContext)
 	}
 	if _, err := clients["prod-eu"].Discovery().ServerVersion(); !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Errorf("API server of prod-eu after Run: error %v, want connection refused", err)

@@ -264,6 +264,9 @@ func tierOf(app string) string {
 
 func (m *member) nodeName(i int) string { return fmt.Sprintf("%s-node-%d", m.plan.name, i+1) }
 
+// NodeVersion is the kubelet version the demo's Nodes report.
+const NodeVersion = "v1.36.3"
+
 func (m *member) createNode(ctx context.Context, i int) error {
 	zone := fmt.Sprintf("%s%c", m.plan.region, 'a'+rune(i%3))
 	node := &corev1.Node{
@@ -271,6 +274,7 @@ func (m *member) createNode(ctx context.Context, i int) error {
 			Name: m.nodeName(i),
 			Labels: map[string]string{
 				"kubernetes.io/os":                 "linux",
+				"node-role.kubernetes.io/worker":   "",
 				"kubernetes.io/arch":               "amd64",
 				"node.kubernetes.io/instance-type": []string{"m6i.2xlarge", "m6i.4xlarge"}[i%2],
 				"topology.kubernetes.io/region":    m.plan.region,
@@ -278,10 +282,35 @@ func (m *member) createNode(ctx context.Context, i int) error {
 			},
 		},
 	}
-	if _, err := m.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+	created, err := m.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if err != nil {
 		return fmt.Errorf("create node %s: %w", node.Name, err)
 	}
 	m.created.Add(1)
+	// No kubelet reports the Node: write what it would, so that kubectl's
+	// STATUS is Ready and VERSION the kubelet's. No node lifecycle
+	// controller runs either, so the heartbeat never turns it Unknown.
+	now := metav1.Now()
+	created.Status = corev1.NodeStatus{
+		Conditions: []corev1.NodeCondition{
+			{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", Message: "kubelet is posting ready status", LastHeartbeatTime: now, LastTransitionTime: now},
+			{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientMemory", LastHeartbeatTime: now, LastTransitionTime: now},
+			{Type: corev1.NodeDiskPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasNoDiskPressure", LastHeartbeatTime: now, LastTransitionTime: now},
+		},
+		Addresses: []corev1.NodeAddress{
+			{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("10.%d.0.%d", len(m.plan.name), i+10)},
+			{Type: corev1.NodeHostName, Address: node.Name},
+		},
+		Capacity:    corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi"), corev1.ResourcePods: resource.MustParse("110")},
+		Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("7910m"), corev1.ResourceMemory: resource.MustParse("31Gi"), corev1.ResourcePods: resource.MustParse("110")},
+		NodeInfo: corev1.NodeSystemInfo{
+			KubeletVersion: NodeVersion, OSImage: "Debian GNU/Linux 13 (trixie)", KernelVersion: "6.12.0-demo",
+			ContainerRuntimeVersion: "containerd://2.1.0", OperatingSystem: "linux", Architecture: "amd64",
+		},
+	}
+	if _, err := m.client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("report node %s ready: %w", node.Name, err)
+	}
 	return nil
 }
 

@@ -2,15 +2,21 @@ package fleetctl
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // recorder is a TLS server that answers every GraphQL request with answer
@@ -166,6 +172,110 @@ func TestMainUsage(t *testing.T) {
 		code := Main(t.Context(), tc.args, &out, &errOut)
 		if code != tc.code || !strings.Contains(out.String()+errOut.String(), tc.want) {
 			t.Errorf("%q: exit %d, output %q; want %d and %q", tc.args, code, out.String()+errOut.String(), tc.code, tc.want)
+		}
+	}
+}
+
+// fakeFleet is a TLS server that answers each GraphQL request with the
+// answer of the longest key its query contains.
+func fakeFleet(t *testing.T, answers map[string]string) *recorder {
+	t.Helper()
+	r := newRecorder(t, "")
+	r.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		var body struct{ Query string }
+		if err := json.NewDecoder(req.Body).Decode(&body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		keys := slices.SortedFunc(maps.Keys(answers), func(a, b string) int { return len(b) - len(a) })
+		for _, key := range keys {
+			if strings.Contains(body.Query, key) {
+				fmt.Fprint(w, answers[key])
+				return
+			}
+		}
+		http.Error(w, "no answer for "+body.Query, http.StatusBadRequest)
+	})
+	return r
+}
+
+// TestGetStaleAndWatchEvents checks that get warns on stderr about each
+// cluster that is not current, with its status and freshness, exits 0
+// (warnings are not errors, as in kubectl), and that with
+// --output-watch-events the listed rows are ADDED events, as kubectl
+// prints them.
+func TestGetStaleAndWatchEvents(t *testing.T) {
+	fresh := time.Now().Add(-9 * time.Second).UTC().Format(time.RFC3339)
+	srv := fakeFleet(t, map[string]string{
+		"resources { kind resource }": `{"data":{"clusters":[{"resources":[{"kind":"Pod","resource":"pods"}]}]}}`,
+		"resources(":                  `{"data":{"resources":{"revision":"R1","staleClusters":["prod-us"],"edges":[{"node":` + podJSON + `}],"pageInfo":{"hasNextPage":false}}}}`,
+		"currentAsOf":                 `{"data":{"clusters":[{"name":"prod-eu","status":"SYNCED"},{"name":"prod-us","status":"DISCONNECTED","currentAsOf":"` + fresh + `"}]}}`,
+	})
+	c, err := Connect(connectOptions{server: srv.srv.URL, certificateAuthority: srv.ca})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	o := &options{watch: true, watchEvents: true, chunkSize: 10}
+	p, fields, err := newPrinter(o, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &getter{o: o, c: c, kind: kindRef{"Pod", "pods", false}, filter: o.filter(c, "Pod"), fields: fields, p: p, stderr: &errOut}
+	if _, n, err := g.list(t.Context(), true); err != nil || n != 1 {
+		t.Fatalf("list: %d rows, %v", n, err)
+	}
+	if err := p.flush(); err != nil {
+		t.Fatal(err)
+	}
+	want := "EVENT   CLUSTER   NAME    READY   STATUS    AGE\nADDED   prod-us   web-1   1/1     Running   5m\n"
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("listed rows (-want +got):\n%s", diff)
+	}
+	wantErr := `Warning: cluster "prod-us" is DISCONNECTED (data stale 9s): its rows may be missing or out of date` + "\n"
+	if diff := cmp.Diff(wantErr, errOut.String()); diff != "" {
+		t.Errorf("stderr (-want +got):\n%s", diff)
+	}
+
+	// Through Main: the warning, the rows, exit 0.
+	out.Reset()
+	errOut.Reset()
+	code := Main(t.Context(), []string{"get", "pods", "--server", srv.srv.URL, "--certificate-authority", srv.ca}, &out, &errOut)
+	if code != 0 || !strings.Contains(out.String(), "web-1") || !strings.Contains(errOut.String(), `Warning: cluster "prod-us" is DISCONNECTED`) {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 0, the row and the warning", code, out.String(), errOut.String())
+	}
+}
+
+// podJSON is a Pod row as the server answers it.
+const podJSON = `{"cluster":"prod-us","namespace":"web","name":"web-1","kind":"Pod","resource":"pods","apiVersion":"v1",
+  "columns":[{"name":"Name","value":"web-1","priority":0},{"name":"Ready","value":"1/1","priority":0},
+  {"name":"Status","value":"Running","priority":0},{"name":"Age","value":"5m","priority":0}]}`
+
+// TestSortByThroughList checks that --sort-by through a list, kubectl's
+// idiom for restarts, is refused before anything is asked, saying why and
+// what to write instead; quoted keys with brackets are not lists.
+func TestSortByThroughList(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := Main(t.Context(), []string{"get", "pods", "--server", "https://127.0.0.1:1", "--sort-by", ".status.containerStatuses[0].restartCount"}, &out, &errOut)
+	want := `error: --sort-by ".status.containerStatuses[0].restartCount": fleetcache sorts by one value per object, so it refuses a path through a list ([0]); ` +
+		`sort by a single value (.metadata.creationTimestamp, .status.phase), or select by the list's values with --field-selector 'status.containerStatuses[].restartCount>3' (holds where some element does)` +
+		"\nSee 'kubectl fleet --help'.\n"
+	if code != 2 || errOut.String() != want {
+		t.Errorf("exit %d, stderr:\n%s\nwant 2 and:\n%s", code, errOut.String(), want)
+	}
+	for in, want := range map[string]string{
+		".metadata.creationTimestamp":             "metadata.creationTimestamp",
+		"{.status.phase}":                         "status.phase",
+		`.metadata.labels["app.kubernetes.io/x"]`: `metadata.labels["app.kubernetes.io/x"]`,
+	} {
+		if got, err := sortPath(in); err != nil || got != want {
+			t.Errorf("sortPath(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"{.spec.containers[*].image}", ".items[].x", ".a[1:2]"} {
+		if _, err := sortPath(in); err == nil {
+			t.Errorf("sortPath(%q) accepted", in)
 		}
 	}
 }

@@ -62,25 +62,32 @@ func runClusters(ctx context.Context, o *options, args []string, stdout io.Write
 	default:
 		return usageError(fmt.Sprintf("clusters prints as a table (-o wide for each type), json or yaml, not %q", o.output))
 	}
-	now := time.Now()
-	tw := newTabWriter(stdout)
-	wide := o.output == "wide"
-	header := "CLUSTER\tSTATUS\tDATA\tOBJECTS\tLAST CHANGE\tMESSAGE"
+	return printClusters(stdout, got.Clusters, o.output == "wide", time.Now())
+}
+
+// printClusters prints the clusters' table. The free-text MESSAGE is the
+// last column, so that the longest message pads nothing after it (LABELS
+// comes before it with wide); each resource type's line leaves the LABELS
+// cell empty.
+func printClusters(w io.Writer, clusters []clusterStatus, wide bool, now time.Time) error {
+	tw := newTabWriter(w)
+	header := "CLUSTER\tSTATUS\tDATA\tOBJECTS\tLAST CHANGE"
 	if wide {
 		header += "\tLABELS"
 	}
-	fmt.Fprintln(tw, header)
-	for _, cl := range got.Clusters {
+	fmt.Fprintln(tw, header+"\tMESSAGE")
+	for _, cl := range clusters {
 		msg := "<none>"
 		if cl.Message != nil && *cl.Message != "" {
 			msg = oneLine(*cl.Message)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s", cl.Name, cl.Status, freshness(cl.Status, cl.CurrentAsOf, now), cl.ObjectCount, ago(cl.LastEventTime, now), msg)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s", cl.Name, cl.Status, freshness(cl.Status, cl.CurrentAsOf, now), cl.ObjectCount, ago(cl.LastEventTime, now))
 		if wide {
-			fmt.Fprint(tw, "\t"+labels.FormatLabels(cl.Labels))
+			l := labels.FormatLabels(cl.Labels)
+			fmt.Fprint(tw, "\t"+l)
 		}
-		fmt.Fprintln(tw)
-		if o.output != "wide" {
+		fmt.Fprintln(tw, "\t"+msg)
+		if !wide {
 			continue
 		}
 		for _, r := range cl.Resources {
@@ -88,7 +95,7 @@ func runClusters(ctx context.Context, o *options, args []string, stdout io.Write
 			if r.LastError != nil && *r.LastError != "" {
 				msg = oneLine(*r.LastError)
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t\t%s\n", r.Resource, r.Status, freshness(r.Status, r.CurrentAsOf, now), r.ObjectCount, msg)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t\t\t%s\n", r.Resource, r.Status, freshness(r.Status, r.CurrentAsOf, now), r.ObjectCount, msg)
 		}
 	}
 	return tw.Flush()

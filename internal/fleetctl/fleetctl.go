@@ -20,6 +20,7 @@ Usage:
                 [-o wide|json|yaml|name|jsonpath=TEMPLATE|custom-columns=HEADER:PATH,...] [-w [--output-watch-events]]
   kubectl fleet clusters [-o wide|json|yaml]
   kubectl fleet count KIND [--by cluster|namespace|kind|label=KEY|cluster-label=KEY|field=PATH] [the filters of get]
+  kubectl fleet changes [KIND] [--since 1h|TIME|CURSOR] [--until ...] [-o wide|json|yaml] [the filters of get]
 
 The server and credentials come from the kubeconfig context named "fleetcache",
 else the current context (--context picks another), or from --server and --token.
@@ -43,6 +44,7 @@ type options struct {
 	watchOnly       bool
 	watchEvents     bool
 	by              string
+	since, until    string
 	requestTimeout  time.Duration
 	chunkSize       int
 }
@@ -69,6 +71,8 @@ func flagSet(o *options) *pflag.FlagSet {
 	fs.BoolVar(&o.watchOnly, "watch-only", false, "print the changes only, not the list first")
 	fs.BoolVar(&o.watchEvents, "output-watch-events", false, "with --watch, print the event type (ADDED, MODIFIED, DELETED) first")
 	fs.StringVar(&o.by, "by", "cluster", "count: cluster, namespace, kind, label=KEY, cluster-label=KEY or field=PATH")
+	fs.StringVar(&o.since, "since", "1h", `changes: since when: a duration before now (1h, 15m), an RFC 3339 time or a revision cursor`)
+	fs.StringVar(&o.until, "until", "", "changes: up to when, in the same forms (default: now)")
 	fs.IntVar(&o.chunkSize, "chunk-size", 500, "objects per request")
 	return fs
 }
@@ -101,11 +105,13 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runClusters(ctx, &o, rest, stdout)
 	case "count":
 		err = runCount(ctx, &o, rest, stdout)
+	case "changes":
+		err = runChanges(ctx, &o, rest, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage+fs.FlagUsages())
 		return 0
 	default:
-		err = usageError(fmt.Sprintf("unknown command %q: use get, clusters or count", cmd))
+		err = usageError(fmt.Sprintf("unknown command %q: use get, clusters, count or changes", cmd))
 	}
 	if err == nil || (errors.Is(err, context.Canceled) && ctx.Err() != nil) {
 		return 0

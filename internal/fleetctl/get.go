@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"time"
 
@@ -52,6 +53,9 @@ func runGet(ctx context.Context, o *options, fs *pflag.FlagSet, args []string, s
 	if fs.Changed("by") {
 		return usageError("--by is a flag of count")
 	}
+	if fs.Changed("since") || fs.Changed("until") {
+		return usageError("--since and --until are flags of changes")
+	}
 	if o.allNamespaces && o.namespace != "" {
 		return usageError("-A and -n exclude each other")
 	}
@@ -60,6 +64,10 @@ func runGet(ctx context.Context, o *options, fs *pflag.FlagSet, args []string, s
 	}
 	if o.watchEvents && !o.watch {
 		return usageError("--output-watch-events goes with --watch")
+	}
+	sortBy, err := sortPath(o.sortBy)
+	if err != nil {
+		return err
 	}
 	p, fields, err := newPrinter(o, stdout)
 	if err != nil {
@@ -87,9 +95,8 @@ func runGet(ctx context.Context, o *options, fs *pflag.FlagSet, args []string, s
 		}
 		g.filter["fieldSelector"] = sel
 	}
-	if o.sortBy != "" {
-		path := strings.TrimPrefix(strings.TrimSuffix(strings.TrimPrefix(o.sortBy, "{"), "}"), ".")
-		g.sort = []map[string]any{{"field": path}}
+	if sortBy != "" {
+		g.sort = []map[string]any{{"field": sortBy}}
 	}
 	revision, n, err := g.list(ctx, !o.watchOnly)
 	if err != nil {
@@ -131,6 +138,7 @@ func (g *getter) list(ctx context.Context, print bool) (revision string, n int, 
 	q := `query($f: ResourceFilter, $first: Int, $after: String, $sort: [ResourceSort!]) {
   resources(filter: $f, first: $first, after: $after, sort: $sort) {
     revision
+    staleClusters
     edges { node { ` + g.fields + ` } }
     pageInfo { hasNextPage endCursor }
   }
@@ -143,9 +151,10 @@ func (g *getter) list(ctx context.Context, print bool) (revision string, n int, 
 	for {
 		var got struct {
 			Resources struct {
-				Revision string
-				Edges    []struct{ Node row }
-				PageInfo struct {
+				Revision      string
+				StaleClusters []string
+				Edges         []struct{ Node row }
+				PageInfo      struct {
 					HasNextPage bool
 					EndCursor   string
 				}
@@ -159,6 +168,9 @@ func (g *getter) list(ctx context.Context, print bool) (revision string, n int, 
 		}
 		if revision == "" {
 			revision = got.Resources.Revision
+			if print {
+				g.warnStale(ctx, got.Resources.StaleClusters)
+			}
 		}
 		rows := make([]row, 0, len(got.Resources.Edges))
 		for _, e := range got.Resources.Edges {
@@ -167,7 +179,12 @@ func (g *getter) list(ctx context.Context, print bool) (revision string, n int, 
 			}
 		}
 		n += len(rows)
-		if err := g.p.rows(rows, ""); err != nil {
+		// kubectl prints the listed objects as ADDED events too.
+		eventType := ""
+		if g.o.watchEvents {
+			eventType = "ADDED"
+		}
+		if err := g.p.rows(rows, eventType); err != nil {
 			return "", 0, err
 		}
 		if !print || !got.Resources.PageInfo.HasNextPage {
@@ -176,6 +193,60 @@ func (g *getter) list(ctx context.Context, print bool) (revision string, n int, 
 		after = got.Resources.PageInfo.EndCursor
 	}
 }
+
+// warnStale warns on stderr, as kubectl prints an API server's warnings,
+// about each selected cluster whose data is not current (staleClusters of
+// the answer): its rows may be missing, or out of date. The warnings do
+// not change the exit code.
+func (g *getter) warnStale(ctx context.Context, stale []string) {
+	if len(stale) == 0 {
+		return
+	}
+	var got struct{ Clusters []clusterStatus }
+	qctx, cancel := g.o.timeout(ctx)
+	err := g.c.Query(qctx, `{ clusters { name status currentAsOf } }`, nil, &got)
+	cancel()
+	byName := map[string]clusterStatus{}
+	if err == nil {
+		for _, cl := range got.Clusters {
+			byName[cl.Name] = cl
+		}
+	}
+	fmt.Fprint(g.stderr, staleWarnings(stale, byName, time.Now()))
+}
+
+// staleWarnings is the warning of each stale cluster, with its status and
+// how stale its data is when known (by its health in byName).
+func staleWarnings(stale []string, byName map[string]clusterStatus, now time.Time) string {
+	var b strings.Builder
+	for _, name := range stale {
+		what := "is not current"
+		if cl, ok := byName[name]; ok {
+			what = "is " + cl.Status + " (data " + freshness(cl.Status, cl.CurrentAsOf, now) + ")"
+		}
+		fmt.Fprintf(&b, "Warning: cluster %q %s: its rows may be missing or out of date\n", name, what)
+	}
+	return b.String()
+}
+
+// sortPath turns --sort-by, a path as kubectl writes it
+// (".metadata.creationTimestamp", "{.status.phase}"), into fleetcache's
+// path. fleetcache sorts by one value per object, so a path through a list
+// ("[0]", "[*]", "[]") is refused here with what to write instead, rather
+// than by the server's path parser.
+func sortPath(sortBy string) (string, error) {
+	path := strings.TrimPrefix(strings.TrimSuffix(strings.TrimPrefix(sortBy, "{"), "}"), ".")
+	if step := listStep.FindString(path); step != "" {
+		return "", usageError(fmt.Sprintf("--sort-by %q: fleetcache sorts by one value per object, so it refuses a path through a list (%s); "+
+			"sort by a single value (.metadata.creationTimestamp, .status.phase), or select by the list's values with "+
+			"--field-selector '%s>3' (holds where some element does)", sortBy, step, listStep.ReplaceAllString(path, "[]")))
+	}
+	return path, nil
+}
+
+// listStep is a step into a list in a JSONPath: "[0]", "[*]", "[]", "[1:3]";
+// not a quoted key ("['a.b']", "[\"a.b\"]").
+var listStep = regexp.MustCompile(`\[[^\]"']*\]`)
 
 // keep drops the objects of another group's kind of the same name, which
 // a filter on the bare kind selects too.

@@ -176,7 +176,8 @@ func object(r row) (map[string]any, error) {
 // objects prints -o json, -o yaml and -o jsonpath=TEMPLATE: a v1 List of
 // the objects, as kubectl prints several (one object alone when a name was
 // asked and one cluster has it), then, while watching, each changed
-// object; a template is executed on each of those, as kubectl does.
+// object; with --output-watch-events every object, listed ones included,
+// is a {type, object} event, as kubectl prints it; a template is executed on each of those, as kubectl does.
 type objects struct {
 	w                   io.Writer
 	yaml, watch, events bool
@@ -185,6 +186,8 @@ type objects struct {
 	single bool
 	items  []any
 	listed bool
+	// docs counts the YAML documents printed: a watch separates them.
+	docs int
 }
 
 func (o *objects) rows(rs []row, eventType string) error {
@@ -193,7 +196,7 @@ func (o *objects) rows(rs []row, eventType string) error {
 		if err != nil {
 			return err
 		}
-		if !o.listed {
+		if !o.listed && !o.events {
 			o.items = append(o.items, obj)
 			continue
 		}
@@ -214,7 +217,9 @@ func (o *objects) flush() error {
 		return nil
 	}
 	o.listed = true
-	if len(o.items) == 0 && o.watch {
+	// With --output-watch-events the listed objects were printed as ADDED
+	// events, as kubectl prints them.
+	if o.events || (len(o.items) == 0 && o.watch) {
 		return nil
 	}
 	var v any = map[string]any{"apiVersion": "v1", "kind": "List", "metadata": map[string]any{"resourceVersion": ""}, "items": o.items}
@@ -250,9 +255,10 @@ func (o *objects) print(v any) error {
 	if err != nil {
 		return fmt.Errorf("encode YAML: %w", err)
 	}
-	if o.watch && o.listed {
+	if o.watch && o.docs > 0 {
 		y = append([]byte("---\n"), y...)
 	}
+	o.docs++
 	_, err = o.w.Write(y)
 	return err
 }

@@ -152,6 +152,37 @@ status:
 	}
 }
 
+// TestObjectsWatchEvents checks -o json with --output-watch-events: the
+// listed objects are ADDED events, as kubectl prints them, not a List.
+func TestObjectsWatchEvents(t *testing.T) {
+	var out bytes.Buffer
+	p := &objects{w: &out, watch: true, events: true}
+	if err := p.rows([]row{podRow("prod-eu", "web-1", "Running", "10.0.0.1")}, "ADDED"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.rows([]row{podRow("prod-eu", "web-1", "Failed", "10.0.0.1")}, "MODIFIED"); err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	dec := json.NewDecoder(&out)
+	for dec.More() {
+		var ev struct {
+			Type   string
+			Object struct{ Metadata struct{ Name string } }
+		}
+		if err := dec.Decode(&ev); err != nil {
+			t.Fatal(err)
+		}
+		types = append(types, ev.Type+" "+ev.Object.Metadata.Name)
+	}
+	if diff := cmp.Diff([]string{"ADDED web-1", "MODIFIED web-1"}, types); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
 func TestBadOutput(t *testing.T) {
 	for _, o := range []string{"go-template={{.x}}", "jsonpath={.x", "custom-columns=", "custom-columns=NAME", "custom-columns=A:{.a[}"} {
 		if _, _, err := newPrinter(&options{output: o}, &bytes.Buffer{}); err == nil {

@@ -29,7 +29,7 @@ var files = func() map[string]webasset.File {
 	if err != nil {
 		panic(fmt.Sprintf("statuspage: %v", err))
 	}
-	out := map[string]webasset.File{}
+	out := map[string]webasset.File{FaviconPath: webasset.New(favicon, "image/x-icon")}
 	for name, f := range loaded {
 		if name == "index.html" {
 			out["/"] = f
@@ -41,7 +41,8 @@ var files = func() map[string]webasset.File {
 }()
 
 // Handler returns the handler of the status page. It answers GET and HEAD
-// for "/" (the page) and for the assets under AssetPrefix; other paths get
+// for "/" (the page), for the assets under AssetPrefix and for FaviconPath
+// (mount it there too: browsers ask every page's origin for it); other paths get
 // 404 and other methods 405. Every response carries a strict
 // Content-Security-Policy and an ETag, and is revalidated on each load, so
 // a new binary's page never runs with an old script.

@@ -1,6 +1,9 @@
 package statuspage_test
 
 import (
+	"bytes"
+	"encoding/binary"
+	"image/png"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -100,5 +103,27 @@ func TestTokenStaysInTab(t *testing.T) {
 		if strings.Contains(js, bad) {
 			t.Errorf("status.js uses %s", bad)
 		}
+	}
+}
+
+// TestFavicon checks /favicon.ico, which browsers ask of every page: an
+// ICO holding one 32×32 PNG.
+func TestFavicon(t *testing.T) {
+	rec := httptest.NewRecorder()
+	statuspage.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, statuspage.FaviconPath, nil))
+	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "image/x-icon" {
+		t.Fatalf("status %d, Content-Type %q; want 200 and image/x-icon", rec.Code, rec.Header().Get("Content-Type"))
+	}
+	b := rec.Body.Bytes()
+	if len(b) < 22 || binary.LittleEndian.Uint16(b[2:]) != 1 || binary.LittleEndian.Uint16(b[4:]) != 1 ||
+		int(binary.LittleEndian.Uint32(b[14:])) != len(b)-22 || binary.LittleEndian.Uint32(b[18:]) != 22 {
+		t.Fatalf("not an ICO of one image: % x", b[:min(len(b), 22)])
+	}
+	img, err := png.Decode(bytes.NewReader(b[22:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := img.Bounds().Size(); got.X != int(b[6]) || got.Y != int(b[7]) || got.X != 32 {
+		t.Errorf("PNG of %v, directory says %dx%d; want 32x32", got, b[6], b[7])
 	}
 }

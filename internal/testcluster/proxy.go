@@ -1,6 +1,7 @@
 package testcluster
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,16 +15,21 @@ import (
 // Proxy forwards TCP connections from a port of its own on 127.0.0.1 to an
 // API server, so a test can partition a client from a server that stays up:
 // Cut drops every connection and refuses new ones, Restore accepts again on
-// the same port. Create it with Cluster.StartProxy; Close stops it.
+// the same port. Retarget changes where new connections go, as a Service
+// does once a stopping replica has left its endpoints. Create it with
+// Cluster.StartProxy; Close stops it.
 type Proxy struct {
-	target string
-	addr   string
+	addr string
 
-	mu     sync.Mutex
-	ln     net.Listener // nil while cut
-	conns  map[net.Conn]struct{}
-	closed bool
-	wg     sync.WaitGroup // accept loops and copies
+	mu sync.Mutex
+	// targets are dialed in order: a connection goes to the first that
+	// accepts it, as a Service in front of replicas sends it to a ready
+	// one.
+	targets []string
+	ln      net.Listener // nil while cut
+	conns   map[net.Conn]struct{}
+	closed  bool
+	wg      sync.WaitGroup // accept loops and copies
 }
 
 // StartProxy starts a Proxy to the cluster's API server. The caller closes it.
@@ -31,14 +37,15 @@ func (c *Cluster) StartProxy() (*Proxy, error) {
 	return StartProxy(strings.TrimPrefix(c.URL(), "https://"))
 }
 
-// StartProxy starts a Proxy to target, a host:port on loopback (the
-// aggregator's listener, say). The caller closes it.
-func StartProxy(target string) (*Proxy, error) {
+// StartProxy starts a Proxy to targets, host:ports on loopback (the
+// aggregators' listeners, say): each connection goes to the first that
+// accepts it. The caller closes it.
+func StartProxy(targets ...string) (*Proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("proxy listen: %w", err)
 	}
-	p := &Proxy{target: target, addr: ln.Addr().String(), conns: map[net.Conn]struct{}{}}
+	p := &Proxy{targets: targets, addr: ln.Addr().String(), conns: map[net.Conn]struct{}{}}
 	p.serve(ln)
 	return p, nil
 }
@@ -92,6 +99,14 @@ func (p *Proxy) Restore() error {
 	return fmt.Errorf("proxy: listen on %s again: %w", p.addr, err)
 }
 
+// Retarget sends the connections accepted from now on to targets (as
+// StartProxy's); those open stay with the target they have.
+func (p *Proxy) Retarget(targets ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.targets = targets
+}
+
 // Close cuts the proxy for good and waits for its goroutines.
 func (p *Proxy) Close() {
 	p.Cut()
@@ -121,10 +136,19 @@ func (p *Proxy) serve(ln net.Listener) {
 	})
 }
 
-// forward connects c to the target and copies both ways until either side
-// ends or Cut closes them.
+// forward connects c to the first target that accepts and copies both
+// ways until either side ends or Cut closes them.
 func (p *Proxy) forward(c net.Conn) {
-	up, err := net.Dial("tcp", p.target)
+	var up net.Conn
+	err := errors.New("no target")
+	p.mu.Lock()
+	targets := p.targets
+	p.mu.Unlock()
+	for _, t := range targets {
+		if up, err = net.Dial("tcp", t); err == nil {
+			break
+		}
+	}
 	if err != nil {
 		_ = c.Close()
 		return

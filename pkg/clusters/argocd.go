@@ -15,6 +15,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/fleetcache/fleetcache/pkg/inventory"
 )
 
 // Argo CD's cluster Secrets: labelled ArgoCDSecretTypeLabel=cluster, with
@@ -63,10 +65,7 @@ func (s *ArgoCDSource) Start(ctx context.Context) error {
 	factory := secretInformers(s.client, s.opts.Namespace, labels.Set{ArgoCDSecretTypeLabel: ArgoCDSecretTypeCluster}.AsSelector())
 	defer factory.Shutdown()
 	return follow(ctx, s.Name(), "argo cd cluster secret", factory.Core().V1().Secrets().Informer(), factory.Start,
-		secretsRead(func(sec *corev1.Secret) registration {
-			c, err := FromArgoCDSecret(sec, s.opts.AllowExecPlugins)
-			return registration{name: argoCDName(sec), cluster: c, err: err}
-		}), s.sink)
+		secretsRead(func(sec *corev1.Secret) registration { return argoCDRegistration(sec, s.opts.AllowExecPlugins) }), s.sink)
 }
 
 // argoCDConfig is the JSON of an Argo CD cluster Secret's "config" key,
@@ -126,9 +125,22 @@ func FromArgoCDSecret(s *corev1.Secret, allowExec bool) (Cluster, error) {
 	if err != nil {
 		return Cluster{}, fmt.Errorf("argo cd cluster secret %s/%s: %w", s.Namespace, s.Name, err)
 	}
-	c.Info.Labels = withoutKeys(s.Labels, ArgoCDSecretTypeLabel)
-	c.Info.Source = "Argo CD cluster secret " + s.Namespace + "/" + s.Name
+	c.Info = argoCDInfo(s)
 	return c, nil
+}
+
+// argoCDRegistration is what an Argo CD cluster Secret registers: its
+// cluster, or the error that keeps it from doing so, with its labels and
+// source either way.
+func argoCDRegistration(sec *corev1.Secret, allowExec bool) registration {
+	c, err := FromArgoCDSecret(sec, allowExec)
+	return registration{name: argoCDName(sec), cluster: c, err: err, info: argoCDInfo(sec)}
+}
+
+// argoCDInfo is what an Argo CD cluster Secret says of its cluster, usable
+// or not.
+func argoCDInfo(s *corev1.Secret) inventory.Info {
+	return inventory.Info{Labels: withoutKeys(s.Labels, ArgoCDSecretTypeLabel), Source: "Argo CD cluster secret " + s.Namespace + "/" + s.Name}
 }
 
 func argoCDCluster(s *corev1.Secret, allowExec bool) (Cluster, error) {

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/fleetcache/fleetcache/pkg/inventory"
 )
 
 // Cluster API's kubeconfig Secrets: Cluster API writes one per workload
@@ -80,7 +82,13 @@ func (s *CAPISource) register(sec *corev1.Secret) registration {
 	if err != nil {
 		err = fmt.Errorf("cluster api secret %s/%s: %w", sec.Namespace, sec.Name, err)
 	}
-	return registration{name: name, cluster: c, err: err}
+	return registration{name: name, cluster: c, err: err, info: capiInfo(sec)}
+}
+
+// capiInfo is what a Cluster API kubeconfig Secret says of its cluster,
+// usable or not.
+func capiInfo(sec *corev1.Secret) inventory.Info {
+	return inventory.Info{Labels: withoutKeys(sec.Labels, CAPIClusterNameLabel), Source: "Cluster API secret " + sec.Namespace + "/" + sec.Name}
 }
 
 func (s *CAPISource) cluster(name string, sec *corev1.Secret) (Cluster, error) {
@@ -99,8 +107,7 @@ func (s *CAPISource) cluster(name string, sec *corev1.Secret) (Cluster, error) {
 	if err := validate(c); err != nil {
 		return Cluster{}, err
 	}
-	c.Info.Labels = withoutKeys(sec.Labels, CAPIClusterNameLabel)
-	c.Info.Source = "Cluster API secret " + sec.Namespace + "/" + sec.Name
+	c.Info = capiInfo(sec)
 	return c, nil
 }
 

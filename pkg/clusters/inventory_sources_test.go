@@ -149,7 +149,7 @@ func TestCollectClash(t *testing.T) {
 	if len(cs) != 1 || cs[0].Config.Host != "https://a" || len(invalid) != 0 {
 		t.Errorf("clusters %v invalid %v: want prod from ns-a", cs, invalid)
 	}
-	if len(dups) != 1 || dups[0].Error() != `clusterprofile ns-b/prod: cluster "prod" already defined by ns-a/prod` {
+	if len(dups) != 1 || dups[0].Error() != `clusterprofile ns-b/prod: cluster "prod" already defined by clusterprofile ns-a/prod` {
 		t.Errorf("dups %v", dups)
 	}
 }

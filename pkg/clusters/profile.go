@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapiv1 "k8s.io/client-go/tools/clientcmd/api/v1"
+
+	"github.com/fleetcache/fleetcache/pkg/inventory"
 )
 
 // ClusterProfileResource is the resource of the sig-multicluster
@@ -191,16 +193,42 @@ func profileCluster(u *unstructured.Unstructured, providers *Providers) (Cluster
 	if err != nil {
 		return Cluster{}, fmt.Errorf("access provider %q: %w", ap.Name, err)
 	}
-	c := Cluster{Name: name, Config: rc}
-	c.Info.Labels = p.Metadata.Labels
-	c.Info.Source = "ClusterProfile " + p.Metadata.Namespace + "/" + name
+	return Cluster{Name: name, Config: rc, Info: p.info()}, nil
+}
+
+// info is what the profile says of its cluster: its labels, itself as the
+// source, its ControlPlaneHealthy condition.
+func (p *clusterProfile) info() inventory.Info {
+	info := inventory.Info{Labels: p.Metadata.Labels, Source: "ClusterProfile " + p.Metadata.Namespace + "/" + p.Metadata.Name}
 	if cond := findCondition(p.Status.Conditions, ControlPlaneHealthy); cond != nil && cond.Status != metav1.ConditionUnknown {
 		healthy := cond.Status == metav1.ConditionTrue
-		c.Info.ControlPlaneHealthy = &healthy
-		c.Info.ControlPlaneMessage = strings.TrimSpace(strings.Join([]string{cond.Reason, cond.Message}, ": "))
-		c.Info.ControlPlaneMessage = strings.Trim(c.Info.ControlPlaneMessage, ": ")
+		info.ControlPlaneHealthy = &healthy
+		info.ControlPlaneMessage = strings.TrimSpace(strings.Join([]string{cond.Reason, cond.Message}, ": "))
+		info.ControlPlaneMessage = strings.Trim(info.ControlPlaneMessage, ": ")
 	}
-	return c, nil
+	return info
+}
+
+// profileRegistration is what a ClusterProfile registers: its cluster, or
+// the error that keeps it from doing so, with its labels and source either
+// way.
+func profileRegistration(u *unstructured.Unstructured, providers *Providers) registration {
+	c, err := FromClusterProfile(u, providers)
+	info := c.Info
+	if err != nil {
+		info = profileInfo(u)
+	}
+	return registration{key: u.GetNamespace() + "/" + u.GetName(), name: u.GetName(), cluster: c, err: err, info: info}
+}
+
+// profileInfo is what a ClusterProfile that cannot be used says of its
+// cluster, as far as it can be read.
+func profileInfo(u *unstructured.Unstructured) inventory.Info {
+	var p clusterProfile
+	if raw, err := json.Marshal(u.Object); err == nil && json.Unmarshal(raw, &p) == nil {
+		return p.info()
+	}
+	return inventory.Info{Labels: u.GetLabels(), Source: "ClusterProfile " + u.GetNamespace() + "/" + u.GetName()}
 }
 
 func findCondition(conds []metav1.Condition, t string) *metav1.Condition {
@@ -267,8 +295,7 @@ func (s *ProfileSource) Start(ctx context.Context) error {
 			if !ok {
 				continue
 			}
-			c, err := FromClusterProfile(u, s.opts.Providers)
-			out = append(out, registration{key: u.GetNamespace() + "/" + u.GetName(), name: u.GetName(), cluster: c, err: err})
+			out = append(out, profileRegistration(u, s.opts.Providers))
 		}
 		return out
 	}, s.sink)

@@ -172,7 +172,7 @@ func (s *SecretSource) Start(ctx context.Context) error {
 		secretsRead(func(sec *corev1.Secret) registration {
 			c, err := FromSecret(sec)
 			c.Info.Labels = withoutKeys(sec.Labels, SecretLabel)
-			return registration{name: secretName(sec), cluster: c, err: err}
+			return registration{name: secretName(sec), cluster: c, err: err, info: c.Info}
 		}), s.sink)
 }
 

@@ -111,14 +111,22 @@ func (s *Sources) Set(source string, cs []Cluster, invalid map[string]error) err
 			delete(s.owner, name)
 		}
 	}
-	for _, src := range append([]string{source}, slices.Sorted(maps.Keys(s.good))...) {
+	// This source first, then the others; each once, so that a name this
+	// source cannot take is refused once.
+	order := []string{source}
+	for _, src := range slices.Sorted(maps.Keys(s.good)) {
+		if src != source {
+			order = append(order, src)
+		}
+	}
+	for _, src := range order {
 		for _, name := range s.namesLocked(src) {
 			owner, owned := s.owner[name]
 			switch {
 			case !owned:
 				s.owner[name] = src
 			case owner != src && src == source:
-				errs = append(errs, fmt.Errorf("cluster %q from %s: already defined by %s", name, source, owner))
+				errs = append(errs, fmt.Errorf("cluster %q of %s: already defined by %s", name, s.entryLocked(src, name), s.entryLocked(owner, name)))
 			}
 		}
 	}
@@ -126,9 +134,22 @@ func (s *Sources) Set(source string, cs []Cluster, invalid map[string]error) err
 	var union []Cluster
 	info := map[string]inventory.Info{}
 	for _, name := range slices.Sorted(maps.Keys(s.owner)) {
-		if c, ok := s.good[s.owner[name]][name]; ok {
+		src := s.owner[name]
+		c, ok := s.good[src][name]
+		if ok {
 			union = append(union, c)
-			info[name] = s.infoOf(s.owner[name], c)
+		}
+		// An entry that cannot be used still shows its labels and source
+		// (those it says now, not its last good configuration's), so that
+		// a portal filtering clusters by label does not hide it.
+		var ee *entryError
+		switch {
+		case errors.As(s.invalid[src][name], &ee):
+			info[name] = s.infoOf(src, Cluster{Name: name, Info: ee.info})
+		case ok:
+			info[name] = s.infoOf(src, c)
+		default:
+			info[name] = s.infoOf(src, Cluster{Name: name})
 		}
 	}
 	if err := s.reg.Set(union); err != nil {
@@ -156,6 +177,23 @@ func (s *Sources) infoOf(source string, c Cluster) inventory.Info {
 		maps.Copy(info.Labels, conf)
 	}
 	return info
+}
+
+// entryLocked names the entry of source that names the cluster: the object
+// it comes from when known ("ClusterProfile fleet/prod (ClusterProfiles in
+// every namespace)"), else the source.
+func (s *Sources) entryLocked(source, name string) string {
+	what := ""
+	var ee *entryError
+	if c, ok := s.good[source][name]; ok {
+		what = c.Info.Source
+	} else if errors.As(s.invalid[source][name], &ee) {
+		what = ee.info.Source
+	}
+	if what == "" || what == source {
+		return source
+	}
+	return what + " (" + source + ")"
 }
 
 // namesLocked returns the sorted names that source names, usable or not.

@@ -75,7 +75,7 @@ func TestSources(t *testing.T) {
 		{
 			name: "second source adds its own and cannot take a name", source: "secrets",
 			cs:        []Cluster{cluster("b", "https://b2"), cluster("c", "https://c1")},
-			wantErr:   `cluster "b" from secrets: already defined by dir`,
+			wantErr:   `cluster "b" of secrets: already defined by dir`,
 			wantHosts: map[string]string{"a": "https://a1", "b": "https://b1", "c": "https://c1"},
 		},
 		{
@@ -233,7 +233,7 @@ func TestSecretClustersDuplicates(t *testing.T) {
 	if got := slices.Sorted(maps.Keys(invalid)); !slices.Equal(got, []string{"c"}) {
 		t.Errorf("invalid %v, want c", got)
 	}
-	if len(dups) != 1 || !strings.Contains(dups[0].Error(), "already defined by fleet/a") {
+	if len(dups) != 1 || !strings.Contains(dups[0].Error(), "already defined by cluster secret fleet/a") {
 		t.Errorf("dups %v", dups)
 	}
 }

@@ -2,7 +2,6 @@ package clusters
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,6 +9,8 @@ import (
 
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+
+	"github.com/fleetcache/fleetcache/pkg/inventory"
 )
 
 // registration is what one inventory object (a Secret, a ClusterProfile)
@@ -21,7 +22,22 @@ type registration struct {
 	name    string
 	cluster Cluster
 	err     error
+	// info is what the object says of its cluster (labels, source), set
+	// whether or not it is usable: a broken entry keeps its labels and
+	// source in the inventory.
+	info inventory.Info
 }
+
+// entryError is the error of an entry that names a cluster but cannot
+// configure it, with what the entry says of the cluster, so that Sources
+// shows the entry's labels and source for it.
+type entryError struct {
+	err  error
+	info inventory.Info
+}
+
+func (e *entryError) Error() string { return e.err.Error() }
+func (e *entryError) Unwrap() error { return e.err }
 
 // collect turns the registrations of one source into its usable clusters
 // and its errors by cluster name. When two objects name the same cluster,
@@ -42,12 +58,12 @@ func collect(what string, regs []registration) (cs []Cluster, invalid map[string
 			continue
 		}
 		if first, dup := from[r.name]; dup {
-			dups = append(dups, fmt.Errorf("%s %s: cluster %q already defined by %s", what, r.key, r.name, first))
+			dups = append(dups, fmt.Errorf("%s %s: cluster %q already defined by %s %s", what, r.key, r.name, what, first))
 			continue
 		}
 		from[r.name] = r.key
 		if r.err != nil {
-			invalid[r.name] = r.err
+			invalid[r.name] = &entryError{err: r.err, info: r.info}
 			continue
 		}
 		cs = append(cs, r.cluster)
@@ -81,6 +97,7 @@ func follow(ctx context.Context, source, what string, informer cache.SharedIndex
 		return nil // ctx ended
 	}
 	notify() // an empty list is still set once
+	var problems problemLog
 	for {
 		select {
 		case <-ctx.Done():
@@ -88,13 +105,49 @@ func follow(ctx context.Context, source, what string, informer cache.SharedIndex
 		case <-changed:
 		}
 		cs, invalid, dups := collect(what, read(informer.GetStore().List()))
-		for _, name := range slices.Sorted(maps.Keys(invalid)) {
+		problems.log(logger, invalid, append(dups, flatten(sink.Set(source, cs, invalid))...))
+	}
+}
+
+// problemLog logs the problems of a source's entries (unusable entries,
+// clusters not registered) once each, when they appear, not again on every
+// change of the source's objects; a problem that goes away and comes back
+// is logged again.
+type problemLog struct {
+	logged map[string]bool // the problems of the last call
+}
+
+// log logs the problems not logged by the last call: invalid by cluster
+// name, and errs.
+func (p *problemLog) log(logger klog.Logger, invalid map[string]error, errs []error) {
+	now := map[string]bool{}
+	for _, name := range slices.Sorted(maps.Keys(invalid)) {
+		key := "unusable " + name + ": " + invalid[name].Error()
+		now[key] = true
+		if !p.logged[key] {
 			logger.Error(invalid[name], "Cluster registration not usable", "cluster", name)
 		}
-		if err := errors.Join(append(dups, sink.Set(source, cs, invalid))...); err != nil {
-			logger.Error(err, "Some clusters were not registered")
-		}
 	}
+	for _, err := range errs {
+		key := "not registered: " + err.Error()
+		if !now[key] && !p.logged[key] {
+			logger.Error(err, "Cluster not registered")
+		}
+		now[key] = true
+	}
+	p.logged = now
+}
+
+// flatten returns the errors that err joins (errors.Join), err alone if it
+// joins none, nothing for nil.
+func flatten(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
 
 // withoutKeys returns labels without the given keys (a source's own marker

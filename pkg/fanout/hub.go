@@ -122,6 +122,13 @@ type Change struct {
 	Type     feed.EventType
 	Object   *object.Object
 	Revision uint64
+	// Time is when the index recorded the change; zero for the ADDED and
+	// DELETED of a cluster joining or leaving a cluster selector.
+	Time time.Time
+	// Resumed marks a change of the catch-up of a resume from a cursor
+	// of another index (Request.CatchUp): until the catch-up ends, the
+	// subscriber's position is still that cursor.
+	Resumed bool
 }
 
 // Delivery is a change for a subscriber, or a heartbeat. The members of a
@@ -287,6 +294,9 @@ type Request[G any] struct {
 	// Start is the revision the subscriber follows from: it gets the
 	// changes after it (a since cursor's, or the feed's revision).
 	Start uint64
+	// CatchUp are changes delivered before those after Start: what a
+	// resume from another index's cursor needs (index.Index.Since).
+	CatchUp []Change
 	// Visible, when set, hides the changes it returns false for: Next
 	// skips them and they do not count as sent for heartbeats. It gets
 	// Next's context.
@@ -297,6 +307,10 @@ type Request[G any] struct {
 // hub it returns one that has ended with ErrStopped.
 func (h *Hub[G, P]) Subscribe(r Request[G]) *Subscriber[G, P] {
 	s := &Subscriber[G, P]{h: h, visible: r.Visible, value: r.Value, signal: make(chan struct{}, 1), at: -1, replayFrom: r.Start}
+	for _, c := range r.CatchUp {
+		c.Resumed = true
+		s.replay = append(s.replay, &Delivery[P]{Change: c})
+	}
 	s.lastSent.Store(h.now())
 	fkey := filterKey(r.Filter)
 	h.mu.Lock()
@@ -441,7 +455,7 @@ func (h *Hub[G, P]) dispatch(evs []feed.Event[*object.Object]) int {
 						continue
 					}
 					if d == nil {
-						d = &Delivery[P]{Change: Change{Type: typ, Object: obj, Revision: ev.Revision}}
+						d = &Delivery[P]{Change: Change{Type: typ, Object: obj, Revision: ev.Revision, Time: ev.Time}}
 					}
 					h.pushLocked(s, d)
 				}

@@ -131,7 +131,7 @@ func (s *Subscriber[G, P]) readReplay() error {
 		}
 		s.replayFrom = ev.Revision
 		if typ, obj := Classify(match, ev); typ != 0 {
-			s.replay = append(s.replay, &Delivery[P]{Change: Change{Type: typ, Object: obj, Revision: ev.Revision}})
+			s.replay = append(s.replay, &Delivery[P]{Change: Change{Type: typ, Object: obj, Revision: ev.Revision, Time: ev.Time}})
 		}
 	}
 	if len(evs) == 0 {

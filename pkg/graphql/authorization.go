@@ -83,16 +83,15 @@ func (s *Server) visibleObjects(ctx context.Context, objs []*object.Object) []*o
 // may not list namespaces across that cluster: errors name namespaces,
 // users and objects of other tenants. Status and counts stay visible.
 func (s *Server) redactHealth(ctx context.Context, st health.ClusterStatus) health.ClusterStatus {
-	u, ok := s.restricted(ctx)
-	if !ok {
-		return st
-	}
-	if ok, _, err := s.opts.Authorizer.Visible(ctx, u, st.Name, "", "namespaces"); ok && err == nil {
+	if s.mayReadDetails(ctx, st.Name) {
 		return st
 	}
 	if st.Message != "" {
-		st.Message = "details hidden: they need the right to list namespaces in this cluster"
+		st.Message = hiddenDetails
 	}
+	// The API server's address is the infrastructure's, not every
+	// tenant's business.
+	st.Server = ""
 	rs := make([]health.ResourceStatus, len(st.Resources))
 	for i, r := range st.Resources {
 		if r.LastError != "" {
@@ -102,6 +101,21 @@ func (s *Server) redactHealth(ctx context.Context, st health.ClusterStatus) heal
 	}
 	st.Resources = rs
 	return st
+}
+
+// hiddenDetails replaces a message the caller may not read.
+const hiddenDetails = "details hidden: they need the right to list namespaces in this cluster"
+
+// mayReadDetails reports whether the caller of ctx may read the details of
+// a cluster's health (messages, errors, its server): whether it may list
+// namespaces across the cluster.
+func (s *Server) mayReadDetails(ctx context.Context, cluster string) bool {
+	u, ok := s.restricted(ctx)
+	if !ok {
+		return true
+	}
+	ok, _, err := s.opts.Authorizer.Visible(ctx, u, cluster, "", "namespaces")
+	return ok && err == nil
 }
 
 // userKey identifies the caller of ctx in the key of a shared subscription

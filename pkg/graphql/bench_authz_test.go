@@ -39,7 +39,7 @@ func BenchmarkEventVisibility(b *testing.B) {
 		}
 	})
 	b.Run("subscription", func(b *testing.B) {
-		r := &resourceSub{s: s, user: u}
+		r := &resourceSub{s: s, visibility: visibility{user: u, authorizer: s.opts.Authorizer}}
 		for b.Loop() {
 			if !r.visible(ctx, c) {
 				b.Fatal("hidden")

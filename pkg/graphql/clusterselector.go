@@ -127,6 +127,7 @@ func (ss *selectorSub) subscribe(start uint64) {
 	req.Filter.Clusters = orNoCluster(ss.clusters)
 	req.Start = start
 	sub := ss.s.hub.Subscribe(req)
+	ss.req.CatchUp = nil // a resume's catch-up, delivered once
 	ss.mu.Lock()
 	old := ss.rs.sub
 	ss.rs.sub = sub
@@ -209,7 +210,7 @@ func (ss *selectorSub) switchClusters() (*Result, error) {
 			}
 			from = ev.Revision
 			if typ, obj := fanout.Classify(m, ev); typ != 0 {
-				ss.pending = append(ss.pending, fanout.Change{Type: typ, Object: obj, Revision: ev.Revision})
+				ss.pending = append(ss.pending, fanout.Change{Type: typ, Object: obj, Revision: ev.Revision, Time: ev.Time})
 			}
 		}
 	}

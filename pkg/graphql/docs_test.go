@@ -52,3 +52,30 @@ func TestDocumentedQueries(t *testing.T) {
 		t.Fatalf("found %d GraphQL blocks in the docs: the pattern no longer finds them", blocks)
 	}
 }
+
+// exampleQuery is a query of GraphiQL's example tabs in examples.js.
+var exampleQuery = regexp.MustCompile("(?s)query: `(.*?)`")
+
+// TestGraphiQLExamples checks that every example tab GraphiQL opens with
+// is a document the served schema validates.
+func TestGraphiQLExamples(t *testing.T) {
+	s := newServer(t, newFixture(t).ix, newFixture(t).tracker, Options{})
+	text, err := os.ReadFile("../../internal/graphiql/ui/src/examples.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := exampleQuery.FindAllSubmatch(text, -1)
+	if len(found) < 5 {
+		t.Fatalf("found %d example queries: the pattern no longer finds them", len(found))
+	}
+	for _, m := range found {
+		doc, err := parser.Parse(parser.ParseParams{Source: source.NewSource(&source.Source{Body: m[1]})})
+		if err != nil {
+			t.Errorf("%v:\n%s", err, m[1])
+			continue
+		}
+		if v := graphql.ValidateDocument(&s.schema, doc, nil); !v.IsValid {
+			t.Errorf("%v:\n%s", v.Errors, m[1])
+		}
+	}
+}

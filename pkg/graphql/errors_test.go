@@ -29,7 +29,7 @@ func TestErrorCodes(t *testing.T) {
 	f := newFixture(t)
 	s := newServer(t, f.ix, f.tracker, Options{})
 	pageCursor := cursor.EncodePage(object.Position{Cluster: "c1", Namespace: "web", Name: "web-1", Kind: "Pod", Resource: "pods"})
-	revCursor := cursor.EncodeRevision(f.ix.Epoch(), 7)
+	revCursor := cursor.EncodeRevision(cursor.Revision{Epoch: f.ix.Epoch(), Revision: 7})
 	for _, tc := range []struct {
 		name     string
 		query    string

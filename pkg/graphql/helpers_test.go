@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fleetcache/fleetcache/internal/graphqltest"
+	"github.com/fleetcache/fleetcache/pkg/authn"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
@@ -92,7 +93,18 @@ func run(t testing.TB, s *Server, query string, vars map[string]any) *Result {
 // data executes a query that must succeed and decodes its data into out.
 func data(t testing.TB, s *Server, query string, vars map[string]any, out any) {
 	t.Helper()
-	res := run(t, s, query, vars)
+	decodeResult(t, run(t, s, query, vars), query, out)
+}
+
+// dataAs is data for the caller u.
+func dataAs(t testing.TB, s *Server, u *authn.User, query string, out any) {
+	t.Helper()
+	decodeResult(t, s.Execute(authn.WithUser(t.Context(), u), Request{Query: query}), query, out)
+}
+
+// decodeResult decodes the data of a result that must have no error.
+func decodeResult(t testing.TB, res *Result, query string, out any) {
+	t.Helper()
 	if len(res.Errors) > 0 {
 		t.Fatalf("query failed: %v\nquery: %s", res.Errors, query)
 	}

@@ -95,6 +95,10 @@ type Options struct {
 	// durations, overflows, document cache lookups; see docs/metrics.md).
 	// Default nil: they are not registered.
 	Registerer prometheus.Registerer
+	// Process tells what fleetcache says of itself (Query.fleetcache: its
+	// version, uptime, memory, list slots), for the status page. Default
+	// nil: Query.fleetcache is null.
+	Process func() ProcessStatus
 }
 
 // DefaultOptions returns the Options with every default filled in: what a
@@ -133,4 +137,26 @@ func (o Options) withDefaults() Options {
 		o.Logger = klog.Background()
 	}
 	return o
+}
+
+// ProcessStatus is what the fleetcache process says of itself.
+type ProcessStatus struct {
+	// Version is the build's version (its module version and VCS
+	// revision).
+	Version string
+	// StartTime is when the process started.
+	StartTime time.Time
+	// Replica names this process among replicas: the host name (a Pod's
+	// name).
+	Replica string
+	// MemoryBytes is the resident memory, MemoryLimitBytes the Go
+	// runtime's soft memory limit (0: none); MemoryBudgetBytes and
+	// MemoryBudgetUsedBytes the index's budget (0: none) and what it
+	// counts against it.
+	MemoryBytes, MemoryLimitBytes, MemoryBudgetBytes, MemoryBudgetUsedBytes int64
+	// ListSlots is how many lists may run at once in the fleet,
+	// ListSlotsInUse how many run, ListsWaiting how many wait for a slot.
+	ListSlots, ListSlotsInUse, ListsWaiting int
+	// Goroutines is how many goroutines run.
+	Goroutines int
 }

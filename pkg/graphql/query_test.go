@@ -584,7 +584,9 @@ func TestIntrospection(t *testing.T) {
 		slices.Sort(fields[ty.Name])
 	}
 	want := map[string][]string{
-		"Query":              {"cluster", "clusters", "facets", "resource", "resources"},
+		"Query":              {"changes", "cluster", "clusters", "facets", "fleetcache", "resource", "resources"},
+		"ChangeConnection":   {"edges", "pageInfo", "revision", "truncated"},
+		"ResourceEvent":      {"cursor", "resource", "time", "type"},
 		"ResourceConnection": {"deniedClusters", "edges", "pageInfo", "revision", "staleClusters", "staleness", "totalCount"},
 		"ResourceEdge":       {"cursor", "node"},
 		"PageInfo":           {"endCursor", "hasNextPage"},

@@ -281,17 +281,14 @@ func (s *Server) resolveResources(p graphql.ResolveParams) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &connection{s: s, filter: f, clusters: clusters, first: s.opts.DefaultPageSize}
+	c := &connection{s: s, filter: f, clusters: clusters}
+	if c.first, err = s.pageSize(p.Args); err != nil {
+		return nil, err
+	}
 	if c.sort, err = parseSort(p.Args["sort"]); err != nil {
 		return nil, err
 	}
 	c.visible, c.denied = s.scopeFilters(p.Context, f)
-	if v, ok := p.Args["first"].(int); ok {
-		if v < 0 || v > s.opts.MaxPageSize {
-			return nil, badInput("first must be between 0 and %d, got %d", s.opts.MaxPageSize, v)
-		}
-		c.first = v
-	}
 	if c.sort != nil {
 		c.query = queryFingerprint(p.Args)
 	}
@@ -301,6 +298,19 @@ func (s *Server) resolveResources(p graphql.ResolveParams) (any, error) {
 		}
 	}
 	return c, nil
+}
+
+// pageSize reads a connection's first argument: Options.DefaultPageSize
+// when absent, BAD_USER_INPUT outside 0 to Options.MaxPageSize.
+func (s *Server) pageSize(args map[string]any) (int, error) {
+	v, ok := args["first"].(int)
+	if !ok {
+		return s.opts.DefaultPageSize, nil
+	}
+	if v < 0 || v > s.opts.MaxPageSize {
+		return 0, badInput("first must be between 0 and %d, got %d", s.opts.MaxPageSize, v)
+	}
+	return v, nil
 }
 
 // decodeAfter decodes the after cursor of c's page: a page cursor, or for a
@@ -479,6 +489,28 @@ func (s *Server) resolveClusters(p graphql.ResolveParams) (any, error) {
 		}
 		st := s.redactHealth(p.Context, statuses[i])
 		out = append(out, &st)
+	}
+	return out, nil
+}
+
+// resolveHistory resolves Cluster.history: the tracker's periods, their
+// messages hidden from callers who may not read the cluster's details.
+func (s *Server) resolveHistory(p graphql.ResolveParams) (any, error) {
+	var name string
+	switch c := p.Source.(type) {
+	case *clusterUpdate:
+		name = c.status.Name
+	case *health.ClusterStatus:
+		name = c.Name
+	}
+	periods := s.health.History(name)
+	details := s.mayReadDetails(p.Context, name)
+	out := make([]*health.StatusPeriod, len(periods))
+	for i := range periods {
+		if !details && periods[i].Message != "" {
+			periods[i].Message = hiddenDetails
+		}
+		out[i] = &periods[i]
 	}
 	return out, nil
 }

@@ -30,7 +30,16 @@ import (
 //	  resource(cluster: String!, kind: String!, namespace: String, name: String!): Resource
 //	  resources(filter: ResourceFilter, sort: [ResourceSort!], first: Int = 100, after: String): ResourceConnection!
 //	  facets(filter: ResourceFilter, by: FacetKey!, labelKey: String, field: String): [Facet!]!
+//	  changes(filter: ResourceFilter, since: String, until: String, first: Int = 100, after: String,
+//	          order: SortOrder = ASC): ChangeConnection!
 //	}
+//
+//	type ChangeConnection { edges: [ResourceEvent!]!  pageInfo: ChangePageInfo!  revision: String!  truncated: Boolean! }
+//	type ChangePageInfo { hasNextPage: Boolean!  endCursor: String }
+//
+//	(Query also has fleetcache: Fleetcache, the process's own health;
+//	Cluster has server, kubernetesVersion and history: [StatusPeriod!]!;
+//	ResourceSync has initialSyncSeconds.)
 //
 //	input ResourceFilter {
 //	  clusters: [String!]  kinds: [String!]  namespaces: [String!]
@@ -77,7 +86,7 @@ import (
 //	  clusterHealth(cluster: String): Cluster!
 //	}
 //	enum EventType { ADDED MODIFIED DELETED }
-//	type ResourceEvent { type: EventType!  resource: Resource!  cursor: String! }
+//	type ResourceEvent { type: EventType!  resource: Resource!  cursor: String!  time: Time }
 //
 // Cluster also has removed: Boolean!, true only in the clusterHealth event
 // that reports the cluster's removal.
@@ -260,8 +269,9 @@ func (s *Server) newSchema() (graphql.Schema, error) {
 	resource := s.resourceType()
 	conn := s.connectionType(resource)
 	cluster := s.clusterType()
-	query := s.queryType(resource, conn, cluster)
-	subscription := s.subscriptionType(resource, cluster)
+	resourceEvent := s.resourceEventType(resource)
+	query := s.queryType(resource, conn, cluster, s.changeConnectionType(resourceEvent))
+	subscription := s.subscriptionType(resourceEvent, cluster)
 	return graphql.NewSchema(graphql.SchemaConfig{Query: query, Subscription: subscription})
 }
 
@@ -338,7 +348,8 @@ func (s *Server) connectionType(resource *graphql.Object) *graphql.Object {
 				Resolve: s.resolveTotalCount},
 			"revision": {Type: graphql.NewNonNull(graphql.String), Description: "The index revision this page was read at (subscribe from it).",
 				Resolve: func(p graphql.ResolveParams) (any, error) {
-					return cursor.EncodeRevision(s.ix.Epoch(), p.Source.(*connection).page().Revision), nil
+					c := p.Source.(*connection)
+					return s.revisionCursor(c.page().Revision, c.filter), nil
 				}},
 			"staleClusters": {Type: nonNullList(graphql.String), Description: "Selected clusters that are not SYNCED: the answer may be incomplete.",
 				Resolve: s.resolveStaleClusters},
@@ -421,6 +432,7 @@ func facetType() *graphql.Object {
 // ResourceSync of each of its types.
 func (s *Server) clusterType() *graphql.Object {
 	resourceSync := resourceSyncType()
+	statusPeriod := statusPeriodType()
 	info := func(fn func(inventory.Info) any) graphql.FieldResolveFn {
 		return clusterField(func(c *health.ClusterStatus) any {
 			i, _ := s.opts.Inventory.Get(c.Name)
@@ -470,11 +482,67 @@ func (s *Server) clusterType() *graphql.Object {
 				})},
 			"controlPlaneMessage": {Type: graphql.String, Description: "The reason and message of that condition.",
 				Resolve: info(func(i inventory.Info) any { return nonEmpty(i.ControlPlaneMessage) })},
+			"server": {Type: graphql.String, Description: "The URL of the cluster's API server; null to callers who may not list namespaces in the cluster.",
+				Resolve: clusterField(func(c *health.ClusterStatus) any { return nonEmpty(c.Server) })},
+			"kubernetesVersion": {Type: graphql.String, Description: `The Kubernetes version its API server reports (/version's gitVersion: "v1.36.3"); null until a probe read it.`,
+				Resolve: clusterField(func(c *health.ClusterStatus) any { return nonEmpty(c.Version) })},
+			"history": {Type: nonNullList(statusPeriod), Description: "The cluster's statuses over the retained window (24 hours), oldest first: " +
+				"when each began and ended, and why.",
+				Resolve: s.resolveHistory},
 			"removed": {Type: graphql.NewNonNull(graphql.Boolean), Description: "True only in the clusterHealth event reporting that the cluster was removed; the other fields are then its last status.",
 				Resolve: func(p graphql.ResolveParams) (any, error) {
 					u, ok := p.Source.(*clusterUpdate)
 					return ok && u.removed, nil
 				}},
+		},
+	})
+}
+
+// statusPeriodType returns StatusPeriod: a span of a cluster's status
+// timeline.
+func statusPeriodType() *graphql.Object {
+	field := func(fn func(*health.StatusPeriod) any) graphql.FieldResolveFn {
+		return func(p graphql.ResolveParams) (any, error) { return fn(p.Source.(*health.StatusPeriod)), nil }
+	}
+	return graphql.NewObject(graphql.ObjectConfig{
+		Name:        "StatusPeriod",
+		Description: "A span of time a cluster spent in one status.",
+		Fields: graphql.Fields{
+			"status": {Type: graphql.NewNonNull(syncStatusEnum), Description: "The status.", Resolve: field(func(p *health.StatusPeriod) any { return p.Status })},
+			"start":  {Type: graphql.NewNonNull(timeScalar), Description: "When it began.", Resolve: field(func(p *health.StatusPeriod) any { return p.Start })},
+			"end":    {Type: timeScalar, Description: "When it ended; null while it lasts.", Resolve: field(func(p *health.StatusPeriod) any { return p.End })},
+			"message": {Type: graphql.String, Description: "Why the cluster entered it (its message then); null for SYNCED.",
+				Resolve: field(func(p *health.StatusPeriod) any { return nonEmpty(p.Message) })},
+		},
+	})
+}
+
+// processType returns Fleetcache: what the process says of itself.
+func processType() *graphql.Object {
+	field := func(fn func(*ProcessStatus) any) graphql.FieldResolveFn {
+		return func(p graphql.ResolveParams) (any, error) { return fn(p.Source.(*ProcessStatus)), nil }
+	}
+	num := func(name, desc string, fn func(*ProcessStatus) any) *graphql.Field {
+		return &graphql.Field{Name: name, Type: graphql.NewNonNull(graphql.Float), Description: desc, Resolve: field(fn)}
+	}
+	return graphql.NewObject(graphql.ObjectConfig{
+		Name:        "Fleetcache",
+		Description: "The fleetcache process that answers: its build, uptime, memory and list slots.",
+		Fields: graphql.Fields{
+			"version":     {Type: graphql.NewNonNull(graphql.String), Description: "The build's version.", Resolve: field(func(p *ProcessStatus) any { return p.Version })},
+			"startTime":   {Type: graphql.NewNonNull(timeScalar), Description: "When the process started.", Resolve: field(func(p *ProcessStatus) any { return p.StartTime })},
+			"replica":     {Type: graphql.NewNonNull(graphql.String), Description: "This process among replicas: its host name (a Pod's name).", Resolve: field(func(p *ProcessStatus) any { return p.Replica })},
+			"memoryBytes": num("memoryBytes", "Its resident memory (RSS), in bytes.", func(p *ProcessStatus) any { return float64(p.MemoryBytes) }),
+			"memoryLimitBytes": num("memoryLimitBytes", "The Go runtime's soft memory limit (the container's, GOMEMLIMIT); 0 for none.",
+				func(p *ProcessStatus) any { return float64(p.MemoryLimitBytes) }),
+			"memoryBudgetBytes": num("memoryBudgetBytes", "The index's memory budget (limits.memoryBudget); 0 for none.",
+				func(p *ProcessStatus) any { return float64(p.MemoryBudgetBytes) }),
+			"memoryBudgetUsedBytes": num("memoryBudgetUsedBytes", "What the index holds, as its budget counts it.",
+				func(p *ProcessStatus) any { return float64(p.MemoryBudgetUsedBytes) }),
+			"listSlots":      {Type: graphql.NewNonNull(graphql.Int), Description: "How many lists may run at once in the fleet (informers.maxConcurrentLists).", Resolve: field(func(p *ProcessStatus) any { return p.ListSlots })},
+			"listSlotsInUse": {Type: graphql.NewNonNull(graphql.Int), Description: "How many lists run now.", Resolve: field(func(p *ProcessStatus) any { return p.ListSlotsInUse })},
+			"listsWaiting":   {Type: graphql.NewNonNull(graphql.Int), Description: "How many types wait for a list slot.", Resolve: field(func(p *ProcessStatus) any { return p.ListsWaiting })},
+			"goroutines":     {Type: graphql.NewNonNull(graphql.Int), Description: "How many goroutines run.", Resolve: field(func(p *ProcessStatus) any { return p.Goroutines })},
 		},
 	})
 }
@@ -499,14 +567,20 @@ func resourceSyncType() *graphql.Object {
 				Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.MetadataOnly })},
 			"refused": {Type: graphql.NewNonNull(graphql.Int), Description: "How many of its objects were not cached, under the memory budget, since fleetcache started (at most 2147483647).",
 				Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return min(r.Refused, math.MaxInt32) })},
+			"initialSyncSeconds": {Type: graphql.Float, Description: "How long its last initial list took, in seconds, from its start to its data in the cache; null until it synced.",
+				Resolve: resourceStatusField(func(r *health.ResourceStatus) any {
+					if r.InitialSyncDuration <= 0 {
+						return nil
+					}
+					return r.InitialSyncDuration.Seconds()
+				})},
 		},
 	})
 }
 
 // subscriptionType returns Subscription, whose fields are resolved by the
 // subscriptions themselves (resolveSubscriptionRoot), with ResourceEvent.
-func (s *Server) subscriptionType(resource, cluster *graphql.Object) *graphql.Object {
-	resourceEvent := s.resourceEventType(resource)
+func (s *Server) subscriptionType(resourceEvent, cluster *graphql.Object) *graphql.Object {
 	return graphql.NewObject(graphql.ObjectConfig{
 		Name:        "Subscription",
 		Description: "Live views, over WebSocket (graphql-transport-ws) or Server-Sent Events.",
@@ -539,17 +613,63 @@ func (s *Server) resourceEventType(resource *graphql.Object) *graphql.Object {
 				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*fanout.Change).Type, nil }},
 			"resource": {Type: graphql.NewNonNull(resource), Description: "The object; for DELETED, its last known state (for an object that stopped matching, the state that no longer matches).",
 				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*fanout.Change).Object, nil }},
-			"cursor": {Type: graphql.NewNonNull(graphql.String), Description: "The revision of the change: pass it as since to resume after it.",
+			"cursor": {Type: graphql.NewNonNull(graphql.String), Description: "Where the subscription is after this change: pass it as since to resume after it, on this or any other fleetcache of the same fleet.",
 				Resolve: func(p graphql.ResolveParams) (any, error) {
-					return cursor.EncodeRevision(s.ix.Epoch(), p.Source.(*fanout.Change).Revision), nil
+					if c, ok := p.Context.Value(eventCursorKey{}).(string); ok {
+						return c, nil
+					}
+					return cursor.EncodeRevision(cursor.Revision{Epoch: s.ix.Epoch(), Revision: p.Source.(*fanout.Change).Revision}), nil
 				}},
+			"time": {Type: timeScalar, Description: "When fleetcache recorded the change (it reached the cache then); null for the " +
+				"ADDED and DELETED of a cluster that starts or stops matching a clusterSelector.",
+				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*fanout.Change).Time, nil }},
+		},
+	})
+}
+
+// changeConnectionType returns ChangeConnection, a page of the changes
+// query, with ChangePageInfo.
+func (s *Server) changeConnectionType(resourceEvent *graphql.Object) *graphql.Object {
+	pageInfo := graphql.NewObject(graphql.ObjectConfig{
+		Name:        "ChangePageInfo",
+		Description: "Where a page of changes ends.",
+		Fields: graphql.Fields{
+			"hasNextPage": {Type: graphql.NewNonNull(graphql.Boolean), Description: "Whether more changes of the range follow this page.",
+				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*changeConnection).more, nil }},
+			"endCursor": {Type: graphql.String, Description: "The cursor of the last change of the page (pass it as after); null when there is none.",
+				Resolve: func(p graphql.ResolveParams) (any, error) {
+					c := p.Source.(*changeConnection)
+					if len(c.changes) == 0 {
+						return nil, nil
+					}
+					return cursor.EncodeRevision(cursor.Revision{Epoch: s.ix.Epoch(), Revision: c.changes[len(c.changes)-1].Revision}), nil
+				}},
+		},
+	})
+	return graphql.NewObject(graphql.ObjectConfig{
+		Name:        "ChangeConnection",
+		Description: "A page of the retained changes: what was added, modified and deleted, when, in which cluster.",
+		Fields: graphql.Fields{
+			"edges": {Type: nonNullList(resourceEvent), Description: "The changes of the page, in the order asked for.",
+				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*changeConnection).changes, nil }},
+			"pageInfo": {Type: graphql.NewNonNull(pageInfo), Description: "Where the page ends.",
+				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source, nil }},
+			"revision": {Type: graphql.NewNonNull(graphql.String), Description: "The revision the changes were read up to: " +
+				"subscribe to resourceEvents with it as since to follow what comes next.",
+				Resolve: func(p graphql.ResolveParams) (any, error) {
+					c := p.Source.(*changeConnection)
+					return s.revisionCursor(c.until, c.filter), nil
+				}},
+			"truncated": {Type: graphql.NewNonNull(graphql.Boolean), Description: "True when the range starts before the oldest " +
+				"retained change (limits.eventRetention, limits.eventRetentionAge): changes before that are not known.",
+				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*changeConnection).truncated, nil }},
 		},
 	})
 }
 
 // queryType returns Query. Its resources field also keeps the coerced
 // variables of probeVariables' execution (execute.go).
-func (s *Server) queryType(resource, conn, cluster *graphql.Object) *graphql.Object {
+func (s *Server) queryType(resource, conn, cluster, changes *graphql.Object) *graphql.Object {
 	facet := facetType()
 	queryFields := graphql.Fields{
 		"clusters": {Type: nonNullList(cluster), Description: "Every registered cluster, by name.",
@@ -584,6 +704,30 @@ func (s *Server) queryType(resource, conn, cluster *graphql.Object) *graphql.Obj
 				"field":    {Type: graphql.String, Description: `The path, with by: FIELD: "status.phase", "spec.containers[].image" (see "Paths and field selectors" in docs/graphql.md).`},
 			},
 			Resolve: s.resolveFacets},
+		"fleetcache": {Type: processType(), Description: "The fleetcache process that answers: its version, uptime, memory against its " +
+			"limit and budget, list slots. Null when the server does not say.",
+			Resolve: func(graphql.ResolveParams) (any, error) {
+				if s.opts.Process == nil {
+					return nil, nil
+				}
+				ps := s.opts.Process()
+				return &ps, nil
+			}},
+		"changes": {Type: graphql.NewNonNull(changes), Description: "What was added, modified and deleted among the objects matching " +
+			"the filter, as resourceEvents delivers it, from the changes fleetcache retains, a page at a time: oldest first, or " +
+			`newest first with order: DESC. See "What changed" in docs/graphql.md.`,
+			Args: graphql.FieldConfigArgument{
+				"filter": {Type: resourceFilterInput, Description: "Which objects; null selects all."},
+				"since": {Type: graphql.String, Description: `The changes after it: a duration before now ("1h", "15m"), an RFC 3339 ` +
+					"time, or a revision cursor (ResourceEvent.cursor, ResourceConnection.revision). Null: the oldest retained."},
+				"until": {Type: graphql.String, Description: "The changes up to it, in the same forms (a time: before it; a cursor: " +
+					"that change included). Null: the latest."},
+				"first": {Type: graphql.Int, DefaultValue: s.opts.DefaultPageSize,
+					Description: "The page size, from 0 to " + strconv.Itoa(s.opts.MaxPageSize) + "."},
+				"after": {Type: graphql.String, Description: "A page's endCursor: the page continues after that change (before it, with DESC)."},
+				"order": {Type: sortOrderEnum, DefaultValue: "ASC", Description: "ASC: oldest first; DESC: newest first."},
+			},
+			Resolve: s.resolveChanges},
 	}
 	// probeVariables has graphql-go coerce variables through this field.
 	queryFields["resources"].Resolve = probingVariables(queryFields["resources"].Resolve)

@@ -22,6 +22,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/graphql/document"
 	"github.com/fleetcache/fleetcache/pkg/graphql/execute"
 	"github.com/fleetcache/fleetcache/pkg/health"
+	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/feed"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
@@ -48,6 +49,14 @@ type Index interface {
 	Revision() uint64
 	Events(after uint64, limit int) ([]feed.Event[*object.Object], error)
 	Wait(ctx context.Context, after uint64) error
+	// OldestRevision and RevisionBefore bound the retained changes, for
+	// the changes query.
+	OldestRevision() uint64
+	RevisionBefore(t time.Time) uint64
+	// ClocksAt and Since make and resume the cursors any index of the
+	// fleet resumes (see index.Index.ClocksAt).
+	ClocksAt(rev uint64, selected func(index.Stream) bool) []index.Clock
+	Since(clocks []index.Clock, selected func(index.Stream) bool, match func(*object.Object) bool) ([]feed.Event[*object.Object], uint64, error)
 }
 
 // Health is the part of the health tracker the API reads; *health.Tracker
@@ -59,6 +68,8 @@ type Health interface {
 	// subscriptions.
 	Changes(after uint64) ([]health.Change, error)
 	Wait(ctx context.Context, after uint64) error
+	// History is a cluster's status timeline, for Cluster.history.
+	History(cluster string) []health.StatusPeriod
 }
 
 // maxCachedQuery is the longest query text the document cache keeps, so

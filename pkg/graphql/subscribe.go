@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,12 +16,15 @@ import (
 	"github.com/graphql-go/graphql/language/visitor"
 
 	"github.com/fleetcache/fleetcache/pkg/authn"
-	"github.com/fleetcache/fleetcache/pkg/authz"
 	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/graphql/document"
 	"github.com/fleetcache/fleetcache/pkg/graphql/execute"
 	"github.com/fleetcache/fleetcache/pkg/health"
+	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/feed"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/inventory"
 )
 
@@ -201,24 +205,52 @@ func (s *Server) subscribeResources(ctx context.Context, o *operation, root *ast
 	}
 	epoch, current := s.ix.Epoch(), s.ix.Revision()
 	start := current
+	var since *cursor.Revision
 	if v, ok := args["since"].(string); ok {
 		c, err := cursor.DecodeRevision(v)
 		if err != nil {
 			return nil, errorResult(CodeBadUserInput, fmt.Errorf("invalid since cursor: %w", err))
 		}
-		if err := c.Check(epoch); err != nil {
+		switch {
+		case c.Check(epoch) == nil && c.Revision > current:
+			return nil, errorResult(CodeBadUserInput, fmt.Errorf("invalid since cursor: revision %d is ahead of the index (revision %d)", c.Revision, current))
+		case c.Check(epoch) == nil && (c.Clocks == nil || s.retained(c.Revision)):
+			// This index's own feed still holds what follows: replay it,
+			// every version.
+			start = c.Revision
+		case c.Clocks == nil:
+			res := cursorExpired(fmt.Errorf("since: %w", c.Check(epoch)))
+			return &Subscription{src: endedSource{}, res: res, err: ErrEnded}, nil
+		default:
+			since = &c
+		}
+	}
+	var catchUp []fanout.Change
+	if since != nil {
+		// A cursor of another index (another replica, or this one before
+		// a restart): catch up from its clocks.
+		rf := f
+		if sel != nil {
+			clusters, _ := s.opts.Inventory.Narrow(f.Clusters, sel)
+			rf.Clusters = orNoCluster(clusters)
+		}
+		evs, rev, err := s.resumeFrom(ctx, since.Clocks, rf)
+		if err != nil {
 			res := cursorExpired(fmt.Errorf("since: %w", err))
 			return &Subscription{src: endedSource{}, res: res, err: ErrEnded}, nil
 		}
-		if c.Revision > current {
-			return nil, errorResult(CodeBadUserInput, fmt.Errorf("invalid since cursor: revision %d is ahead of the index (revision %d)", c.Revision, current))
+		start = rev
+		for _, ev := range evs {
+			catchUp = append(catchUp, fanout.Change{Type: ev.Type, Object: ev.Object, Revision: rev})
 		}
-		start = c.Revision
 	}
 	// Subscriptions share executions only within one caller: nested fields
 	// (owners, children) are filtered for the caller.
-	rs := &resourceSub{s: s, user: s.userOf(ctx)}
-	req := fanout.Request[*operation]{Filter: f, Group: executionKey(o, root) + s.userKey(ctx), Value: o, Start: start}
+	rs := &resourceSub{s: s, visibility: visibility{user: s.userOf(ctx), authorizer: s.opts.Authorizer}, filter: f}
+	if v, ok := args["since"].(string); ok {
+		rs.since = v
+	}
+	req := fanout.Request[*operation]{Filter: f, Group: executionKey(o, root) + s.userKey(ctx), Value: o, Start: start, CatchUp: catchUp}
 	if rs.user != nil {
 		req.Visible = rs.visible
 	}
@@ -337,14 +369,16 @@ func (endedSource) close()                                {}
 
 // resourceSub is a resourceEvents subscription: a subscriber of the hub.
 type resourceSub struct {
-	s   *Server
-	op  *operation
-	sub *fanout.Subscriber[*operation, *Result]
-	// user is the caller, whose rights each event is checked against; nil
-	// when nothing is restricted.
-	user *authn.User
-	// decisions are the user's recent decisions, by where an object is.
-	decisions map[authz.Attributes]decision
+	// filter is the subscription's; since the cursor it resumed from,
+	// if any.
+	filter planner.Filter
+	since  string
+	s      *Server
+	op     *operation
+	sub    *fanout.Subscriber[*operation, *Result]
+	// visibility checks each event against the caller's rights; its user
+	// is nil when nothing is restricted.
+	visibility
 	// at is the revision of the last delivery next returned: the client
 	// has seen every change up to it (see selectorSub).
 	at uint64
@@ -373,7 +407,7 @@ func (r *resourceSub) next(ctx context.Context) (*Result, error) {
 	r.at = d.Revision
 	if d.Heartbeat {
 		return &Result{Extensions: map[string]any{
-			"cursor":    cursor.EncodeRevision(r.s.ix.Epoch(), d.Revision),
+			"cursor":    r.s.revisionCursor(d.Revision, r.filter),
 			"heartbeat": true,
 		}}, nil
 	}
@@ -397,25 +431,9 @@ func (r *resourceSub) ended(err error) (*Result, error) {
 func (r *resourceSub) ready() bool { return r.sub.Ready() }
 
 // visible reports whether the subscriber may see c's object: checked per
-// event, against decisions cached for a TTL (and kept here as long as
-// they hold), so that a revoked right stops the events within it. A
-// failed review hides the event, and is asked again for the next.
+// event, against decisions cached for a TTL (see visibility).
 func (r *resourceSub) visible(ctx context.Context, c *fanout.Change) bool {
-	o := c.Object
-	p := authz.Attributes{Cluster: o.Cluster, Namespace: o.Namespace, Resource: o.Type.Resource}
-	now := time.Now()
-	if dec, ok := r.decisions[p]; ok && now.Before(dec.until) {
-		return dec.ok
-	}
-	ok, left, err := r.s.opts.Authorizer.Visible(ctx, r.user, p.Cluster, p.Namespace, p.Resource)
-	if err != nil {
-		return false
-	}
-	if r.decisions == nil || len(r.decisions) >= maxDecisions {
-		r.decisions = map[authz.Attributes]decision{}
-	}
-	r.decisions[p] = decision{ok: ok, until: now.Add(left)}
-	return ok
+	return r.sees(ctx, c.Object)
 }
 
 // payload executes the payload of a change. It may be shared, by
@@ -426,8 +444,15 @@ func (r *resourceSub) payload(c *fanout.Change) *Result {
 	if r.user != nil {
 		ctx = authn.WithUser(ctx, r.user)
 	}
+	// The members of a group share a filter, so the cursor: the
+	// catch-up of a resume keeps the cursor it resumed from.
+	at := r.since
+	if !c.Resumed {
+		at = r.s.revisionCursor(c.Revision, r.filter)
+	}
+	ctx = context.WithValue(ctx, eventCursorKey{}, at)
 	res := r.s.payload(ctx, r.op, c)
-	res.Extensions = map[string]any{"cursor": cursor.EncodeRevision(r.s.ix.Epoch(), c.Revision)}
+	res.Extensions = map[string]any{"cursor": at}
 	if b, err := res.MarshalJSON(); err == nil {
 		res.encoded = b
 	}
@@ -560,3 +585,57 @@ func (h *healthSub) wait(ctx context.Context) error {
 func (h *healthSub) ready() bool { return len(h.pending) > 0 }
 
 func (h *healthSub) close() { h.cancel() }
+
+// eventCursorKey is the context key of the cursor of the change a payload
+// is executed for.
+type eventCursorKey struct{}
+
+// revisionCursor returns the revision cursor of revision rev for the
+// followers of filter f: rev with the clocks of the streams f may select
+// at it (index.Index.ClocksAt), which any fleetcache of the fleet resumes
+// from.
+func (s *Server) revisionCursor(rev uint64, f planner.Filter) string {
+	return cursor.EncodeRevision(cursor.Revision{Epoch: s.ix.Epoch(), Revision: rev, Clocks: s.ix.ClocksAt(rev, streamsOf(f))})
+}
+
+// streamsOf returns what selects the streams whose changes filter f may
+// select: those of its clusters (all when it names none) and of its
+// resources (all when it names none; a kind is not told from a
+// resource here, so kinds select every resource).
+func streamsOf(f planner.Filter) func(index.Stream) bool {
+	if f.Clusters == nil && f.Resources == nil {
+		return nil
+	}
+	return func(st index.Stream) bool {
+		return (f.Clusters == nil || slices.Contains(f.Clusters, st.Cluster)) &&
+			(f.Resources == nil || slices.Contains(f.Resources, st.Resource))
+	}
+}
+
+// retained reports whether the feed still holds every change after rev.
+func (s *Server) retained(rev uint64) bool {
+	_, err := s.ix.Events(rev, 1)
+	return err == nil
+}
+
+// resumeWait bounds how long a resume waits for this index to catch up
+// with a cursor's clocks (a replica still listing a cluster).
+const resumeWait = 30 * time.Second
+
+// resumeFrom returns the changes after clocks that f selects, and the
+// revision to follow from, waiting while this index is behind them.
+func (s *Server) resumeFrom(ctx context.Context, clocks []index.Clock, f planner.Filter) ([]feed.Event[*object.Object], uint64, error) {
+	ctx, cancel := context.WithTimeout(ctx, resumeWait)
+	defer cancel()
+	match := planner.NewMatcher(f)
+	for {
+		rev := s.ix.Revision()
+		evs, at, err := s.ix.Since(clocks, streamsOf(f), match.Matches)
+		if !errors.Is(err, index.ErrBehind) {
+			return evs, at, err
+		}
+		if werr := s.ix.Wait(ctx, rev); werr != nil {
+			return nil, 0, fmt.Errorf("%w (waited %s)", err, resumeWait)
+		}
+	}
+}

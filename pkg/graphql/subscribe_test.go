@@ -311,7 +311,7 @@ func TestHandoffUnderLoad(t *testing.T) {
 		start := uint64(0)
 		if cur := ix.Revision(); i%2 == 1 && cur > 0 {
 			start = uint64(rand.IntN(int(cur)))
-			vars["since"] = cursor.EncodeRevision(ix.Epoch(), start)
+			vars["since"] = cursor.EncodeRevision(cursor.Revision{Epoch: ix.Epoch(), Revision: start})
 		}
 		sub := subscribe(t, s, eventsQuery, vars)
 		fs = append(fs, follower{sub, start})
@@ -367,11 +367,11 @@ func TestSinceErrors(t *testing.T) {
 		code    string
 		started bool // Subscribe returns a subscription that ends with the error
 	}{
-		{name: "older than retained", vars: map[string]any{"since": cursor.EncodeRevision(ix.Epoch(), 3)}, code: CodeCursorExpired, started: true},
-		{name: "other epoch", vars: map[string]any{"since": cursor.EncodeRevision(other.Epoch(), 18)}, code: CodeCursorExpired, started: true},
+		{name: "older than retained", vars: map[string]any{"since": cursor.EncodeRevision(cursor.Revision{Epoch: ix.Epoch(), Revision: 3})}, code: CodeCursorExpired, started: true},
+		{name: "other epoch", vars: map[string]any{"since": cursor.EncodeRevision(cursor.Revision{Epoch: other.Epoch(), Revision: 18})}, code: CodeCursorExpired, started: true},
 		{name: "page cursor", vars: map[string]any{"since": cursor.EncodePage(object.Position{Cluster: "c1"})}, code: CodeBadUserInput},
 		{name: "garbage", vars: map[string]any{"since": "not-a-cursor"}, code: CodeBadUserInput},
-		{name: "ahead of the index", vars: map[string]any{"since": cursor.EncodeRevision(ix.Epoch(), 1000)}, code: CodeBadUserInput},
+		{name: "ahead of the index", vars: map[string]any{"since": cursor.EncodeRevision(cursor.Revision{Epoch: ix.Epoch(), Revision: 1000})}, code: CodeBadUserInput},
 		{name: "bad label selector", vars: map[string]any{"filter": map[string]any{"labelSelector": "a in (b"}}, code: CodeBadUserInput},
 		{name: "since of the wrong type", vars: map[string]any{"since": 12}, code: CodeBadUserInput},
 	} {
@@ -407,7 +407,7 @@ func TestSinceErrors(t *testing.T) {
 		})
 	}
 	// Within retention, it works.
-	sub := subscribe(t, s, eventsQuery, map[string]any{"since": cursor.EncodeRevision(ix.Epoch(), 17)})
+	sub := subscribe(t, s, eventsQuery, map[string]any{"since": cursor.EncodeRevision(cursor.Revision{Epoch: ix.Epoch(), Revision: 17})})
 	if diff := cmp.Diff([]string{"ADDED 17", "ADDED 18", "ADDED 19"}, nextN(t, sub, 3)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -421,7 +421,7 @@ func TestReplayExpires(t *testing.T) {
 	for i := range 5 {
 		ix.Upsert(version(t, "c1", "ns", fmt.Sprint(i), "1", nil))
 	}
-	sub := subscribe(t, s, eventsQuery, map[string]any{"since": cursor.EncodeRevision(ix.Epoch(), 1)})
+	sub := subscribe(t, s, eventsQuery, map[string]any{"since": cursor.EncodeRevision(cursor.Revision{Epoch: ix.Epoch(), Revision: 1})})
 	// The hub starts only after the changes to replay have left the
 	// retention window: a hub that ran already could replay them first.
 	for i := range 20 {
@@ -837,7 +837,7 @@ func TestSharedExecution(t *testing.T) {
 	ix := index.New(index.Options{})
 	s := startServer(t, ix, health.NewTracker(ix, health.Options{}), Options{})
 	ix.Upsert(version(t, "c1", "ns", "a", "1", nil))
-	since := cursor.EncodeRevision(ix.Epoch(), ix.Revision())
+	since := cursor.EncodeRevision(cursor.Revision{Epoch: ix.Epoch(), Revision: ix.Revision()})
 	filter := map[string]any{"namespaces": []any{"ns"}}
 	a := subscribe(t, s, eventsQuery, map[string]any{"filter": filter})
 	b := subscribe(t, s, eventsQuery, map[string]any{"filter": filter, "since": since})
@@ -886,8 +886,8 @@ func FuzzSubscribe(f *testing.F) {
 	}
 	for _, seed := range []struct{ q, since string }{
 		{eventsQuery, ""},
-		{eventsQuery, cursor.EncodeRevision(ix.Epoch(), 2)},
-		{eventsQuery, cursor.EncodeRevision("other", 2)},
+		{eventsQuery, cursor.EncodeRevision(cursor.Revision{Epoch: ix.Epoch(), Revision: 2})},
+		{eventsQuery, cursor.EncodeRevision(cursor.Revision{Epoch: "other", Revision: 2})},
 		{eventsQuery, cursor.EncodePage(object.Position{Cluster: "c1"})},
 		{`subscription { clusterHealth { name status } }`, ""},
 		{`subscription S { ...F } fragment F on Subscription { resourceEvents { cursor } }`, ""},
@@ -924,4 +924,6 @@ func FuzzSubscribe(f *testing.F) {
 }
 
 // epochCursor returns the revision cursor of rev in s's index.
-func epochCursor(s *Server, rev uint64) string { return cursor.EncodeRevision(s.ix.Epoch(), rev) }
+func epochCursor(s *Server, rev uint64) string {
+	return cursor.EncodeRevision(cursor.Revision{Epoch: s.ix.Epoch(), Revision: rev})
+}

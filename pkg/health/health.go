@@ -92,14 +92,18 @@ type EventCounts struct {
 
 // ClusterStatus is the state of one cluster.
 type ClusterStatus struct {
-	Name          string
-	Status        Status
-	Message       string // why the cluster is not SYNCED; empty when it is
-	Stale         bool   // the cluster is unreachable and its objects are the last known state
-	Unconfigured  bool   // its source gives no usable configuration: it does not run (see ConfigError)
-	LastSyncTime  time.Time
-	LastEventTime time.Time
-	ObjectCount   int
+	Name         string
+	Status       Status
+	Message      string // why the cluster is not SYNCED; empty when it is
+	Stale        bool   // the cluster is unreachable and its objects are the last known state
+	Unconfigured bool   // its source gives no usable configuration: it does not run (see ConfigError)
+	// Server is the URL of its API server and Version the Kubernetes
+	// version it reported (its /version's gitVersion), empty until known
+	// (see Identify).
+	Server, Version string
+	LastSyncTime    time.Time
+	LastEventTime   time.Time
+	ObjectCount     int
 	// CurrentAsOf is the earliest CurrentAsOf of its types: the last moment
 	// all of the cluster's data was known current. Zero while a type has
 	// never been current; types that fail with an API error (forbidden, not
@@ -149,6 +153,13 @@ type Options struct {
 	// ChangeRateIntervals is how many intervals ClusterStatus.ChangeRate
 	// holds. Default 30 (five minutes of 10 s).
 	ChangeRateIntervals int
+	// HistoryWindow is how far back History keeps each cluster's statuses:
+	// a period that ended before it is dropped. Default 24h.
+	HistoryWindow time.Duration
+	// HistoryPeriods bounds the periods History keeps per cluster, the
+	// oldest dropped first, so that a flapping cluster costs little.
+	// Default 200.
+	HistoryPeriods int
 }
 
 // Tracker derives and records the sync health of every cluster. It is safe
@@ -183,6 +194,22 @@ type clusterState struct {
 	configErr error     // its source's configuration cannot be used (see ConfigError)
 	resources map[string]*resourceState
 	changes   *rateWindow // object events, for ClusterStatus.ChangeRate
+	// history is the cluster's statuses, oldest first; the last one is
+	// the current, with no End (see History).
+	history []StatusPeriod
+	// server and version identify the cluster's API server (see Identify).
+	server, version string
+}
+
+// StatusPeriod is a span of time a cluster spent in one status.
+type StatusPeriod struct {
+	Status Status
+	// Start is when the status began; End when it ended, zero while it
+	// lasts.
+	Start, End time.Time
+	// Message is why the cluster entered it: its message then (empty for
+	// SYNCED).
+	Message string
 }
 
 type resourceState struct {
@@ -252,6 +279,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ChangeRateIntervals <= 0 {
 		o.ChangeRateIntervals = 30
+	}
+	if o.HistoryWindow <= 0 {
+		o.HistoryWindow = 24 * time.Hour
+	}
+	if o.HistoryPeriods <= 0 {
+		o.HistoryPeriods = 200
 	}
 	return o
 }
@@ -536,8 +569,67 @@ func (t *Tracker) update(cluster string, fn func(*clusterState)) {
 	before := c.statusLocked(now)
 	fn(c)
 	after := c.statusLocked(now)
+	if created || before.Status != after.Status {
+		t.historyLocked(c, after, now)
+	}
 	if created || !sameStatus(before, after) {
 		t.recordLocked(Change{Cluster: t.withRatesLocked(c, after, now)})
+	}
+}
+
+// historyLocked ends the cluster's current period and begins one of
+// status st at now, dropping the periods that ended before the window and
+// those over the bound. The caller holds the cluster's mutex.
+func (t *Tracker) historyLocked(c *clusterState, st ClusterStatus, now time.Time) {
+	if n := len(c.history); n > 0 {
+		c.history[n-1].End = now
+	}
+	c.history = append(c.history, StatusPeriod{Status: st.Status, Start: now, Message: st.Message})
+	cutoff := now.Add(-t.opts.HistoryWindow)
+	drop := 0
+	for drop < len(c.history)-1 && (c.history[drop].End.Before(cutoff) || len(c.history)-drop > t.opts.HistoryPeriods) {
+		drop++
+	}
+	if drop > 0 {
+		c.history = slices.Delete(c.history, 0, drop)
+	}
+}
+
+// History returns the cluster's statuses over Options.HistoryWindow,
+// oldest first: when each began and ended (the current one has no End),
+// and why. It is empty for a cluster the Tracker does not know. A period
+// that began before the window is returned whole.
+func (t *Tracker) History(cluster string) []StatusPeriod {
+	c, _, unlock := t.lockCluster(cluster, false)
+	if c == nil {
+		return nil
+	}
+	defer unlock()
+	cutoff := t.opts.Now().Add(-t.opts.HistoryWindow)
+	out := make([]StatusPeriod, 0, len(c.history))
+	for _, p := range c.history {
+		if p.End.IsZero() || !p.End.Before(cutoff) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Identify records what fleetcache knows of a cluster's API server: its
+// URL and, once a probe read it, its Kubernetes version ("" leaves the
+// known one). It records no change of status, and does nothing for a
+// cluster the Tracker does not know.
+func (t *Tracker) Identify(cluster, server, version string) {
+	c, _, unlock := t.lockCluster(cluster, false)
+	if c == nil {
+		return
+	}
+	defer unlock()
+	if server != "" {
+		c.server = server
+	}
+	if version != "" {
+		c.version = version
 	}
 }
 
@@ -594,7 +686,7 @@ func (r *resourceState) statusLocked(reachable bool, now time.Time) ResourceStat
 }
 
 func (c *clusterState) statusLocked(now time.Time) ClusterStatus {
-	s := ClusterStatus{Name: c.name, Status: Pending, Resources: make([]ResourceStatus, 0, len(c.resources))}
+	s := ClusterStatus{Name: c.name, Status: Pending, Resources: make([]ResourceStatus, 0, len(c.resources)), Server: c.server, Version: c.version}
 	reachable := c.probeErr == nil
 	var unreachable, syncing, resyncing, degraded, queued, slow []string
 	var queuedWhy string

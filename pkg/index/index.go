@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/fleetcache/fleetcache/pkg/index/feed"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
@@ -20,6 +21,16 @@ import (
 // defaultRetention is Options.Retention when unset.
 const defaultRetention = 100000
 
+// defaultRetentionAge is Options.RetentionAge when unset.
+const defaultRetentionAge = 24 * time.Hour
+
+// defaultTombstoneRetention and defaultMaxTombstones are
+// Options.TombstoneRetention and MaxTombstones when unset.
+const (
+	defaultTombstoneRetention = time.Hour
+	defaultMaxTombstones      = 100000
+)
+
 // minType sorts before every real type: its KindName and Resource are
 // empty. Placeholder objects use it to seek to the first object of a
 // cluster or of a name (see object.Range.Start).
@@ -28,8 +39,13 @@ var minType = &object.Type{}
 // Options configure an Index. Each field's comment states its default, used
 // when the field is zero; DefaultOptions returns them all.
 type Options struct {
-	// Retention is how many change events are kept for followers. Default 100000.
+	// Retention is how many change events are kept for followers (the
+	// changes query, subscriptions resuming from a cursor). Default 100000.
 	Retention int
+	// RetentionAge is how long change events are kept, at most: older ones
+	// are dropped as new ones are recorded. Default 24h; negative: no age
+	// limit, Retention alone.
+	RetentionAge time.Duration
 	// Indexes are the paths that get a secondary index, per resource
 	// (kubectl names: "pods", "deployments.apps"): a field selector's =,
 	// == and in on them, and facets by them, read postings instead of the
@@ -48,6 +64,14 @@ type Options struct {
 	// stored). See docs/operations.md, "Memory budget". Default 0: no
 	// budget.
 	MemoryBudget int64
+	// TombstoneRetention is how long the index remembers a deleted
+	// object, so that a cursor from before the deletion resumes with it
+	// (Since). Default one hour.
+	TombstoneRetention time.Duration
+	// MaxTombstones bounds how many deleted objects the index remembers
+	// for TombstoneRetention, the oldest going first: a cursor from
+	// before a dropped one expires. Default 100000.
+	MaxTombstones int
 }
 
 // DefaultOptions returns the Options with every default filled in: what a
@@ -59,6 +83,15 @@ func DefaultOptions() Options { return Options{}.withDefaults() }
 func (o Options) withDefaults() Options {
 	if o.Retention <= 0 {
 		o.Retention = defaultRetention
+	}
+	if o.RetentionAge == 0 {
+		o.RetentionAge = defaultRetentionAge
+	}
+	if o.MaxTombstones <= 0 {
+		o.MaxTombstones = defaultMaxTombstones
+	}
+	if o.TombstoneRetention <= 0 {
+		o.TombstoneRetention = defaultTombstoneRetention
 	}
 	o.Indexes = withDefaultIndexes(o.Indexes)
 	return o
@@ -76,9 +109,11 @@ type Index struct {
 	// order.
 	all *entryTree
 	// ids gives every object a dense id, its place in the postings;
-	// ranks numbers the ids in Position order.
-	ids   ids
-	ranks ranks
+	// ranks numbers the ids in Position order; labelSets holds each id's
+	// labels as a column.
+	ids       ids
+	ranks     ranks
+	labelSets labelSets
 	// types caches, per *object.Type in use, its kind name and its postings.
 	types map[*object.Type]*typeEntry
 	// kinds and resources are postings by object.Type.KindName() and
@@ -110,6 +145,13 @@ type Index struct {
 	// writing, so a reader holding mu sees the objects and their revision
 	// together.
 	feed *feed.Feed[*object.Object]
+	// streams are the clusters' resource types with their clocks and
+	// tombs (clocks.go); tombs holds the stream of each tomb from
+	// tombHead on, oldest first.
+	streams  map[Stream]*stream
+	tombs    []*stream
+	tombHead int
+	opts     Options
 	// scratch is a placeholder object for seeking while mu is held for
 	// writing.
 	scratch object.Object
@@ -159,12 +201,15 @@ func New(opts Options) *Index {
 		clusterIDs:   map[string]*Posting{},
 		namespaceIDs: map[string]*Posting{},
 		labels:       map[string]map[string]*Posting{},
+		labelSets:    newLabelSets(),
 		labelKeys:    map[string]*Posting{},
 		owners:       map[types.UID]*Posting{},
 		tokens:       search.NewTree[*Posting](),
 		created:      newTimeOrder(fl),
 		clusters:     map[string]*ClusterCounts{},
-		feed:         feed.New[*object.Object](opts.Retention),
+		feed:         feed.NewWithMaxAge[*object.Object](opts.Retention, opts.RetentionAge),
+		streams:      map[Stream]*stream{},
+		opts:         opts,
 		budget:       budgetLocked{budget: opts.MemoryBudget},
 		budgetBytes:  opts.MemoryBudget,
 	}
@@ -185,12 +230,27 @@ func (ix *Index) Events(after uint64, limit int) ([]feed.Event[*object.Object], 
 	return ix.feed.Events(after, limit)
 }
 
+// OldestRevision returns the revision of the oldest retained change;
+// Revision()+1 when none is retained.
+func (ix *Index) OldestRevision() uint64 { return ix.feed.Oldest() }
+
+// RevisionBefore returns the revision of the last change recorded before
+// t, as far as the retained changes tell (OldestRevision()-1 when t is
+// before them all): the changes at or after t are those after it.
+func (ix *Index) RevisionBefore(t time.Time) uint64 { return ix.feed.RevisionBefore(t) }
+
 // Wait returns nil as soon as Revision() > after, or ctx.Err() if ctx ends
 // first.
 func (ix *Index) Wait(ctx context.Context, after uint64) error { return ix.feed.Wait(ctx, after) }
 
 // emitLocked advances the revision and records the change in the feed.
-func (ix *Index) emitLocked(t feed.EventType, o, old *object.Object) { ix.feed.Record(t, o, old) }
+// A deletion is also remembered as a tomb of its stream (clocks.go).
+func (ix *Index) emitLocked(t feed.EventType, o, old *object.Object) {
+	if t == feed.Deleted {
+		ix.tombLocked(o, time.Now())
+	}
+	ix.feed.Record(t, o, old)
+}
 
 // Upsert adds or modifies o. It is a no-op, returning false, when the index
 // already holds an object with the same key, UID and ResourceVersion (a
@@ -290,14 +350,11 @@ func (ix *Index) RemoveResource(cluster, resource string) int {
 func (ix *Index) removeAll(cluster, resource string) int {
 	ix.mu.Lock()
 	es := ix.entriesLocked(cluster, resource, &ix.scratch)
-	if len(es) == 0 {
-		ix.mu.Unlock()
-		return 0
-	}
 	for _, e := range es {
 		ix.removeLocked(e)
 		ix.emitLocked(feed.Deleted, e.o, nil)
 	}
+	ix.removeStreamsLocked(cluster, resource)
 	ix.mu.Unlock()
 	return len(es)
 }
@@ -434,6 +491,7 @@ func (ix *Index) insertLocked(o *object.Object) {
 	te.resource.Add(id)
 	postingFor(ix.clusterIDs, o.Cluster).Add(id)
 	postingFor(ix.namespaceIDs, o.Namespace).Add(id)
+	ix.labelSets.hold(id, o.Labels)
 	for _, l := range o.Labels {
 		ix.labelPostingLocked(l).Add(id)
 		postingFor(ix.labelKeys, l.Key).Add(id)
@@ -472,6 +530,7 @@ func (ix *Index) removeLocked(e entry) {
 	}
 	removeFrom(ix.clusterIDs, o.Cluster, id)
 	removeFrom(ix.namespaceIDs, o.Namespace, id)
+	ix.labelSets.release(id)
 	for _, l := range o.Labels {
 		ix.removeLabelLocked(l, id)
 		removeFrom(ix.labelKeys, l.Key, id)
@@ -523,6 +582,7 @@ func (ix *Index) replaceLocked(e entry, o *object.Object) {
 			delete(ix.types, old.Type)
 		}
 	}
+	ix.labelSets.replace(id, old.Labels, o.Labels)
 	for _, l := range old.Labels {
 		v, ok := o.Labels.Lookup(l.Key)
 		if !ok || v != l.Value {

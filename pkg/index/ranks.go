@@ -21,10 +21,18 @@ type ranks struct {
 	// neighbours in the order, and a freed id goes to the next object,
 	// often a replacement beside it: blocks' bounds stay narrow.
 	lo, hi []uint64
+	// rlo and rhi are lo and hi of each region of 1<<rankRegionBits ids
+	// (the ids of one container of a bitmap), so that a read skips a
+	// region at once rather than each of its blocks.
+	rlo, rhi []uint64
 }
 
-// rankBlockBits is the size of a block of ids, as a power of two.
-const rankBlockBits = 10
+// rankBlockBits and rankRegionBits are the sizes of a block and of a
+// region of ids, as powers of two.
+const (
+	rankBlockBits  = 10
+	rankRegionBits = 16
+)
 
 const (
 	// rankStride is the step between an object and a neighbor far
@@ -49,6 +57,45 @@ func (rk *ranks) set(id uint32, r uint64) {
 		rk.lo, rk.hi = append(rk.lo, math.MaxUint64), append(rk.hi, 0)
 	}
 	rk.lo[b], rk.hi[b] = min(rk.lo[b], r), max(rk.hi[b], r)
+	g := int(id >> rankRegionBits)
+	for len(rk.rlo) <= g {
+		rk.rlo, rk.rhi = append(rk.rlo, math.MaxUint64), append(rk.rhi, 0)
+	}
+	rk.rlo[g], rk.rhi[g] = min(rk.rlo[g], r), max(rk.rhi[g], r)
+}
+
+// spread returns about what share of the ranks in use the bounds of a
+// block, and of a region, span, from up to rankSamples of each: near 0
+// when ids were handed out in Position order, so that a read skips
+// nearly every block; near 1 when each block holds ids from all over
+// the order.
+func (rk *ranks) spread() (block, region float64) {
+	return boundsSpread(rk.lo, rk.hi), boundsSpread(rk.rlo, rk.rhi)
+}
+
+// rankSamples is how many bounds spread reads.
+const rankSamples = 32
+
+func boundsSpread(lo, hi []uint64) float64 {
+	if len(lo) == 0 {
+		return 1
+	}
+	step := max(len(lo)/rankSamples, 1)
+	least, most := uint64(math.MaxUint64), uint64(0)
+	var spans float64
+	n := 0
+	for i := 0; i < len(lo); i += step {
+		if lo[i] > hi[i] {
+			continue // a block whose ids never had a rank
+		}
+		least, most = min(least, lo[i]), max(most, hi[i])
+		spans += float64(hi[i] - lo[i])
+		n++
+	}
+	if n == 0 || most == least {
+		return 1
+	}
+	return min(spans/float64(n)/float64(most-least), 1)
 }
 
 // rankLocked gives e, just put in the primary order, a rank between its

@@ -63,6 +63,18 @@ func (r Reader) RankBlock(id uint32) (lo, hi uint64, next uint32) {
 	return r.ix.ranks.lo[b], r.ix.ranks.hi[b], (b + 1) << rankBlockBits
 }
 
+// RankRegion is RankBlock for the region of id, 1<<16 ids (64 blocks);
+// next is 0 after the last region of the id space.
+func (r Reader) RankRegion(id uint32) (lo, hi uint64, next uint32) {
+	g := id >> rankRegionBits
+	return r.ix.ranks.rlo[g], r.ix.ranks.rhi[g], (g + 1) << rankRegionBits
+}
+
+// RankSpread returns about what share of the ranks in use the bounds of
+// a block (RankBlock), and of a region (RankRegion), span: how much of
+// the id space a read that wants a few ranks can skip.
+func (r Reader) RankSpread() (block, region float64) { return r.ix.ranks.spread() }
+
 // RankAfter returns the least rank of the objects that sort after from,
 // and false when none does.
 func (r Reader) RankAfter(from *object.Object) (uint64, bool) {

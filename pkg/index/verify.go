@@ -36,6 +36,12 @@ func (ix *Index) Verify() error {
 			return fmt.Errorf("the rank of %s is not below that of %s", all[i-1].Key(), all[i].Key())
 		}
 	}
+	for _, o := range all {
+		r, b, g := ix.ranks.of(id[o]), id[o]>>rankBlockBits, id[o]>>rankRegionBits
+		if r < ix.ranks.lo[b] || r > ix.ranks.hi[b] || r < ix.ranks.rlo[g] || r > ix.ranks.rhi[g] {
+			return fmt.Errorf("the rank of %s lies outside its block's or region's bounds", o.Key())
+		}
+	}
 	want := struct {
 		kinds, resources, labelKeys, tokens, clusters, namespaces map[string][]*object.Object
 		labels                                                    map[object.Label][]*object.Object
@@ -172,6 +178,46 @@ func (ix *Index) verifyIDsLocked(all []*object.Object, id map[*object.Object]uin
 		if ix.ids.object(id[o]) != o {
 			return fmt.Errorf("the id of %s leads elsewhere", o.Key())
 		}
+	}
+	return ix.verifyLabelSetsLocked(all, id)
+}
+
+// verifyLabelSetsLocked checks that the label set of each id is its
+// object's labels, that free ids hold none, and that each set is counted
+// as often as ids hold it, under its encoding.
+func (ix *Index) verifyLabelSetsLocked(all []*object.Object, id map[*object.Object]uint32) error {
+	s := &ix.labelSets
+	refs := make([]int, len(s.sets))
+	for _, o := range all {
+		n := uint32(0)
+		if int(id[o]) < len(s.of) {
+			n = s.of[id[o]]
+		}
+		if !slices.Equal(s.sets[n].labels, o.Labels) {
+			return fmt.Errorf("the label set of %s holds %v, want %v", o.Key(), s.sets[n].labels, o.Labels)
+		}
+		refs[n]++
+	}
+	for _, free := range ix.ids.free {
+		if int(free) < len(s.of) && s.of[free] != 0 {
+			return fmt.Errorf("free id %d holds label set %d", free, s.of[free])
+		}
+	}
+	held := 0
+	for n := 1; n < len(s.sets); n++ {
+		if s.sets[n].refs != refs[n] {
+			return fmt.Errorf("label set %d (%v) counts %d ids, %d hold it", n, s.sets[n].labels, s.sets[n].refs, refs[n])
+		}
+		if refs[n] == 0 {
+			continue
+		}
+		held++
+		if m, ok := s.byKey[string(encodeLabels(nil, s.sets[n].labels))]; !ok || m != uint32(n) {
+			return fmt.Errorf("label set %d (%v) is not found by its labels", n, s.sets[n].labels)
+		}
+	}
+	if held != len(s.byKey) || held+len(s.free)+1 != len(s.sets) {
+		return fmt.Errorf("%d label sets held, %d by their labels, %d free of %d", held, len(s.byKey), len(s.free), len(s.sets))
 	}
 	return nil
 }

@@ -41,6 +41,12 @@ func NewFleet(ix *index.Index, h *health.Tracker, opts Options) (*Fleet, error) 
 	return f, nil
 }
 
+// ListSlots returns how many lists may run at once in the fleet
+// (Options.MaxConcurrentLists), how many run, and how many wait for a slot.
+func (f *Fleet) ListSlots() (size, inUse, waiting int) {
+	return cap(f.gate.slots), len(f.gate.slots), int(f.gate.waiting.Load())
+}
+
 // Start runs what the fleet's clusters share, the prober of their API
 // servers, until ctx ends, and returns nil then. Clusters run by RunCluster
 // are probed only while Start runs: a cluster whose server stopped answering

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -165,6 +166,9 @@ type Sink interface {
 	Delete(k object.Key) bool
 	DeleteObject(o *object.Object) bool
 	Objects(cluster, resource string) []*object.Object
+	// Progress records that a cluster's resource type is applied up to
+	// resourceVersion rv.
+	Progress(cluster, resource, rv string)
 	// IndexedPaths are the paths of resource the sink indexes, which
 	// its objects keep beside their bodies (object.Type.Projected).
 	IndexedPaths(resource string) []fieldpath.Path
@@ -223,6 +227,8 @@ type Ingester struct {
 	// noCRD holds the custom resource types whose CustomResourceDefinition
 	// could not be read (logged once each).
 	noCRD map[string]bool
+	// server is the API server's URL, for health.
+	server string
 }
 
 // typeRun is one run of one type's reflector and its store, stopped and
@@ -362,7 +368,7 @@ func NewIngester(name string, cfg *rest.Config, sink Sink, h *health.Tracker, op
 	}
 	c := &Ingester{name: name, sink: sink, health: h, opts: opts, names: names, reachable: true,
 		runs: map[string]*typeRun{}, stale: map[string]*typeRun{}, wake: make(chan struct{}, 1),
-		noCRD: map[string]bool{}}
+		noCRD: map[string]bool{}, server: cfg.Host}
 	cfg = rest.CopyConfig(cfg)
 	// One token bucket for all of the cluster's clients but the probe's.
 	cfg.QPS, cfg.Burst = opts.ClientQPS, opts.ClientBurst
@@ -499,6 +505,7 @@ func (c *Ingester) Start(ctx context.Context) error {
 	}()
 
 	c.health.AddCluster(c.name)
+	c.health.Identify(c.name, c.server, "")
 	if c.prober == nil {
 		// A cluster on its own: its own prober, stopped and waited for
 		// after the cluster's target is removed.
@@ -709,7 +716,7 @@ var secrets = schema.GroupResource{Resource: "secrets"}
 // The prober calls it.
 func (c *Ingester) probe(ctx context.Context) time.Duration {
 	pctx, cancel := context.WithTimeout(ctx, c.opts.ProbeTimeout)
-	err := c.watches.Get().AbsPath("/version").Do(pctx).Error()
+	raw, err := c.watches.Get().AbsPath("/version").Do(pctx).Raw()
 	cancel()
 	if ctx.Err() != nil {
 		return 0
@@ -731,6 +738,14 @@ func (c *Ingester) probe(ctx context.Context) time.Duration {
 	}
 	c.mu.Unlock()
 	c.health.Probe(c.name, err)
+	if err == nil {
+		var v struct {
+			GitVersion string `json:"gitVersion"`
+		}
+		if json.Unmarshal(raw, &v) == nil {
+			c.health.Identify(c.name, "", v.GitVersion)
+		}
+	}
 	c.probed(err)
 	if err != nil {
 		return c.opts.ProbeRetryInterval

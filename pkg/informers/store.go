@@ -42,6 +42,14 @@ func (s *runStore) Delete(obj any) error {
 	return nil
 }
 
+// UpdateResourceVersion advances the stream's clock: the reflector calls
+// it after each watch event it applied and for each bookmark.
+func (s *runStore) UpdateResourceVersion(rv string) {
+	s.c.sink.Progress(s.c.name, s.run.t.Resource, rv)
+}
+
+var _ cache.ResourceVersionUpdater = (*runStore)(nil)
+
 // Resync is a no-op: the reflector has no resync period.
 func (s *runStore) Resync() error { return nil }
 
@@ -49,7 +57,7 @@ func (s *runStore) Resync() error { return nil }
 // index ignores those it holds unchanged), the objects of this cluster and
 // type that the list lacks are deleted (pointer-conditional, so that a newer
 // version is never removed), and then the run is synced.
-func (s *runStore) Replace(list []any, _ string) error {
+func (s *runStore) Replace(list []any, rv string) error {
 	typ := health.EventAdded
 	if s.listed {
 		typ = health.EventModified
@@ -70,6 +78,9 @@ func (s *runStore) Replace(list []any, _ string) error {
 			s.events.Record(health.EventDeleted, now)
 		}
 	}
+	// The list's resourceVersion covers every change it applied: the
+	// stream's clock (index.Index.Progress), for the cursors.
+	s.c.sink.Progress(s.c.name, s.run.t.Resource, rv)
 	s.listed = true
 	s.c.listApplied(s.run)
 	return nil

@@ -65,7 +65,7 @@ func BenchmarkFanoutLatencyWebSocket(b *testing.B) {
 				epoch := f.Index.Epoch()
 				ends := make([][]byte, changes+101)
 				for k := range ends {
-					ends[k] = eventEnd(cursor.EncodeRevision(epoch, f.Base+uint64(k)))
+					ends[k] = eventEnd(cursor.EncodeRevision(cursor.Revision{Epoch: epoch, Revision: f.Base + uint64(k)}))
 				}
 				for f.s.hub.Subscribers() < tc.n {
 					time.Sleep(time.Millisecond)

@@ -119,7 +119,9 @@ func runServer(t testing.TB, s *testServer) (stop func() error) {
 }
 
 // epochCursor is the since cursor of revision rev of s's index.
-func epochCursor(s *testServer, rev uint64) string { return cursor.EncodeRevision(s.ix.Epoch(), rev) }
+func epochCursor(s *testServer, rev uint64) string {
+	return cursor.EncodeRevision(cursor.Revision{Epoch: s.ix.Epoch(), Revision: rev})
+}
 
 // mustJSON encodes v.
 func mustJSON(t testing.TB, v any) []byte {

@@ -210,7 +210,7 @@ func TestSSE(t *testing.T) {
 		{name: "depth limit", query: `subscription { resourceEvents { resource { owners { owners { owners { name } } } } } }`, want: []string{graphql.CodeValidationFailed}},
 		{name: "page size limit", query: `{ resources(first: 11) { totalCount } }`, want: []string{graphql.CodeBadUserInput}, data: true},
 		{name: "bad since", query: eventsQuery, vars: map[string]any{"since": "nope"}, want: []string{graphql.CodeBadUserInput}},
-		{name: "since of another epoch", query: eventsQuery, vars: map[string]any{"since": cursor.EncodeRevision("other", 3)}, want: []string{graphql.CodeCursorExpired}},
+		{name: "since of another epoch", query: eventsQuery, vars: map[string]any{"since": cursor.EncodeRevision(cursor.Revision{Epoch: "other", Revision: 3})}, want: []string{graphql.CodeCursorExpired}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Errors before and during execution come as a next event,

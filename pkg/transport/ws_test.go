@@ -279,7 +279,7 @@ func TestWebSocketCloseCodes(t *testing.T) {
 	sub := func(id string) string {
 		return string(mustJSON(t, map[string]any{"id": id, "type": "subscribe", "payload": map[string]any{
 			"query":     `subscription($since: String) { resourceEvents(since: $since, filter: {kinds: ["Deployment"]}) { type } }`,
-			"variables": map[string]any{"since": cursor.EncodeRevision(f.ix.Epoch(), 0)},
+			"variables": map[string]any{"since": cursor.EncodeRevision(cursor.Revision{Epoch: f.ix.Epoch(), Revision: 0})},
 		}}))
 	}
 	for _, tc := range []struct {
@@ -429,7 +429,7 @@ func TestWebSocketOperations(t *testing.T) {
 		{name: "two root fields", query: `subscription { resourceEvents { type } clusterHealth { name } }`, want: []string{graphql.CodeValidationFailed}},
 		{name: "bad since", query: eventsQuery, vars: map[string]any{"since": "nope"}, want: []string{graphql.CodeBadUserInput}},
 		{name: "bad filter", query: eventsQuery, vars: map[string]any{"filter": map[string]any{"labelSelector": "a in (("}}, want: []string{graphql.CodeBadUserInput}},
-		{name: "since of another epoch", query: eventsQuery, vars: map[string]any{"since": cursor.EncodeRevision("other", 1)}, want: []string{graphql.CodeCursorExpired}},
+		{name: "since of another epoch", query: eventsQuery, vars: map[string]any{"since": cursor.EncodeRevision(cursor.Revision{Epoch: "other", Revision: 1})}, want: []string{graphql.CodeCursorExpired}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := c.with(t)

@@ -14,7 +14,10 @@
 //   - transport_real_test.go and ratelimit_real_test.go: the WebSocket and
 //     SSE transports with the real graphql-ws and graphql-sse npm clients
 //     (testdata/ws_client.js, testdata/sse_client.js; internal/nodetest
-//     installs them), and subscription rate limits as those clients see them.
+//     installs them), and subscription rate limits as those clients see them;
+//   - replicas_real_test.go: two replicas behind a TCP proxy that plays their
+//     Service, and the retrying graphql-ws client moving from one to the
+//     other when its replica stops.
 //
 // The unit tests of pkg/graphql need no server and stay there.
 package api

@@ -593,8 +593,10 @@ func TestListThenFollow(t *testing.T) {
 }
 
 // TestCursorExpiredOnRealClusters: a since older than the retained
-// changes, or from an aggregator that since restarted, ends the
-// subscription with CURSOR_EXPIRED; a page cursor is BAD_USER_INPUT.
+// changes resumes from its clocks (docs/design.md, "Cursors from the
+// members' clocks"); one from an aggregator that since restarted, with a
+// deletion in between that the new one cannot know, ends the subscription
+// with CURSOR_EXPIRED; a page cursor is BAD_USER_INPUT.
 func TestCursorExpiredOnRealClusters(t *testing.T) {
 	env := testbed.Env(t)
 	ns := freshNamespace("sub-expire")
@@ -637,13 +639,26 @@ func TestCursorExpiredOnRealClusters(t *testing.T) {
 			t.Errorf("since %s: %s, want %s", since, mustMarshal(t, res), code)
 		}
 	}
-	expectEnd(f, old, graphql.CodeCursorExpired)
+	// The changes after old left the feed (retention 20): the clocks
+	// resume it, the 30 ConfigMaps among what it catches up with.
+	resumed := f.subscribe(t, realEventsQuery, map[string]any{"since": old, "filter": map[string]any{"namespaces": []any{ns}}})
+	caught := map[string]bool{}
+	for _, e := range nextEvents(t, resumed, 30) {
+		caught[e.Name] = true
+	}
+	if !caught[lastCM.GetName()] || len(caught) != 30 {
+		t.Errorf("resumed from clocks past the retained changes: %d ConfigMaps, the last one %t", len(caught), caught[lastCM.GetName()])
+	}
 	expectEnd(f, page, graphql.CodeBadUserInput)
 
-	// Restart: a new aggregator, a new index epoch.
+	// Restart: a new aggregator, a new index epoch; a ConfigMap deleted
+	// while none runs is a deletion the new one cannot know.
 	listRevision(f)
 	recent := list.Resources.Revision
 	f.stop()
+	if err := d.Resource(cached[1].gvr).Namespace(ns).Delete(t.Context(), lastCM.GetName(), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	f2 := startSubFleet(t, index.Options{}, graphql.Options{})
 	expectEnd(f2, recent, graphql.CodeCursorExpired)
 	listRevision(f2)

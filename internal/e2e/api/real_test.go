@@ -644,6 +644,14 @@ func TestStaleClustersOnRealClusters(t *testing.T) {
 	if !got.Cluster.Stale || got.Cluster.Message == nil {
 		t.Errorf("c3 = %+v, want stale with a message", got.Cluster)
 	}
+
+	// kubectl fleet get prints c3's rows too, and warns about it on
+	// stderr, as kubectl prints an API server's warnings; exit 0.
+	code, out, errOut := kubectlFleet(t.Context(), "get", "configmaps", "-n", "gq", "--server", f.serverURL())
+	if code != 0 || !strings.Contains(out, "c3 ") || !strings.Contains(errOut, `Warning: cluster "c3" is DISCONNECTED (data stale `) ||
+		strings.Contains(errOut, `"c1"`) || strings.Contains(errOut, `"c2"`) {
+		t.Errorf("kubectl fleet get with c3 down: exit %d, stdout:\n%s\nstderr:\n%s\nwant 0, c3's rows and a warning about c3 alone", code, out, errOut)
+	}
 }
 
 // TestPagingDuringChurn pages through 2,000 ConfigMaps, 50 at a time, while

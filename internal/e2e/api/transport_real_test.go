@@ -58,9 +58,10 @@ type report struct {
 	Code    int
 }
 
-// startNodeClient starts script with the endpoint's URL, and waits until
-// it reads commands. It is killed when the test ends.
-func startNodeClient(t *testing.T, dir, script, url string) *nodeClient {
+// startNodeClient starts script with the endpoint's URL and the script's
+// further arguments, and waits until it reads commands. It is killed when
+// the test ends.
+func startNodeClient(t *testing.T, dir, script, url string, args ...string) *nodeClient {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -71,7 +72,7 @@ func startNodeClient(t *testing.T, dir, script, url string) *nodeClient {
 		t.Fatal(err)
 	}
 	n := &nodeClient{t: t, name: script, reports: make(chan report, 1024), stderr: &bytes.Buffer{}}
-	n.cmd = exec.Command(node, abs, url)
+	n.cmd = exec.Command(node, append([]string{abs, url}, args...)...)
 	n.cmd.Dir = dir
 	n.cmd.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(dir, "node_modules"))
 	n.cmd.Stderr = n.stderr
@@ -186,32 +187,41 @@ func (n *nodeClient) events(id string, count int) []liveEvent {
 		case r.Type != "next":
 			n.t.Fatalf("%s: subscription %s: %s %s (after %d of %d events: %v)", n.name, id, r.Type, r.Error, len(out), count, out)
 		}
-		var p struct {
-			Data *struct {
-				ResourceEvents struct {
-					Type, Cursor string
-					Resource     struct {
-						Cluster, Name string
-						Labels        map[string]string
-					}
-				}
-			}
-			Errors     []gqlError
-			Extensions struct{ Heartbeat bool }
+		if e, ok := n.decodeEvent(id, r.Payload); ok {
+			out = append(out, e)
 		}
-		if err := json.Unmarshal(r.Payload, &p); err != nil {
-			n.t.Fatalf("%s: decode %s: %v", n.name, r.Payload, err)
-		}
-		if len(p.Errors) > 0 {
-			n.t.Fatalf("%s: subscription %s: errors %+v", n.name, id, p.Errors)
-		}
-		if p.Extensions.Heartbeat {
-			continue
-		}
-		e := p.Data.ResourceEvents
-		out = append(out, liveEvent{Type: e.Type, Cluster: e.Resource.Cluster, Name: e.Resource.Name, App: e.Resource.Labels["app"], Cursor: e.Cursor})
 	}
 	return out
+}
+
+// decodeEvent decodes the payload of a next report of subscription id:
+// its event, or false for a heartbeat. Errors in the payload fail the test.
+func (n *nodeClient) decodeEvent(id string, payload json.RawMessage) (liveEvent, bool) {
+	n.t.Helper()
+	var p struct {
+		Data *struct {
+			ResourceEvents struct {
+				Type, Cursor string
+				Resource     struct {
+					Cluster, Name string
+					Labels        map[string]string
+				}
+			}
+		}
+		Errors     []gqlError
+		Extensions struct{ Heartbeat bool }
+	}
+	if err := json.Unmarshal(payload, &p); err != nil {
+		n.t.Fatalf("%s: decode %s: %v", n.name, payload, err)
+	}
+	if len(p.Errors) > 0 {
+		n.t.Fatalf("%s: subscription %s: errors %+v", n.name, id, p.Errors)
+	}
+	if p.Extensions.Heartbeat {
+		return liveEvent{}, false
+	}
+	e := p.Data.ResourceEvents
+	return liveEvent{Type: e.Type, Cluster: e.Resource.Cluster, Name: e.Resource.Name, App: e.Resource.Labels["app"], Cursor: e.Cursor}, true
 }
 
 // byCluster groups events by cluster, as "TYPE name app".

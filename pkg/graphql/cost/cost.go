@@ -81,7 +81,8 @@ func Compute(schema *graphql.Schema, doc *ast.Document, op *ast.OperationDefinit
 }
 
 // walk adds the cost of the fields that sets select of n values of type t.
-// page is the length of edges when t is a ResourceConnection.
+// page is the length of edges when t is a ResourceConnection or a
+// ChangeConnection.
 func (w *walker) walk(t *graphql.Object, sets []*ast.SelectionSet, n, page int) error {
 	keys, fields := document.CollectFields(sets, w.fragments, document.Selector{})
 	for _, k := range keys {
@@ -115,7 +116,7 @@ func (w *walker) walk(t *graphql.Object, sets []*ast.SelectionSet, n, page int) 
 			}
 		}
 		subPage := 0
-		if named.Name() == "ResourceConnection" {
+		if named.Name() == "ResourceConnection" || named.Name() == "ChangeConnection" {
 			subPage = w.pageSize(f)
 		}
 		if err := w.walk(named, subs, values, subPage); err != nil {
@@ -142,7 +143,7 @@ func counted(parent, field, typ string) bool {
 // the first of the connection when parent is a ResourceConnection.
 func listLength(parent, field string, page int) int {
 	switch parent + "." + field {
-	case "ResourceConnection.edges":
+	case "ResourceConnection.edges", "ChangeConnection.edges":
 		return page
 	case "Resource.owners":
 		return ownersPerObject

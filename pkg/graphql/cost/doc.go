@@ -8,9 +8,10 @@
 // edge's node is its edge's object: it does not count again). A list's
 // length is
 //
-//   - for resources(first:) { edges }, its first (a literal or a variable;
-//     Options.DefaultPageSize when absent or null; at most
-//     Options.MaxPageSize, over which the query fails anyway);
+//   - for resources(first:) { edges } and changes(first:) { edges }, its
+//     first (a literal or a variable; Options.DefaultPageSize when absent
+//     or null; at most Options.MaxPageSize, over which the query fails
+//     anyway); a change's resource is one Resource;
 //   - for Resource.owners, 1; for Resource.children, 5: estimates, as
 //     their lengths are the fleet's, not the query's;
 //   - for the other lists (clusters, facets, …), which hold no Resource, 1.

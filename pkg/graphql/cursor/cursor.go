@@ -1,13 +1,16 @@
 package cursor
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"math"
+	"slices"
 
+	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 )
@@ -22,7 +25,13 @@ import (
 //	                     object.Position's Cluster, Namespace, Name, Kind and
 //	                     Resource; paging continues strictly after it.
 //	'R' revision cursor: the uvarint-length-prefixed index epoch, then the
-//	                     revision as a uvarint.
+//	                     revision as a uvarint; then, unless the cursor
+//	                     ends there, the clocks: the number of distinct
+//	                     resources and each as a string, the number of
+//	                     clocks, and for each, in Stream order, the length
+//	                     of the cluster name it shares with the previous
+//	                     one and the rest as a string, the resource's
+//	                     place, and the resourceVersion, as uvarints.
 //	'S' sorted page cursor: the query fingerprint (8 bytes, big endian),
 //	                     the number of sort values as a uvarint, each value
 //	                     as its kind (1 byte) then, for a number or a time,
@@ -39,8 +48,9 @@ const (
 	tagSorted   byte = 'S'
 	// maxSortValues bounds the values a sorted cursor may hold.
 	maxSortValues = 64
-	// maxLen bounds the encoded length of a cursor a client may send.
-	maxLen = 4096
+	// maxLen bounds the encoded length of a cursor a client may send: a
+	// revision cursor of 1,000 clusters' clocks is about 12 KB.
+	maxLen = 256 << 10
 )
 
 // The errors decoding returns, wrapped with details; check them with
@@ -252,21 +262,58 @@ func DecodeSorted(s string) (Sorted, error) {
 }
 
 // Revision is what a revision cursor holds: a revision of the index of one
-// epoch.
+// epoch, and the clocks of the member streams up to which the follower
+// has every change, which any index resumes from (index.Index.Since).
 type Revision struct {
 	// Epoch is the index's epoch (index.Index.Epoch).
 	Epoch string
 	// Revision is a revision of that index.
 	Revision uint64
+	// Clocks are the streams' clocks at that revision, in Stream order
+	// (index.Index.ClocksAt).
+	Clocks []index.Clock
 }
 
-// EncodeRevision returns the revision cursor of a revision of the index of
-// the given epoch.
-func EncodeRevision(epoch string, revision uint64) string {
-	b := make([]byte, 0, 1+len(epoch)+2*binary.MaxVarintLen64+4)
+// EncodeRevision returns the revision cursor of r.
+func EncodeRevision(r Revision) string {
+	b := make([]byte, 0, 1+len(r.Epoch)+2*binary.MaxVarintLen64+4+16*len(r.Clocks))
 	b = append(b, tagRevision)
-	b = appendString(b, epoch)
-	b = binary.AppendUvarint(b, revision)
+	b = appendString(b, r.Epoch)
+	b = binary.AppendUvarint(b, r.Revision)
+	if len(r.Clocks) == 0 {
+		return seal(b)
+	}
+	if !slices.IsSortedFunc(r.Clocks, compareClocks) {
+		r.Clocks = slices.SortedFunc(slices.Values(r.Clocks), compareClocks)
+	}
+	// The resources once, then each clock: its cluster as the length it
+	// shares with the previous one's and the rest, its resource's place,
+	// its resourceVersion.
+	var resources []string
+	at := map[string]int{}
+	for _, c := range r.Clocks {
+		if _, ok := at[c.Stream.Resource]; !ok {
+			at[c.Stream.Resource] = len(resources)
+			resources = append(resources, c.Stream.Resource)
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(len(resources)))
+	for _, res := range resources {
+		b = appendString(b, res)
+	}
+	b = binary.AppendUvarint(b, uint64(len(r.Clocks)))
+	prev := ""
+	for _, c := range r.Clocks {
+		shared := 0
+		for shared < len(prev) && shared < len(c.Stream.Cluster) && prev[shared] == c.Stream.Cluster[shared] {
+			shared++
+		}
+		b = binary.AppendUvarint(b, uint64(shared))
+		b = appendString(b, c.Stream.Cluster[shared:])
+		b = binary.AppendUvarint(b, uint64(at[c.Stream.Resource]))
+		b = binary.AppendUvarint(b, c.RV)
+		prev = c.Stream.Cluster
+	}
 	return seal(b)
 }
 
@@ -282,10 +329,70 @@ func DecodeRevision(s string) (Revision, error) {
 		return Revision{}, fmt.Errorf("%w: truncated epoch", ErrMalformed)
 	}
 	rev, k := readUvarint(b)
-	if k <= 0 || k != len(b) {
+	if k <= 0 {
 		return Revision{}, fmt.Errorf("%w: bad revision", ErrMalformed)
 	}
-	return Revision{Epoch: epoch, Revision: rev}, nil
+	r := Revision{Epoch: epoch, Revision: rev}
+	if b = b[k:]; len(b) == 0 {
+		return r, nil
+	}
+	bad := fmt.Errorf("%w: bad clocks", ErrMalformed)
+	n, k := readUvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return Revision{}, bad
+	}
+	b = b[k:]
+	resources := make([]string, n)
+	for i := range resources {
+		if resources[i], b, ok = readString(b); !ok {
+			return Revision{}, bad
+		}
+	}
+	if n, k = readUvarint(b); k <= 0 || n > uint64(len(b)) {
+		return Revision{}, bad
+	}
+	b = b[k:]
+	r.Clocks = make([]index.Clock, 0, n)
+	prev := ""
+	for range n {
+		shared, k := readUvarint(b)
+		if k <= 0 || shared > uint64(len(prev)) {
+			return Revision{}, bad
+		}
+		var rest string
+		if rest, b, ok = readString(b[k:]); !ok {
+			return Revision{}, bad
+		}
+		cluster := prev[:shared] + rest
+		res, k := readUvarint(b)
+		if k <= 0 || res >= uint64(len(resources)) {
+			return Revision{}, bad
+		}
+		b = b[k:]
+		rv, k := readUvarint(b)
+		if k <= 0 {
+			return Revision{}, bad
+		}
+		b = b[k:]
+		c := index.Clock{Stream: index.Stream{Cluster: cluster, Resource: resources[res]}, RV: rv}
+		if m := len(r.Clocks); m > 0 && !streamBefore(r.Clocks[m-1].Stream, c.Stream) {
+			return Revision{}, bad // not in order, or twice
+		}
+		r.Clocks = append(r.Clocks, c)
+		prev = cluster
+	}
+	if len(b) != 0 || EncodeRevision(r) != s {
+		return Revision{}, bad // or not as EncodeRevision writes it
+	}
+	return r, nil
+}
+
+func streamBefore(a, b index.Stream) bool {
+	return a.Cluster < b.Cluster || (a.Cluster == b.Cluster && a.Resource < b.Resource)
+}
+
+func compareClocks(a, b index.Clock) int {
+	return cmp.Or(cmp.Compare(a.Stream.Cluster, b.Stream.Cluster), cmp.Compare(a.Stream.Resource, b.Stream.Resource))
 }
 
 // Check returns an error wrapping ErrExpired unless r is a revision of the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 )
@@ -34,16 +35,22 @@ func TestPageRoundTrip(t *testing.T) {
 }
 
 func TestRevisionRoundTrip(t *testing.T) {
-	for _, want := range []Revision{{}, {Epoch: "0123456789abcdef", Revision: 42}, {Epoch: "e", Revision: 1<<64 - 1}} {
-		got, err := DecodeRevision(EncodeRevision(want.Epoch, want.Revision))
+	clocks := []index.Clock{
+		{Stream: index.Stream{Cluster: "eu-1", Resource: "pods"}, RV: 1234567},
+		{Stream: index.Stream{Cluster: "eu-1", Resource: "replicasets.apps"}, RV: 99},
+		{Stream: index.Stream{Cluster: "eu-10", Resource: "pods"}},
+		{Stream: index.Stream{Cluster: "us", Resource: "pods"}, RV: 1<<64 - 1},
+	}
+	for _, want := range []Revision{{}, {Epoch: "0123456789abcdef", Revision: 42}, {Epoch: "e", Revision: 1<<64 - 1}, {Epoch: "e", Revision: 7, Clocks: clocks}} {
+		got, err := DecodeRevision(EncodeRevision(want))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got != want {
-			t.Errorf("round trip = %+v, want %+v", got, want)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("round trip (-want +got):\n%s", diff)
 		}
 	}
-	c, _ := DecodeRevision(EncodeRevision("old", 3))
+	c, _ := DecodeRevision(EncodeRevision(Revision{Epoch: "old", Revision: 3}))
 	if err := c.Check("old"); err != nil {
 		t.Errorf("check of the same epoch: %v", err)
 	}
@@ -79,7 +86,7 @@ func TestSortedRoundTrip(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	page := EncodePage(object.Position{Cluster: "c1", Namespace: "ns", Name: "n", Kind: "Pod", Resource: "pods"})
-	rev := EncodeRevision("epoch", 9)
+	rev := EncodeRevision(Revision{Epoch: "epoch", Revision: 9})
 	raw, _ := base64.RawURLEncoding.DecodeString(page)
 	flipped := append([]byte(nil), raw...)
 	flipped[3] ^= 1
@@ -119,7 +126,7 @@ func TestErrors(t *testing.T) {
 func cursorSeeds(f *testing.F) {
 	f.Add(EncodePage(object.Position{Cluster: "c1", Namespace: "web", Name: "web-1", Kind: "Pod", Resource: "pods"}))
 	f.Add(EncodePage(object.Position{}))
-	f.Add(EncodeRevision("0123456789abcdef", 12345))
+	f.Add(EncodeRevision(Revision{Epoch: "0123456789abcdef", Revision: 12345}))
 	f.Add("")
 	f.Add("not-a-cursor")
 	f.Add("UAJjMQN3ZWIFd2ViLTEDUG9kBHBvZHOlM9PV")
@@ -155,7 +162,7 @@ func FuzzDecodeRevision(f *testing.F) {
 			}
 			return
 		}
-		if again := EncodeRevision(c.Epoch, c.Revision); again != s {
+		if again := EncodeRevision(c); again != s {
 			t.Fatalf("%q decodes to %+v, which encodes to %q", s, c, again)
 		}
 	})

@@ -51,7 +51,7 @@ func FuzzPayload(f *testing.F) {
 			}
 		}
 		if revErr == nil {
-			if again := EncodeRevision(r.Epoch, r.Revision); again != s {
+			if again := EncodeRevision(r); again != s {
 				t.Fatalf("%q decodes to %+v, which encodes to %q", s, r, again)
 			}
 		}
@@ -101,7 +101,7 @@ func FuzzMutation(f *testing.F) {
 		pos := object.Position{Cluster: cluster, Namespace: namespace, Name: name, Kind: "Pod", Resource: "pods"}
 		sorted := Sorted{Query: revision, SortedPosition: planner.SortedPosition{Position: pos,
 			Values: []object.SortValue{{Kind: object.String, Str: epoch}, {Kind: object.Time, Num: float64(revision)}, {}}}}
-		for _, valid := range []string{EncodePage(pos), EncodeRevision(epoch, revision), EncodeSorted(sorted)} {
+		for _, valid := range []string{EncodePage(pos), EncodeRevision(Revision{Epoch: epoch, Revision: revision}), EncodeSorted(sorted)} {
 			if len(valid) > maxLen {
 				continue
 			}

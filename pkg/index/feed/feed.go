@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/fleetcache/fleetcache/internal/changelog"
 )
@@ -48,6 +49,8 @@ type Event[O any] struct {
 	Object O
 	// Old is the previous state for Modified, the zero O otherwise.
 	Old O
+	// Time is when the change was recorded.
+	Time time.Time
 }
 
 // ErrExpired means events after the requested revision are no longer
@@ -65,20 +68,49 @@ var ErrFutureRevision = changelog.ErrFuture
 // is safe for concurrent use.
 type Feed[O any] struct {
 	log *changelog.Log[Event[O]]
+	// maxAge drops events older than it as new ones are recorded; 0
+	// keeps them as long as retention allows.
+	maxAge time.Duration
+	// now is time.Now; tests set another clock.
+	now func() time.Time
 }
 
 // New returns a Feed that keeps the newest retention events (at least 1).
 func New[O any](retention int) *Feed[O] {
-	return &Feed[O]{log: changelog.New[Event[O]](retention)}
+	return &Feed[O]{log: changelog.New[Event[O]](retention), now: time.Now}
+}
+
+// NewWithMaxAge returns a Feed that keeps the newest retention events (at
+// least 1), and of those only the ones recorded within maxAge of the newest
+// (0: no age limit). Old events are dropped as new ones are recorded: in a
+// quiet fleet they stay until the next change.
+func NewWithMaxAge[O any](retention int, maxAge time.Duration) *Feed[O] {
+	return &Feed[O]{log: changelog.New[Event[O]](retention), maxAge: max(maxAge, 0), now: time.Now}
 }
 
 // Revision returns the revision of the last recorded event, 0 when none.
 func (f *Feed[O]) Revision() uint64 { return f.log.Version() }
 
+// Oldest returns the revision of the oldest retained event, Revision()+1
+// when none is.
+func (f *Feed[O]) Oldest() uint64 { return f.log.Oldest() }
+
 // Record advances the revision and records the change at it. The index
 // calls it with its write lock held.
 func (f *Feed[O]) Record(t EventType, o, old O) {
-	f.log.Append(Event[O]{Revision: f.log.Version() + 1, Type: t, Object: o, Old: old})
+	now := f.now()
+	f.log.Append(Event[O]{Revision: f.log.Version() + 1, Type: t, Object: o, Old: old, Time: now})
+	if f.maxAge > 0 {
+		cutoff := now.Add(-f.maxAge)
+		f.log.TrimWhile(func(e Event[O]) bool { return e.Time.Before(cutoff) })
+	}
+}
+
+// RevisionBefore returns the revision of the last event recorded before t,
+// as far as the retained events tell: Oldest()-1 when t is before them all.
+// Events recorded at or after t are those after it.
+func (f *Feed[O]) RevisionBefore(t time.Time) uint64 {
+	return f.log.Search(func(e Event[O]) bool { return !e.Time.Before(t) }) - 1
 }
 
 // Events returns the events with Revision > after, in order, at most limit

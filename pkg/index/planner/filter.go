@@ -683,6 +683,7 @@ const (
 	seekCost      = 150
 	intersectCost = 1
 	materialCost  = 7
+	blockCost     = 50
 )
 
 // collect returns, in order, up to need objects of the plan that match q
@@ -703,12 +704,24 @@ func (ix snapshot) collect(q *query, p *plan, from *object.Object, need int) []*
 	if est > 0 && need < p.scope {
 		visits = min(visits, int(float64(need)*float64(p.scope)/float64(est)))
 	}
-	if walkCost*visits+seekCost*len(p.ranges) < intersectCost*p.include[0].size+materialCost*est {
+	if walkCost*visits+seekCost*len(p.ranges) < ix.firstOfCost(p, need, est) {
 		if out, ok := ix.walk(q, p, from, need, 4*visits+1024); ok {
 			return out
 		}
 	}
 	return ix.firstOf(q, p, p.candidates(), from, need)
+}
+
+// firstOfCost is about what firstOf costs, in nanoseconds: intersecting
+// the dims, then ranking the candidates of the blocks of ids it does not
+// skip. Where ids were handed out in Position order, a block spans a
+// small share of the order and firstOf ranks little more than need
+// candidates; where each block spans all of it, every candidate.
+func (ix snapshot) firstOfCost(p *plan, need, est int) int {
+	block, region := ix.RankSpread()
+	ranked := float64(min(need, est)) + float64(est)*block
+	blocks := float64(ix.Len()>>10)*region + float64(ix.Len()>>16)
+	return intersectCost*p.include[0].size + int(materialCost*ranked+blockCost*blocks)
 }
 
 // walk returns, in order, up to need objects of the plan that match q
@@ -779,14 +792,24 @@ func (ix snapshot) firstOf(q *query, p *plan, ids *roaring.Bitmap, from *object.
 	var br object.BodyReader
 	read := 0 // objects read: ids and ranks are not
 	ranks := ix.Ranks()
+	// A region or block of ids whose ranks all lie before the cursor, or
+	// after the worst kept once the heap is full, is skipped whole.
+	skip := func(lo, hi uint64) bool {
+		return hi < least || (len(h.items) == need && lo >= h.items[0].rank)
+	}
 	it := ids.Iterator()
 	for it.HasNext() {
-		// A block of ids whose ranks all lie before the cursor, or after
-		// the worst kept once the heap is full, is skipped whole.
-		lo, hi, next := ix.RankBlock(it.PeekNext())
-		if hi < least || (len(h.items) == need && lo >= h.items[0].rank) {
+		if lo, hi, next := ix.RankRegion(it.PeekNext()); skip(lo, hi) {
 			if next == 0 {
-				break // the last block of the id space
+				break // the last region of the id space
+			}
+			it.AdvanceIfNeeded(next)
+			continue
+		}
+		lo, hi, next := ix.RankBlock(it.PeekNext())
+		if skip(lo, hi) {
+			if next == 0 {
+				break
 			}
 			it.AdvanceIfNeeded(next)
 			continue

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"github.com/RoaringBitmap/roaring/v2"
+
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
@@ -76,19 +78,34 @@ func (q *Query) CountField(r index.Reader, path fieldpath.Path, counts map[strin
 }
 
 // labelCounts counts the objects matching q by their value of the label
-// key from the label postings: their sizes when q constrains nothing,
-// each counted against the ids of the matching objects when the postings
-// answer q; it reports whether it did (see countPostings for when
-// reading the objects is cheaper).
+// key: from the postings' sizes when q constrains nothing; otherwise each
+// value's posting counted against the ids of the matching objects, or
+// the label sets of those ids (Reader.CountLabelValues), whichever costs
+// less. It reports whether it did.
 func (ix snapshot) labelCounts(q *query, key string, counts map[string]int) bool {
-	return ix.countPostings(q, ix.LabelValues(key), func(fn func(string, *index.Posting)) { ix.EachLabelValue(key, fn) }, counts)
+	each := func(fn func(string, *index.Posting)) { ix.EachLabelValue(key, fn) }
+	ids, all, ok := ix.matching(q)
+	switch {
+	case !ok:
+		return false
+	case all:
+		return ix.countAll(ix.LabelValues(key), each, counts)
+	}
+	n := int(ids.GetCardinality())
+	if postingIDCost*postingWork(each, n) > labelSetCost*n {
+		ix.CountLabelValues(ids, key, counts)
+		return true
+	}
+	countIntersections(ids, each, counts)
+	return true
 }
 
 // Costs of counting a facet's values, in nanoseconds, about: an id of a
-// value's posting intersected with the matching ids; a matching object
-// read for its value.
+// value's posting intersected with the matching ids; a matching id's
+// label set read; a matching object read for its value.
 const (
 	postingIDCost = 2
+	labelSetCost  = 8
 	objectCost    = 150
 )
 
@@ -99,26 +116,42 @@ func (ix snapshot) countPostings(q *query, values int, each func(fn func(string,
 	case !ok:
 		return false
 	case all:
-		if values > ix.Len()/4 {
-			return false
-		}
-		each(func(v string, p *index.Posting) { counts[v] += p.Len() })
-		return true
+		return ix.countAll(values, each, counts)
 	}
-	// Intersecting costs at most the smaller side for each value; reading
-	// costs each matching object.
 	n := int(ids.GetCardinality())
-	work := 0
-	each(func(_ string, p *index.Posting) { work += min(p.Len(), n) })
-	if postingIDCost*work > objectCost*n {
+	if postingIDCost*postingWork(each, n) > objectCost*n {
 		return false
 	}
+	countIntersections(ids, each, counts)
+	return true
+}
+
+// countAll counts every object by the postings' sizes, unless the values
+// are so many that reading the objects costs less; it reports whether it
+// did.
+func (ix snapshot) countAll(values int, each func(fn func(string, *index.Posting)), counts map[string]int) bool {
+	if values > ix.Len()/4 {
+		return false
+	}
+	each(func(v string, p *index.Posting) { counts[v] += p.Len() })
+	return true
+}
+
+// postingWork is about how many ids intersecting each posting with n
+// matching ids visits: at most the smaller side for each value.
+func postingWork(each func(fn func(string, *index.Posting)), n int) int {
+	work := 0
+	each(func(_ string, p *index.Posting) { work += min(p.Len(), n) })
+	return work
+}
+
+// countIntersections counts, per value, its posting's ids among ids.
+func countIntersections(ids *roaring.Bitmap, each func(fn func(string, *index.Posting)), counts map[string]int) {
 	each(func(v string, p *index.Posting) {
 		if n := p.AndLen(ids); n > 0 {
 			counts[v] += n
 		}
 	})
-	return true
 }
 
 // scopeCounts fills counts from the per-cluster counters when the query

@@ -22,9 +22,28 @@ import (
 // elsewhere in the order. Every page must be the next of the brute-force
 // order.
 func TestPagesAcrossRankBlocks(t *testing.T) {
-	const n = 6000
 	for _, order := range []string{"position", "random"} {
-		t.Run(order, func(t *testing.T) {
+		t.Run(order, func(t *testing.T) { pageAcrossRankBlocks(t, order, 6000, []int{1, 7, 50}, 3) })
+	}
+}
+
+// TestPagesAcrossRankRegions is TestPagesAcrossRankBlocks over more ids
+// than a region holds (index.Reader.RankRegion), added in Position order
+// so that pages skip whole regions.
+func TestPagesAcrossRankRegions(t *testing.T) {
+	rounds := 1
+	if testing.Short() {
+		rounds = 0 // the fill alone: churn is TestPagesAcrossRankBlocks's
+	}
+	pageAcrossRankBlocks(t, "position", 70_000, []int{50, 400}, rounds)
+}
+
+// pageAcrossRankBlocks adds n objects in Position or random order, then
+// pages a sparse label with each of limits after the fill and after each
+// of rounds of churn.
+func pageAcrossRankBlocks(t *testing.T, order string, n int, limits []int, rounds int) {
+	{
+		{
 			r := rand.New(rand.NewPCG(7, 31))
 			ix := index.New(index.Options{})
 			live := map[object.Key]*object.Object{}
@@ -54,7 +73,7 @@ func TestPagesAcrossRankBlocks(t *testing.T) {
 					}
 				}
 				slices.SortFunc(want, object.CompareObjects)
-				for _, limit := range []int{1, 7, 50} {
+				for _, limit := range limits {
 					got := indextest.ListAll(t, ix, f, limit, nil)
 					if diff := cmp.Diff(indextest.Keys(want), indextest.Keys(got)); diff != "" {
 						t.Fatalf("%s, pages of %d (-want +got):\n%s", stage, limit, diff)
@@ -62,7 +81,7 @@ func TestPagesAcrossRankBlocks(t *testing.T) {
 				}
 			}
 			check("filled")
-			for round := range 3 {
+			for round := range rounds {
 				keys := make([]object.Key, 0, len(live))
 				for k := range live {
 					keys = append(keys, k)
@@ -83,6 +102,6 @@ func TestPagesAcrossRankBlocks(t *testing.T) {
 				}
 				check(fmt.Sprintf("churn %d", round))
 			}
-		})
+		}
 	}
 }

@@ -2,6 +2,7 @@ package views
 
 import (
 	"context"
+	"time"
 
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/feed"
@@ -56,5 +57,21 @@ func (v View) Events(after uint64, limit int) ([]feed.Event[*object.Object], err
 	return v.ix.Events(after, limit)
 }
 
+// OldestRevision is Index.OldestRevision.
+func (v View) OldestRevision() uint64 { return v.ix.OldestRevision() }
+
+// RevisionBefore is Index.RevisionBefore.
+func (v View) RevisionBefore(t time.Time) uint64 { return v.ix.RevisionBefore(t) }
+
 // Wait is Index.Wait.
 func (v View) Wait(ctx context.Context, after uint64) error { return v.ix.Wait(ctx, after) }
+
+// ClocksAt is index.Index.ClocksAt.
+func (v View) ClocksAt(rev uint64, selected func(index.Stream) bool) []index.Clock {
+	return v.ix.ClocksAt(rev, selected)
+}
+
+// Since is index.Index.Since.
+func (v View) Since(clocks []index.Clock, selected func(index.Stream) bool, match func(*object.Object) bool) ([]feed.Event[*object.Object], uint64, error) {
+	return v.ix.Since(clocks, selected, match)
+}

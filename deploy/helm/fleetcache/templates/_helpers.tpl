@@ -205,3 +205,64 @@ clusters authorize callers.
   verbs: ["create"]
 {{- end }}
 {{- end }}
+
+{{/*
+fleetcache.topologySpreadConstraints are the values' constraints, each
+without a labelSelector given the pods' selector labels: a constraint counts
+only the pods it selects.
+*/}}
+{{- define "fleetcache.topologySpreadConstraints" -}}
+{{- $out := list }}
+{{- range .Values.topologySpreadConstraints }}
+{{- $c := deepCopy . }}
+{{- if not $c.labelSelector }}
+{{- $_ := set $c "labelSelector" (dict "matchLabels" (include "fleetcache.selectorLabels" $ | fromYaml)) }}
+{{- end }}
+{{- $out = append $out $c }}
+{{- end }}
+{{- toYaml $out }}
+{{- end }}
+
+{{/*
+fleetcache.snapshotVolume is the snapshot's volume source (see
+values.yaml, snapshot), empty for snapshot.volume none; it fails on a kind
+the chart does not know.
+*/}}
+{{- define "fleetcache.snapshotVolume" -}}
+{{- $s := .Values.snapshot }}
+{{- if eq $s.volume "emptyDir" }}
+emptyDir:
+  {{- with $s.sizeLimit }}
+  sizeLimit: {{ . }}
+  {{- else }} {}
+  {{- end }}
+{{- else if eq $s.volume "ephemeral" }}
+ephemeral:
+  volumeClaimTemplate:
+    metadata:
+      labels:
+        {{- include "fleetcache.selectorLabels" . | nindent 8 }}
+    spec:
+      accessModes: {{ toJson $s.ephemeral.accessModes }}
+      {{- with $s.ephemeral.storageClassName }}
+      storageClassName: {{ . | quote }}
+      {{- end }}
+      resources:
+        requests:
+          storage: {{ $s.ephemeral.size }}
+{{- else if ne $s.volume "none" }}
+{{- fail (printf "snapshot.volume must be emptyDir, ephemeral or none, not %q" $s.volume) }}
+{{- end }}
+{{- end }}
+
+{{/*
+fleetcache.checkTermination fails when the grace period cannot hold the
+preStop sleep and the aggregator's shutdown (10 s): Kubernetes would kill
+the container before its WebSockets' close handshakes.
+*/}}
+{{- define "fleetcache.checkTermination" -}}
+{{- $need := add (int .Values.preStopSleepSeconds) 10 }}
+{{- if lt (int .Values.terminationGracePeriodSeconds) (int $need) }}
+{{- fail (printf "terminationGracePeriodSeconds %d is less than preStopSleepSeconds + 10 = %d" (int .Values.terminationGracePeriodSeconds) (int $need)) }}
+{{- end }}
+{{- end }}

@@ -41,6 +41,18 @@ query DeploymentTree($cluster: String!, $namespace: String!, $name: String!) {
     variables: '{ "cluster": "prod-eu", "namespace": "payments", "name": "api" }',
   },
   {
+    query: `# What changed in the last 15 minutes, newest first: from the changes
+# fleetcache retains (docs/graphql.md, "What changed").
+query WhatChanged {
+  changes(since: "15m", order: DESC, first: 50, filter: {kinds: ["Pod", "Widget"]}) {
+    edges { type time resource { cluster kind namespace name } }
+    pageInfo { hasNextPage endCursor }
+    truncated
+  }
+}
+`,
+  },
+  {
     query: `# Live: every change of a Widget or ConfigMap as it happens (over
 # graphql-ws). Press Run, then watch the result pane; the demo changes
 # something every second. Stop it with the same button.

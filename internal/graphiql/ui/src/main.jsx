@@ -93,6 +93,15 @@ function newFetcher(token, onStatus) {
 
 const explorer = explorerPlugin({ showAttribution: false });
 
+// linked is the operation a link opened GraphiQL with, in the URL's
+// fragment (never sent to the server, so never in its logs):
+// /graphql#query=…&variables=…, as the status page writes its links.
+function linked() {
+  const params = new URLSearchParams(window.location.hash.slice(1));
+  const query = params.get('query');
+  return query ? { query, variables: params.get('variables') ?? undefined } : {};
+}
+
 function TokenBar({ token, onToken, unauthorized }) {
   const [draft, setDraft] = useState('');
   const [problem, setProblem] = useState('');
@@ -144,6 +153,7 @@ function App() {
   const [unauthorized, setUnauthorized] = useState(false);
   const onStatus = useCallback((status) => setUnauthorized(status === 401), []);
   const current = useMemo(() => newFetcher(token, onStatus), [token, onStatus]);
+  const [link] = useState(linked);
   // A replaced fetcher's WebSocket (and its subscriptions) is closed.
   useEffect(() => current.dispose, [current]);
   const onToken = (t) => {
@@ -158,6 +168,8 @@ function App() {
           fetcher={current.fetcher}
           plugins={[explorer]}
           defaultTabs={examples}
+          query={link.query}
+          variables={link.variables}
           defaultEditorToolsVisibility
           shouldPersistHeaders={false}
         />
