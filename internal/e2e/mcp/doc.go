@@ -12,7 +12,9 @@
 //     (@modelcontextprotocol/inspector-cli) lists the tools, resources and
 //     prompts and calls each tool, as an administrator and as a user who
 //     may list one namespace, the answers checked against the API servers'
-//     own lists and Tables; bad arguments come back as tool errors.
+//     own lists and Tables; with a cluster down, cluster_health says why
+//     it is not current and the answers name it as stale; bad arguments
+//     come back as tool errors.
 //   - conformance_real_test.go: the server scenarios of the MCP
 //     conformance suite (@modelcontextprotocol/conformance) that apply to
 //     a server other than the suite's own test server.

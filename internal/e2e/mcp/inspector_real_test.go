@@ -1,11 +1,13 @@
 package mcp_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/nodetest"
+	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/mcp"
 )
 
@@ -307,6 +310,50 @@ func TestInspector(t *testing.T) {
 		if len(health.Clusters) != 1 || health.Clusters[0].Status != "SYNCED" {
 			t.Errorf("cluster_health: %+v", health)
 		}
+	})
+
+	// A cluster down: cluster_health says it is not current and why, and
+	// the answers that read it name it as stale.
+	t.Run("a cluster down", func(t *testing.T) {
+		c2 := env.Cluster("c2")
+		if err := c2.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		restarted := false
+		restart := func() {
+			if !restarted {
+				restarted = true
+				if err := c2.Restart(context.Background()); err != nil {
+					t.Fatalf("restart c2: %v", err)
+				}
+			}
+		}
+		defer restart()
+		var health mcp.HealthOutput
+		testcluster.Eventually(t, 60*time.Second, "cluster_health to report c2", func() (bool, string) {
+			health = mcp.HealthOutput{}
+			admin.mustCall(t, "cluster_health", map[string]any{"problemsOnly": true}, &health)
+			return len(health.Clusters) == 1 && health.Clusters[0].Name == "c2", health.Summary
+		})
+		if c := health.Clusters[0]; c.Status == "SYNCED" || c.Message == "" || !strings.Contains(health.Summary, "Not current: c2 "+c.Status) {
+			t.Errorf("c2: %+v, summary %q: want why it is not current", c, health.Summary)
+		}
+		var found mcp.FindOutput
+		admin.mustCall(t, "find_resources", map[string]any{"clusters": []string{"c2"}, "namespaces": []string{nsA}, "kinds": []string{"Pod"}}, &found)
+		if len(found.StaleClusters) != 1 || found.StaleClusters[0].Cluster != "c2" || !strings.Contains(found.Summary, "Stale clusters") {
+			t.Errorf("find_resources over c2: %+v", found)
+		}
+		// Its last known Pods, or none if the access review cannot reach it
+		// any more: then the answer says so.
+		if len(found.Items) != 3 && (len(found.DeniedClusters) != 1 || !strings.Contains(found.Summary, "Left out")) {
+			t.Errorf("find_resources over c2: %d Pods, deniedClusters %v, summary %q", len(found.Items), found.DeniedClusters, found.Summary)
+		}
+		restart()
+		testcluster.Eventually(t, 60*time.Second, "c2 current again", func() (bool, string) {
+			health = mcp.HealthOutput{}
+			admin.mustCall(t, "cluster_health", map[string]any{"problemsOnly": true}, &health)
+			return len(health.Clusters) == 0, health.Summary
+		})
 	})
 
 	t.Run("bad arguments", func(t *testing.T) {
