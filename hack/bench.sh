@@ -50,6 +50,10 @@ run go test -run '^$' -bench 'BenchmarkFor' -benchmem -count 3 -timeout 10m ./pk
 run go test -run '^$' -bench 'BenchmarkGraphQL' -benchtime 3000x -count 2 -timeout 30m ./internal/app/
 run go test -run '^$' -bench 'BenchmarkPageVersusAPIServers' -benchtime 2000x -timeout 40m ./internal/app/
 
+# MCP (issue 36): a find_resources call over 1,000,000 Pods beside the same
+# GraphQL query, the two alternating.
+run go test -run '^$' -bench 'BenchmarkMCPFind' -benchtime 3000x -timeout 40m ./internal/app/
+
 # Authorization: each mode in a process of its own, three rounds, the order
 # of the modes rotating.
 modes=(none cluster-wide-warm cluster-wide-cold namespaces-warm)

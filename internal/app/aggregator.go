@@ -30,6 +30,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 	"github.com/fleetcache/fleetcache/pkg/inventory"
+	"github.com/fleetcache/fleetcache/pkg/mcp"
 	"github.com/fleetcache/fleetcache/pkg/transport"
 )
 
@@ -114,6 +115,12 @@ type Options struct {
 	GraphQL graphql.Options
 	// Transport configures how the engine is served: HTTP, WebSocket, SSE.
 	Transport transport.Options
+	// DisableMCP leaves the MCP server out: /mcp answers 404. Default
+	// false: MCP is served at /mcp, with the authentication, rate limits
+	// and authorization of /graphql.
+	DisableMCP bool
+	// MCP configures the MCP server (package mcp).
+	MCP mcp.Options
 }
 
 // InventorySourceOptions configure one inventory source (ClusterProfiles,
@@ -180,6 +187,9 @@ type Aggregator struct {
 	API     *graphql.Server
 	// Transport serves API over HTTP, WebSocket and SSE at /graphql.
 	Transport *transport.Server
+	// MCP serves API's queries as MCP tools at /mcp; nil when
+	// Options.DisableMCP.
+	MCP *mcp.Server
 	// Metrics holds every metric of this aggregator, served at /metrics.
 	Metrics *prometheus.Registry
 	// Handler serves the HTTP API (see routes).
@@ -239,6 +249,12 @@ func New(opts Options) (*Aggregator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("graphql transports: %w", err)
 	}
+	var assistants *mcp.Server
+	if !opts.DisableMCP {
+		if assistants, err = mcp.New(api, opts.MCP); err != nil {
+			return nil, fmt.Errorf("mcp: %w", err)
+		}
+	}
 	a := &Aggregator{
 		Index:     ix,
 		Health:    tr,
@@ -247,6 +263,7 @@ func New(opts Options) (*Aggregator, error) {
 		Columns:   printers,
 		API:       api,
 		Transport: tp,
+		MCP:       assistants,
 		Metrics:   reg,
 		fleet:     fleet,
 	}

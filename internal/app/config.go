@@ -27,6 +27,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/informers"
+	"github.com/fleetcache/fleetcache/pkg/mcp"
 	"github.com/fleetcache/fleetcache/pkg/transport"
 )
 
@@ -99,6 +100,17 @@ type Config struct {
 	Authn AuthnConfig `json:"authn,omitzero"`
 	// Authz configures what callers may see.
 	Authz AuthzConfig `json:"authz,omitzero"`
+	// MCP configures the MCP server at /mcp.
+	MCP MCPConfig `json:"mcp,omitzero"`
+}
+
+// MCPConfig configures the MCP server at /mcp (docs/mcp.md).
+type MCPConfig struct {
+	// Enabled serves MCP at /mcp. Default (unset) true; false leaves it out.
+	Enabled *bool `json:"enabled,omitempty"`
+	// ResultBytes is the size budget of one tool call's answer. Default
+	// mcp.DefaultResultBytes.
+	ResultBytes int `json:"resultBytes,omitempty"`
 }
 
 // AuthnConfig configures authentication.
@@ -409,6 +421,7 @@ func (c Config) Validate() error {
 		{"limits.tombstoneRetention", int64(l.TombstoneRetention.Duration)},
 		{"limits.maxTombstones", int64(l.MaxTombstones)},
 		{"limits.memoryBudget", l.MemoryBudget},
+		{"mcp.resultBytes", int64(c.MCP.ResultBytes)},
 	} {
 		if f.value < 0 {
 			bad(f.name, "must not be negative (0 means the default)")
@@ -534,6 +547,8 @@ func (c Config) Options() Options {
 			MaxConnectionsPerAddress:      l.MaxConnectionsPerAddress,
 			RateLimit:                     c.Serving.RateLimit.options(authnMode),
 		},
+		DisableMCP: c.MCP.Enabled != nil && !*c.MCP.Enabled,
+		MCP:        mcp.Options{ResultBytes: c.MCP.ResultBytes},
 	}
 }
 

@@ -37,20 +37,27 @@ const conjunctionClusters = 100
 // FLEETCACHE_CONJUNCTION_PODS sets the sizes (comma-separated; default
 // 500000).
 func BenchmarkConjunctionHTTP(b *testing.B) {
-	sizes := []int{500_000}
-	if s := os.Getenv("FLEETCACHE_CONJUNCTION_PODS"); s != "" {
-		sizes = nil
-		for f := range strings.SplitSeq(s, ",") {
-			n, err := strconv.Atoi(f)
-			if err != nil {
-				b.Fatal(err)
-			}
-			sizes = append(sizes, n)
-		}
-	}
-	for _, n := range sizes {
+	for _, n := range benchSizes(b, "FLEETCACHE_CONJUNCTION_PODS", 500_000) {
 		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) { benchConjunction(b, n) })
 	}
+}
+
+// benchSizes returns the sizes that the environment variable env lists
+// (comma-separated), else def.
+func benchSizes(b *testing.B, env string, def int) []int {
+	s := os.Getenv(env)
+	if s == "" {
+		return []int{def}
+	}
+	var sizes []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			b.Fatalf("%s: %v", env, err)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes
 }
 
 func benchConjunction(b *testing.B, n int) {

@@ -14,6 +14,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/informers"
+	"github.com/fleetcache/fleetcache/pkg/mcp"
 	"github.com/fleetcache/fleetcache/pkg/transport"
 )
 
@@ -86,6 +87,8 @@ var flagDefaults = []struct {
 	{flag: "argocd"},
 	{flag: "argocd-namespace"},
 	{flag: "argocd-kubeconfig"},
+	{flag: "mcp"}, // on unless false: its usage says so
+	{flag: "mcp-result-bytes", def: mcp.DefaultOptions().ResultBytes},
 	{flag: "v", def: 0},
 	{flag: "log-format", def: "text"},
 }

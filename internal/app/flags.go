@@ -18,6 +18,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/informers"
+	"github.com/fleetcache/fleetcache/pkg/mcp"
 	"github.com/fleetcache/fleetcache/pkg/transport"
 )
 
@@ -150,6 +151,10 @@ var flagDefs = []flagDef{
 		func(c *Config) any { return &c.Authz.CacheTTL.Duration }},
 	{"authz-cache-size", withDefault("access decisions kept", authz.DefaultOptions().CacheSize),
 		func(c *Config) any { return &c.Authz.CacheSize }},
+	{"mcp", "serve the MCP server at /mcp, for AI assistants, with the authentication and authorization of /graphql; --mcp=false leaves it out (default true)",
+		func(c *Config) any { return &c.MCP.Enabled }},
+	{"mcp-result-bytes", withDefault("size budget of one MCP tool call's answer, in bytes; longer answers stop there with a cursor to continue", mcp.DefaultOptions().ResultBytes),
+		func(c *Config) any { return &c.MCP.ResultBytes }},
 	{"v", "log verbosity (default 0)",
 		func(c *Config) any { return &c.Log.Level }},
 	{"log-format", "log format: text or json (default text)",

@@ -16,6 +16,12 @@ import (
 func (a *Aggregator) routes(opts Options, operators func(http.Handler) http.Handler) http.Handler {
 	r := chi.NewRouter()
 	r.With(cors(opts.CORSAllowedOrigins)).Handle("/graphql", a.Transport)
+	if a.MCP != nil {
+		// The same callers, rights and rate limits as /graphql. No CORS:
+		// MCP clients are not browser pages (a cross-origin page's POST
+		// needs a preflight, which gets no CORS answer).
+		r.Handle("/mcp", a.Transport.Guard(a.MCP))
+	}
 	r.Handle("/metrics", promhttp.HandlerFor(a.Metrics, promhttp.HandlerOpts{Registry: a.Metrics}))
 
 	// Kubernetes-style probes; /readyz/NAME runs one check, e.g.

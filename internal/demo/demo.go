@@ -423,6 +423,7 @@ func printBanner(w io.Writer, b bannerInfo) {
 fleetcache demo is up (%s): %d clusters (%s), %d objects seeded in %s, %d cached.
 
   GraphiQL     %s/graphql
+  MCP          %s/mcp (for AI assistants: docs/mcp.md)
   Status page  %s/
   Metrics      %s/metrics
   kubectl      kubectl --kubeconfig %s --context prod-eu get deploy,rs,pods -n payments
@@ -442,7 +443,7 @@ Widget is created or deleted. Follow it over Server-Sent Events:
 Ctrl-C stops the aggregator and the clusters.
 `,
 		b.readyTime.Round(100*time.Millisecond), len(plans), strings.Join(names, ", "), b.seeded, b.seedTime.Round(10*time.Millisecond), b.cached,
-		b.base, b.base, b.base, b.kubeconfig, b.fleetContext, indent(ExampleQuery, "  "), b.churn, b.base)
+		b.base, b.base, b.base, b.base, b.kubeconfig, b.fleetContext, indent(ExampleQuery, "  "), b.churn, b.base)
 }
 
 func indent(s, prefix string) string {

@@ -40,6 +40,15 @@ func (s *Server) authenticate(r *http.Request) (context.Context, *httpError) {
 	return authn.WithUser(r.Context(), u), nil
 }
 
+// refuse answers a request whose authentication failed: 401 with
+// WWW-Authenticate, or 503 when the token could not be reviewed.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, herr *httpError) {
+	if herr.status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="fleetcache"`)
+	}
+	s.writeHTTPError(w, r, herr)
+}
+
 func (s *Server) authenticateToken(ctx context.Context, token string) (*authn.User, *httpError) {
 	u, err := s.opts.Authenticator.Authenticate(ctx, token)
 	switch {
@@ -62,4 +71,28 @@ func initToken(payload map[string]any) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// Guard returns next behind what /graphql asks of a plain HTTP request
+// before GraphQL sees it, for another protocol served beside the engine
+// (MCP at /mcp): the caller's bearer token, authenticated by
+// Options.Authenticator and put in the request's context (authn.WithUser),
+// and the caller's query rate limit (Options.RateLimit), which each POST
+// counts against. Rejections are answered as /graphql answers them: 401
+// with WWW-Authenticate, 503 when the token cannot be reviewed, 429 with
+// Retry-After, each with a JSON body carrying the error's code. Without an
+// Authenticator only the rate limit applies.
+func (s *Server) Guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, herr := s.authenticate(r)
+		if herr != nil {
+			s.refuse(w, r, herr)
+			return
+		}
+		r = r.WithContext(ctx)
+		if r.Method == http.MethodPost && !s.allowHTTP(w, r, kindQuery) {
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

@@ -59,10 +59,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case s.opts.Authenticator != nil && !s.isPageRequest(r):
 		ctx, herr := s.authenticate(r)
 		if herr != nil {
-			if herr.status == http.StatusUnauthorized {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="fleetcache"`)
-			}
-			s.writeHTTPError(w, r, herr)
+			s.refuse(w, r, herr)
 			return
 		}
 		r = r.WithContext(ctx)
