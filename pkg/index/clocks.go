@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -248,7 +249,7 @@ func (ix *Index) ClocksAt(rev uint64, selected func(Stream) bool) []Clock {
 		}
 		// The last clock recorded at or before rev.
 		i, _ := slices.BinarySearchFunc(s.hist, rev+1, func(c clockAt, r uint64) int {
-			return cmpUint(c.revision, r)
+			return cmp.Compare(c.revision, r)
 		})
 		if i == 0 {
 			continue
@@ -268,33 +269,14 @@ func (ix *Index) ClocksAt(rev uint64, selected func(Stream) bool) []Clock {
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b Clock) int {
-		if a.Stream.Cluster != b.Stream.Cluster {
-			return cmpString(a.Stream.Cluster, b.Stream.Cluster)
-		}
-		return cmpString(a.Stream.Resource, b.Stream.Resource)
-	})
+	slices.SortFunc(out, func(a, b Clock) int { return CompareStreams(a.Stream, b.Stream) })
 	return out
 }
 
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+// CompareStreams orders streams by cluster, then resource: the order of
+// ClocksAt and of a cursor's clocks.
+func CompareStreams(a, b Stream) int {
+	return cmp.Or(cmp.Compare(a.Cluster, b.Cluster), cmp.Compare(a.Resource, b.Resource))
 }
 
 // The errors of Since, wrapped with the stream's details.

@@ -1,7 +1,6 @@
 package cursor
 
 import (
-	"cmp"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -375,7 +374,7 @@ func DecodeRevision(s string) (Revision, error) {
 		}
 		b = b[k:]
 		c := index.Clock{Stream: index.Stream{Cluster: cluster, Resource: resources[res]}, RV: rv}
-		if m := len(r.Clocks); m > 0 && !streamBefore(r.Clocks[m-1].Stream, c.Stream) {
+		if m := len(r.Clocks); m > 0 && index.CompareStreams(r.Clocks[m-1].Stream, c.Stream) >= 0 {
 			return Revision{}, bad // not in order, or twice
 		}
 		r.Clocks = append(r.Clocks, c)
@@ -387,13 +386,7 @@ func DecodeRevision(s string) (Revision, error) {
 	return r, nil
 }
 
-func streamBefore(a, b index.Stream) bool {
-	return a.Cluster < b.Cluster || (a.Cluster == b.Cluster && a.Resource < b.Resource)
-}
-
-func compareClocks(a, b index.Clock) int {
-	return cmp.Or(cmp.Compare(a.Stream.Cluster, b.Stream.Cluster), cmp.Compare(a.Stream.Resource, b.Stream.Resource))
-}
+func compareClocks(a, b index.Clock) int { return index.CompareStreams(a.Stream, b.Stream) }
 
 // Check returns an error wrapping ErrExpired unless r is a revision of the
 // index of the given epoch.
