@@ -59,6 +59,13 @@ func (c *Ingester) takeSlot(ctx context.Context, run *typeRun) error {
 		}
 	}
 	run.mu.Lock()
+	if err := run.ctx.Err(); err != nil {
+		// client-go's list goroutine outlives its reflector: a run that
+		// stopped gives back what it got (see startDeadline).
+		run.mu.Unlock()
+		<-c.gate.slots
+		return err
+	}
 	run.slotHeld = true
 	run.mu.Unlock()
 	c.startDeadline(run)
@@ -83,7 +90,13 @@ func (c *Ingester) releaseSlot(run *typeRun) {
 func (c *Ingester) startDeadline(run *typeRun) {
 	run.mu.Lock()
 	defer run.mu.Unlock()
-	if run.deadline != nil || run.isSynced {
+	// A stopped run starts none: client-go's reflector returns when its
+	// context ends while its list goroutine may still be here, and the
+	// run's goroutines may be awaited already (run.wg). Its context ends
+	// before the run's goroutine takes mu to stop the deadline, so an Add
+	// under mu that sees the context alive happens while that goroutine
+	// still counts.
+	if run.deadline != nil || run.isSynced || run.ctx.Err() != nil {
 		return
 	}
 	t := run.t

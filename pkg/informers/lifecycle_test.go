@@ -159,4 +159,18 @@ func TestSyncDeadlineIsTheRuns(t *testing.T) {
 			t.Fatal("the run still waits for a deadline its sync stopped")
 		}
 	})
+	// client-go's list goroutine outlives a reflector whose context ended,
+	// and may ask for a slot once the run's goroutines are awaited.
+	t.Run("a stopped run takes nothing", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		run := &typeRun{t: pods, ctx: ctx}
+		if err := c.takeSlot(ctx, run); err == nil {
+			t.Error("takeSlot for a stopped run = nil, want its context's error")
+		}
+		if run.deadline != nil || run.slotHeld || len(c.gate.slots) != 0 {
+			t.Errorf("a stopped run holds deadline %v, slot %v, and %d of the fleet's slots are taken: want none",
+				run.deadline != nil, run.slotHeld, len(c.gate.slots))
+		}
+	})
 }
