@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 GO ?= go
 BIN := $(CURDIR)/bin
-TESTBIN := $(BIN)/kube-apiserver $(BIN)/etcd $(BIN)/helm
+TESTBIN := $(BIN)/kube-apiserver $(BIN)/etcd $(BIN)/helm $(BIN)/kubectl
 STATICCHECK_VERSION := v0.8.2
 GOTEST_FLAGS ?= -race -count=1 -timeout 25m
 # pebble (pkg/snapshot) compresses with klauspost's zstd, which the module
@@ -94,7 +94,7 @@ fuzz: testbin ## Run every fuzz target for FUZZTIME (20s) each.
 	  done; \
 	done
 
-testbin: $(TESTBIN) ## Build kube-apiserver, etcd and helm for the tests into bin/ (skipped when present).
+testbin: $(TESTBIN) ## Build kube-apiserver, etcd, helm and kubectl for the tests into bin/ (skipped when present).
 
 # The browser and JavaScript-client tests fail, never skip, without these.
 testdeps: ## Install chromium, node and npm with apt where missing (root or sudo).
@@ -105,6 +105,11 @@ $(BIN)/kube-apiserver: hack/tools/go.mod
 
 $(BIN)/etcd: hack/tools/go.mod
 	cd hack/tools && $(GO) build -o $@ go.etcd.io/etcd/server/v3
+
+# kubectl, of the test servers' release, runs against fleetcache's Kubernetes API
+# (pkg/kubeapi); its own module, so that changing it never rebuilds kube-apiserver.
+$(BIN)/kubectl: hack/kubectl/go.mod
+	cd hack/kubectl && $(GO) build -o $@ k8s.io/kubernetes/cmd/kubectl
 
 # helm renders the chart in deploy/; its own module keeps its dependencies out of the servers' build.
 $(BIN)/helm: hack/helm/go.mod

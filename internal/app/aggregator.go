@@ -30,6 +30,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 	"github.com/fleetcache/fleetcache/pkg/inventory"
+	"github.com/fleetcache/fleetcache/pkg/kubeapi"
 	"github.com/fleetcache/fleetcache/pkg/mcp"
 	"github.com/fleetcache/fleetcache/pkg/transport"
 )
@@ -121,6 +122,9 @@ type Options struct {
 	DisableMCP bool
 	// MCP configures the MCP server (package mcp).
 	MCP mcp.Options
+	// KubeAPI configures the Kubernetes API at /clusters/{cluster} (package
+	// kubeapi); its Columns and Authorizer are the aggregator's.
+	KubeAPI kubeapi.Options
 }
 
 // InventorySourceOptions configure one inventory source (ClusterProfiles,
@@ -190,6 +194,9 @@ type Aggregator struct {
 	// MCP serves API's queries as MCP tools at /mcp; nil when
 	// Options.DisableMCP.
 	MCP *mcp.Server
+	// KubeAPI serves each member's Kubernetes API, read-only, from the
+	// index at /clusters/{cluster}/…, with /graphql's callers and rights.
+	KubeAPI *kubeapi.Server
 	// Metrics holds every metric of this aggregator, served at /metrics.
 	Metrics *prometheus.Registry
 	// Handler serves the HTTP API (see routes).
@@ -255,7 +262,13 @@ func New(opts Options) (*Aggregator, error) {
 			return nil, fmt.Errorf("mcp: %w", err)
 		}
 	}
+	kubeOpts := opts.KubeAPI
+	kubeOpts.Columns = printers
+	if auth.authz != nil {
+		kubeOpts.Authorizer = auth.authz
+	}
 	a := &Aggregator{
+		KubeAPI:   kubeapi.New(ix, registry, tr, kubeOpts),
 		Index:     ix,
 		Health:    tr,
 		Registry:  registry,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fleetcache/fleetcache/internal/statuspage"
 	"github.com/fleetcache/fleetcache/pkg/health"
+	"github.com/fleetcache/fleetcache/pkg/kubeapi"
 )
 
 // routes is the HTTP surface of the aggregator. operators, when not nil,
@@ -22,6 +23,9 @@ func (a *Aggregator) routes(opts Options, operators func(http.Handler) http.Hand
 		// needs a preflight, which gets no CORS answer).
 		r.Handle("/mcp", a.Transport.Guard(a.MCP))
 	}
+	// Each member's Kubernetes API, read-only: the same callers and rate
+	// limits as /graphql, each request authorized for its verb.
+	r.Handle(kubeapi.PathPrefix+"*", a.Transport.Guard(a.KubeAPI))
 	r.Handle("/metrics", promhttp.HandlerFor(a.Metrics, promhttp.HandlerOpts{Registry: a.Metrics}))
 
 	// Kubernetes-style probes; /readyz/NAME runs one check, e.g.

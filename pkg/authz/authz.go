@@ -65,8 +65,8 @@ func New(d Decider, opts Options) *Authorizer {
 	return &Authorizer{d: d, opts: opts, cache: ttlcache.New[string, bool](opts.CacheSize, opts.TTL, opts.Now)}
 }
 
-// Allowed reports whether u may list a.Resource in a.Namespace of
-// a.Cluster. Failed decisions are not cached: the next request asks again.
+// Allowed reports whether u may list (or a.Verb) a.Resource in a.Namespace
+// of a.Cluster. Failed decisions are not cached: the next request asks again.
 func (az *Authorizer) Allowed(ctx context.Context, u *authn.User, a Attributes) (bool, error) {
 	ok, _, err := az.allowed(ctx, u, a)
 	return ok, err
@@ -100,7 +100,7 @@ func (az *Authorizer) Visible(ctx context.Context, u *authn.User, cluster, names
 }
 
 func cacheKey(u *authn.User, a Attributes) string {
-	return u.Key() + "\x00" + a.Cluster + "\x00" + a.Namespace + "\x00" + a.Resource
+	return u.Key() + "\x00" + a.Cluster + "\x00" + a.Namespace + "\x00" + a.Resource + "\x00" + a.verb()
 }
 
 // Grant is what a caller may list of one resource type in one cluster: in

@@ -17,10 +17,23 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/authn"
 )
 
-// Attributes are one question: may the user list Resource (a kubectl name,
-// "deployments.apps") in Namespace ("" for cluster-wide) of Cluster?
+// Attributes are one question: may the user list (or Verb) Resource (a
+// kubectl name, "deployments.apps") in Namespace ("" for cluster-wide) of
+// Cluster?
 type Attributes struct {
 	Cluster, Namespace, Resource string
+	// Verb is the verb asked: "get", "list" or "watch" (the Kubernetes API,
+	// package kubeapi, asks for the verb of each request). Default "list",
+	// what seeing objects in the index means.
+	Verb string
+}
+
+// verb returns a.Verb, "list" when empty.
+func (a Attributes) verb() string {
+	if a.Verb == "" {
+		return "list"
+	}
+	return a.Verb
 }
 
 // Decider answers one question. An error means no answer: the caller treats
@@ -42,7 +55,7 @@ const (
 )
 
 // SubjectAccessReview decides by asking the member cluster with a
-// SubjectAccessReview for the verb list.
+// SubjectAccessReview for the verb asked (Attributes.Verb: list by default).
 type SubjectAccessReview struct {
 	configs ConfigSource
 	timeout time.Duration
@@ -65,7 +78,8 @@ func NewSubjectAccessReview(configs ConfigSource, timeout time.Duration) *Subjec
 	return &SubjectAccessReview{configs: configs, timeout: timeout, clients: map[string]reviewClient{}}
 }
 
-// Decide asks a's cluster whether u may list a.Resource in a.Namespace.
+// Decide asks a's cluster whether u may list (or a.Verb) a.Resource in
+// a.Namespace.
 func (s *SubjectAccessReview) Decide(ctx context.Context, u *authn.User, a Attributes) (bool, error) {
 	client, err := s.client(a.Cluster)
 	if err != nil {
@@ -77,7 +91,7 @@ func (s *SubjectAccessReview) Decide(ctx context.Context, u *authn.User, a Attri
 		UID:    u.UID,
 		Groups: u.Groups,
 		ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Verb: "list", Group: group, Resource: resource, Namespace: a.Namespace,
+			Verb: a.verb(), Group: group, Resource: resource, Namespace: a.Namespace,
 		},
 	}}
 	if len(u.Extra) > 0 {
@@ -136,9 +150,10 @@ func fingerprint(cfg *rest.Config) [sha256.Size]byte {
 	return out
 }
 
-// Rule grants list access to the users and groups it names (at least one)
-// over the clusters, namespaces and resources it names; an empty list or "*"
-// means all. A rule that names namespaces never grants cluster-wide access.
+// Rule grants read access (get, list and watch) to the users and groups it
+// names (at least one) over the clusters, namespaces and resources it names;
+// an empty list or "*" means all. A rule that names namespaces never grants
+// cluster-wide access.
 type Rule struct {
 	Users      []string `json:"users,omitempty"`
 	Groups     []string `json:"groups,omitempty"`
@@ -171,8 +186,12 @@ func NewPolicy(rules []Rule) (*Policy, error) {
 	return &Policy{rules: rules}, nil
 }
 
-// Decide reports whether any rule grants a to u.
+// Decide reports whether any rule grants a to u. Rules grant the read verbs
+// only.
 func (p *Policy) Decide(_ context.Context, u *authn.User, a Attributes) (bool, error) {
+	if !slices.Contains([]string{"get", "list", "watch"}, a.verb()) {
+		return false, nil
+	}
 	for _, r := range p.rules {
 		who := slices.Contains(r.Users, u.Name) || slices.ContainsFunc(r.Groups, func(g string) bool {
 			return g == "*" || slices.Contains(u.Groups, g)

@@ -273,6 +273,23 @@ func (ix *Index) ClocksAt(rev uint64, selected func(Stream) bool) []Clock {
 	return out
 }
 
+// Clock returns the stream's clock as it is now: every change of the stream
+// up to that resourceVersion is applied. It is false while the stream has
+// no clock (before its first list is applied, or when it was removed) or
+// its resourceVersions are not integers. Unlike ClocksAt it is not tied
+// to a feed revision: read it before reading objects or events, and they
+// hold every change it covers (pkg/kubeapi answers lists and watches with
+// it).
+func (ix *Index) Clock(s Stream) (uint64, bool) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	st := ix.streams[s]
+	if st == nil || st.removed || st.incomparable || st.clock == 0 {
+		return 0, false
+	}
+	return st.clock, true
+}
+
 // CompareStreams orders streams by cluster, then resource: the order of
 // ClocksAt and of a cursor's clocks.
 func CompareStreams(a, b Stream) int {

@@ -1,0 +1,171 @@
+package kubeapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/pem"
+	"fmt"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/fleetcache/fleetcache/internal/app"
+	"github.com/fleetcache/fleetcache/internal/testcluster"
+	"github.com/fleetcache/fleetcache/pkg/clusters"
+	"github.com/fleetcache/fleetcache/pkg/health"
+	"github.com/fleetcache/fleetcache/pkg/informers"
+	"github.com/fleetcache/fleetcache/pkg/kubeapi"
+)
+
+// testbed is two real clusters: c1 with a watch cache, c2 without, so that a
+// watch from a compacted resourceVersion gets 410 from c2 while it is up.
+var testbed = testcluster.NewShared(testcluster.Options{Clusters: 2, NoWatchCache: []string{"c2"}})
+
+func TestMain(m *testing.M) { testcluster.Main(m, testbed) }
+
+// cachedTypes are the types the tests' fleetcache caches.
+var cachedTypes = []string{"namespaces", "pods", "configmaps", "services", "deployments.apps", "widgets.example.com"}
+
+// fleet is fleetcache serving the test clusters, authenticating callers
+// with TokenReviews in c1 and authorizing them with SubjectAccessReviews in
+// each member, and a kubeconfig with a context per member (c1, c2: the API
+// servers) and per cluster of fleetcache (fleet-c1, fleet-c2), each as the
+// user "admin".
+type fleet struct {
+	env        *testcluster.Env
+	agg        *app.Aggregator
+	url        string
+	kubeconfig string
+	// ca is the PEM of the certificate fleetcache serves.
+	ca []byte
+}
+
+func startFleet(t *testing.T, kubeOpts kubeapi.Options) *fleet {
+	t.Helper()
+	testcluster.SkipShort(t, "the Kubernetes API against real API servers")
+	env := testbed.Env(t)
+	for _, c := range env.Clusters() {
+		installWidgets(t, c)
+	}
+	agg, err := app.New(app.Options{
+		Informers: informers.Options{Resources: cachedTypes, DiscoveryRetry: 300 * time.Millisecond,
+			ProbeInterval: time.Second, ProbeTimeout: time.Second},
+		Auth:    app.AuthOptions{Authn: app.AuthnTokenReview, AuthnConfig: env.Cluster("c1").AdminConfig()},
+		KubeAPI: kubeOpts,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range env.Clusters() {
+		if err := agg.Registry.Add(clusters.Cluster{Name: c.Name(), Config: c.AdminConfig()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- agg.Start(ctx) }()
+	// TLS, as kubectl sends no bearer token over plain HTTP.
+	srv := httptest.NewTLSServer(agg.Handler)
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("aggregator: %v", err)
+		}
+	})
+	f := &fleet{env: env, agg: agg, url: srv.URL, kubeconfig: filepath.Join(t.TempDir(), "kubeconfig"),
+		ca: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})}
+	f.writeKubeconfig(t)
+	for _, c := range env.Clusters() {
+		testcluster.Eventually(t, 90*time.Second, c.Name()+" synced", func() (bool, string) {
+			st, ok := agg.Health.Cluster(c.Name())
+			return ok && st.Status == health.Synced, fmt.Sprintf("%+v", st)
+		})
+	}
+	return f
+}
+
+// writeKubeconfig writes the members' contexts and fleetcache's.
+func (f *fleet) writeKubeconfig(t *testing.T) {
+	t.Helper()
+	if err := f.env.WriteKubeconfig(f.kubeconfig, "admin"); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.LoadFromFile(f.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range f.env.Clusters() {
+		name := "fleet-" + c.Name()
+		cluster := *cfg.Clusters[c.Name()]
+		cluster.Server, cluster.CertificateAuthorityData = f.url+kubeapi.PathPrefix+c.Name(), f.ca
+		cfg.Clusters[name] = &cluster
+		auth := *cfg.AuthInfos[c.Name()]
+		cfg.AuthInfos[name] = &auth
+		ctx := *cfg.Contexts[c.Name()]
+		ctx.Cluster, ctx.AuthInfo = name, name
+		cfg.Contexts[name] = &ctx
+	}
+	if err := clientcmd.WriteToFile(*cfg, f.kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// kubectlPath is the kubectl that make testbin builds, of the test servers'
+// release.
+func kubectlPath(t *testing.T) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "bin", "kubectl")
+}
+
+// kubectl runs kubectl with the fleet's kubeconfig and returns its output;
+// its error carries stderr.
+func (f *fleet) kubectl(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, kubectlPath(t), append([]string{"--kubeconfig", f.kubeconfig}, args...)...)
+	cmd.Env = []string{"HOME=" + t.TempDir(), "KUBECACHEDIR=" + t.TempDir()}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.String(), nil
+}
+
+// columnsGap separates kubectl's columns: two spaces or more.
+var columnsGap = regexp.MustCompile(`\s{2,}`)
+
+// withoutAge returns kubectl's table output with the AGE column left out and
+// the columns separated by " | " (their widths follow the ages' widths).
+func withoutAge(out string) string {
+	var b strings.Builder
+	age := -1
+	for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		cells := columnsGap.Split(strings.TrimSpace(line), -1)
+		if age < 0 {
+			for i, c := range cells {
+				if c == "AGE" {
+					age = i
+				}
+			}
+		}
+		if age >= 0 && age < len(cells) {
+			cells = append(cells[:age], cells[age+1:]...)
+		}
+		b.WriteString(strings.Join(cells, " | "))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+type kubeapiOpts = kubeapi.Options

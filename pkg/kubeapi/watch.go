@@ -1,0 +1,329 @@
+package kubeapi
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/tidwall/gjson"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/feed"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
+)
+
+// A watch follows one stream (a type of a cluster) with the member's
+// resourceVersions, so that a client resumes it from the last one it saw,
+// as from the member:
+//
+//   - It starts from the stream's clock c (index.Index.Clock), read first:
+//     from resourceVersion "" or "0", or with sendInitialEvents, every
+//     object as ADDED; from a resourceVersion, what changed since
+//     (index.Index.Since: deletions from the tombstones, objects whose
+//     resourceVersion is later), or 410 Gone where the index no longer
+//     knows every deletion since.
+//   - It then follows the index's feed. Every event it sends has a
+//     resourceVersion at most the clock read before the feed was (each
+//     change with a resourceVersion up to a clock reached the index before
+//     that clock was recorded), in increasing order: a change that the
+//     clock does not cover yet waits for it (a few milliseconds, the time
+//     between an event and its clock). A client that resumes from the
+//     last resourceVersion it saw therefore misses nothing; it may get
+//     again what it already has.
+//   - A DELETED event carries the object's last state with the
+//     resourceVersion of the clock that saw the deletion (the index keeps
+//     no deletion resourceVersion), which a resume from it never misses.
+//   - Bookmarks (allowWatchBookmarks) carry the clock once everything up
+//     to it was sent, at most every Options.BookmarkInterval; a streaming
+//     list (sendInitialEvents) ends with the k8s.io/initial-events-end
+//     bookmark.
+//   - A watch that falls behind the feed's retention ends with an ERROR
+//     event: 410 Expired, after which clients list again.
+
+// watchBatch is how many feed events a watch reads at once.
+const watchBatch = 1024
+
+// clockPoll is how often a watch looks at its stream's clock while changes
+// wait for it.
+const clockPoll = 20 * time.Millisecond
+
+// watchEvent is one event to send.
+type watchEvent struct {
+	typ string
+	o   *object.Object
+	rv  uint64 // the resourceVersion it is sent at
+	// deleted events are sent at the clock read before the feed.
+	deleted bool
+}
+
+// watcher is one watch being served.
+type watcher struct {
+	s        *Server
+	req      *request
+	f        form
+	w        http.ResponseWriter
+	flusher  http.Flusher
+	stream   index.Stream
+	matcher  *planner.Matcher
+	table    bool
+	headers  bool // the table's column definitions were sent
+	sent     uint64
+	pending  []watchEvent
+	bookmark bool
+	lastMark time.Time
+	buf      bytes.Buffer
+}
+
+func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req *request, f form) {
+	filter, err := s.filter(req)
+	if err != nil {
+		writeStatus(w, err)
+		return
+	}
+	q := req.query
+	asked := q.Get("resourceVersion")
+	var from uint64
+	if asked != "" && asked != "0" {
+		n, ok := index.ParseResourceVersion(asked)
+		if !ok {
+			writeStatus(w, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q", asked)))
+			return
+		}
+		from = n
+	}
+	initial := q.Get("sendInitialEvents") == "true"
+	ctx := r.Context()
+	timeout := s.opts.WatchTimeout
+	if t, err := strconv.Atoi(q.Get("timeoutSeconds")); err == nil && t > 0 && time.Duration(t)*time.Second < timeout {
+		timeout = time.Duration(t) * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	wt := &watcher{s: s, req: req, f: f, w: w, stream: index.Stream{Cluster: req.cluster, Resource: req.typ.name},
+		matcher: planner.NewMatcher(filter), table: f.kind == formTable, bookmark: q.Get("allowWatchBookmarks") == "true"}
+	wt.flusher, _ = w.(http.Flusher)
+	clock, err := s.waitClock(ctx, req, from)
+	if err != nil {
+		writeStatus(w, err)
+		return
+	}
+	var clocks []index.Clock
+	if from > 0 && !initial {
+		clocks = []index.Clock{{Stream: wt.stream, RV: from}}
+	}
+	events, after, err := s.ix.Since(clocks, func(st index.Stream) bool { return st == wt.stream }, wt.matcher.Matches)
+	switch {
+	case errors.Is(err, index.ErrHistoryGone):
+		writeStatus(w, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", from, clock)))
+		return
+	case err != nil:
+		writeStatus(w, apierrors.NewInternalError(err))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(http.StatusOK)
+	for _, e := range events {
+		typ := "ADDED"
+		switch e.Type {
+		case feed.Modified:
+			typ = "MODIFIED"
+		case feed.Deleted:
+			typ = "DELETED"
+		}
+		wt.queue(typ, e.Object)
+	}
+	wt.release(clock)
+	if initial {
+		wt.sendBookmark(clock, true)
+	}
+	wt.flush()
+	wt.follow(ctx, after)
+}
+
+// follow sends the feed's events of the stream after the revision after,
+// until ctx ends or the feed expires.
+func (wt *watcher) follow(ctx context.Context, after uint64) {
+	for ctx.Err() == nil {
+		clock, _ := wt.s.ix.Clock(wt.stream)
+		events, err := wt.s.ix.Events(after, watchBatch)
+		if err != nil {
+			wt.sendError(apierrors.NewResourceExpired(fmt.Sprintf("the watch fell behind what fleetcache retains: %v", err)))
+			return
+		}
+		for _, e := range events {
+			after = e.Revision
+			wt.apply(e)
+		}
+		wt.release(clock)
+		if wt.bookmark && len(wt.pending) == 0 && clock > wt.sent && time.Since(wt.lastMark) >= wt.s.opts.BookmarkInterval {
+			wt.sendBookmark(clock, false)
+		}
+		if !wt.flush() {
+			return
+		}
+		if len(events) == watchBatch {
+			continue
+		}
+		wait := wt.s.opts.BookmarkInterval
+		if len(wt.pending) > 0 {
+			wait = clockPoll
+		}
+		wctx, cancel := context.WithTimeout(ctx, wait)
+		_ = wt.s.ix.Wait(wctx, after)
+		cancel()
+	}
+}
+
+// apply queues what a feed event means for this watch: its object entering
+// or leaving the watch's selection is ADDED or DELETED.
+func (wt *watcher) apply(e feed.Event[*object.Object]) {
+	o := e.Object
+	if o.Cluster != wt.stream.Cluster || o.Type.Resource != wt.stream.Resource {
+		return
+	}
+	now := wt.matcher.Matches(o)
+	switch e.Type {
+	case feed.Added:
+		if now {
+			wt.queue("ADDED", o)
+		}
+	case feed.Modified:
+		was := e.Old != nil && wt.matcher.Matches(e.Old)
+		switch {
+		case now && was:
+			wt.queue("MODIFIED", o)
+		case now:
+			wt.queue("ADDED", o)
+		case was:
+			wt.queue("DELETED", o)
+		}
+	case feed.Deleted:
+		if now {
+			wt.queue("DELETED", o)
+		}
+	}
+}
+
+// queue adds an event to the pending ones. A deletion supersedes the
+// pending changes of its object.
+func (wt *watcher) queue(typ string, o *object.Object) {
+	e := watchEvent{typ: typ, o: o, deleted: typ == "DELETED"}
+	if e.deleted {
+		k := o.Key()
+		wt.pending = slices.DeleteFunc(wt.pending, func(p watchEvent) bool { return !p.deleted && p.o.Key() == k })
+	} else {
+		e.rv, _ = index.ParseResourceVersion(o.ResourceVersion)
+	}
+	wt.pending = append(wt.pending, e)
+}
+
+// release sends, in order of resourceVersion, the pending events that clock
+// covers: the deletions, at clock, and the changes up to it.
+func (wt *watcher) release(clock uint64) {
+	var ready, wait []watchEvent
+	for _, e := range wt.pending {
+		switch {
+		case e.deleted:
+			e.rv = max(clock, wt.sent)
+			ready = append(ready, e)
+		case e.rv <= clock:
+			ready = append(ready, e)
+		default:
+			wait = append(wait, e)
+		}
+	}
+	slices.SortStableFunc(ready, func(a, b watchEvent) int { return cmp.Compare(a.rv, b.rv) })
+	for _, e := range ready {
+		wt.send(e)
+	}
+	wt.pending = wait
+}
+
+// send writes one event.
+func (wt *watcher) send(e watchEvent) {
+	raw := e.o.Raw()
+	rv := strconv.FormatUint(max(e.rv, wt.sent), 10)
+	if e.deleted || rv != e.o.ResourceVersion {
+		raw = withResourceVersion(raw, rv)
+	}
+	wt.sent = max(wt.sent, e.rv)
+	fmt.Fprintf(&wt.buf, `{"type":%q,"object":`, e.typ)
+	switch {
+	case wt.table:
+		tw := wt.s.newTable(wt.req, wt.f)
+		tw.noHeaders = wt.headers
+		tw.add(e.o)
+		wt.headers = true
+		wt.buf.Write(bytes.TrimSuffix(tw.finish(rv, ""), []byte("\n")))
+	case wt.f.kind == formMetadata:
+		wt.buf.Write(partialMetadata(nil, wt.f.version, raw))
+	default:
+		wt.buf.Write(raw)
+	}
+	wt.buf.WriteString("}\n")
+}
+
+// sendBookmark writes a BOOKMARK at rv.
+func (wt *watcher) sendBookmark(rv uint64, initialEnd bool) {
+	meta := metav1.ObjectMeta{ResourceVersion: strconv.FormatUint(rv, 10)}
+	if initialEnd {
+		meta.Annotations = map[string]string{metav1.InitialEventsAnnotationKey: "true"}
+	}
+	kind, apiVersion := wt.req.typ.res.Kind, wt.req.typ.gv.String()
+	switch wt.f.kind {
+	case formTable:
+		kind, apiVersion = "Table", "meta.k8s.io/"+wt.f.version
+	case formMetadata:
+		kind, apiVersion = "PartialObjectMetadata", "meta.k8s.io/"+wt.f.version
+	}
+	fmt.Fprintf(&wt.buf, `{"type":"BOOKMARK","object":{"kind":%q,"apiVersion":%q,"metadata":%s}}`+"\n", kind, apiVersion, marshal(meta))
+	wt.sent = max(wt.sent, rv)
+	wt.lastMark = time.Now()
+}
+
+// sendError writes an ERROR event and flushes it.
+func (wt *watcher) sendError(err *apierrors.StatusError) {
+	st := err.Status()
+	st.Kind, st.APIVersion = "Status", "v1"
+	fmt.Fprintf(&wt.buf, `{"type":"ERROR","object":%s}`+"\n", marshal(st))
+	wt.flush()
+}
+
+// flush writes what is buffered; false when the client is gone.
+func (wt *watcher) flush() bool {
+	if wt.buf.Len() == 0 {
+		return true
+	}
+	_, err := wt.w.Write(wt.buf.Bytes())
+	wt.buf.Reset()
+	if err != nil {
+		return false
+	}
+	if wt.flusher != nil {
+		wt.flusher.Flush()
+	}
+	return true
+}
+
+// withResourceVersion returns a copy of raw with metadata.resourceVersion rv.
+func withResourceVersion(raw []byte, rv string) []byte {
+	res := gjson.GetBytes(raw, "metadata.resourceVersion")
+	if !res.Exists() || res.Index <= 0 {
+		return raw
+	}
+	out := make([]byte, 0, len(raw)+len(rv))
+	out = append(out, raw[:res.Index]...)
+	out = append(out, marshal(rv)...)
+	return append(out, raw[res.Index+len(res.Raw):]...)
+}
