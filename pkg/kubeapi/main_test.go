@@ -5,15 +5,20 @@ import (
 	"context"
 	"encoding/pem"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/fleetcache/fleetcache/internal/app"
@@ -24,9 +29,8 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/kubeapi"
 )
 
-// testbed is two real clusters: c1 with a watch cache, c2 without, so that a
-// watch from a compacted resourceVersion gets 410 from c2 while it is up.
-var testbed = testcluster.NewShared(testcluster.Options{Clusters: 2, NoWatchCache: []string{"c2"}})
+// testbed is two real clusters, c1 and c2.
+var testbed = testcluster.NewShared(testcluster.Options{Clusters: 2})
 
 func TestMain(m *testing.M) { testcluster.Main(m, testbed) }
 
@@ -45,9 +49,85 @@ type fleet struct {
 	kubeconfig string
 	// ca is the PEM of the certificate fleetcache serves.
 	ca []byte
+	// requests are those fleetcache answered.
+	requests *recorder
 }
 
+// restConfig returns a client configuration that reaches cluster through
+// fleetcache as the user admin.
+func (f *fleet) restConfig(cluster string) *rest.Config {
+	return &rest.Config{
+		Host:            f.url + kubeapi.PathPrefix + cluster,
+		BearerToken:     f.env.Cluster(cluster).AdminConfig().BearerToken,
+		TLSClientConfig: rest.TLSClientConfig{CAData: f.ca},
+	}
+}
+
+// answered is one request fleetcache answered, with its status.
+type answered struct {
+	Method, Path string
+	Query        url.Values
+	Status       int
+}
+
+// recorder records the requests it passes on, as they begin, and their
+// status once it is written.
+type recorder struct {
+	next http.Handler
+	mu   sync.Mutex
+	seen []answered
+}
+
+func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rec.mu.Lock()
+	rec.seen = append(rec.seen, answered{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query()})
+	i := len(rec.seen) - 1
+	rec.mu.Unlock()
+	sw := &statusWriter{ResponseWriter: w, set: func(code int) {
+		rec.mu.Lock()
+		rec.seen[i].Status = code
+		rec.mu.Unlock()
+	}}
+	rec.next.ServeHTTP(sw, r)
+	sw.WriteHeader(http.StatusOK) // if nothing was written
+}
+
+// since returns the requests begun after the first n, and how many were.
+func (rec *recorder) since(n int) ([]answered, int) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return slices.Clone(rec.seen[min(n, len(rec.seen)):]), len(rec.seen)
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	set     func(int)
+	written bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.written {
+		return
+	}
+	w.written = true
+	w.set(code)
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *statusWriter) Flush() { w.ResponseWriter.(http.Flusher).Flush() }
+
 func startFleet(t *testing.T, kubeOpts kubeapi.Options) *fleet {
+	t.Helper()
+	return startFleetWith(t, app.Options{KubeAPI: kubeOpts})
+}
+
+// startFleetWith is startFleet with opts' index and Kubernetes API options.
+func startFleetWith(t *testing.T, opts app.Options) *fleet {
 	t.Helper()
 	testcluster.SkipShort(t, "the Kubernetes API against real API servers")
 	env := testbed.Env(t)
@@ -58,7 +138,8 @@ func startFleet(t *testing.T, kubeOpts kubeapi.Options) *fleet {
 		Informers: informers.Options{Resources: cachedTypes, DiscoveryRetry: 300 * time.Millisecond,
 			ProbeInterval: time.Second, ProbeTimeout: time.Second},
 		Auth:    app.AuthOptions{Authn: app.AuthnTokenReview, AuthnConfig: env.Cluster("c1").AdminConfig()},
-		KubeAPI: kubeOpts,
+		KubeAPI: opts.KubeAPI,
+		Index:   opts.Index,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +153,8 @@ func startFleet(t *testing.T, kubeOpts kubeapi.Options) *fleet {
 	done := make(chan error, 1)
 	go func() { done <- agg.Start(ctx) }()
 	// TLS, as kubectl sends no bearer token over plain HTTP.
-	srv := httptest.NewTLSServer(agg.Handler)
+	rec := &recorder{next: agg.Handler}
+	srv := httptest.NewTLSServer(rec)
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()
@@ -81,7 +163,7 @@ func startFleet(t *testing.T, kubeOpts kubeapi.Options) *fleet {
 			t.Errorf("aggregator: %v", err)
 		}
 	})
-	f := &fleet{env: env, agg: agg, url: srv.URL, kubeconfig: filepath.Join(t.TempDir(), "kubeconfig"),
+	f := &fleet{env: env, agg: agg, url: srv.URL, requests: rec, kubeconfig: filepath.Join(t.TempDir(), "kubeconfig"),
 		ca: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})}
 	f.writeKubeconfig(t)
 	for _, c := range env.Clusters() {

@@ -1,0 +1,189 @@
+package kubeapi_test
+
+import (
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/fleetcache/fleetcache/internal/app"
+	"github.com/fleetcache/fleetcache/internal/testcluster"
+	"github.com/fleetcache/fleetcache/pkg/index"
+)
+
+var configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+
+// TestDynamicInformer: a client-go dynamic informer syncs through
+// fleetcache, follows changes, resumes its watch from its resourceVersion
+// after its connection is cut, and lists again after the 410 Gone that
+// fleetcache answers once the deletions it would have to replay are no
+// longer retained.
+func TestDynamicInformer(t *testing.T) {
+	// Two tombstones: three deletions while the informer is cut off are
+	// more than fleetcache can replay.
+	f := startFleetWith(t, app.Options{KubeAPI: kubeapiOptions(), Index: index.Options{MaxTombstones: 2}})
+	const ns = "informer"
+	kube := kubernetes.NewForConfigOrDie(f.env.Cluster("c1").AdminConfig())
+	ctx := t.Context()
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	put := func(name, value string) {
+		t.Helper()
+		cms := kube.CoreV1().ConfigMaps(ns)
+		cm, err := cms.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+		}
+		cm.Data = map[string]string{"v": value}
+		if err == nil {
+			_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+		} else {
+			_, err = cms.Create(ctx, cm, metav1.CreateOptions{})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	remove := func(name string) {
+		t.Helper()
+		if err := kube.CoreV1().ConfigMaps(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 5 {
+		put(fmt.Sprintf("cm-%d", i), "0")
+	}
+
+	// The informer reaches fleetcache through a proxy the test cuts.
+	proxy, err := testcluster.StartProxy(strings.TrimPrefix(f.url, "https://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	cfg := f.restConfig("c1")
+	cfg.Host = "https://" + proxy.Addr() + "/clusters/c1"
+	client, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, ns, nil)
+	informer := factory.ForResource(configMaps).Informer()
+	reg, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	factory.Start(stop)
+	defer func() {
+		close(stop)
+		factory.Shutdown()
+	}()
+
+	// state is the informer's ConfigMaps, name → value; member the API
+	// server's.
+	state := func() map[string]string {
+		out := map[string]string{}
+		for _, o := range informer.GetStore().List() {
+			u := o.(*unstructured.Unstructured)
+			v, _, _ := unstructured.NestedString(u.Object, "data", "v")
+			out[u.GetName()] = v
+		}
+		return out
+	}
+	member := func() map[string]string {
+		list, err := kube.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, cm := range list.Items {
+			out[cm.Name] = cm.Data["v"]
+		}
+		return out
+	}
+	converged := func(what string) {
+		t.Helper()
+		testcluster.Eventually(t, 60*time.Second, what, func() (bool, string) {
+			want, got := member(), state()
+			return reg.HasSynced() && maps.Equal(want, got), cmp.Diff(want, got)
+		})
+	}
+	converged("the informer synced")
+
+	put("cm-0", "1")
+	put("cm-new", "1")
+	remove("cm-1")
+	converged("the informer followed a create, an update and a delete")
+
+	// Cut: the informer's watch breaks; a change meanwhile reaches it when
+	// its watch resumes from its resourceVersion, with no new list.
+	_, mark := f.requests.since(0)
+	proxy.Cut()
+	put("cm-2", "2")
+	if err := proxy.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	converged("the informer caught up after its connection was cut")
+	after, _ := f.requests.since(mark)
+	if slices.ContainsFunc(after, isList) {
+		t.Errorf("the informer listed again after a cut connection: %v", after)
+	}
+	if !slices.ContainsFunc(after, func(a answered) bool {
+		return isWatch(a) && a.Query.Get("resourceVersion") != "" && a.Query.Get("resourceVersion") != "0" && a.Status == http.StatusOK
+	}) {
+		t.Errorf("no watch resumed from a resourceVersion after the cut: %v", after)
+	}
+
+	// Cut again, and delete three objects: fleetcache keeps two
+	// tombstones, so the resumed watch gets 410 Gone and the informer
+	// lists again, and ends with the member's state.
+	_, mark = f.requests.since(0)
+	proxy.Cut()
+	for _, name := range []string{"cm-2", "cm-3", "cm-4"} {
+		remove(name)
+	}
+	testcluster.Eventually(t, 30*time.Second, "fleetcache saw the deletions", func() (bool, string) {
+		n := f.agg.Index.ObjectCount("c1", "configmaps")
+		out, err := f.kubectl(t, "--context", "fleet-c1", "get", "cm", "-n", ns, "-o", "name")
+		return err == nil && !strings.Contains(out, "cm-3") && !strings.Contains(out, "cm-4"), fmt.Sprint(n, out, err)
+	})
+	if err := proxy.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	converged("the informer relisted after 410 Gone")
+	after, _ = f.requests.since(mark)
+	gone := slices.IndexFunc(after, func(a answered) bool { return isWatch(a) && a.Status == http.StatusGone })
+	if gone < 0 {
+		t.Fatalf("no watch answered 410 Gone after the tombstones were dropped: %v", after)
+	}
+	if !slices.ContainsFunc(after[gone+1:], isList) {
+		t.Errorf("the informer did not list again after 410 Gone: %v", after[gone:])
+	}
+}
+
+// isWatch reports whether a is a watch that resumes (not a streaming list).
+func isWatch(a answered) bool {
+	return a.Method == http.MethodGet && a.Query.Get("watch") == "true" && a.Query.Get("sendInitialEvents") != "true"
+}
+
+// isList reports whether a is a list, plain or streaming (sendInitialEvents).
+func isList(a answered) bool {
+	if a.Method != http.MethodGet || !strings.HasSuffix(a.Path, "/configmaps") {
+		return false
+	}
+	return a.Query.Get("watch") != "true" || a.Query.Get("sendInitialEvents") == "true"
+}
