@@ -53,6 +53,15 @@ type fleet struct {
 	requests *recorder
 }
 
+// as returns f with a kubeconfig of user's.
+func (f *fleet) as(t *testing.T, user string) *fleet {
+	t.Helper()
+	g := *f
+	g.kubeconfig = filepath.Join(t.TempDir(), "kubeconfig-"+user)
+	g.writeKubeconfig(t, user)
+	return &g
+}
+
 // restConfig returns a client configuration that reaches cluster through
 // fleetcache as the user admin.
 func (f *fleet) restConfig(cluster string) *rest.Config {
@@ -165,7 +174,7 @@ func startFleetWith(t *testing.T, opts app.Options) *fleet {
 	})
 	f := &fleet{env: env, agg: agg, url: srv.URL, requests: rec, kubeconfig: filepath.Join(t.TempDir(), "kubeconfig"),
 		ca: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})}
-	f.writeKubeconfig(t)
+	f.writeKubeconfig(t, "admin")
 	for _, c := range env.Clusters() {
 		testcluster.Eventually(t, 90*time.Second, c.Name()+" synced", func() (bool, string) {
 			st, ok := agg.Health.Cluster(c.Name())
@@ -175,10 +184,10 @@ func startFleetWith(t *testing.T, opts app.Options) *fleet {
 	return f
 }
 
-// writeKubeconfig writes the members' contexts and fleetcache's.
-func (f *fleet) writeKubeconfig(t *testing.T) {
+// writeKubeconfig writes the members' contexts and fleetcache's, as user.
+func (f *fleet) writeKubeconfig(t *testing.T, user string) {
 	t.Helper()
-	if err := f.env.WriteKubeconfig(f.kubeconfig, "admin"); err != nil {
+	if err := f.env.WriteKubeconfig(f.kubeconfig, user); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := clientcmd.LoadFromFile(f.kubeconfig)
