@@ -66,25 +66,13 @@ func Connect(o connectOptions) (*Client, error) {
 		cc = clientcmd.NewDefaultClientConfig(*clientcmdapi.NewConfig(), overrides)
 		source = "--server"
 	default:
-		if o.context == "" {
-			raw, err := rules.Load()
-			if err != nil {
-				return nil, fmt.Errorf("load kubeconfig: %w", err)
-			}
-			if _, ok := raw.Contexts[DefaultContext]; ok {
-				overrides.CurrentContext = DefaultContext
-			}
-		}
-		cc = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
-		raw, err := cc.RawConfig()
+		raw, err := rules.Load()
 		if err != nil {
 			return nil, fmt.Errorf("load kubeconfig: %w", err)
 		}
-		name := overrides.CurrentContext
-		if name == "" {
-			name = raw.CurrentContext
-		}
-		source = fmt.Sprintf("context %q", name)
+		overrides.CurrentContext = contextName(raw, o.context)
+		cc = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
+		source = fmt.Sprintf("context %q", overrides.CurrentContext)
 	}
 	cfg, err := cc.ClientConfig()
 	if err != nil {
@@ -98,6 +86,18 @@ func Connect(o connectOptions) (*Client, error) {
 		ns = "default"
 	}
 	return newClient(cfg, ns, source)
+}
+
+// contextName is the context Connect uses: requested, else DefaultContext
+// if raw has it, else the current one.
+func contextName(raw *clientcmdapi.Config, requested string) string {
+	if requested != "" {
+		return requested
+	}
+	if _, ok := raw.Contexts[DefaultContext]; ok {
+		return DefaultContext
+	}
+	return raw.CurrentContext
 }
 
 func newClient(cfg *rest.Config, namespace, source string) (*Client, error) {

@@ -21,6 +21,7 @@ Usage:
   kubectl fleet clusters [-o wide|json|yaml]
   kubectl fleet count KIND [--by cluster|namespace|kind|label=KEY|cluster-label=KEY|field=PATH] [the filters of get]
   kubectl fleet changes [KIND] [--since 1h|TIME|CURSOR] [--until ...] [-o wide|json|yaml] [the filters of get]
+  kubectl fleet kubeconfig [--write]   a context per cluster, fleet-<cluster>, on fleetcache's Kubernetes API
 
 The server and credentials come from the kubeconfig context named "fleetcache",
 else the current context (--context picks another), or from --server and --token.
@@ -47,6 +48,7 @@ type options struct {
 	since, until    string
 	requestTimeout  time.Duration
 	chunkSize       int
+	write           bool
 }
 
 func flagSet(o *options) *pflag.FlagSet {
@@ -74,6 +76,7 @@ func flagSet(o *options) *pflag.FlagSet {
 	fs.StringVar(&o.since, "since", "1h", `changes: since when: a duration before now (1h, 15m), an RFC 3339 time or a revision cursor`)
 	fs.StringVar(&o.until, "until", "", "changes: up to when, in the same forms (default: now)")
 	fs.IntVar(&o.chunkSize, "chunk-size", 500, "objects per request")
+	fs.BoolVar(&o.write, "write", false, "kubeconfig: add the contexts to the kubeconfig file (--kubeconfig, else $KUBECONFIG's first file or ~/.kube/config) rather than print them")
 	return fs
 }
 
@@ -107,11 +110,13 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runCount(ctx, &o, rest, stdout)
 	case "changes":
 		err = runChanges(ctx, &o, rest, stdout, stderr)
+	case "kubeconfig":
+		err = runKubeconfig(ctx, &o, rest, stdout)
 	case "help":
 		fmt.Fprint(stdout, usage+fs.FlagUsages())
 		return 0
 	default:
-		err = usageError(fmt.Sprintf("unknown command %q: use get, clusters, count or changes", cmd))
+		err = usageError(fmt.Sprintf("unknown command %q: use get, clusters, count, changes or kubeconfig", cmd))
 	}
 	if err == nil || (errors.Is(err, context.Canceled) && ctx.Err() != nil) {
 		return 0

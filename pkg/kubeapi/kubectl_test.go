@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -150,6 +151,28 @@ func TestKubectlGet(t *testing.T) {
 				return got == want, cmp.Diff(want, got)
 			})
 		})
+	}
+}
+
+// TestKubectlAPIResources: kubectl api-resources through fleetcache lists
+// the cached types, each as the member lists it.
+func TestKubectlAPIResources(t *testing.T) {
+	f := startFleet(t, kubeapiOptions())
+	rows := func(context string) []string {
+		out, err := f.kubectl(t, "--context", context, "api-resources")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(strings.TrimSpace(withoutAge(out)), "\n")
+	}
+	member, fleet := rows("c1"), rows("fleet-c1")
+	if len(fleet) != 1+len(cachedTypes) {
+		t.Errorf("fleetcache lists %d types, want the %d cached: %q", len(fleet)-1, len(cachedTypes), fleet)
+	}
+	for _, row := range fleet {
+		if !slices.Contains(member, row) {
+			t.Errorf("fleetcache lists %q, which the member does not", row)
+		}
 	}
 }
 

@@ -110,7 +110,8 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req *request
 	defer cancel()
 
 	wt := &watcher{s: s, req: req, f: f, w: w, stream: index.Stream{Cluster: req.cluster, Resource: req.typ.name},
-		matcher: planner.NewMatcher(filter), table: f.kind == formTable, bookmark: q.Get("allowWatchBookmarks") == "true"}
+		matcher: planner.NewMatcher(filter), table: f.kind == formTable, bookmark: q.Get("allowWatchBookmarks") == "true",
+		lastMark: time.Now()}
 	wt.flusher, _ = w.(http.Flusher)
 	clock, err := s.waitClock(ctx, req, from)
 	if err != nil {
@@ -119,7 +120,9 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req *request
 	}
 	var clocks []index.Clock
 	if from > 0 && !initial {
+		// A resume: the client has everything up to from.
 		clocks = []index.Clock{{Stream: wt.stream, RV: from}}
+		wt.sent = from
 	}
 	events, after, err := s.ix.Since(clocks, func(st index.Stream) bool { return st == wt.stream }, wt.matcher.Matches)
 	switch {
@@ -133,6 +136,11 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req *request
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-cache, private")
 	w.WriteHeader(http.StatusOK)
+	if wt.flusher != nil {
+		// The headers now, as the API server sends them: a client waits
+		// for them before it goes on.
+		wt.flusher.Flush()
+	}
 	for _, e := range events {
 		typ := "ADDED"
 		switch e.Type {
