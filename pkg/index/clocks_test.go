@@ -234,3 +234,29 @@ func changes(evs []feed.Event[*object.Object]) []string {
 	}
 	return out
 }
+
+// TestClock: a stream's clock is the last Progress, at once (ClocksAt holds
+// it from the next revision), and none before the first list, for
+// resourceVersions that are not integers, or once the cluster is removed.
+func TestClock(t *testing.T) {
+	ix := index.New(index.Options{})
+	s := index.Stream{Cluster: "c0", Resource: "pods"}
+	if rv, ok := ix.Clock(s); ok {
+		t.Fatalf("before any list: %d", rv)
+	}
+	ix.Upsert(indextest.Obj("c0", indextest.PodType, "ns", "a", indextest.WithRV("10"), indextest.WithUID("a")))
+	for _, rv := range []string{"10", "15", "12"} {
+		ix.Progress("c0", "pods", rv)
+	}
+	if rv, ok := ix.Clock(s); !ok || rv != 15 {
+		t.Errorf("after Progress 10, 15, 12: %d %v, want 15", rv, ok)
+	}
+	ix.Progress("c0", "pods.odd", "x1")
+	if rv, ok := ix.Clock(index.Stream{Cluster: "c0", Resource: "pods.odd"}); ok {
+		t.Errorf("resourceVersions that are not integers: %d", rv)
+	}
+	ix.RemoveCluster("c0")
+	if rv, ok := ix.Clock(s); ok {
+		t.Errorf("a removed cluster: %d", rv)
+	}
+}

@@ -191,10 +191,12 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, req *request,
 	if req.namespace != "" {
 		scope = fmt.Sprintf("in the namespace %q", req.namespace)
 	}
-	reason := fmt.Errorf("User %q cannot %s resource %q in API group %q %s", u.Name, verb, req.typ.res.Name, req.typ.gv.Group, scope)
+	// The API server's words, capitalized as it writes them.
+	msg := fmt.Sprintf("User %q cannot %s resource %q in API group %q %s", u.Name, verb, req.typ.res.Name, req.typ.gv.Group, scope)
 	if err != nil {
-		reason = fmt.Errorf("%w: the decision failed in cluster %q", reason, req.cluster)
+		msg += fmt.Sprintf(": the decision failed in cluster %q", req.cluster)
 	}
+	reason := errors.New(msg)
 	writeStatus(w, apierrors.NewForbidden(schema.GroupResource{Group: req.typ.gv.Group, Resource: req.typ.res.Name}, req.name, reason))
 	return false
 }
