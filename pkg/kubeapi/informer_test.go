@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
@@ -186,4 +187,59 @@ func isList(a answered) bool {
 		return false
 	}
 	return a.Query.Get("watch") != "true" || a.Query.Get("sendInitialEvents") == "true"
+}
+
+// TestTypedInformer: a typed informer whose client asks for protobuf first,
+// as Kubernetes' own controllers do, gets JSON, syncs and follows changes.
+func TestTypedInformer(t *testing.T) {
+	f := startFleet(t, kubeapiOptions())
+	const ns = "typed-informer"
+	kube := kubernetes.NewForConfigOrDie(f.env.Cluster("c1").AdminConfig())
+	ctx := t.Context()
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: ns}, Data: map[string]string{"v": "1"}}
+	if _, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := f.restConfig("c1")
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns))
+	lister := factory.Core().V1().ConfigMaps().Lister()
+	reg, err := factory.Core().V1().ConfigMaps().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	factory.Start(stop)
+	defer func() {
+		close(stop)
+		factory.Shutdown()
+	}()
+	value := func() string {
+		got, err := lister.ConfigMaps(ns).Get("a")
+		if err != nil {
+			return err.Error()
+		}
+		return got.Data["v"]
+	}
+	testcluster.Eventually(t, 60*time.Second, "the typed informer synced", func() (bool, string) {
+		return reg.HasSynced() && value() == "1", value()
+	})
+	cm.Data["v"] = "2"
+	if _, err := kube.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 30*time.Second, "the typed informer followed an update", func() (bool, string) {
+		return value() == "2", value()
+	})
+	seen, _ := f.requests.since(0)
+	if n := slices.IndexFunc(seen, func(a answered) bool { return a.Status == http.StatusNotAcceptable }); n >= 0 {
+		t.Errorf("a request was refused 406: %+v", seen[n])
+	}
 }
