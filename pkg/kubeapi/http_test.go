@@ -292,4 +292,23 @@ func TestProtocol(t *testing.T) {
 		}
 		t.Errorf("the watch ended after %d ADDED: %v", added, events.Err())
 	})
+
+	t.Run("from now", func(t *testing.T) {
+		res := c.do(t, http.MethodGet, base+"?watch=true&sendInitialEvents=false", "")
+		later := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "later", Namespace: ns}}
+		if _, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, later, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		events := bufio.NewScanner(res.Body)
+		if !events.Scan() {
+			t.Fatalf("the watch ended: %v", events.Err())
+		}
+		var e struct {
+			Type   string
+			Object struct{ Metadata metav1.ObjectMeta }
+		}
+		if err := json.Unmarshal(events.Bytes(), &e); err != nil || e.Type != "ADDED" || e.Object.Metadata.Name != "later" {
+			t.Errorf("first event %s, want ADDED later (%v)", events.Bytes(), err)
+		}
+	})
 }

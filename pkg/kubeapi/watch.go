@@ -27,7 +27,8 @@ import (
 //
 //   - It starts from the stream's clock c (index.Index.Clock), read first:
 //     from resourceVersion "" or "0", or with sendInitialEvents, every
-//     object as ADDED; from a resourceVersion, what changed since
+//     object as ADDED (with sendInitialEvents=false and no resourceVersion,
+//     none); from a resourceVersion, what changed since
 //     (index.Index.Since: deletions from the tombstones, objects whose
 //     resourceVersion is later), or 410 Gone where the index no longer
 //     knows every deletion since.
@@ -124,7 +125,14 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req *request
 		clocks = []index.Clock{{Stream: wt.stream, RV: from}}
 		wt.sent = from
 	}
-	events, after, err := s.ix.Since(clocks, func(st index.Stream) bool { return st == wt.stream }, wt.matcher.Matches)
+	var events []feed.Event[*object.Object]
+	var after uint64
+	if from == 0 && q.Get("sendInitialEvents") == "false" {
+		// From the present, without the objects as they are.
+		after = s.ix.Revision()
+	} else {
+		events, after, err = s.ix.Since(clocks, func(st index.Stream) bool { return st == wt.stream }, wt.matcher.Matches)
+	}
 	switch {
 	case errors.Is(err, index.ErrHistoryGone):
 		writeStatus(w, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", from, clock)))
