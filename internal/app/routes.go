@@ -23,9 +23,10 @@ func (a *Aggregator) routes(opts Options, operators func(http.Handler) http.Hand
 		// needs a preflight, which gets no CORS answer).
 		r.Handle("/mcp", a.Transport.Guard(a.MCP))
 	}
-	// Each member's Kubernetes API, read-only: the same callers and rate
-	// limits as /graphql, each request authorized for its verb.
+	// Each member's Kubernetes API, and the fleet's, read-only: the same
+	// callers as /graphql, each request authorized for its verb.
 	r.Handle(kubeapi.PathPrefix+"*", a.Transport.Guard(a.KubeAPI))
+	r.Handle(kubeapi.FleetPrefix+"*", a.Transport.Guard(a.KubeAPI))
 	r.Handle("/metrics", promhttp.HandlerFor(a.Metrics, promhttp.HandlerOpts{Registry: a.Metrics}))
 
 	// Kubernetes-style probes; /readyz/NAME runs one check, e.g.

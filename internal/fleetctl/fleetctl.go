@@ -21,7 +21,7 @@ Usage:
   kubectl fleet clusters [-o wide|json|yaml]
   kubectl fleet count KIND [--by cluster|namespace|kind|label=KEY|cluster-label=KEY|field=PATH] [the filters of get]
   kubectl fleet changes [KIND] [--since 1h|TIME|CURSOR] [--until ...] [-o wide|json|yaml] [the filters of get]
-  kubectl fleet kubeconfig [--write]   a context per cluster, fleet-<cluster>, on fleetcache's Kubernetes API
+  kubectl fleet kubeconfig [--write]   a context per cluster, fleet-<cluster>, and fleet, on fleetcache's Kubernetes API
 
 The server and credentials come from the kubeconfig context named "fleetcache",
 else the current context (--context picks another), or from --server and --token.

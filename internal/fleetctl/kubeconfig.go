@@ -16,14 +16,19 @@ import (
 // fleet kubeconfig` writes: fleet-<cluster>.
 const ContextPrefix = "fleet-"
 
+// FleetContext is the context that `kubectl fleet kubeconfig` writes for
+// the fleet's API (/fleet: lists across clusters).
+const FleetContext = "fleet"
+
 // clusterNamesQuery lists the fleet's clusters.
 const clusterNamesQuery = `{ clusters { name } }`
 
 // runKubeconfig prints, or with --write adds to the kubeconfig file, a
 // context per cluster of the fleet, fleet-<cluster>, whose server is
 // fleetcache's Kubernetes API of that cluster (/clusters/<cluster>, see
-// docs/kubernetes-api.md) with fleetcache's certificate authority and the
-// credentials kubectl fleet uses.
+// docs/kubernetes-api.md), and the context fleet on the fleet's API
+// (/fleet), with fleetcache's certificate authority and the credentials
+// kubectl fleet uses.
 func runKubeconfig(ctx context.Context, o *options, args []string, stdout io.Writer) error {
 	if len(args) > 0 {
 		return usageError("kubeconfig takes no arguments")
@@ -54,6 +59,13 @@ func runKubeconfig(ctx context.Context, o *options, args []string, stdout io.Wri
 		out.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: src.userName, Namespace: src.namespace}
 		names = append(names, name)
 	}
+	// The fleet's API (lists across clusters): the context "fleet".
+	fleet := src.cluster.DeepCopy()
+	fleet.Server = strings.TrimSuffix(src.cluster.Server, "/") + "/fleet"
+	fleet.LocationOfOrigin = ""
+	out.Clusters[FleetContext] = fleet
+	out.Contexts[FleetContext] = &clientcmdapi.Context{Cluster: FleetContext, AuthInfo: src.userName, Namespace: src.namespace}
+	names = append(names, FleetContext)
 	slices.Sort(names)
 	if !o.write {
 		data, err := clientcmd.Write(*out)

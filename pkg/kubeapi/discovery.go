@@ -35,13 +35,8 @@ func (s *Server) cachedTypes(w http.ResponseWriter, r *http.Request, cluster str
 }
 
 // serveDiscovery answers /api, /api/v1, /apis, /apis/{group} and
-// /apis/{group}/{version} (path has no leading slash) with the cached types
-// only, aggregated (APIGroupDiscoveryList) when the client asks for it.
-func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request, cluster, path string) {
-	types, ok := s.cachedTypes(w, r, cluster)
-	if !ok {
-		return
-	}
+// /apis/{group}/{version} (path has no leading slash) with types only, aggregated (APIGroupDiscoveryList) when the client asks for it.
+func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request, types []apiType, path string) {
 	parts := strings.Split(path, "/")
 	accept := r.Header.Get("Accept")
 	f, ok := negotiate(accept, formDiscovery)

@@ -18,6 +18,9 @@
 //     (member.go), listing only the cached types, with the verbs get, list
 //     and watch.
 //
+// Under /fleet (fleet.go), the fleet's API lists a type across the clusters
+// the caller may list it in, each object annotated with its cluster.
+//
 // Writes answer 405 MethodNotAllowed with a Status saying where to write.
 // Who may read what is an Authorizer's decision per request, for the verb
 // asked (authz.Attributes.Verb). Authentication is the caller's: the

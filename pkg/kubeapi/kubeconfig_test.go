@@ -34,8 +34,8 @@ func TestKubeconfigCommand(t *testing.T) {
 	if code := fleetctl.Main(t.Context(), []string{"kubeconfig", "--kubeconfig", file, "--write"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("kubectl fleet kubeconfig: %d: %s", code, stderr.String())
 	}
-	for _, c := range []string{"c1", "c2"} {
-		if !strings.Contains(stdout.String(), `Context "fleet-`+c+`" written to `+file) {
+	for _, c := range []string{"-c1", "-c2", ""} {
+		if !strings.Contains(stdout.String(), `Context "fleet`+c+`" written to `+file) {
 			t.Errorf("kubectl fleet kubeconfig printed %q", stdout.String())
 		}
 	}
@@ -55,6 +55,9 @@ func TestKubeconfigCommand(t *testing.T) {
 	if got, err := g.kubectl(t, "--context", "fleet-c1", "get", "namespaces", "kube-system", "-o", "yaml"); err != nil || got != want {
 		t.Errorf("through the written context: %v\n%s\nfrom the member:\n%s", err, got, want)
 	}
+	if got, err := g.kubectl(t, "--context", "fleet", "get", "namespaces", "--field-selector", "metadata.name=kube-system", "-o", "name"); err != nil || got != "namespace/kube-system\nnamespace/kube-system\n" {
+		t.Errorf("the fleet's context: %q, %v, want kube-system of both clusters", got, err)
+	}
 
 	// Without --write, the kubeconfig is printed, the file unchanged.
 	stdout.Reset()
@@ -62,7 +65,7 @@ func TestKubeconfigCommand(t *testing.T) {
 		t.Fatalf("kubectl fleet kubeconfig: %d: %s", code, stderr.String())
 	}
 	printed, err := clientcmd.Load(stdout.Bytes())
-	if err != nil || len(printed.Contexts) != 2 || printed.AuthInfos["me"] == nil || printed.Clusters["fleet-c1"].Server != f.url+"/clusters/c1" {
+	if err != nil || len(printed.Contexts) != 3 || printed.AuthInfos["me"] == nil || printed.Clusters["fleet-c1"].Server != f.url+"/clusters/c1" {
 		t.Errorf("printed: %v\n%s", err, stdout.String())
 	}
 }

@@ -20,6 +20,7 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
@@ -205,6 +206,11 @@ func (f *fleet) writeKubeconfig(t *testing.T, user string) {
 		ctx.Cluster, ctx.AuthInfo = name, name
 		cfg.Contexts[name] = &ctx
 	}
+	// The fleet's API, as the user of c1.
+	fleetCluster := *cfg.Clusters["fleet-c1"]
+	fleetCluster.Server = f.url + "/fleet"
+	cfg.Clusters["fleet"] = &fleetCluster
+	cfg.Contexts["fleet"] = &clientcmdapi.Context{Cluster: "fleet", AuthInfo: "fleet-c1"}
 	if err := clientcmd.WriteToFile(*cfg, f.kubeconfig); err != nil {
 		t.Fatal(err)
 	}
@@ -221,6 +227,13 @@ func kubectlPath(t *testing.T) string {
 // its error carries stderr.
 func (f *fleet) kubectl(t *testing.T, args ...string) (string, error) {
 	t.Helper()
+	stdout, _, err := f.kubectlStderr(t, args...)
+	return stdout, err
+}
+
+// kubectlStderr is kubectl that also returns stderr.
+func (f *fleet) kubectlStderr(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, kubectlPath(t), append([]string{"--kubeconfig", f.kubeconfig}, args...)...)
@@ -228,9 +241,9 @@ func (f *fleet) kubectl(t *testing.T, args ...string) (string, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return stdout.String(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, stderr.String())
+		return stdout.String(), stderr.String(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, stderr.String())
 	}
-	return stdout.String(), nil
+	return stdout.String(), stderr.String(), nil
 }
 
 // columnsGap separates kubectl's columns: two spaces or more.

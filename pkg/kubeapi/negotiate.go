@@ -77,3 +77,14 @@ func notAcceptable(accept string) error {
 		Message: "only the following media types are accepted: application/json (with as=Table, as=PartialObjectMetadata or, for discovery, as=APIGroupDiscoveryList); asked: " + accept,
 	}}
 }
+
+// negotiateObjects returns the form of an answer of objects the request
+// asks for, or answers 406.
+func negotiateObjects(w http.ResponseWriter, r *http.Request) (form, bool) {
+	accept := r.Header.Get("Accept")
+	f, ok := negotiate(accept, formTable, formMetadata)
+	if !ok {
+		writeStatus(w, notAcceptable(accept))
+	}
+	return f, ok
+}

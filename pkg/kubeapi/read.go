@@ -92,10 +92,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, req *requ
 	if !s.authorize(w, r, req, req.verb) {
 		return
 	}
-	accept := r.Header.Get("Accept")
-	f, ok := negotiate(accept, formTable, formMetadata)
+	f, ok := negotiateObjects(w, r)
 	if !ok {
-		writeStatus(w, notAcceptable(accept))
 		return
 	}
 	switch req.verb {
@@ -143,8 +141,19 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req *request,
 		writeStatus(w, err)
 		return
 	}
+	s.writeList(w, req, f, filter, func() (string, error) {
+		clock, err := s.listClock(r.Context(), req)
+		return strconv.FormatUint(clock, 10), err
+	})
+}
+
+// writeList answers a page of the list filter selects: its resourceVersion
+// is rv's on the first page, the continue token's on the next ones. On the
+// fleet's API (req.cluster ""), each object is annotated with its cluster
+// and a Table has a Cluster column first.
+func (s *Server) writeList(w http.ResponseWriter, req *request, f form, filter planner.Filter, rv func() (string, error)) {
 	limit, _ := strconv.Atoi(req.query.Get("limit"))
-	var rv string
+	var version string
 	var after *object.Position
 	if c := req.query.Get("continue"); c != "" {
 		tok, err := decodeContinue(c)
@@ -152,19 +161,22 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req *request,
 			writeStatus(w, err)
 			return
 		}
-		rv, after = tok.RV, &tok.After
+		version, after = tok.RV, &tok.After
 	} else {
-		clock, err := s.listClock(r.Context(), req)
-		if err != nil {
+		var err error
+		if version, err = rv(); err != nil {
 			writeStatus(w, err)
 			return
 		}
-		rv = strconv.FormatUint(clock, 10)
 	}
 	page := planner.List(s.ix, filter, after, max(limit, 0))
 	next := ""
 	if page.More && len(page.Objects) > 0 {
-		next = encodeContinue(continueToken{RV: rv, After: page.Objects[len(page.Objects)-1].Position()})
+		next = encodeContinue(continueToken{RV: version, After: page.Objects[len(page.Objects)-1].Position()})
+	}
+	raw := func(o *object.Object) []byte { return o.Raw() }
+	if req.cluster == "" {
+		raw = func(o *object.Object) []byte { return withCluster(o.Raw(), o.Cluster) }
 	}
 	switch f.kind {
 	case formTable:
@@ -172,26 +184,26 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req *request,
 		for _, o := range page.Objects {
 			tw.add(o)
 		}
-		writeJSON(w, "application/json", tw.finish(rv, next))
+		writeJSON(w, "application/json", tw.finish(version, next))
 	case formMetadata:
 		var b bytes.Buffer
-		fmt.Fprintf(&b, `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/%s","metadata":%s,"items":[`, f.version, listMeta(rv, next))
+		fmt.Fprintf(&b, `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/%s","metadata":%s,"items":[`, f.version, listMeta(version, next))
 		for i, o := range page.Objects {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			b.Write(partialMetadata(nil, f.version, o.Raw()))
+			b.Write(partialMetadata(nil, f.version, raw(o)))
 		}
 		b.WriteString("]}\n")
 		writeJSON(w, "application/json", b.Bytes())
 	default:
 		var b bytes.Buffer
-		fmt.Fprintf(&b, `{"kind":%q,"apiVersion":%q,"metadata":%s,"items":[`, req.typ.res.Kind+"List", req.typ.gv.String(), listMeta(rv, next))
+		fmt.Fprintf(&b, `{"kind":%q,"apiVersion":%q,"metadata":%s,"items":[`, req.typ.res.Kind+"List", req.typ.gv.String(), listMeta(version, next))
 		for i, o := range page.Objects {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			b.Write(o.Raw())
+			b.Write(raw(o))
 		}
 		b.WriteString("]}\n")
 		writeJSON(w, "application/json", b.Bytes())

@@ -42,6 +42,7 @@ type Members interface {
 // caches in each; *health.Tracker implements it.
 type Health interface {
 	Cluster(name string) (health.ClusterStatus, bool)
+	Clusters() ([]health.ClusterStatus, uint64)
 }
 
 // Options configure a Server. Each field's comment states its default, used
@@ -114,8 +115,12 @@ func New(ix *index.Index, members Members, h Health, opts Options) *Server {
 	return &Server{ix: ix, health: h, members: newMemberCache(members, opts.MemberTTL), opts: opts}
 }
 
-// ServeHTTP answers a request under PathPrefix.
+// ServeHTTP answers a request under PathPrefix or FleetPrefix.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if path, ok := strings.CutPrefix(r.URL.Path, FleetPrefix); ok {
+		s.serveFleet(w, r, strings.Trim(path, "/"))
+		return
+	}
 	rest, ok := strings.CutPrefix(r.URL.Path, PathPrefix)
 	if !ok {
 		writeStatus(w, apierrors.NewNotFound(schema.GroupResource{}, ""))
@@ -136,7 +141,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == "version":
 		s.serveVersion(w, r, cluster)
 	case isDiscovery(path):
-		s.serveDiscovery(w, r, cluster, path)
+		if types, ok := s.cachedTypes(w, r, cluster); ok {
+			s.serveDiscovery(w, r, types, path)
+		}
 	case path == "openapi/v2" || path == "openapi/v3" || strings.HasPrefix(path, "openapi/v3/"):
 		s.serveOpenAPI(w, r, cluster, path)
 	default:
@@ -157,13 +164,15 @@ func (s *Server) refuseWrite(w http.ResponseWriter, r *http.Request, cluster str
 	} else if cfg, ok := s.members.configs.ClusterConfig(cluster); ok && cfg.Host != "" {
 		where += " (" + cfg.Host + ")"
 	}
-	writeStatus(w, &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status: metav1.StatusFailure,
-		Code:   http.StatusMethodNotAllowed,
-		Reason: metav1.StatusReasonMethodNotAllowed,
-		Message: fmt.Sprintf("%s %s: fleetcache is a read-only cache of cluster %q; write to %s",
-			r.Method, r.URL.Path, cluster, where),
-	}})
+	writeStatus(w, methodNotAllowed(fmt.Sprintf("%s %s: fleetcache is a read-only cache of cluster %q; write to %s",
+		r.Method, r.URL.Path, cluster, where)))
+}
+
+// methodNotAllowed is a 405 with msg.
+func methodNotAllowed(msg string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusMethodNotAllowed, Reason: metav1.StatusReasonMethodNotAllowed, Message: msg,
+	}}
 }
 
 // authorize checks that the caller may use verb on the request's type in its

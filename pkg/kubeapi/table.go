@@ -21,11 +21,13 @@ type tableWriter struct {
 	version   string
 	include   string // None, Metadata or Object
 	noHeaders bool
-	now       time.Time
-	cols      *columns.Types
-	defs      []metav1.TableColumnDefinition
-	rows      bytes.Buffer
-	n         int
+	// fleet adds a Cluster column first and annotates the objects.
+	fleet bool
+	now   time.Time
+	cols  *columns.Types
+	defs  []metav1.TableColumnDefinition
+	rows  bytes.Buffer
+	n     int
 }
 
 func (s *Server) newTable(req *request, f form) *tableWriter {
@@ -33,12 +35,17 @@ func (s *Server) newTable(req *request, f form) *tableWriter {
 	if include == "" {
 		include = string(metav1.IncludeMetadata)
 	}
-	return &tableWriter{version: f.version, include: include, now: time.Now(), cols: s.opts.Columns}
+	return &tableWriter{version: f.version, include: include, now: time.Now(), cols: s.opts.Columns, fleet: req.cluster == ""}
 }
 
 // add adds o's row; the first row's cells define the columns.
 func (tw *tableWriter) add(o *object.Object) {
 	cells := tw.cols.Row(o, tw.now, true)
+	raw := o.Raw()
+	if tw.fleet {
+		cells = append([]columns.Cell{{Column: columns.Column{Name: "Cluster", Value: o.Cluster}}}, cells...)
+		raw = withCluster(raw, o.Cluster)
+	}
 	if tw.defs == nil {
 		tw.defs = definitions(cells)
 	}
@@ -58,10 +65,10 @@ func (tw *tableWriter) add(o *object.Object) {
 	case metav1.IncludeNone:
 	case metav1.IncludeObject:
 		tw.rows.WriteString(`,"object":`)
-		tw.rows.Write(o.Raw())
+		tw.rows.Write(raw)
 	default:
 		tw.rows.WriteString(`,"object":`)
-		tw.rows.Write(partialMetadata(nil, tw.version, o.Raw()))
+		tw.rows.Write(partialMetadata(nil, tw.version, raw))
 	}
 	tw.rows.WriteByte('}')
 }
@@ -91,7 +98,7 @@ func definitions(cells []columns.Cell) []metav1.TableColumnDefinition {
 	defs := make([]metav1.TableColumnDefinition, len(cells))
 	for i, c := range cells {
 		defs[i] = metav1.TableColumnDefinition{Name: c.Name, Type: "string", Priority: c.Priority}
-		if i == 0 && c.Name == "Name" {
+		if c.Name == "Name" {
 			defs[i].Format = "name"
 		}
 	}
