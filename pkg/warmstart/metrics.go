@@ -23,7 +23,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		writes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "fleetcache_snapshot_writes_total",
 			Help: "Writes of the snapshot to its store, by result (ok, error)."}, []string{"result"}),
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fleetcache_snapshot_write_duration_seconds",
-			Help: "How long a write of the snapshot took, from reading the index to the synced commit.",
+			Help:    "How long a write of the snapshot took, from reading the index to the synced commit.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10)}),
 		objects: prometheus.NewCounter(prometheus.CounterOpts{Name: "fleetcache_snapshot_objects_written_total",
 			Help: "Objects put into or deleted from the snapshot store."}),
