@@ -20,6 +20,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/informers"
 	"github.com/fleetcache/fleetcache/pkg/mcp"
 	"github.com/fleetcache/fleetcache/pkg/transport"
+	"github.com/fleetcache/fleetcache/pkg/warmstart"
 )
 
 // flagDef is one command-line flag and the Config field it sets.
@@ -69,6 +70,10 @@ var flagDefs = []flagDef{
 		func(c *Config) any { return &c.ArgoCD.AllowExecPlugins }},
 	{"resources", withDefault("comma-separated resource types, kubectl names such as pods,deployments.apps", strings.Join(informers.DefaultResources, ",")),
 		func(c *Config) any { return &c.Resources }},
+	{"snapshot-dir", "directory, on a volume that survives restarts, where the index is kept so that a restart serves at once and resumes each watch instead of listing (default none: every start is cold)",
+		func(c *Config) any { return &c.Snapshot.Dir }},
+	{"snapshot-interval", withDefault("how often what changed is written to --snapshot-dir: a crash loses at most this much of the snapshot, which the watches then catch up on", warmstart.DefaultOptions().Interval),
+		func(c *Config) any { return &c.Snapshot.Interval.Duration }},
 	{"watch-timeout", "longest watch request to the member API servers; set it below the idle timeout of a proxy in between (default client-go's 5 to 10 minutes)",
 		func(c *Config) any { return &c.WatchTimeout.Duration }},
 	{"streaming-lists", "list each type by a streaming watch (WatchList) instead of a plain list from the API server's watch cache (default false: plain lists cost the servers less)",

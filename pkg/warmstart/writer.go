@@ -22,15 +22,20 @@ type Options struct {
 	// RewriteBatch is how many objects a batch of a full rewrite holds.
 	// Default 10,000.
 	RewriteBatch int
-	// Current tells whether a stream's data is current now and, if not,
-	// when it last was (zero: never): what a replica that loads the
-	// stream may claim (health.Tracker knows). Default: never current.
-	Current func(index.Stream) (current bool, asOf time.Time)
+	// Freshness tells, once per write, for each stream whether its data
+	// is current and, if not, when it last was: what a replica that loads
+	// the stream may claim (health.Tracker knows). A stream it leaves out
+	// was never current. Default: none ever was.
+	Freshness func() map[index.Stream]Freshness
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 	// Metrics observe the writes; nil observes nothing.
 	Metrics *Metrics
 }
+
+// DefaultOptions returns the Options with every default filled in, but
+// Freshness and Metrics: what a zero Options means.
+func DefaultOptions() Options { return Options{}.withDefaults() }
 
 func (o Options) withDefaults() Options {
 	if o.Interval <= 0 {
@@ -39,13 +44,20 @@ func (o Options) withDefaults() Options {
 	if o.RewriteBatch <= 0 {
 		o.RewriteBatch = 10000
 	}
-	if o.Current == nil {
-		o.Current = func(index.Stream) (bool, time.Time) { return false, time.Time{} }
+	if o.Freshness == nil {
+		o.Freshness = func() map[index.Stream]Freshness { return nil }
 	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
 	return o
+}
+
+// Freshness is whether a stream's data is current, and if not, when it
+// last was (zero: never).
+type Freshness struct {
+	Current bool
+	AsOf    time.Time
 }
 
 // asOfRefresh is how stale the AsOf of a current stream's meta may get
@@ -204,6 +216,7 @@ func (w *Writer) isNew(k index.Stream) bool { return w.streams[k] == nil }
 // removals) and returns what the store holds once b is applied.
 func (w *Writer) streamsBatch(b *snapshot.Batch, cp index.Checkpoint) map[index.Stream]*written {
 	next := make(map[index.Stream]*written, len(cp.Streams))
+	fresh, now := w.opts.Freshness(), w.opts.Now()
 	for _, st := range cp.Streams {
 		old := w.streams[st.Stream]
 		s := &written{}
@@ -213,7 +226,7 @@ func (w *Writer) streamsBatch(b *snapshot.Batch, cp index.Checkpoint) map[index.
 		for _, t := range st.Tombs {
 			w.types[st.Stream] = t.Object.Type
 		}
-		meta := w.meta(st, old)
+		meta := w.meta(st, old, fresh[st.Stream], now)
 		if old == nil || meta != old.meta {
 			b.Streams = append(b.Streams, meta)
 			s.meta = meta
@@ -232,16 +245,14 @@ func (w *Writer) streamsBatch(b *snapshot.Batch, cp index.Checkpoint) map[index.
 
 // meta returns the meta of st, keeping old's AsOf while the stream stays
 // current and that moment is recent.
-func (w *Writer) meta(st index.StreamState, old *written) snapshot.StreamMeta {
+func (w *Writer) meta(st index.StreamState, old *written, f Freshness, now time.Time) snapshot.StreamMeta {
 	m := snapshot.StreamMeta{StreamKey: storeStream(st.Stream), Clock: st.Clock, Since: st.Since, Pruned: st.Pruned, Removed: st.Removed}
 	if t := w.types[st.Stream]; t != nil {
 		m.Group, m.Version, m.Kind, m.Namespaced = t.GVR.Group, t.GVR.Version, t.Kind, t.Namespaced
 	}
-	current, asOf := w.opts.Current(st.Stream)
-	now := w.opts.Now()
 	switch {
-	case !current:
-		m.AsOf = asOf
+	case !f.Current:
+		m.AsOf = f.AsOf
 	case old != nil && !old.meta.AsOf.IsZero() && now.Sub(old.meta.AsOf) < asOfRefresh:
 		m.AsOf = old.meta.AsOf
 	default:

@@ -1,0 +1,167 @@
+package informers_test
+
+import (
+	"context"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fleetcache/fleetcache/internal/app"
+	"github.com/fleetcache/fleetcache/internal/testcluster"
+	"github.com/fleetcache/fleetcache/pkg/clusters"
+	"github.com/fleetcache/fleetcache/pkg/health"
+)
+
+// lists returns the list requests (not watches) of path the log saw.
+func (l *requestLog) lists(path string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, raw := range l.urls {
+		u, err := url.Parse(raw)
+		if err == nil && u.Path == path && u.Query().Get("watch") != "true" {
+			out = append(out, u.RawQuery)
+		}
+	}
+	return out
+}
+
+// startWarm runs an aggregator of cluster c's configmaps with its snapshot
+// in dir, the member's requests recorded in log, and returns its fleet and
+// the function that stops it (after a last write of the snapshot).
+func startWarm(t *testing.T, c *testcluster.Cluster, dir string, log *requestLog, watchTimeout time.Duration) (*fleet, func()) {
+	t.Helper()
+	opts := testOptions("configmaps")
+	opts.WatchTimeout = watchTimeout
+	agg, err := app.New(app.Options{Informers: opts, Snapshot: app.SnapshotOptions{Dir: dir, Interval: 200 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := agg.Registry.Add(clusters.Cluster{Name: c.Name(), Config: log.config(c.AdminConfig())}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- agg.Start(ctx) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("aggregator: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return &fleet{index: agg.Index, health: agg.Health, registry: agg.Registry}, stop
+}
+
+// TestWarmStart stops fleetcache, changes objects while it is down (an add,
+// an update, a delete, a delete and re-create), and starts it again on its
+// snapshot: it serves the objects it had at once, stale, resumes its watch
+// from the snapshot's resourceVersion without listing, delivers each change
+// made meanwhile as an event, and says SYNCED only once its data is the
+// server's (checked at the moment it says so).
+func TestWarmStart(t *testing.T) {
+	env := testbed.Env(t)
+	c := env.Cluster("c1")
+	dc := testcluster.Dynamic(t, c.AdminConfig())
+	const ns = "warm"
+	seedOutage(t, dc, ns)
+	dir := filepath.Join(t.TempDir(), "snapshot")
+
+	first, stop := startWarm(t, c, dir, &requestLog{}, 0)
+	waitStatus(t, first, "c1", health.Synced)
+	waitConverged(t, first, "c1", dc, configMaps, "configmaps")
+	before := indexState(first.index, "c1", "configmaps")
+	stop()
+
+	changeDuringOutage(t, dc, ns)
+
+	var log requestLog
+	started := time.Now()
+	second, _ := startWarm(t, c, dir, &log, 0)
+	// Before its watch resumed: the objects it had, and it says so.
+	if diff := cmp.Diff(before, indexState(second.index, "c1", "configmaps")); diff != "" {
+		t.Fatalf("the restarted index does not hold the snapshot's objects (-before the stop +restored):\n%s", diff)
+	}
+	assertRestoredStale(t, second, "c1")
+	m := awaitRecovery(t, syncedMoment(t, second, "c1", 0), "c1", started, "its restart on a snapshot")
+	checkMoment(t, second, m, "c1", dc)
+
+	// Each change made while it was down, as an event, in the member's
+	// order, and nothing for what did not change.
+	want := []string{"ADDED new", "MODIFIED change", "DELETED gone", "DELETED recreate", "ADDED recreate"}
+	if diff := cmp.Diff(want, eventsFor(eventsAfter(t, second.index, 0), "c1", ns)); diff != "" {
+		t.Errorf("events after the warm start (-want +got):\n%s", diff)
+	}
+	// No list: one object's worth, to read the member's resourceVersion.
+	lists := log.lists("/api/v1/configmaps")
+	if len(lists) == 0 {
+		t.Fatal("no request to the member recorded: the test's recorder is not in the informers' transport")
+	}
+	for _, l := range lists {
+		if q, _ := url.ParseQuery(l); q.Get("limit") != "1" {
+			t.Errorf("the warm start listed configmaps: ?%s", l)
+		}
+	}
+}
+
+// TestWarmStartAfterCompaction restarts on a snapshot whose resourceVersion
+// the member compacted away while fleetcache was down (its API server runs
+// without a watch cache, so the watch goes to etcd): the member answers 410
+// Gone, which the test sees counted, fleetcache lists, and the changes made
+// meanwhile arrive as events, deletions included.
+func TestWarmStartAfterCompaction(t *testing.T) {
+	e := noWatchCacheEnv(t)
+	c := e.Cluster("c1")
+	dc := testcluster.Dynamic(t, c.AdminConfig())
+	const ns = "compacted"
+	seedOutage(t, dc, ns)
+	dir := filepath.Join(t.TempDir(), "snapshot")
+
+	first, stop := startWarm(t, c, dir, &requestLog{}, 0)
+	waitStatus(t, first, "c1", health.Synced)
+	waitConverged(t, first, "c1", dc, configMaps, "configmaps")
+	stop()
+
+	changeDuringOutage(t, dc, ns)
+	if _, err := e.Compact(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+
+	var log requestLog
+	started := time.Now()
+	second, _ := startWarm(t, c, dir, &log, 0)
+	assertRestoredStale(t, second, "c1")
+	m := awaitRecovery(t, syncedMoment(t, second, "c1", 0), "c1", started, "its restart on a compacted snapshot")
+	checkMoment(t, second, m, "c1", dc)
+	if r := resourceStatus(t, second, "c1", "configmaps"); r.WatchExpired == 0 {
+		t.Errorf("no 410 Gone counted: the watch from the snapshot was not refused (%+v)", r)
+	}
+	if !slices.ContainsFunc(log.lists("/api/v1/configmaps"), func(l string) bool { q, _ := url.ParseQuery(l); return q.Get("limit") != "1" }) {
+		t.Error("no list after 410 Gone")
+	}
+	got := eventsFor(eventsAfter(t, second.index, 0), "c1", ns)
+	slices.Sort(got)
+	want := []string{"ADDED new", "ADDED recreate", "DELETED gone", "DELETED recreate", "MODIFIED change"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events after the relist (-want +got):\n%s", diff)
+	}
+}
+
+// assertRestoredStale checks that a cluster restored from a snapshot is not
+// SYNCED, says why, and says since when its data is not known current.
+func assertRestoredStale(t *testing.T, f *fleet, cluster string) {
+	t.Helper()
+	st, ok := f.health.Cluster(cluster)
+	if !ok || st.Status == health.Synced || st.CurrentAsOf.IsZero() || !strings.Contains(st.Message, "snapshot") {
+		t.Errorf("restored cluster %s before its watch resumed: %+v; want not SYNCED, a currentAsOf, and a message about the snapshot", cluster, st)
+	}
+}
