@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -173,6 +174,11 @@ func withDefault(usage string, def any) string {
 	return fmt.Sprintf("%s (default %v)", usage, def)
 }
 
+// SnapshotDirEnv names the environment variable that gives the snapshot's
+// directory when neither --snapshot-dir nor the file's snapshot.dir does
+// (the Helm chart sets it to its snapshot volume).
+const SnapshotDirEnv = "FLEETCACHE_SNAPSHOT_DIR"
+
 // ParseArgs builds the Config of a command line: the file named by --config,
 // if any, with every flag given on the command line applied over it. It
 // returns flag.ErrHelp for -h and --help, after printing the usage to out.
@@ -197,6 +203,11 @@ func ParseArgs(args []string, out io.Writer) (Config, error) {
 		if cfg, err = LoadConfig(*configPath); err != nil {
 			return Config{}, err
 		}
+	}
+	// The environment sets what neither the file nor a flag does: the
+	// Helm chart's snapshot volume.
+	if cfg.Snapshot.Dir == "" {
+		cfg.Snapshot.Dir = os.Getenv(SnapshotDirEnv)
 	}
 	// The second applies the flags over the file: that is what "flags win"
 	// means, also for lists, whose first flag replaces the file's list and
