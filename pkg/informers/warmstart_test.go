@@ -16,6 +16,7 @@ import (
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/health"
+	"github.com/fleetcache/fleetcache/pkg/index"
 )
 
 // lists returns the list requests (not watches) of path the log saw.
@@ -80,6 +81,9 @@ func TestWarmStart(t *testing.T) {
 	waitStatus(t, first, "c1", health.Synced)
 	waitConverged(t, first, "c1", dc, configMaps, "configmaps")
 	before := indexState(first.index, "c1", "configmaps")
+	// A follower's cursor, as a subscription's event carries it.
+	c1 := func(s index.Stream) bool { return s.Cluster == "c1" && s.Resource == "configmaps" }
+	cursor := first.index.ClocksAt(first.index.Revision(), c1)
 	stop()
 
 	changeDuringOutage(t, dc, ns)
@@ -95,6 +99,15 @@ func TestWarmStart(t *testing.T) {
 	m := awaitRecovery(t, syncedMoment(t, second, "c1", 0), "c1", started, "its restart on a snapshot")
 	checkMoment(t, second, m, "c1", dc)
 
+	// The follower resumes its cursor on the restarted index and has the
+	// server's truth: the tombs and clocks came back with the snapshot.
+	catchUp, _, err := second.index.Since(cursor, c1, nil)
+	if err != nil {
+		t.Fatalf("resuming a cursor from before the restart: %v", err)
+	}
+	if diff := cmp.Diff(serverState(t, dc, configMaps), replay(before, catchUp, "c1", "configmaps")); diff != "" {
+		t.Errorf("a follower resumed across the restart differs from the server (-server +follower):\n%s", diff)
+	}
 	// Each change made while it was down, as an event, in the member's
 	// order, and nothing for what did not change.
 	want := []string{"ADDED new", "MODIFIED change", "DELETED gone", "DELETED recreate", "ADDED recreate"}

@@ -1,10 +1,14 @@
 package warmstart
 
 import (
+	"bytes"
+	"cmp"
 	"fmt"
 	"iter"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -64,31 +68,21 @@ func Load(store *snapshot.Store, ix *index.Index, codecs *compact.Codecs) (*Load
 	start := time.Now()
 	l := &Loaded{Streams: map[index.Stream]Stream{}}
 	var states []index.StreamState
-	var objects []*object.Object
+	// The objects are decoded and compressed by a worker per CPU while the
+	// store is read: that is most of a load's work.
+	b := newBuilder(runtime.GOMAXPROCS(0))
 	_, _, err := store.Load(func(m snapshot.StreamMeta, objs iter.Seq[snapshot.Object], tombs iter.Seq[snapshot.Tomb]) error {
 		k := index.Stream{Cluster: m.Cluster, Resource: m.Resource}
 		s := Stream{ResourceVersion: strconv.FormatUint(m.Clock, 10), AsOf: m.AsOf, Removed: m.Removed, meta: m}
 		if m.Clock == 0 {
 			s.ResourceVersion = ""
 		}
-		var dec *wire.Decoder
 		if m.Kind != "" {
 			s.Type = newType(m, codecs, ix.IndexedPaths(m.Resource))
-			dec = wire.NewDecoder(m.Cluster, s.Type, false)
-		}
-		build := func(what string, raw []byte) (*object.Object, error) {
-			if dec == nil {
-				return nil, fmt.Errorf("stream %s has %s but no kind in its meta", k, what)
-			}
-			o, err := dec.Object(raw)
-			if err != nil {
-				return nil, fmt.Errorf("stream %s: %s: %w", k, what, err)
-			}
-			return o, nil
 		}
 		st := index.StreamState{Stream: k, Clock: m.Clock, Since: m.Since, Pruned: m.Pruned, Removed: m.Removed}
 		for t := range tombs {
-			o, err := build("a tomb", t.Raw)
+			o, err := decode(k, s.Type, wire.NewDecoder(m.Cluster, s.Type, false), "a tomb", t.Raw)
 			if err != nil {
 				return err
 			}
@@ -102,18 +96,17 @@ func Load(store *snapshot.Store, ix *index.Index, codecs *compact.Codecs) (*Load
 			}
 		}
 		for obj := range objs {
-			o, err := build("an object", obj.Raw)
-			if err != nil {
+			if err := b.add(k, s.Type, obj.Raw); err != nil {
 				return err
 			}
-			objects = append(objects, o)
 		}
 		states = append(states, st)
 		l.Streams[k] = s
 		l.Tombs += len(st.Tombs)
 		return nil
 	})
-	if err != nil {
+	objects, buildErr := b.finish()
+	if err = cmp.Or(err, buildErr); err != nil {
 		return nil, fmt.Errorf("load the snapshot: %w", err)
 	}
 	if err := ix.Restore(states, func(yield func(*object.Object) bool) {
@@ -128,6 +121,108 @@ func Load(store *snapshot.Store, ix *index.Index, codecs *compact.Codecs) (*Load
 	l.Epoch, l.Revision, l.Objects = ix.Epoch(), ix.Revision(), len(objects)
 	l.Took = time.Since(start)
 	return l, nil
+}
+
+// decode builds the object of stream k's type t from its stored JSON.
+func decode(k index.Stream, t *object.Type, dec *wire.Decoder, what string, raw []byte) (*object.Object, error) {
+	if t == nil {
+		return nil, fmt.Errorf("stream %s has %s but no kind in its meta", k, what)
+	}
+	o, err := dec.Object(raw)
+	if err != nil {
+		return nil, fmt.Errorf("stream %s: %s: %w", k, what, err)
+	}
+	return o, nil
+}
+
+// builder decodes objects in batches on its workers.
+type builder struct {
+	jobs    chan *buildJob
+	wg      sync.WaitGroup
+	pending *buildJob
+	mu      sync.Mutex
+	done    []*buildJob
+}
+
+// buildJob is a batch of one stream's objects: their JSON, copied out of
+// the store's buffers, and once built the objects or the first error.
+type buildJob struct {
+	k       index.Stream
+	t       *object.Type
+	raws    [][]byte
+	objects []*object.Object
+	err     error
+}
+
+const buildBatch = 256
+
+func newBuilder(workers int) *builder {
+	b := &builder{jobs: make(chan *buildJob, 2*workers)}
+	for range workers {
+		b.wg.Go(func() {
+			for j := range b.jobs {
+				dec := wire.NewDecoder(j.k.Cluster, j.t, false)
+				for _, raw := range j.raws {
+					o, err := decode(j.k, j.t, dec, "an object", raw)
+					if err != nil {
+						j.err = err
+						break
+					}
+					j.objects = append(j.objects, o)
+				}
+				j.raws = nil
+				b.mu.Lock()
+				b.done = append(b.done, j)
+				b.mu.Unlock()
+			}
+		})
+	}
+	return b
+}
+
+// add queues an object of stream k; raw is copied.
+func (b *builder) add(k index.Stream, t *object.Type, raw []byte) error {
+	if t == nil {
+		return fmt.Errorf("stream %s has an object but no kind in its meta", k)
+	}
+	if b.pending != nil && b.pending.k != k {
+		b.flush()
+	}
+	if b.pending == nil {
+		b.pending = &buildJob{k: k, t: t, raws: make([][]byte, 0, buildBatch)}
+	}
+	b.pending.raws = append(b.pending.raws, bytes.Clone(raw))
+	if len(b.pending.raws) == buildBatch {
+		b.flush()
+	}
+	return nil
+}
+
+func (b *builder) flush() {
+	if b.pending != nil {
+		b.jobs <- b.pending
+		b.pending = nil
+	}
+}
+
+// finish waits for every batch and returns the objects built, or the
+// first error.
+func (b *builder) finish() ([]*object.Object, error) {
+	b.flush()
+	close(b.jobs)
+	b.wg.Wait()
+	n := 0
+	for _, j := range b.done {
+		if j.err != nil {
+			return nil, j.err
+		}
+		n += len(j.objects)
+	}
+	out := make([]*object.Object, 0, n)
+	for _, j := range b.done {
+		out = append(out, j.objects...)
+	}
+	return out, nil
 }
 
 // newType returns the type of the objects of the stream of m.
