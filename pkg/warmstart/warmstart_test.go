@@ -169,8 +169,7 @@ func TestSnapshotIsTheIndex(t *testing.T) {
 				}
 				want := stateOf(f.ix)
 				loaded := index.New(opts)
-				l, err := warmstart.Load(store, loaded, nil)
-				if err != nil {
+				if _, err := warmstart.Load(store, loaded, nil); err != nil {
 					t.Fatalf("round %d: load: %v", round, err)
 				}
 				if diff := cmp.Diff(want, stateOf(loaded)); diff != "" {
@@ -184,7 +183,8 @@ func TestSnapshotIsTheIndex(t *testing.T) {
 					}
 					store = openStore(t, dir)
 					loaded = index.New(opts)
-					if l, err = warmstart.Load(store, loaded, nil); err != nil {
+					l, err := warmstart.Load(store, loaded, nil)
+					if err != nil {
 						t.Fatalf("round %d: load after reopening: %v", round, err)
 					}
 					f.ix = loaded
