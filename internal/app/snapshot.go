@@ -94,7 +94,7 @@ func openSnapshot(opts Options, reg prometheus.Registerer, codecs *compact.Codec
 			if w.restored[k.Cluster] == nil {
 				w.restored[k.Cluster] = map[string]informers.Restored{}
 			}
-			w.restored[k.Cluster][k.Resource] = informers.Restored{Type: s.Type, ResourceVersion: s.ResourceVersion}
+			w.restored[k.Cluster][k.Resource] = informers.Restored{Type: s.Type, ResourceVersion: s.ResourceVersion, Member: s.Member}
 		}
 	}
 	return ix, w, nil
@@ -128,7 +128,7 @@ func freshness(tr *health.Tracker) func() map[index.Stream]warmstart.Freshness {
 		out := map[index.Stream]warmstart.Freshness{}
 		for _, c := range statuses {
 			for _, r := range c.Resources {
-				out[index.Stream{Cluster: c.Name, Resource: r.Resource}] = warmstart.Freshness{Current: r.Status == health.Synced, AsOf: r.CurrentAsOf}
+				out[index.Stream{Cluster: c.Name, Resource: r.Resource}] = warmstart.Freshness{Current: r.Status == health.Synced, AsOf: r.CurrentAsOf, Member: c.MemberID}
 			}
 		}
 		return out

@@ -101,7 +101,12 @@ type ClusterStatus struct {
 	// version it reported (its /version's gitVersion), empty until known
 	// (see Identify).
 	Server, Version string
-	LastSyncTime    time.Time
+	// MemberID identifies the member cluster itself, whatever its name or
+	// URL: the UID of its kube-system namespace, empty until read or where
+	// it cannot be (see SetMemberID). A cluster rebuilt under the same name
+	// has another.
+	MemberID     string
+	LastSyncTime time.Time
 	LastEventTime   time.Time
 	ObjectCount     int
 	// CurrentAsOf is the earliest CurrentAsOf of its types: the last moment
@@ -197,8 +202,9 @@ type clusterState struct {
 	// history is the cluster's statuses, oldest first; the last one is
 	// the current, with no End (see History).
 	history []StatusPeriod
-	// server and version identify the cluster's API server (see Identify).
-	server, version string
+	// server and version identify the cluster's API server (see Identify),
+	// memberID the cluster (SetMemberID).
+	server, version, memberID string
 }
 
 // StatusPeriod is a span of time a cluster spent in one status.
@@ -649,6 +655,19 @@ func (t *Tracker) Identify(cluster, server, version string) {
 	}
 }
 
+// SetMemberID records the identity of a cluster's member (the UID of its
+// kube-system namespace): a snapshot written with it is resumed only on the
+// same member. It records no change of status, and does nothing for a
+// cluster the Tracker does not know.
+func (t *Tracker) SetMemberID(cluster, id string) {
+	c, _, unlock := t.lockCluster(cluster, false)
+	if c == nil {
+		return
+	}
+	defer unlock()
+	c.memberID = id
+}
+
 // recordLocked records ch; the caller holds the mutex of ch's cluster.
 func (t *Tracker) recordLocked(ch Change) {
 	t.recordMu.Lock()
@@ -702,7 +721,7 @@ func (r *resourceState) statusLocked(reachable bool, now time.Time) ResourceStat
 }
 
 func (c *clusterState) statusLocked(now time.Time) ClusterStatus {
-	s := ClusterStatus{Name: c.name, Status: Pending, Resources: make([]ResourceStatus, 0, len(c.resources)), Server: c.server, Version: c.version}
+	s := ClusterStatus{Name: c.name, Status: Pending, Resources: make([]ResourceStatus, 0, len(c.resources)), Server: c.server, Version: c.version, MemberID: c.memberID}
 	reachable := c.probeErr == nil
 	var unreachable, syncing, resyncing, resuming, degraded, queued, slow []string
 	var queuedWhy string

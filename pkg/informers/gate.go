@@ -135,6 +135,9 @@ func (g *gatedListWatch) ListWithContext(ctx context.Context, opts metav1.ListOp
 	if list, ok, err := g.resumeList(ctx); ok {
 		return list, err // no slot: nothing is listed
 	}
+	// Who the member is, for the snapshot: a failure leaves it unknown,
+	// which only costs the next start a list.
+	_, _ = g.c.memberID(ctx)
 	if g.run.isInterrupted() {
 		return g.lw.ListWithContext(ctx, opts) // parked until the run stops: no slot
 	}

@@ -240,6 +240,10 @@ type Ingester struct {
 	// restored holds what a warm start restored of the types not
 	// started yet (Options.Restored); Start alone uses it.
 	restored map[string]Restored
+	// id is the member's identity once idKnown (memberID).
+	idMu    sync.Mutex
+	id      string
+	idKnown bool
 }
 
 // typeRun is one run of one type's reflector and its store, stopped and
@@ -275,8 +279,8 @@ type typeRun struct {
 	// start, then read and cleared under mu. resuming is set once the
 	// run took it, until the run's watch has caught up with target, the
 	// member's resourceVersion when the run began.
-	restoredRV string
-	resuming   bool
+	restoredRV, restoredMember string
+	resuming                   bool
 	target     uint64
 	// resumedList: the reflector's first list was answered from the
 	// snapshot, and its Replace has not come yet.
@@ -609,7 +613,7 @@ func (c *Ingester) replaceStale(ctx context.Context) {
 		}
 		old.cancel()
 		old.wg.Wait()
-		run, err := c.startRun(ctx, old.t, "")
+		run, err := c.startRun(ctx, old.t, Restored{})
 		if rv := cmp.Or(old.lastResourceVersion(), old.resumeFrom); err == nil && rv != "" {
 			run.resumeFrom = rv
 			run.wg.Go(func() {
@@ -659,7 +663,7 @@ func (c *Ingester) startServed(ctx context.Context, names []resourceName) []reso
 			t.Projected = c.sink.IndexedPaths(t.Resource)
 		}
 		c.setPrinter(t)
-		run, err := c.startRun(ctx, t, restored.ResourceVersion)
+		run, err := c.startRun(ctx, t, restored)
 		if err != nil {
 			logger.Error(err, "Starting the type's run failed, will retry", "resource", t.Resource)
 			missing[t.Resource] = err
@@ -687,10 +691,10 @@ func (s watchListSupport) IsWatchListSemanticsUnSupported() bool { return !bool(
 
 // startRun starts a fresh run for t: its reflector lists, then watches,
 // and applies what it gets to the sink through a runStore.
-func (c *Ingester) startRun(ctx context.Context, t *object.Type, restoredRV string) (*typeRun, error) {
+func (c *Ingester) startRun(ctx context.Context, t *object.Type, restored Restored) (*typeRun, error) {
 	c.loadPrinterColumns(ctx, t)
 	ctx, cancel := context.WithCancel(ctx)
-	run := &typeRun{t: t, ctx: ctx, cancel: cancel, restoredRV: restoredRV}
+	run := &typeRun{t: t, ctx: ctx, cancel: cancel, restoredRV: restored.ResourceVersion, restoredMember: restored.Member}
 	lw := &listWatch{cache: c, t: t, run: run, path: collectionPath(t.GVR)}
 	gated := &gatedListWatch{c: c, run: run, lw: lw}
 	// With StreamingLists and client-go's WatchListClient feature on (its
@@ -701,7 +705,7 @@ func (c *Ingester) startRun(ctx context.Context, t *object.Type, restoredRV stri
 	lws := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 		ListWithContextFunc:  gated.ListWithContext,
 		WatchFuncWithContext: gated.WatchWithContext,
-	}, watchListSupport(c.opts.StreamingLists && restoredRV == ""))
+	}, watchListSupport(c.opts.StreamingLists && restored.ResourceVersion == ""))
 	c.health.ResourceStarting(c.name, t.Resource, t.KindName())
 	store := &runStore{c: c, run: run, events: c.health.EventCounter(c.name, t.Resource)}
 	if c.metrics != nil {

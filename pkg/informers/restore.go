@@ -3,12 +3,15 @@ package informers
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
 
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
@@ -19,21 +22,24 @@ import (
 //
 //  1. Its reflector's first list is answered with the restored objects'
 //     resourceVersion and no items (resumeList): the objects are in the
-//     index already. A list of one object (limit=1) reads the member's
-//     current resourceVersion meanwhile, the run's target.
+//     index already. A list of one object (limit=1, not older than the
+//     restored resourceVersion) reads the member's current one meanwhile,
+//     the run's target.
 //  2. Its watch resumes from the restored resourceVersion: the member
 //     sends what changed since, and deletions become tombs as usual.
 //  3. The type is SYNCED once the run's clock reaches the target (an
 //     event or a bookmark at or past it): its data is then as current as
-//     a list would have made it. Until then its watches end after
-//     resumeWatchTimeout, so that the API server's bookmark, sent two
-//     seconds before a watch's end, comes soon.
+//     a list from the watch cache would have made it. A type that changed
+//     since the snapshot gets there with the changes; a quiet one with the
+//     watch cache's periodic bookmark, about a minute after the watch
+//     began (the watch cache sends none sooner: checked on 1.36 servers).
 //  4. A member that answers 410 Gone (the resourceVersion was compacted)
 //     interrupts the run, as any expired watch does: its replacement
 //     lists, and the differences reach the index as events. So does a
-//     member that sends no bookmark within maxResumeWatches watches, and
-//     one whose current resourceVersion is older than the restored one (a
-//     member restored from a backup).
+//     member whose first watch ends (after resumeWatchTimeout) without
+//     reaching the target, one whose current resourceVersion is older
+//     than the restored one (restored from a backup), and another member
+//     under the same name (a cluster rebuilt: see Restored.Member).
 
 // Restored is what a warm start restored of one type of a cluster.
 type Restored struct {
@@ -43,17 +49,51 @@ type Restored struct {
 	// ResourceVersion is the member's resourceVersion the restored
 	// objects are current up to.
 	ResourceVersion string
+	// Member identifies the member they were read from (the UID of its
+	// kube-system namespace): a cluster rebuilt under the same name has
+	// another history, in which ResourceVersion means nothing, and is
+	// listed. Empty: unknown, listed too.
+	Member string
 }
 
 const (
-	// resumeWatchTimeout is the timeout of a resuming run's watches: the
-	// API server's watch cache sends a bookmark two seconds before a
-	// watch ends, which tells the run how far the member is.
-	resumeWatchTimeout = 3
+	// resumeWatchTimeout is the timeout, in seconds, of a resuming run's
+	// first watch: long enough for the watch cache's periodic bookmark
+	// (every minute), which tells a quiet type's run how far the member
+	// is; the run lists if that watch ends before it caught up.
+	resumeWatchTimeout = 75
 	// maxResumeWatches is how many such watches a run starts before it
 	// gives up resuming and lists.
-	maxResumeWatches = 5
+	maxResumeWatches = 1
 )
+
+// memberID returns the identity of the cluster's member, the UID of its
+// kube-system namespace, reading it once and telling health; "" when the
+// member has none or fleetcache may not read it.
+func (c *Ingester) memberID(ctx context.Context) (string, error) {
+	c.idMu.Lock()
+	defer c.idMu.Unlock()
+	if c.idKnown {
+		return c.id, nil
+	}
+	raw, err := c.lists.Get().AbsPath("/api/v1/namespaces/kube-system").Do(ctx).Raw()
+	switch {
+	case apierrors.IsNotFound(err) || apierrors.IsForbidden(err):
+	case err != nil:
+		return "", err
+	default:
+		var ns struct {
+			Metadata struct{ UID string } `json:"metadata"`
+		}
+		if err := json.Unmarshal(raw, &ns); err != nil {
+			return "", fmt.Errorf("read the kube-system namespace: %w", err)
+		}
+		c.id = ns.Metadata.UID
+	}
+	c.idKnown = true
+	c.health.SetMemberID(c.name, c.id)
+	return c.id, nil
+}
 
 // takeRestored takes the cluster's restored types from Options.Restored
 // and removes from the sink those the cluster no longer caches.
@@ -88,7 +128,8 @@ func (c *Ingester) restoredType(t *object.Type) (Restored, bool) {
 	case r.Type == nil:
 		t.Codec = c.opts.Codecs.For(t.Resource)
 		t.Projected = c.sink.IndexedPaths(t.Resource)
-		return Restored{Type: t, ResourceVersion: r.ResourceVersion}, true
+		r.Type = t
+		return r, true
 	case r.Type.GVR != t.GVR || r.Type.Kind != t.Kind || r.Type.Namespaced != t.Namespaced:
 		c.sink.RemoveResource(c.name, t.Resource)
 		return Restored{}, false
@@ -101,17 +142,43 @@ func (c *Ingester) restoredType(t *object.Type) (Restored, bool) {
 func (g *gatedListWatch) resumeList(ctx context.Context) (runtime.Object, bool, error) {
 	run, lw := g.run, g.lw
 	run.mu.Lock()
-	rv := run.restoredRV
+	rv, member := run.restoredRV, run.restoredMember
 	run.mu.Unlock()
 	if rv == "" {
 		return nil, false, nil
 	}
+	id, err := g.c.memberID(ctx)
+	if err != nil {
+		lw.report(ctx, err)
+		return nil, true, cmp.Or(lw.parked(ctx), err)
+	}
+	if id == "" || id != member {
+		// Another member, or one that cannot say: list.
+		run.mu.Lock()
+		run.restoredRV = ""
+		run.mu.Unlock()
+		klog.FromContext(ctx).Info("The restored objects are not this member's: listing", "resource", lw.t.Resource, "member", id, "snapshot", member)
+		return nil, false, nil
+	}
 	restored, _ := index.ParseResourceVersion(rv)
-	limit := metav1.ListOptions{Limit: 1}
-	res := g.c.lists.Get().AbsPath(lw.path).SpecificallyVersionedParams(&limit, parameterCodec, versionV1).Do(ctx)
+	// Not older than the restored resourceVersion: the watch cache answers
+	// at its own, which the bookmarks of the watch it serves reach; a list
+	// from etcd would answer at etcd's, which a quiet type's bookmarks may
+	// take long to. A cold start's first list is served from the cache
+	// as well: the type is then as current as it makes it.
+	one := metav1.ListOptions{Limit: 1, ResourceVersion: rv, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan}
+	res := g.c.lists.Get().AbsPath(lw.path).SpecificallyVersionedParams(&one, parameterCodec, versionV1).Do(ctx)
 	raw, err := res.Raw()
 	if err != nil {
 		err = res.Error()
+		if apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge) {
+			// The member is behind the snapshot (restored from a
+			// backup): its history is not the one the snapshot followed.
+			run.mu.Lock()
+			run.restoredRV = ""
+			run.mu.Unlock()
+			return nil, false, nil
+		}
 		lw.report(ctx, err)
 		return nil, true, cmp.Or(lw.parked(ctx), err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
@@ -70,16 +71,11 @@ func startWarm(t *testing.T, c *testcluster.Cluster, dir string, log *requestLog
 // made meanwhile as an event, and says SYNCED only once its data is the
 // server's (checked at the moment it says so).
 func TestWarmStart(t *testing.T) {
-	env := testbed.Env(t)
-	c := env.Cluster("c1")
+	c := testbed.Env(t).Cluster("c1")
 	dc := testcluster.Dynamic(t, c.AdminConfig())
 	const ns = "warm"
-	seedOutage(t, dc, ns)
 	dir := filepath.Join(t.TempDir(), "snapshot")
-
-	first, stop := startWarm(t, c, dir, &requestLog{}, 0)
-	waitStatus(t, first, "c1", health.Synced)
-	waitConverged(t, first, "c1", dc, configMaps, "configmaps")
+	first, stop := firstRun(t, c, dc, ns, dir)
 	before := indexState(first.index, "c1", "configmaps")
 	// A follower's cursor, as a subscription's event carries it.
 	c1 := func(s index.Stream) bool { return s.Cluster == "c1" && s.Resource == "configmaps" }
@@ -126,6 +122,36 @@ func TestWarmStart(t *testing.T) {
 	}
 }
 
+// TestWarmStartQuiet restarts on a snapshot of a type nothing changed in
+// meanwhile: no event moves its clock, so it is SYNCED by the watch
+// cache's periodic bookmark, still without a list.
+func TestWarmStartQuiet(t *testing.T) {
+	testcluster.SkipShort(t, "waits for the watch cache's bookmark, about a minute")
+	c := testbed.Env(t).Cluster("c3")
+	dc := testcluster.Dynamic(t, c.AdminConfig())
+	dir := filepath.Join(t.TempDir(), "snapshot")
+	_, stop := firstRun(t, c, dc, "quiet", dir)
+	stop()
+
+	var log requestLog
+	started := time.Now()
+	second, _ := startWarm(t, c, dir, &log, 0)
+	assertRestoredStale(t, second, "c3")
+	var m moment
+	select {
+	case m = <-syncedMoment(t, second, "c3", 0):
+	case <-time.After(100 * time.Second):
+		t.Fatal("c3 not SYNCED within 100s of a warm start on a quiet snapshot")
+	}
+	t.Logf("c3 current %s after its warm start", m.at.Sub(started))
+	checkMoment(t, second, m, "c3", dc)
+	for _, l := range log.lists("/api/v1/configmaps") {
+		if q, _ := url.ParseQuery(l); q.Get("limit") != "1" {
+			t.Errorf("the quiet warm start listed configmaps: ?%s", l)
+		}
+	}
+}
+
 // TestWarmStartAfterCompaction restarts on a snapshot whose resourceVersion
 // the member compacted away while fleetcache was down (its API server runs
 // without a watch cache, so the watch goes to etcd): the member answers 410
@@ -136,12 +162,8 @@ func TestWarmStartAfterCompaction(t *testing.T) {
 	c := e.Cluster("c1")
 	dc := testcluster.Dynamic(t, c.AdminConfig())
 	const ns = "compacted"
-	seedOutage(t, dc, ns)
 	dir := filepath.Join(t.TempDir(), "snapshot")
-
-	first, stop := startWarm(t, c, dir, &requestLog{}, 0)
-	waitStatus(t, first, "c1", health.Synced)
-	waitConverged(t, first, "c1", dc, configMaps, "configmaps")
+	_, stop := firstRun(t, c, dc, ns, dir)
 	stop()
 
 	changeDuringOutage(t, dc, ns)
@@ -166,6 +188,72 @@ func TestWarmStartAfterCompaction(t *testing.T) {
 	want := []string{"ADDED new", "ADDED recreate", "DELETED gone", "DELETED recreate", "MODIFIED change"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events after the relist (-want +got):\n%s", diff)
+	}
+}
+
+// firstRun seeds namespace ns of c with the objects changeDuringOutage
+// changes and starts fleetcache with its snapshot in dir, until it holds
+// them all.
+func firstRun(t *testing.T, c *testcluster.Cluster, dc dynamic.Interface, ns, dir string) (*fleet, func()) {
+	t.Helper()
+	seedOutage(t, dc, ns)
+	f, stop := startWarm(t, c, dir, &requestLog{}, 0)
+	waitStatus(t, f, c.Name(), health.Synced)
+	waitConverged(t, f, c.Name(), dc, configMaps, "configmaps")
+	return f, stop
+}
+
+// TestWarmStartOnAnotherMember restarts on a snapshot of a cluster whose
+// name now leads to another member (a cluster rebuilt under the same name,
+// with another etcd): the snapshot's resourceVersions mean nothing there,
+// so fleetcache lists, and at SYNCED it holds the new member's objects and
+// none of the old one's.
+func TestWarmStartOnAnotherMember(t *testing.T) {
+	env := testbed.Env(t)
+	old, rebuilt := env.Cluster("c1"), env.Cluster("c2")
+	dir := filepath.Join(t.TempDir(), "snapshot")
+	first, stop := firstRun(t, old, testcluster.Dynamic(t, old.AdminConfig()), "member-old", dir)
+	oldID, _ := first.health.Cluster("c1")
+	stop()
+	if oldID.MemberID == "" {
+		t.Fatal("the first run did not read the member's identity")
+	}
+
+	var log requestLog
+	agg, err := app.New(app.Options{Informers: testOptions("configmaps"), Snapshot: app.SnapshotOptions{Dir: dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The name c1, the other server.
+	if err := agg.Registry.Add(clusters.Cluster{Name: "c1", Config: log.config(rebuilt.AdminConfig())}); err != nil {
+		t.Fatal(err)
+	}
+	second := &fleet{index: agg.Index, health: agg.Health, registry: agg.Registry}
+	synced := syncedMoment(t, second, "c1", 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- agg.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("aggregator: %v", err)
+		}
+	})
+	var m moment
+	select {
+	case m = <-synced:
+	case <-time.After(90 * time.Second):
+		t.Fatal("c1 not SYNCED within 90s of its start on another member")
+	}
+	dc := testcluster.Dynamic(t, rebuilt.AdminConfig())
+	if diff := cmp.Diff(serverState(t, dc, configMaps), m.state); diff != "" {
+		t.Errorf("at SYNCED the index differs from the new member (-member +index):\n%s", diff)
+	}
+	if !slices.ContainsFunc(log.lists("/api/v1/configmaps"), func(l string) bool { q, _ := url.ParseQuery(l); return q.Get("limit") != "1" }) {
+		t.Error("no list of the new member: the snapshot's resourceVersion was resumed on another history")
+	}
+	if s, _ := second.health.Cluster("c1"); s.MemberID == oldID.MemberID {
+		t.Errorf("the new member has the old one's identity %s", s.MemberID)
 	}
 }
 

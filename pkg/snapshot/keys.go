@@ -225,6 +225,7 @@ func encodeMeta(m StreamMeta) []byte {
 	e.uint(m.Pruned)
 	e.bool(m.Removed)
 	e.int(unixNano(m.AsOf))
+	e.string(m.Member)
 	return e.b
 }
 
@@ -247,7 +248,7 @@ func fromUnixNano(ns int64) time.Time {
 func decodeMeta(k StreamKey, b []byte) (StreamMeta, bool) {
 	d := newDecoder(b)
 	m := StreamMeta{StreamKey: k, Group: d.string(), Version: d.string(), Kind: d.string(), Namespaced: d.bool(),
-		Clock: d.uint(), Since: d.uint(), Pruned: d.uint(), Removed: d.bool(), AsOf: fromUnixNano(d.int())}
+		Clock: d.uint(), Since: d.uint(), Pruned: d.uint(), Removed: d.bool(), AsOf: fromUnixNano(d.int()), Member: d.string()}
 	return m, d.done()
 }
 

@@ -44,6 +44,10 @@ type StreamMeta struct {
 	// AsOf is when the stream's data was last known current, zero if
 	// never: what a replica that loads it may claim.
 	AsOf time.Time
+	// Member identifies the member cluster the stream was read from
+	// (health.ClusterStatus.MemberID), empty when unknown: its
+	// resourceVersions mean something only there.
+	Member string
 }
 
 // Object is one object: its key and its compact JSON.

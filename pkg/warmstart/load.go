@@ -48,6 +48,9 @@ type Stream struct {
 	// Removed: its cluster or type had left the index; only its tombs
 	// were kept.
 	Removed bool
+	// Member identifies the member cluster it was read from, empty when
+	// unknown: ResourceVersion means something only there.
+	Member string
 
 	// What the store holds of it, for a Writer: its meta, its tombs
 	// counted from 0, and the first of them with RV 0.
@@ -73,7 +76,7 @@ func Load(store *snapshot.Store, ix *index.Index, codecs *compact.Codecs) (*Load
 	b := newBuilder(runtime.GOMAXPROCS(0))
 	_, _, err := store.Load(func(m snapshot.StreamMeta, objs iter.Seq[snapshot.Object], tombs iter.Seq[snapshot.Tomb]) error {
 		k := index.Stream{Cluster: m.Cluster, Resource: m.Resource}
-		s := Stream{ResourceVersion: strconv.FormatUint(m.Clock, 10), AsOf: m.AsOf, Removed: m.Removed, meta: m}
+		s := Stream{ResourceVersion: strconv.FormatUint(m.Clock, 10), AsOf: m.AsOf, Removed: m.Removed, Member: m.Member, meta: m}
 		if m.Clock == 0 {
 			s.ResourceVersion = ""
 		}

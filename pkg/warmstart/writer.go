@@ -54,10 +54,12 @@ func (o Options) withDefaults() Options {
 }
 
 // Freshness is whether a stream's data is current, and if not, when it
-// last was (zero: never).
+// last was (zero: never); and which member it was read from
+// (health.ClusterStatus.MemberID), empty when unknown.
 type Freshness struct {
 	Current bool
 	AsOf    time.Time
+	Member  string
 }
 
 // asOfRefresh is how stale the AsOf of a current stream's meta may get
@@ -246,7 +248,7 @@ func (w *Writer) streamsBatch(b *snapshot.Batch, cp index.Checkpoint) map[index.
 // meta returns the meta of st, keeping old's AsOf while the stream stays
 // current and that moment is recent.
 func (w *Writer) meta(st index.StreamState, old *written, f Freshness, now time.Time) snapshot.StreamMeta {
-	m := snapshot.StreamMeta{StreamKey: storeStream(st.Stream), Clock: st.Clock, Since: st.Since, Pruned: st.Pruned, Removed: st.Removed}
+	m := snapshot.StreamMeta{StreamKey: storeStream(st.Stream), Clock: st.Clock, Since: st.Since, Pruned: st.Pruned, Removed: st.Removed, Member: f.Member}
 	if t := w.types[st.Stream]; t != nil {
 		m.Group, m.Version, m.Kind, m.Namespaced = t.GVR.Group, t.GVR.Version, t.Kind, t.Namespaced
 	}
