@@ -105,10 +105,10 @@ type ClusterStatus struct {
 	// URL: the UID of its kube-system namespace, empty until read or where
 	// it cannot be (see SetMemberID). A cluster rebuilt under the same name
 	// has another.
-	MemberID     string
-	LastSyncTime time.Time
-	LastEventTime   time.Time
-	ObjectCount     int
+	MemberID      string
+	LastSyncTime  time.Time
+	LastEventTime time.Time
+	ObjectCount   int
 	// CurrentAsOf is the earliest CurrentAsOf of its types: the last moment
 	// all of the cluster's data was known current. Zero while a type has
 	// never been current; types that fail with an API error (forbidden, not

@@ -281,7 +281,7 @@ type typeRun struct {
 	// member's resourceVersion when the run began.
 	restoredRV, restoredMember string
 	resuming                   bool
-	target     uint64
+	target                     uint64
 	// resumedList: the reflector's first list was answered from the
 	// snapshot, and its Replace has not come yet.
 	resumedList bool
