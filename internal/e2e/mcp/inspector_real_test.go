@@ -110,7 +110,7 @@ func TestInspector(t *testing.T) {
 				t.Errorf("%s: description %q, schemas %v %v", tool.Name, tool.Description, tool.InputSchema, tool.OutputSchema)
 			}
 		}
-		if diff := cmp.Diff([]string{"cluster_health", "count_resources", "find_resources", "get_resource", "get_table"}, slices.Sorted(slices.Values(names))); diff != "" {
+		if diff := cmp.Diff([]string{"cluster_health", "count_resources", "find_resources", "get_resource", "get_table", "what_changed"}, slices.Sorted(slices.Values(names))); diff != "" {
 			t.Errorf("tools (-want +got):\n%s", diff)
 		}
 	})
