@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -14,8 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/fleetcache/fleetcache/internal/app"
-	"github.com/fleetcache/fleetcache/internal/nodetest"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 	ixobject "github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/mcp"
@@ -66,10 +65,7 @@ func (h history) only(ns string) history {
 // arguments come back as tool errors that say what is wrong.
 func TestWhatChanged(t *testing.T) {
 	env := testbed.Env(t)
-	f := startFleet(t, app.AuthOptions{Authn: app.AuthnTokenReview, AuthnConfig: env.Cluster("c1").AdminConfig()})
-	dir := nodetest.Install(t, inspectorPackage)
-	admin := inspector{f, dir, token(t, "admin")}
-	alice := inspector{f, dir, token(t, "alice")}
+	f, admin, alice := startInspected(t)
 	var before mcp.ChangesOutput
 	admin.mustCall(t, "what_changed", map[string]any{"first": 1}, &before)
 	start := time.Now().UTC().Truncate(time.Second)
@@ -82,50 +78,24 @@ func TestWhatChanged(t *testing.T) {
 		k := cluster + "/" + ns + "/" + kind + "/" + name
 		truth[k] = append(truth[k], what...)
 	}
-	ctx := t.Context()
 	for _, c := range env.Clusters() {
 		kube := kubernetes.NewForConfigOrDie(c.AdminConfig())
 		for _, ns := range []string{nsA, nsB} {
-			cms := kube.CoreV1().ConfigMaps(ns)
-			cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "chg-cm", Labels: map[string]string{"app": "chg"}}, Data: map[string]string{"v": "1"}}, metav1.CreateOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			created := cm.ResourceVersion
-			cm.Data["v"] = "2"
-			if cm, err = cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			if err := cms.Delete(ctx, cm.Name, metav1.DeleteOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			did(c.Name(), ns, "ConfigMap", cm.Name, "ADDED@"+created, "MODIFIED@"+cm.ResourceVersion, "DELETED")
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "chg-cm", Namespace: ns, Labels: map[string]string{"app": "chg"}}, Data: map[string]string{"v": "1"}}
+			did(c.Name(), ns, "ConfigMap", cm.Name, lifecycle(t, kube.CoreV1().ConfigMaps(ns), cm, func(cm *corev1.ConfigMap) { cm.Data["v"] = "2" })...)
 			keys = append(keys, ixobject.Key{Cluster: c.Name(), Resource: "configmaps", Namespace: ns, Name: cm.Name})
 		}
 		if c.Name() != "c2" {
 			continue
 		}
-		deployments := kube.AppsV1().Deployments(nsA)
-		one, labels := int32(1), map[string]string{"app": "chg"}
-		d, err := deployments.Create(ctx, &appsv1.Deployment{
-			ObjectMeta: metav1.ObjectMeta{Name: "chg-deploy", Labels: labels},
+		one, three, labels := int32(1), int32(3), map[string]string{"app": "chg"}
+		d := &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "chg-deploy", Namespace: nsA, Labels: labels},
 			Spec: appsv1.DeploymentSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: labels},
 				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
 					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "chg", Image: "registry.example/chg:1.0"}}}}},
-		}, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
 		}
-		created := d.ResourceVersion
-		three := int32(3)
-		d.Spec.Replicas = &three
-		if d, err = deployments.Update(ctx, d, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		if err := deployments.Delete(ctx, d.Name, metav1.DeleteOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		did(c.Name(), nsA, "Deployment.apps", d.Name, "ADDED@"+created, "MODIFIED@"+d.ResourceVersion, "DELETED")
+		did(c.Name(), nsA, "Deployment.apps", d.Name, lifecycle(t, kube.AppsV1().Deployments(nsA), d, func(d *appsv1.Deployment) { d.Spec.Replicas = &three })...)
 		keys = append(keys, ixobject.Key{Cluster: c.Name(), Resource: "deployments.apps", Namespace: nsA, Name: d.Name})
 	}
 	// A watch delivers an object's changes in order: once the deletes have
@@ -220,6 +190,36 @@ func TestWhatChanged(t *testing.T) {
 			}
 		}
 	})
+}
+
+// writer is what lifecycle does to objects of one type in a namespace:
+// a typed client-go client (kube.CoreV1().ConfigMaps(ns), …).
+type writer[T metav1.Object] interface {
+	Create(context.Context, T, metav1.CreateOptions) (T, error)
+	Update(context.Context, T, metav1.UpdateOptions) (T, error)
+	Delete(context.Context, string, metav1.DeleteOptions) error
+}
+
+// lifecycle creates obj, changes it with change, updates it and deletes
+// it. It returns what happened as history records it: ADDED and MODIFIED
+// with the resourceVersions the server returned, then DELETED.
+func lifecycle[T metav1.Object](t *testing.T, w writer[T], obj T, change func(T)) []string {
+	t.Helper()
+	ctx := t.Context()
+	created, err := w.Create(ctx, obj, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv := created.GetResourceVersion()
+	change(created)
+	updated, err := w.Update(ctx, created, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Delete(ctx, updated.GetName(), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"ADDED@" + rv, "MODIFIED@" + updated.GetResourceVersion(), "DELETED"}
 }
 
 // with returns args with key set to v ("" and nil leave it out).
