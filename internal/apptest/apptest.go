@@ -7,6 +7,8 @@ package apptest
 
 import (
 	"context"
+	"encoding/pem"
+	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
@@ -24,6 +26,9 @@ type Fleet struct {
 	*app.Aggregator
 	// URL is the base URL of the HTTP server: /graphql, /mcp … below it.
 	URL string
+	// CA is the PEM of the server's certificate, when it serves TLS
+	// (Serving.TLS).
+	CA []byte
 	// Stop stops the aggregator and the HTTP server and waits for them; it
 	// also runs when the test ends, and does nothing the second time.
 	Stop func()
@@ -42,9 +47,24 @@ func Informers(resources ...string) informers.Options {
 	}
 }
 
+// Serving says how StartServing serves the aggregator's handler.
+type Serving struct {
+	// TLS serves https with a certificate of httptest's (Fleet.CA):
+	// kubectl and client-go send bearer tokens over https only.
+	TLS bool
+	// Wrap, when set, wraps the handler (a test's recorder of requests).
+	Wrap func(http.Handler) http.Handler
+}
+
 // Start runs an aggregator with opts over every cluster of env, each
 // reached as its administrator, and serves its handler on 127.0.0.1.
 func Start(t testing.TB, env *testcluster.Env, opts app.Options) *Fleet {
+	t.Helper()
+	return StartServing(t, env, opts, Serving{})
+}
+
+// StartServing is Start, serving as serving says.
+func StartServing(t testing.TB, env *testcluster.Env, opts app.Options, serving Serving) *Fleet {
 	t.Helper()
 	agg, err := app.New(opts)
 	if err != nil {
@@ -58,7 +78,18 @@ func Start(t testing.TB, env *testcluster.Env, opts app.Options) *Fleet {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- agg.Start(ctx) }()
-	srv := httptest.NewServer(agg.Handler)
+	var handler http.Handler = agg.Handler
+	if serving.Wrap != nil {
+		handler = serving.Wrap(handler)
+	}
+	srv := httptest.NewUnstartedServer(handler)
+	var ca []byte
+	if serving.TLS {
+		srv.StartTLS()
+		ca = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	} else {
+		srv.Start()
+	}
 	var once sync.Once
 	stop := func() {
 		once.Do(func() {
@@ -66,9 +97,11 @@ func Start(t testing.TB, env *testcluster.Env, opts app.Options) *Fleet {
 			if err := <-done; err != nil {
 				t.Errorf("aggregator: %v", err)
 			}
+			// Long requests (watches) would hold Close until they end.
+			srv.CloseClientConnections()
 			srv.Close()
 		})
 	}
 	t.Cleanup(stop)
-	return &Fleet{Aggregator: agg, URL: srv.URL, Stop: stop}
+	return &Fleet{Aggregator: agg, URL: srv.URL, CA: ca, Stop: stop}
 }

@@ -3,10 +3,8 @@ package kubeapi_test
 import (
 	"bytes"
 	"context"
-	"encoding/pem"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os/exec"
 	"path/filepath"
@@ -23,10 +21,9 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/fleetcache/fleetcache/internal/app"
+	"github.com/fleetcache/fleetcache/internal/apptest"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
-	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/health"
-	"github.com/fleetcache/fleetcache/pkg/informers"
 	"github.com/fleetcache/fleetcache/pkg/kubeapi"
 )
 
@@ -144,37 +141,16 @@ func startFleetWith(t *testing.T, opts app.Options) *fleet {
 	for _, c := range env.Clusters() {
 		installWidgets(t, c)
 	}
-	agg, err := app.New(app.Options{
-		Informers: informers.Options{Resources: cachedTypes, DiscoveryRetry: 300 * time.Millisecond,
-			ProbeInterval: time.Second, ProbeTimeout: time.Second},
-		Auth:    app.AuthOptions{Authn: app.AuthnTokenReview, AuthnConfig: env.Cluster("c1").AdminConfig()},
-		KubeAPI: opts.KubeAPI,
-		Index:   opts.Index,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range env.Clusters() {
-		if err := agg.Registry.Add(clusters.Cluster{Name: c.Name(), Config: c.AdminConfig()}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- agg.Start(ctx) }()
-	// TLS, as kubectl sends no bearer token over plain HTTP.
-	rec := &recorder{next: agg.Handler}
-	srv := httptest.NewTLSServer(rec)
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("aggregator: %v", err)
-		}
-	})
-	f := &fleet{env: env, agg: agg, url: srv.URL, requests: rec, kubeconfig: filepath.Join(t.TempDir(), "kubeconfig"),
-		ca: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})}
+	infOpts := apptest.Informers(cachedTypes...)
+	rec := &recorder{}
+	af := apptest.StartServing(t, env, app.Options{
+		Informers: infOpts,
+		Auth:      app.AuthOptions{Authn: app.AuthnTokenReview, AuthnConfig: env.Cluster("c1").AdminConfig()},
+		KubeAPI:   opts.KubeAPI,
+		Index:     opts.Index,
+	}, apptest.Serving{TLS: true, Wrap: func(h http.Handler) http.Handler { rec.next = h; return rec }})
+	agg := af.Aggregator
+	f := &fleet{env: env, agg: agg, url: af.URL, requests: rec, kubeconfig: filepath.Join(t.TempDir(), "kubeconfig"), ca: af.CA}
 	f.writeKubeconfig(t, "admin")
 	for _, c := range env.Clusters() {
 		testcluster.Eventually(t, 90*time.Second, c.Name()+" synced", func() (bool, string) {
