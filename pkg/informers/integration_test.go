@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -70,17 +71,9 @@ func startFleet(t testing.TB, ixOpts index.Options, opts informers.Options, cs .
 			t.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
 	// The informers tests need the clusters and the fleet's prober (recovery
 	// waits on a probe), which the aggregator's Start runs beside the API.
-	go func() { done <- agg.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("aggregator: %v", err)
-		}
-	})
+	runAggregator(t, agg)
 	// Start starts its parts in goroutines of its own: until they run, a
 	// test's snapshot of the goroutines (TestRemoveCluster) would miss
 	// them and count them as leaks later.
@@ -95,6 +88,25 @@ func startFleet(t testing.TB, ixOpts index.Options, opts informers.Options, cs .
 		return true, ""
 	})
 	return &fleet{index: agg.Index, health: agg.Health, registry: agg.Registry}
+}
+
+// runAggregator runs agg until the test ends or stop is called, and checks
+// that it stops cleanly.
+func runAggregator(tb testing.TB, agg *app.Aggregator) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- agg.Start(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				tb.Errorf("aggregator: %v", err)
+			}
+		})
+	}
+	tb.Cleanup(stop)
+	return stop
 }
 
 func admin(c *testcluster.Cluster) clusters.Cluster {

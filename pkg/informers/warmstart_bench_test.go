@@ -87,13 +87,10 @@ func startAliasedAggregator(b *testing.B, opts app.Options, n, want int) (stop f
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	watch := watchHealth(ctx, agg.Health, n)
-	done := make(chan error, 1)
-	go func() { done <- agg.Start(ctx) }()
+	stopAggregator := runAggregator(b, agg)
 	stop = func() {
+		stopAggregator()
 		cancel()
-		if err := <-done; err != nil {
-			b.Errorf("aggregator: %v", err)
-		}
 		<-watch.done
 	}
 	testcluster.Eventually(b, 10*time.Minute, fmt.Sprintf("%d clusters SYNCED with %d Pods each", n, want), func() (bool, string) {

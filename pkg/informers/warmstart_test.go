@@ -1,12 +1,10 @@
 package informers_test
 
 import (
-	"context"
 	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -48,20 +46,7 @@ func startWarm(t *testing.T, c *testcluster.Cluster, dir string, log *requestLog
 	if err := agg.Registry.Add(clusters.Cluster{Name: c.Name(), Config: log.config(c.AdminConfig())}); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- agg.Start(ctx) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("aggregator: %v", err)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return &fleet{index: agg.Index, health: agg.Health, registry: agg.Registry}, stop
+	return &fleet{index: agg.Index, health: agg.Health, registry: agg.Registry}, runAggregator(t, agg)
 }
 
 // TestWarmStart stops fleetcache, changes objects while it is down (an add,
@@ -230,15 +215,7 @@ func TestWarmStartOnAnotherMember(t *testing.T) {
 	}
 	second := &fleet{index: agg.Index, health: agg.Health, registry: agg.Registry}
 	synced := syncedMoment(t, second, "c1", 0)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- agg.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("aggregator: %v", err)
-		}
-	})
+	runAggregator(t, agg)
 	var m moment
 	select {
 	case m = <-synced:
