@@ -5,14 +5,20 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
+
 	"github.com/fleetcache/fleetcache/internal/graphqltest"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/compact"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/snapshot"
 	"github.com/fleetcache/fleetcache/pkg/warmstart"
 )
@@ -37,6 +43,57 @@ func tableBytes(b *testing.B, dir string) int64 {
 		}
 	}
 	return n
+}
+
+// timeQueries times a page of 50 Pods of one app with its count, over and
+// over until stop.
+func timeQueries(b *testing.B, ix *index.Index, stop <-chan struct{}) []time.Duration {
+	sel, err := labels.Parse("app=app-7")
+	if err != nil {
+		b.Error(err)
+		return nil
+	}
+	f := planner.Filter{Resources: []string{"pods"}, Selector: sel}
+	var out []time.Duration
+	for {
+		select {
+		case <-stop:
+			return out
+		default:
+		}
+		start := time.Now()
+		planner.ListUnion(ix, []planner.Filter{f}, nil, 50)
+		planner.Count(ix, f)
+		out = append(out, time.Since(start))
+	}
+}
+
+// timeUpserts times upserts of changed Pods, 1,000 a second, until stop.
+func timeUpserts(ix *index.Index, t *object.Type, base time.Time, stop <-chan struct{}) []time.Duration {
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	var out []time.Duration
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return out
+		case <-tick.C:
+		}
+		o := graphqltest.RealisticPod(t, fmt.Sprintf("c%03d", i%100), i%1000, base)
+		o.ResourceVersion = strconv.Itoa(10_000_000 + i)
+		start := time.Now()
+		ix.Upsert(o)
+		out = append(out, time.Since(start))
+	}
+}
+
+// p99 returns the 99th percentile of ds in milliseconds.
+func p99(ds []time.Duration) float64 {
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	return float64(ds[len(ds)*99/100]) / float64(time.Millisecond)
 }
 
 // BenchmarkSnapshot builds an index of $FLEETCACHE_SNAPSHOT_PODS (default
@@ -80,14 +137,34 @@ func BenchmarkSnapshot(b *testing.B) {
 	b.Run(fmt.Sprintf("pods=%d/write", n), func(b *testing.B) {
 		for b.Loop() {
 			w = warmstart.NewWriter(ix, store, nil, warmstart.Options{})
+			// A portal's page and count, and an informer's upserts, while
+			// the whole snapshot is written: their p99 beside the same
+			// work on an idle index.
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			var queries, upserts []time.Duration
+			wg.Go(func() { queries = timeQueries(b, ix, stop) })
+			wg.Go(func() { upserts = timeUpserts(ix, &podType, base, stop) })
 			start, cpu := time.Now(), cpuTime(b)
 			if err := w.Write(); err != nil {
 				b.Fatal(err)
 			}
 			took := time.Since(start)
+			b.ReportMetric((cpuTime(b) - cpu).Seconds(), "cpu-s")
+			close(stop)
+			wg.Wait()
+			idleStop := make(chan struct{})
+			time.AfterFunc(10*time.Second, func() { close(idleStop) })
+			var idleQueries, idleUpserts []time.Duration
+			wg.Go(func() { idleQueries = timeQueries(b, ix, idleStop) })
+			wg.Go(func() { idleUpserts = timeUpserts(ix, &podType, base, idleStop) })
+			wg.Wait()
 			b.ReportMetric(took.Seconds(), "s")
 			b.ReportMetric(float64(n)/took.Seconds(), "objects/s")
-			b.ReportMetric((cpuTime(b) - cpu).Seconds(), "cpu-s")
+			b.ReportMetric(p99(queries), "query-p99-ms-writing")
+			b.ReportMetric(p99(idleQueries), "query-p99-ms-idle")
+			b.ReportMetric(p99(upserts), "upsert-p99-ms-writing")
+			b.ReportMetric(p99(idleUpserts), "upsert-p99-ms-idle")
 		}
 		b.ReportMetric(float64(tableBytes(b, dir))/float64(n), "B-tables/pod")
 	})
