@@ -43,7 +43,7 @@ func TestDocumentedQueries(t *testing.T) {
 			if errs := s.limits.Check(doc); len(errs) > 0 {
 				t.Errorf("%s:%d: %v", filepath.Base(name), line, errs)
 			}
-			if v := graphql.ValidateDocument(&s.schema, doc, nil); !v.IsValid {
+			if v := graphql.ValidateDocument(&s.gen.Load().schema, doc, nil); !v.IsValid {
 				t.Errorf("%s:%d: %v", filepath.Base(name), line, v.Errors)
 			}
 		}
@@ -74,7 +74,7 @@ func TestGraphiQLExamples(t *testing.T) {
 			t.Errorf("%v:\n%s", err, m[1])
 			continue
 		}
-		if v := graphql.ValidateDocument(&s.schema, doc, nil); !v.IsValid {
+		if v := graphql.ValidateDocument(&s.gen.Load().schema, doc, nil); !v.IsValid {
 			t.Errorf("%v:\n%s", v.Errors, m[1])
 		}
 	}

@@ -98,11 +98,21 @@ func appendField(dst []byte, o *object.Object, path fieldpath.Path) []byte {
 	return path.AppendJSONIn(dst, o.Doc())
 }
 
-// writer returns the execute.Writer of the Resource fields a page asks of
+// isResource reports whether t implements Resource.
+func isResource(t *graphql.Object) bool {
+	for _, i := range t.Interfaces() {
+		if i.Name() == "Resource" {
+			return true
+		}
+	}
+	return false
+}
+
+// resourceWriter returns the execute.Writer of the Resource fields a page asks of
 // each of its objects: its identity, and field with a well-formed path
 // (a malformed one is left to resolveField, which reports it).
-func writer(t *graphql.Object, def *graphql.FieldDefinition, args map[string]any) execute.Writer {
-	if t.Name() != "Resource" {
+func resourceWriter(t *graphql.Object, def *graphql.FieldDefinition, args map[string]any) execute.Writer {
+	if !isResource(t) {
 		return nil
 	}
 	var fn func(dst []byte, o *object.Object) []byte
@@ -274,12 +284,21 @@ func resolveEdgeNode(p graphql.ResolveParams) (any, error) {
 }
 
 func (s *Server) resolveResources(p graphql.ResolveParams) (any, error) {
+	return s.resolveConnection(p, "")
+}
+
+// resolveConnection resolves a page of the objects of resource (a
+// kind's root field), or of any resource when it is "".
+func (s *Server) resolveConnection(p graphql.ResolveParams, resource string) (any, error) {
 	if err := s.checkContext(p.Context); err != nil {
 		return nil, err
 	}
 	f, clusters, _, err := s.resolveFilter(p.Args["filter"])
 	if err != nil {
 		return nil, err
+	}
+	if resource != "" {
+		f.Resources = []string{resource}
 	}
 	c := &connection{s: s, filter: f, clusters: clusters}
 	if c.first, err = s.pageSize(p.Args); err != nil {
@@ -290,7 +309,7 @@ func (s *Server) resolveResources(p graphql.ResolveParams) (any, error) {
 	}
 	c.visible, c.denied = s.scopeFilters(p.Context, f)
 	if c.sort != nil {
-		c.query = queryFingerprint(p.Args)
+		c.query = queryFingerprint(p.Args, resource)
 	}
 	if v, ok := p.Args["after"].(string); ok {
 		if c.after, err = c.decodeAfter(v); err != nil {
@@ -363,10 +382,16 @@ func parseSort(arg any) ([]planner.SortKey, error) {
 // sort arguments, as graphql-go coerced them: a sorted page cursor holds
 // it, so that it is not used with another filter or sort, where its sort
 // values would mean nothing.
-func queryFingerprint(args map[string]any) uint64 {
+func queryFingerprint(args map[string]any, resource string) uint64 {
 	// encoding/json writes map keys sorted: equal arguments encode
-	// equally. Coerced arguments always encode.
-	b, _ := json.Marshal([]any{args["filter"], args["sort"]})
+	// equally. Coerced arguments always encode. A kind's root field
+	// (resource) is another query than resources with the same arguments.
+	var b []byte
+	if resource == "" {
+		b, _ = json.Marshal([]any{args["filter"], args["sort"]})
+	} else {
+		b, _ = json.Marshal([]any{args["filter"], args["sort"], resource})
+	}
 	h := fnv.New64a()
 	h.Write(b)
 	return h.Sum64()

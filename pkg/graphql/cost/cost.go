@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/graphql-go/graphql"
 	"github.com/graphql-go/graphql/language/ast"
@@ -83,7 +84,7 @@ func Compute(schema *graphql.Schema, doc *ast.Document, op *ast.OperationDefinit
 // walk adds the cost of the fields that sets select of n values of type t.
 // page is the length of edges when t is a ResourceConnection or a
 // ChangeConnection.
-func (w *walker) walk(t *graphql.Object, sets []*ast.SelectionSet, n, page int) error {
+func (w *walker) walk(t composite, sets []*ast.SelectionSet, n, page int) error {
 	keys, fields := document.CollectFields(sets, w.fragments, document.Selector{})
 	for _, k := range keys {
 		if w.fields++; w.fields > maxExpandedFields {
@@ -98,15 +99,15 @@ func (w *walker) walk(t *graphql.Object, sets []*ast.SelectionSet, n, page int) 
 		if def == nil {
 			continue // __typename, introspection
 		}
-		named, ok := graphql.GetNamed(def.Type).(*graphql.Object)
+		named, ok := graphql.GetNamed(def.Type).(composite)
 		if !ok {
-			continue // a scalar or an enum
+			continue // a scalar, an enum or a union (none holds objects)
 		}
 		values := n
 		if isList(def.Type) {
-			values = saturatingMul(n, listLength(t.Name(), f.Name.Value, page))
+			values = saturatingMul(n, listLength(t, f.Name.Value, page))
 		}
-		if counted(t.Name(), f.Name.Value, named.Name()) {
+		if counted(t, f.Name.Value, named) {
 			w.cost = saturatingAdd(w.cost, values)
 		}
 		var subs []*ast.SelectionSet
@@ -116,7 +117,7 @@ func (w *walker) walk(t *graphql.Object, sets []*ast.SelectionSet, n, page int) 
 			}
 		}
 		subPage := 0
-		if named.Name() == "ResourceConnection" || named.Name() == "ChangeConnection" {
+		if isConnection(named) {
 			subPage = w.pageSize(f)
 		}
 		if err := w.walk(named, subs, values, subPage); err != nil {
@@ -126,28 +127,67 @@ func (w *walker) walk(t *graphql.Object, sets []*ast.SelectionSet, n, page int) 
 	return nil
 }
 
-// counted reports whether a field of parent whose values are of type typ
-// counts one per value: Resource and ResourceEdge values, except the node
-// of an edge.
-func counted(parent, field, typ string) bool {
-	switch {
-	case parent == "ResourceEdge" && field == "node":
+// composite is an object type or an interface: a type with fields.
+type composite interface {
+	Name() string
+	Fields() graphql.FieldDefinitionMap
+}
+
+// isResource reports whether t is Resource or one of the types that
+// implement it (the typed kinds, UntypedResource).
+func isResource(t composite) bool {
+	if t.Name() == "Resource" {
+		return true
+	}
+	if o, ok := t.(*graphql.Object); ok {
+		for _, i := range o.Interfaces() {
+			if i.Name() == "Resource" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// isConnection reports whether t is a page of objects or changes:
+// ResourceConnection, ChangeConnection, a typed kind's <Kind>Connection.
+func isConnection(t composite) bool {
+	return strings.HasSuffix(t.Name(), "Connection") && t.Fields()["edges"] != nil
+}
+
+// isEdge reports whether t is an edge of a page of objects: ResourceEdge,
+// a typed kind's <Kind>Edge.
+func isEdge(t composite) bool {
+	node := t.Fields()["node"]
+	if !strings.HasSuffix(t.Name(), "Edge") || node == nil {
 		return false
-	case typ == "Resource", typ == "ResourceEdge":
+	}
+	named, ok := graphql.GetNamed(node.Type).(composite)
+	return ok && isResource(named)
+}
+
+// counted reports whether a field of parent whose values are of type typ
+// counts one per value: Resource values (of any kind) and their edges,
+// except the node of an edge.
+func counted(parent composite, field string, typ composite) bool {
+	switch {
+	case isEdge(parent) && field == "node":
+		return false
+	case isResource(typ), isEdge(typ):
 		return true
 	}
 	return false
 }
 
 // listLength is the length counted for the list field of parent; page is
-// the first of the connection when parent is a ResourceConnection.
-func listLength(parent, field string, page int) int {
-	switch parent + "." + field {
-	case "ResourceConnection.edges", "ChangeConnection.edges":
+// the first of the connection when parent is a connection.
+func listLength(parent composite, field string, page int) int {
+	switch {
+	case field == "edges" && isConnection(parent):
 		return page
-	case "Resource.owners":
+	case field == "owners" && isResource(parent):
 		return ownersPerObject
-	case "Resource.children":
+	case field == "children" && isResource(parent):
 		return childrenPerObject
 	}
 	return 1

@@ -1,0 +1,265 @@
+package api_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	gocmp "github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/fleetcache/fleetcache/internal/app"
+	"github.com/fleetcache/fleetcache/internal/testcluster"
+	"github.com/fleetcache/fleetcache/pkg/openapi"
+)
+
+// selection is a GraphQL selection set of a typed kind, as nested maps:
+// a nil value is a leaf.
+type selection map[string]selection
+
+// String writes s as GraphQL: { a b { c } }.
+func (s selection) String() string {
+	keys := make([]string, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString("{")
+	for _, k := range keys {
+		b.WriteString(" " + k)
+		if s[k] != nil {
+			b.WriteString(" " + s[k].String())
+		}
+	}
+	b.WriteString(" }")
+	return b.String()
+}
+
+// project returns what a typed query selecting s answers for v, a value
+// of the API server's object: its fields as they are, null where absent.
+func project(v any, s selection) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, sub := range s {
+			if sub == nil {
+				out[k] = v[k]
+			} else {
+				out[k] = project(v[k], sub)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = project(e, s)
+		}
+		return out
+	}
+	return nil
+}
+
+// typedFleet starts a fleet of the three test clusters that caches
+// resources and follows their OpenAPI schemas every 300 ms.
+func typedFleet(t *testing.T, resources ...string) *fleet {
+	t.Helper()
+	return newFleet(t, app.Options{Informers: testInformers(resources...), Schemas: openapi.Options{Interval: 300 * time.Millisecond}})
+}
+
+// waitType waits until the schema has the type name with the field
+// field (present), or has no type name (!present).
+func (f *fleet) waitType(t *testing.T, name, field string, present bool) {
+	t.Helper()
+	testcluster.Eventually(t, 30*time.Second, fmt.Sprintf("type %s with field %q present=%v", name, field, present), func() (bool, string) {
+		var got struct {
+			Type *struct{ Fields []struct{ Name string } } `json:"__type"`
+		}
+		f.mustQuery(t, `query($n: String!) { __type(name: $n) { fields { name } } }`, map[string]any{"n": name}, &got)
+		if got.Type == nil {
+			return !present, "no such type"
+		}
+		has := slices.ContainsFunc(got.Type.Fields, func(x struct{ Name string }) bool { return x.Name == field })
+		return has == present, fmt.Sprint(got.Type.Fields)
+	})
+}
+
+// typedNodes queries root { edges { node <sel> } } within ns and returns
+// the nodes by cluster/name, with the connection's totalCount.
+func (f *fleet) typedNodes(t *testing.T, root, ns string, sel selection) (map[string]any, int) {
+	t.Helper()
+	q := fmt.Sprintf(`query($ns: String!) { %s(filter: {namespaces: [$ns]}, first: 1000) { totalCount staleClusters revision edges { node { cluster name __typename ...on %s %s } } } }`,
+		root, typeOfRoot(root), sel)
+	var got map[string]struct {
+		TotalCount    int
+		StaleClusters []string
+		Revision      string
+		Edges         []struct{ Node map[string]any }
+	}
+	f.mustQuery(t, q, map[string]any{"ns": ns}, &got)
+	conn := got[root]
+	if conn.Revision == "" || conn.StaleClusters == nil {
+		t.Fatalf("%s: no revision or staleClusters: %+v", root, conn)
+	}
+	out := map[string]any{}
+	for _, e := range conn.Edges {
+		if e.Node["__typename"] != typeOfRoot(root) {
+			t.Errorf("%s: node of type %v", root, e.Node["__typename"])
+		}
+		key := e.Node["cluster"].(string) + "/" + e.Node["name"].(string)
+		delete(e.Node, "cluster")
+		delete(e.Node, "name")
+		delete(e.Node, "__typename")
+		out[key] = e.Node
+	}
+	return out, conn.TotalCount
+}
+
+func typeOfRoot(root string) string {
+	return map[string]string{"pods": "Pod", "deployments": "Deployment", "services": "Service", "widgets": "Widget"}[root]
+}
+
+// serverNodes returns what a typed query selecting sel answers for the
+// objects of gvr in ns, read from the API servers.
+func serverNodes(t *testing.T, gvr schema.GroupVersionResource, ns string, sel selection) map[string]any {
+	t.Helper()
+	out := map[string]any{}
+	for _, c := range testbed.Env(t).Clusters() {
+		list, err := dyn(t, c).Resource(gvr).Namespace(ns).List(t.Context(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range list.Items {
+			// Through JSON, as the answer comes: int64 as float64.
+			var v map[string]any
+			b, _ := json.Marshal(u.Object)
+			_ = json.Unmarshal(b, &v)
+			out[c.Name()+"/"+u.GetName()] = project(v, sel)
+		}
+	}
+	return out
+}
+
+// podSelection is the issue's Pod query, and more.
+var podSelection = selection{
+	"metadata": {"name": nil, "namespace": nil, "labels": nil, "annotations": nil, "creationTimestamp": nil, "uid": nil,
+		"ownerReferences": {"kind": nil, "name": nil}},
+	"spec": {"nodeName": nil, "activeDeadlineSeconds": nil, "restartPolicy": nil,
+		"containers": {"name": nil, "image": nil, "args": nil, "resources": {"limits": nil, "requests": nil},
+			"ports": {"containerPort": nil, "protocol": nil}}},
+	"status": {"phase": nil, "containerStatuses": {"name": nil, "restartCount": nil, "ready": nil}},
+}
+
+var deploymentSelection = selection{
+	"metadata": {"name": nil, "generation": nil},
+	"spec": {"replicas": nil, "paused": nil, "selector": {"matchLabels": nil},
+		"strategy": {"type": nil, "rollingUpdate": {"maxSurge": nil, "maxUnavailable": nil}},
+		"template": {"spec": {"containers": {"name": nil, "image": nil}}}},
+}
+
+var serviceSelection = selection{
+	"spec": {"type": nil, "selector": nil, "clusterIP": nil, "ports": {"name": nil, "port": nil, "targetPort": nil, "protocol": nil}},
+}
+
+// TestTypedKindsOnRealClusters checks typed answers against the API
+// servers' objects, field by field: Pods, Deployments (an int-or-string,
+// a 64-bit integer) and Services, through each kind's root field and
+// through resources with inline fragments.
+func TestTypedKindsOnRealClusters(t *testing.T) {
+	testcluster.SkipShort(t, "real clusters")
+	ns, _, f := startFieldFleetTyped(t, "typed")
+	for _, c := range testbed.Env(t).Clusters() {
+		d := dyn(t, c)
+		// A Pod with what fieldPods lack: args, ports, resources, a
+		// deadline (a 64-bit integer), an owner.
+		create(t, d, podsGVR, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod",
+			"metadata": map[string]any{"namespace": ns, "name": "rich", "ownerReferences": []any{map[string]any{
+				"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "9d5c1a8e-0000-4000-8000-000000000001"}}},
+			"spec": map[string]any{"activeDeadlineSeconds": int64(3600), "containers": []any{map[string]any{
+				"name": "app", "image": "registry.example.com/app:2.1", "args": []any{"--port=8080", "--verbose"},
+				"ports":     []any{map[string]any{"containerPort": int64(8080)}, map[string]any{"containerPort": int64(9090), "protocol": "UDP"}},
+				"resources": map[string]any{"limits": map[string]any{"cpu": "500m", "memory": "128Mi"}, "requests": map[string]any{"cpu": "100m"}}}}}}})
+		create(t, d, schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apps/v1", "kind": "Deployment",
+			"metadata": map[string]any{"namespace": ns, "name": "web"},
+			"spec": map[string]any{"replicas": int64(3), "selector": map[string]any{"matchLabels": map[string]any{"app": "web"}},
+				"strategy": map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxSurge": "25%", "maxUnavailable": int64(1)}},
+				"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "web"}},
+					"spec": map[string]any{"containers": []any{map[string]any{"name": "web", "image": "nginx:1.25"}}}}},
+		}})
+		create(t, d, schema.GroupVersionResource{Version: "v1", Resource: "services"}, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Service",
+			"metadata": map[string]any{"namespace": ns, "name": "web"},
+			"spec": map[string]any{"selector": map[string]any{"app": "web"},
+				"ports": []any{map[string]any{"name": "http", "port": int64(80), "targetPort": "http"}, map[string]any{"name": "metrics", "port": int64(9090), "targetPort": int64(9090)}}},
+		}})
+	}
+	f.waitType(t, "Pod", "spec", true)
+	f.waitType(t, "Deployment", "spec", true)
+	f.waitType(t, "Service", "spec", true)
+	for _, tc := range []struct {
+		root string
+		gvr  schema.GroupVersionResource
+		sel  selection
+		want int
+	}{
+		{"pods", podsGVR, podSelection, 15},
+		{"deployments", schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, deploymentSelection, 3},
+		{"services", schema.GroupVersionResource{Version: "v1", Resource: "services"}, serviceSelection, 3},
+	} {
+		t.Run(tc.root, func(t *testing.T) {
+			want := serverNodes(t, tc.gvr, ns, tc.sel)
+			testcluster.Eventually(t, 30*time.Second, "typed answers equal to the servers' objects", func() (bool, string) {
+				got, total := f.typedNodes(t, tc.root, ns, tc.sel)
+				diff := gocmp.Diff(want, got)
+				return diff == "" && total == len(want) && total == tc.want, fmt.Sprintf("totalCount %d, want %d; (-server +answer):\n%s", total, len(want), diff)
+			})
+		})
+	}
+	t.Run("resources with fragments", func(t *testing.T) {
+		want := serverNodes(t, podsGVR, ns, selection{"spec": {"nodeName": nil}})
+		var got struct {
+			Resources struct {
+				Edges []struct{ Node map[string]any }
+			}
+		}
+		f.mustQuery(t, `query($ns: String!) { resources(filter: {namespaces: [$ns]}, first: 1000) { edges { node { cluster name kind ... on Pod { spec { nodeName } } ... on Deployment { spec { replicas } } } } } }`,
+			map[string]any{"ns": ns}, &got)
+		pods := map[string]any{}
+		for _, e := range got.Resources.Edges {
+			n := e.Node
+			key := n["cluster"].(string) + "/" + n["name"].(string)
+			switch n["kind"] {
+			case "Pod":
+				pods[key] = map[string]any{"spec": n["spec"]}
+			case "Deployment":
+				if r := n["spec"].(map[string]any)["replicas"]; r != float64(3) {
+					t.Errorf("%s: replicas %v", key, r)
+				}
+			default:
+				if _, ok := n["spec"]; ok {
+					t.Errorf("%s of kind %v has spec", key, n["kind"])
+				}
+			}
+		}
+		if diff := gocmp.Diff(want, pods); diff != "" {
+			t.Errorf("Pods through resources (-server +answer):\n%s", diff)
+		}
+	})
+}
+
+// startFieldFleetTyped is startFieldFleet with the types of the typed
+// tests and their schemas followed.
+func startFieldFleetTyped(t *testing.T, prefix string) (ns, ns2 string, f *fleet) {
+	t.Helper()
+	ns, ns2 = seedFieldPods(t, prefix)
+	f = typedFleet(t, "pods", "deployments.apps", "services", "configmaps")
+	f.waitSynced(t)
+	return ns, ns2, f
+}
