@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"k8s.io/kube-openapi/pkg/validation/spec"
@@ -112,7 +113,10 @@ type Follower struct {
 	mu       sync.Mutex
 	clusters map[string]map[kindKey]clusterKind
 	// docs holds the decoded documents by URL, while a cluster uses them.
-	docs    map[string]*Document
+	docs map[string]*Document
+	// fetches reads each URL once at a time: a fleet of one Kubernetes
+	// version starting at once would read core/v1 once per cluster.
+	fetches singleflight.Group
 	version uint64
 	// changed is closed at the next change.
 	changed chan struct{}
@@ -261,21 +265,27 @@ func (f *Follower) document(ctx context.Context, client rest.Interface, url stri
 	if ok {
 		return d, nil
 	}
-	raw, err := f.get(ctx, client, url)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", url, err)
-	}
-	d, err = Decode(url, raw)
+	v, err, _ := f.fetches.Do(url, func() (any, error) {
+		raw, err := f.get(ctx, client, url)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", url, err)
+		}
+		d, err := Decode(url, raw)
+		if err != nil {
+			return nil, err
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if prev, ok := f.docs[url]; ok {
+			return prev, nil // another cluster's poll was first
+		}
+		f.docs[url] = d
+		return d, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if prev, ok := f.docs[url]; ok {
-		return prev, nil // another cluster's poll was first
-	}
-	f.docs[url] = d
-	return d, nil
+	return v.(*Document), nil
 }
 
 // Decode decodes a group-version's OpenAPI v3 document served at url: its
@@ -296,8 +306,8 @@ func Decode(url string, raw []byte) (*Document, error) {
 			continue
 		}
 		for _, gvk := range gvks {
-			// Several components may name a kind (WatchEvent in every
-			// group): the one with properties is the kind's own.
+			// Several components may name a kind: the first by name,
+			// whatever the map's order.
 			key := gvk.Group + "/" + gvk.Version + "/" + gvk.Kind
 			if prev, ok := d.kinds[key]; !ok || prev > name {
 				d.kinds[key] = name
@@ -324,16 +334,17 @@ func (f *Follower) set(cluster string, kinds map[kindKey]clusterKind) {
 		}
 		f.clusters[cluster] = kinds
 	}
-	// Drop the documents no cluster uses any more.
+	// Drop the documents the cluster used that no cluster uses any more
+	// (not those read for clusters whose kinds are not recorded yet).
 	used := map[*Document]bool{}
 	for _, ks := range f.clusters {
 		for _, ck := range ks {
 			used[ck.doc] = true
 		}
 	}
-	for url, d := range f.docs {
-		if !used[d] {
-			delete(f.docs, url)
+	for _, ck := range old {
+		if !used[ck.doc] {
+			delete(f.docs, ck.doc.URL)
 		}
 	}
 	f.version++

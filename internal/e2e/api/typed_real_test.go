@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
+	"github.com/fleetcache/fleetcache/pkg/graphql"
 	"github.com/fleetcache/fleetcache/pkg/openapi"
 )
 
@@ -122,15 +124,19 @@ func (f *fleet) typedNodes(t *testing.T, root, ns string, sel selection) (map[st
 }
 
 func typeOfRoot(root string) string {
-	return map[string]string{"pods": "Pod", "deployments": "Deployment", "services": "Service", "widgets": "Widget"}[root]
+	return map[string]string{"pods": "Pod", "deployments": "Deployment", "services": "Service", "gizmos": "Gizmo"}[root]
 }
 
 // serverNodes returns what a typed query selecting sel answers for the
-// objects of gvr in ns, read from the API servers.
-func serverNodes(t *testing.T, gvr schema.GroupVersionResource, ns string, sel selection) map[string]any {
+// objects of gvr in ns, read from the API servers; versions, when not
+// nil, gives each cluster's version instead of gvr's.
+func serverNodes(t *testing.T, gvr schema.GroupVersionResource, ns string, sel selection, versions map[string]string) map[string]any {
 	t.Helper()
 	out := map[string]any{}
 	for _, c := range testbed.Env(t).Clusters() {
+		if v, ok := versions[c.Name()]; ok {
+			gvr.Version = v
+		}
 		list, err := dyn(t, c).Resource(gvr).Namespace(ns).List(t.Context(), metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -214,7 +220,7 @@ func TestTypedKindsOnRealClusters(t *testing.T) {
 		{"services", schema.GroupVersionResource{Version: "v1", Resource: "services"}, serviceSelection, 3},
 	} {
 		t.Run(tc.root, func(t *testing.T) {
-			want := serverNodes(t, tc.gvr, ns, tc.sel)
+			want := serverNodes(t, tc.gvr, ns, tc.sel, nil)
 			testcluster.Eventually(t, 30*time.Second, "typed answers equal to the servers' objects", func() (bool, string) {
 				got, total := f.typedNodes(t, tc.root, ns, tc.sel)
 				diff := gocmp.Diff(want, got)
@@ -223,7 +229,7 @@ func TestTypedKindsOnRealClusters(t *testing.T) {
 		})
 	}
 	t.Run("resources with fragments", func(t *testing.T) {
-		want := serverNodes(t, podsGVR, ns, selection{"spec": {"nodeName": nil}})
+		want := serverNodes(t, podsGVR, ns, selection{"spec": {"nodeName": nil}}, nil)
 		var got struct {
 			Resources struct {
 				Edges []struct{ Node map[string]any }
@@ -262,4 +268,195 @@ func startFieldFleetTyped(t *testing.T, prefix string) (ns, ns2 string, f *fleet
 	f = typedFleet(t, "pods", "deployments.apps", "services", "configmaps")
 	f.waitSynced(t)
 	return ns, ns2, f
+}
+
+// gizmoCRD is the CustomResourceDefinition gizmos.typed.example.com with
+// the versions given, each {name, spec's properties}; the first is stored.
+func gizmoCRD(versions ...gizmoVersion) map[string]any {
+	var vs []any
+	for i, v := range versions {
+		vs = append(vs, map[string]any{"name": v.name, "served": true, "storage": i == 0,
+			"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object",
+				"description": "A gizmo of the typed tests.",
+				"properties": map[string]any{"spec": map[string]any{"type": "object", "description": "What the gizmo should be.",
+					"properties": v.props}}}}})
+	}
+	return map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "gizmos.typed.example.com"},
+		"spec": map[string]any{"group": "typed.example.com", "scope": "Namespaced",
+			"names":    map[string]any{"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo", "listKind": "GizmoList"},
+			"versions": vs}}
+}
+
+type gizmoVersion struct {
+	name  string
+	props map[string]any
+}
+
+var (
+	gizmoV1 = gizmoVersion{"v1", map[string]any{
+		"size":  map[string]any{"type": "integer", "description": "How big, in gizmo units."},
+		"color": map[string]any{"type": "string", "enum": []any{"red", "blue"}},
+	}}
+	// gizmoV2 makes size a string: the fleet's versions conflict.
+	gizmoV2 = gizmoVersion{"v2", map[string]any{
+		"size":  map[string]any{"type": "string", "description": "How big: S, M or L."},
+		"color": map[string]any{"type": "string"},
+		"tags":  map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
+	}}
+)
+
+// TestTypedCRDFollowsTheFleet adds a CRD while fleetcache runs (at v1 in
+// c1 and c2, at v2 in c3, whose spec.size is of another type), changes
+// it, and removes it: introspection follows within seconds, typed answers
+// equal the servers' objects, and a subscription started before runs on
+// throughout.
+func TestTypedCRDFollowsTheFleet(t *testing.T) {
+	testcluster.SkipShort(t, "real clusters")
+	env := testbed.Env(t)
+	ns := freshNamespace("gizmo")
+	for _, c := range env.Clusters() {
+		createNamespace(t, dyn(t, c), ns)
+	}
+	f := typedFleet(t, "gizmos.typed.example.com", "configmaps")
+	f.waitType(t, "ConfigMap", "data", true)
+	sub, res := f.API.Subscribe(t.Context(), graphql.Request{Query: `subscription($ns: String!) {
+		resourceEvents(filter: {namespaces: [$ns], kinds: ["ConfigMap"]}) { type resource { cluster name ... on ConfigMap { data } } } }`,
+		Variables: map[string]any{"ns": ns}})
+	if sub == nil {
+		t.Fatalf("Subscribe: %s", mustMarshal(t, res))
+	}
+	t.Cleanup(sub.Close)
+	configMaps := 0
+	// expectConfigMap creates a ConfigMap in c1 and expects its event,
+	// with its data typed.
+	expectConfigMap := func(when string) {
+		t.Helper()
+		configMaps++
+		name := fmt.Sprintf("cm-%d", configMaps)
+		create(t, dyn(t, env.Cluster("c1")), gvr("", "v1", "configmaps"), configMap(ns, name, nil, map[string]any{"when": when}))
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		defer cancel()
+		r, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatalf("%s: no event for %s: %v", when, name, err)
+		}
+		var got struct {
+			Data struct {
+				ResourceEvents struct {
+					Type     string
+					Resource struct {
+						Cluster, Name string
+						Data          map[string]string
+					}
+				}
+			}
+		}
+		if err := json.Unmarshal(mustMarshal(t, r), &got); err != nil {
+			t.Fatal(err)
+		}
+		e := got.Data.ResourceEvents
+		if e.Type != "ADDED" || e.Resource.Name != name || e.Resource.Data["when"] != when {
+			t.Fatalf("%s: event %s", when, mustMarshal(t, r))
+		}
+	}
+	expectConfigMap("before the CRD")
+
+	crds := map[string]gizmoVersion{"c1": gizmoV1, "c2": gizmoV1, "c3": gizmoV2}
+	for _, c := range env.Clusters() {
+		d := dyn(t, c)
+		v := crds[c.Name()]
+		create(t, d, crdGVR, &unstructured.Unstructured{Object: gizmoCRD(v)})
+		spec := map[string]any{"size": int64(3), "color": "red"}
+		if v.name == "v2" {
+			spec = map[string]any{"size": "L", "color": "green", "tags": []any{"new", "shiny"}}
+		}
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "typed.example.com/" + v.name, "kind": "Gizmo",
+			"metadata": map[string]any{"namespace": ns, "name": "g-" + c.Name()}, "spec": spec}}
+		testcluster.Eventually(t, 30*time.Second, "the CRD to be served in "+c.Name(), func() (bool, string) {
+			_, err := d.Resource(gvr("typed.example.com", v.name, "gizmos")).Namespace(ns).Create(t.Context(), u, metav1.CreateOptions{})
+			return err == nil, fmt.Sprint(err)
+		})
+	}
+	t.Cleanup(func() {
+		for _, c := range env.Clusters() {
+			_ = dyn(t, c).Resource(crdGVR).Delete(context.Background(), "gizmos.typed.example.com", metav1.DeleteOptions{})
+		}
+	})
+	f.waitType(t, "Gizmo", "spec", true)
+	f.waitType(t, "GizmoSpec", "tags", true) // c3's v2 is in
+	expectConfigMap("after the CRD came")
+
+	t.Run("versions merged", func(t *testing.T) {
+		var got struct {
+			Type struct {
+				Description string
+				Fields      []struct {
+					Name, Description string
+					Type              struct{ Name, Kind string }
+				}
+			} `json:"__type"`
+		}
+		f.mustQuery(t, `{ __type(name: "GizmoSpec") { fields { name description type { name kind } } } }`, nil, &got)
+		fields := map[string]string{}
+		for _, fd := range got.Type.Fields {
+			fields[fd.Name] = fd.Type.Name + " " + fd.Type.Kind
+			if fd.Name == "size" && !strings.Contains(fd.Description, "conflict") {
+				t.Errorf("size's description does not say why it is JSON: %q", fd.Description)
+			}
+		}
+		want := map[string]string{"size": "JSON SCALAR", "color": "String SCALAR", "tags": " LIST"}
+		if diff := gocmp.Diff(want, fields); diff != "" {
+			t.Errorf("GizmoSpec's fields (-want +got):\n%s", diff)
+		}
+		sel := selection{"spec": {"size": nil, "color": nil, "tags": nil}, "metadata": {"name": nil}}
+		versions := map[string]string{}
+		for c, v := range crds {
+			versions[c] = v.name
+		}
+		wantNodes := serverNodes(t, gvr("typed.example.com", "", "gizmos"), ns, sel, versions)
+		testcluster.Eventually(t, 30*time.Second, "typed gizmos equal to the servers'", func() (bool, string) {
+			got, total := f.typedNodes(t, "gizmos", ns, sel)
+			diff := gocmp.Diff(wantNodes, got)
+			return diff == "" && total == 3, fmt.Sprintf("totalCount %d; (-server +answer):\n%s", total, diff)
+		})
+	})
+
+	t.Run("changed", func(t *testing.T) {
+		d := dyn(t, env.Cluster("c1"))
+		changed := gizmoVersion{"v1", map[string]any{"shape": map[string]any{"type": "string", "description": "Round or square."}}}
+		for k, v := range gizmoV1.props {
+			changed.props[k] = v
+		}
+		u, err := d.Resource(crdGVR).Get(t.Context(), "gizmos.typed.example.com", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.Object["spec"] = gizmoCRD(changed)["spec"]
+		if _, err := d.Resource(crdGVR).Update(t.Context(), u, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		f.waitType(t, "GizmoSpec", "shape", true)
+		expectConfigMap("after the CRD changed")
+	})
+
+	t.Run("removed", func(t *testing.T) {
+		for _, c := range env.Clusters() {
+			if err := dyn(t, c).Resource(crdGVR).Delete(t.Context(), "gizmos.typed.example.com", metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		testcluster.Eventually(t, 30*time.Second, "Gizmo and gizmos to leave the schema", func() (bool, string) {
+			var got struct {
+				Type *struct{ Name string } `json:"__type"`
+			}
+			f.mustQuery(t, `{ __type(name: "Gizmo") { name } }`, nil, &got)
+			return got.Type == nil, fmt.Sprint(got.Type)
+		})
+		var got map[string]any
+		if errs := f.query(t, `{ gizmos { totalCount } }`, nil, &got); len(errs) == 0 || errs[0].Extensions.Code != "GRAPHQL_VALIDATION_FAILED" {
+			t.Errorf("gizmos after the CRD left: %+v", errs)
+		}
+		expectConfigMap("after the CRD left")
+	})
 }

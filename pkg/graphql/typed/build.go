@@ -11,6 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/fleetcache/fleetcache/pkg/graphql/execute"
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/openapi"
 )
 
@@ -276,14 +277,15 @@ func (b *builder) kindType(name, desc string, s *shape) *graphql.Object {
 	obj := graphql.NewObject(graphql.ObjectConfig{Name: name, Description: desc,
 		Interfaces: []*graphql.Interface{b.opts.Resource}, Fields: fields})
 	if s.object() {
-		b.addProps(obj, name, s, reserved)
+		b.addProps(obj, name, "", s, reserved)
 	}
 	return obj
 }
 
 // addProps adds the properties of s to obj, whose type name is name,
-// skipping those reserved.
-func (b *builder) addProps(obj *graphql.Object, name string, s *shape, reserved map[string]bool) int {
+// skipping those reserved. path is where obj's values are in the kind's
+// objects ("spec." for PodSpec); "-" where a list lies on the way.
+func (b *builder) addProps(obj *graphql.Object, name, path string, s *shape, reserved map[string]bool) int {
 	n := 0
 	used := map[string]bool{}
 	for _, p := range s.props {
@@ -293,7 +295,14 @@ func (b *builder) addProps(obj *graphql.Object, name string, s *shape, reserved 
 		}
 		used[fname] = true
 		f := &field{key: p.name, gkey: gjson.Escape(p.name), s: p.s}
-		t := b.output(name+gqlName(p.name, true), p.s)
+		sub := "-"
+		if path != "-" {
+			sub = pathOf(path, p.name)
+			if fp, err := fieldpath.Parse(sub); err == nil && !fp.IsCluster() {
+				f.path, f.projected = fp, true
+			}
+		}
+		t := b.output(name+gqlName(p.name, true), sub, p.s)
 		if b.fields[obj] == nil {
 			b.fields[obj] = map[string]*field{}
 		}
@@ -319,16 +328,34 @@ func describe(s *shape) string {
 	return d
 }
 
-// output returns the GraphQL type of values of shape s; nested objects
-// get types named name.
-func (b *builder) output(name string, s *shape) graphql.Output {
+// pathOf returns the path of the member key of the value at path
+// (fieldpath's syntax; "" for the kind's object).
+func pathOf(path, key string) string {
+	plain := key != ""
+	for _, c := range key {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			plain = false
+		}
+	}
+	switch {
+	case !plain:
+		return path + "[" + strconv.Quote(key) + "]"
+	case path == "":
+		return key
+	}
+	return path + "." + key
+}
+
+// output returns the GraphQL type of values of shape s, at path in the
+// kind's objects ("-" under a list); nested objects get types named name.
+func (b *builder) output(name, path string, s *shape) graphql.Output {
 	switch {
 	case s.list:
-		item := b.output(name, s.item)
+		item := b.output(name, "-", s.item)
 		return graphql.NewList(graphql.NewNonNull(item))
 	case s.object():
 		obj := graphql.NewObject(graphql.ObjectConfig{Name: b.name(name), Description: s.desc, Fields: graphql.Fields{}})
-		if b.addProps(obj, obj.Name(), s, nil) == 0 {
+		if b.addProps(obj, obj.Name(), path, s, nil) == 0 {
 			s.leaf = leafJSON // its values are written as JSON
 			return b.opts.JSON
 		}

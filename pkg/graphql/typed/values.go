@@ -9,66 +9,48 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/fleetcache/fleetcache/pkg/graphql/execute"
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
 // node is the value of a nested object of a typed kind: its JSON text, a
 // view of the object's stored bytes (or of their decoded copy), which
-// nothing modifies.
-type node string
+// nothing modifies. The text may go on after the object's end (a spec
+// read from where the object's Doc says it begins): gjson stops there.
+// obj is the object it is part of, when no list lies between them: its
+// fields' values may then be kept beside the body (Object.Projected).
+type node struct {
+	raw string
+	obj *object.Object
+}
 
 // member returns the value of the member key (gjson's escape of it: gkey)
-// of src, an *object.Object or a node; a missing value does not Exist.
-// For an object's spec and status it starts where the object's Doc says
-// they begin, as paths do (fieldpath), rather than skip what precedes them.
-func member(src any, key, gkey string) gjson.Result {
+// of src, an *object.Object or a *node; a missing value does not Exist.
+// For an object's spec and status read as objects (asNode), it starts
+// where the object's Doc says they begin, as paths do (fieldpath), rather
+// than skip what precedes them; the Result's Raw then runs on past the
+// value, which a node does not mind.
+func member(src any, key, gkey string, asNode bool) gjson.Result {
 	switch v := src.(type) {
-	case node:
-		return gjson.Get(string(v), gkey)
+	case *node:
+		return gjson.Get(v.raw, gkey)
 	case *object.Object:
 		d := v.Doc()
 		raw := unsafe.String(unsafe.SliceData(d.Raw), len(d.Raw))
 		at := 0
-		switch key {
-		case "spec":
+		switch {
+		case !asNode:
+		case key == "spec":
 			at = d.Spec
-		case "status":
+		case key == "status":
 			at = d.Status
 		}
-		if at > 0 && at < len(raw) {
-			if end := valueEnd(raw[at:]); end > 0 {
-				return gjson.Parse(raw[at : at+end])
-			}
+		if at > 0 && at < len(raw) && raw[at] == '{' {
+			return gjson.Parse(raw[at:])
 		}
 		return gjson.Get(raw, gkey)
 	}
 	return gjson.Result{}
-}
-
-// valueEnd returns the length of the JSON object or array s begins with,
-// 0 if s does not begin with one or it does not end.
-func valueEnd(s string) int {
-	if len(s) == 0 || (s[0] != '{' && s[0] != '[') {
-		return 0
-	}
-	depth := 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '"':
-			for i++; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' {
-					i++
-				}
-			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth--; depth == 0 {
-				return i + 1
-			}
-		}
-	}
-	return 0
 }
 
 // fits reports whether r is a value of the scalar l.
@@ -125,16 +107,43 @@ func appendLeaf(dst []byte, r gjson.Result, l leaf) []byte {
 	return append(dst, r.Raw...)
 }
 
-// field is how a typed field reads its value: its JSON key, and its shape.
+// field is how a typed field reads its value: its JSON key, and its shape;
+// its path from the kind, when no list lies on the way (projected), to
+// read it beside the body where the object keeps it (Object.Projected).
 type field struct {
 	key, gkey string
 	s         *shape
+	path      fieldpath.Path
+	projected bool
+}
+
+// stored returns the value of f in src when src's object keeps it beside
+// its body, as Resource.field reads it.
+func (f *field) stored(src any) (gjson.Result, bool) {
+	if !f.projected {
+		return gjson.Result{}, false
+	}
+	var o *object.Object
+	switch src := src.(type) {
+	case *object.Object:
+		o = src
+	case *node:
+		o = src.obj
+	}
+	if o == nil {
+		return gjson.Result{}, false
+	}
+	v, ok := o.Projected(f.path)
+	if !ok {
+		return gjson.Result{}, false
+	}
+	return gjson.Parse(unsafe.String(unsafe.SliceData(v), len(v))), true
 }
 
 // resolve is the field's resolver: a leaf's value, a list's values, or a
 // nested object's node.
 func (f *field) resolve(p graphql.ResolveParams) (any, error) {
-	r := member(p.Source, f.key, f.gkey)
+	r := member(p.Source, f.key, f.gkey, f.s.object())
 	switch {
 	case f.s.list:
 		if !r.IsArray() {
@@ -144,7 +153,7 @@ func (f *field) resolve(p graphql.ResolveParams) (any, error) {
 		r.ForEach(func(_, e gjson.Result) bool {
 			if f.s.item.object() {
 				if e.IsObject() {
-					out = append(out, node(e.Raw))
+					out = append(out, &node{raw: e.Raw}) // under a list: no obj
 				}
 			} else if fits(e, f.s.item.leaf) {
 				out = append(out, leafValue(e, f.s.item.leaf))
@@ -156,7 +165,14 @@ func (f *field) resolve(p graphql.ResolveParams) (any, error) {
 		if !r.IsObject() {
 			return nil, nil
 		}
-		return node(r.Raw), nil
+		n := &node{raw: r.Raw}
+		switch src := p.Source.(type) {
+		case *object.Object:
+			n.obj = src
+		case *node:
+			n.obj = src.obj
+		}
+		return n, nil
 	}
 	return leafValue(r, f.s.leaf), nil
 }
@@ -169,7 +185,7 @@ func (f *field) writer() execute.Writer {
 	case f.s.list && !f.s.item.object():
 		l := f.s.item.leaf
 		return func(dst []byte, src any) ([]byte, bool) {
-			r := member(src, f.key, f.gkey)
+			r := member(src, f.key, f.gkey, false)
 			if !r.IsArray() {
 				return append(dst, "null"...), true
 			}
@@ -192,6 +208,9 @@ func (f *field) writer() execute.Writer {
 	}
 	l := f.s.leaf
 	return func(dst []byte, src any) ([]byte, bool) {
-		return appendLeaf(dst, member(src, f.key, f.gkey), l), true
+		if r, ok := f.stored(src); ok {
+			return appendLeaf(dst, r, l), true
+		}
+		return appendLeaf(dst, member(src, f.key, f.gkey, false), l), true
 	}
 }
