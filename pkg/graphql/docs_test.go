@@ -20,7 +20,8 @@ var graphqlBlock = regexp.MustCompile("(?ms)^```graphql\n(.*?)^```")
 // pasted into a client as it is (one anonymous operation at most, no
 // field the schema lacks).
 func TestDocumentedQueries(t *testing.T) {
-	s := newServer(t, newFixture(t).ix, newFixture(t).tracker, Options{})
+	// Pods are typed, as a fleet's are (docs/graphql.md, "Typed kinds").
+	s := newServer(t, newFixture(t).ix, newFixture(t).tracker, Options{Kinds: podKinds(t)})
 	files, err := filepath.Glob("../../docs/*.md")
 	if err != nil {
 		t.Fatal(err)

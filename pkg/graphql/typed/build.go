@@ -139,7 +139,7 @@ func Literal(v ast.Value) any {
 // another group of the fleet has the same kind (the same plural), the
 // core group keeping the plain name, or where the engine has the name.
 func Build(snap *openapi.Snapshot, opts Options) *Types {
-	b := &builder{opts: opts, taken: map[string]bool{}, fields: map[*graphql.Object]map[string]*field{}}
+	b := &builder{opts: opts, taken: map[string]bool{}, fields: map[*graphql.Object]map[string]*field{}, shared: map[string]*graphql.Object{}}
 	for n := range opts.TypeNames {
 		b.taken[n] = true
 	}
@@ -253,6 +253,10 @@ type builder struct {
 	taken map[string]bool
 	// fields of every nested type, shared with Types.
 	fields map[*graphql.Object]map[string]*field
+	// shared are the types of list items made from an OpenAPI component,
+	// by component and shape (shape.key): every kind whose lists hold
+	// Containers shares one type Container.
+	shared map[string]*graphql.Object
 }
 
 // name returns a type name not taken yet: want, or want with a number.
@@ -354,9 +358,30 @@ func (b *builder) output(name, path string, s *shape) graphql.Output {
 		item := b.output(name, "-", s.item)
 		return graphql.NewList(graphql.NewNonNull(item))
 	case s.object():
+		// Under a list, where no value is kept beside the body (its
+		// fields have no path of their own), a component's type is shared
+		// by every place that has the same shape of it.
+		var key string
+		if path == "-" && s.ref != "" {
+			key = s.ref + "\x00" + s.key()
+			if obj, ok := b.shared[key]; ok {
+				if obj == nil {
+					s.leaf = leafJSON
+					return b.opts.JSON
+				}
+				return obj
+			}
+			name = gqlName(s.ref[strings.LastIndex(s.ref, ".")+1:], true)
+		}
 		obj := graphql.NewObject(graphql.ObjectConfig{Name: b.name(name), Description: s.desc, Fields: graphql.Fields{}})
+		if key != "" {
+			b.shared[key] = obj // before its fields: a component may hold itself
+		}
 		if b.addProps(obj, obj.Name(), path, s, nil) == 0 {
 			s.leaf = leafJSON // its values are written as JSON
+			if key != "" {
+				b.shared[key] = nil
+			}
 			return b.opts.JSON
 		}
 		return obj

@@ -79,13 +79,13 @@ func TestPodFromAServersSchema(t *testing.T) {
 		want map[string]string // some of its fields
 	}{
 		{"", map[string]string{"name": "String", "metadata": "PodMetadata", "spec": "PodSpec", "status": "PodStatus"}},
-		{"metadata", map[string]string{"labels": "JSON", "generation": "Long", "ownerReferences": "[PodMetadataOwnerReferences!]", "creationTimestamp": "String"}},
-		{"spec", map[string]string{"nodeName": "String", "activeDeadlineSeconds": "Long", "containers": "[PodSpecContainers!]", "overhead": "JSON"}},
-		{"spec.containers", map[string]string{"image": "String", "args": "[String!]", "ports": "[PodSpecContainersPorts!]", "imagePullPolicy": "String"}},
+		{"metadata", map[string]string{"labels": "JSON", "generation": "Long", "ownerReferences": "[OwnerReference!]", "creationTimestamp": "String"}},
+		{"spec", map[string]string{"nodeName": "String", "activeDeadlineSeconds": "Long", "containers": "[Container!]", "overhead": "JSON"}},
+		{"spec.containers", map[string]string{"image": "String", "args": "[String!]", "ports": "[ContainerPort!]", "imagePullPolicy": "String"}},
 		{"spec.containers.ports", map[string]string{"containerPort": "Int", "protocol": "String"}},
 		{"spec.containers.livenessProbe.httpGet", map[string]string{"port": "IntOrString", "path": "String"}},
 		{"spec.containers.resources", map[string]string{"limits": "JSON", "requests": "JSON"}},
-		{"status", map[string]string{"phase": "String", "containerStatuses": "[PodStatusContainerStatuses!]"}},
+		{"status", map[string]string{"phase": "String", "containerStatuses": "[ContainerStatus!]"}},
 		{"status.containerStatuses", map[string]string{"ready": "Boolean", "restartCount": "Int"}},
 	} {
 		obj := pod
@@ -171,5 +171,42 @@ func TestNames(t *testing.T) {
 		if got := gqlName(tc[0], false); got != tc[1] {
 			t.Errorf("gqlName(%q) = %q, want %q", tc[0], got, tc[1])
 		}
+	}
+}
+
+// TestSharedTypes checks that list items of one OpenAPI component and
+// shape share a type, across fields and kinds, while the types of values
+// outside lists stay the kind's own (their values may be kept beside the
+// body, by path).
+func TestSharedTypes(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "pod-openapi-v1.36.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := doc(t, "/x", string(raw))
+	served := []openapi.Served{{Version: "v1", Doc: d, Schema: "io.k8s.api.core.v1.Pod"}}
+	other := openapi.Kind{Group: "example.com", Kind: "PodLike", Resource: "podlikes.example.com", Versions: served}
+	types := build(t, openapi.Kind{Kind: "Pod", Resource: "pods", Versions: served}, other)
+	pod, like := types.Of("", "Pod"), types.Of("example.com", "PodLike")
+	if pod.Fields()["spec"].Type == like.Fields()["spec"].Type {
+		t.Error("the kinds share their spec's type")
+	}
+	c := nested(t, pod, "spec").Fields()
+	for _, f := range []string{"initContainers"} {
+		if c[f].Type.String() != c["containers"].Type.String() {
+			t.Errorf("spec.%s is %s, spec.containers %s", f, c[f].Type, c["containers"].Type)
+		}
+	}
+	if nested(t, like, "spec").Fields()["containers"].Type.String() != "[Container!]" {
+		t.Errorf("PodLike's containers: %s", nested(t, like, "spec").Fields()["containers"].Type)
+	}
+	s, err := graphql.NewSchema(graphql.SchemaConfig{Query: graphql.NewObject(graphql.ObjectConfig{Name: "Query",
+		Fields: graphql.Fields{"pod": {Type: pod}, "like": {Type: like}}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A Pod made about 360 types by path alone.
+	if n := len(s.TypeMap()); n > 200 {
+		t.Errorf("%d types for a Pod and a kind of the same schema", n)
 	}
 }

@@ -45,6 +45,9 @@ type shape struct {
 	desc string
 	// enum are the values the schema allows, if it says.
 	enum []string
+	// ref is the OpenAPI component an object came from
+	// ("io.k8s.api.core.v1.Container"), "" if none (or versions differ).
+	ref string
 }
 
 // prop is a property of an object shape, by its JSON name.
@@ -68,7 +71,7 @@ func (s *shape) kindString() string {
 
 // shapeOf converts sch of doc, depth levels down from its kind.
 func shapeOf(doc *openapi.Document, sch *spec.Schema, depth int) *shape {
-	desc := sch.Description
+	desc, ref := sch.Description, ""
 	// References, and allOf of one reference (OpenAPI v3's way to give a
 	// reference a description or a default), are resolved.
 	for range 8 {
@@ -78,14 +81,18 @@ func shapeOf(doc *openapi.Document, sch *spec.Schema, depth int) *shape {
 			if r == nil {
 				return &shape{leaf: leafJSON, desc: desc}
 			}
-			sch = r
+			sch, ref = r, strings.TrimPrefix(sch.Ref.String(), "#/components/schemas/")
 		case len(sch.AllOf) == 1 && len(sch.Properties) == 0 && len(sch.Type) == 0:
 			sch = &sch.AllOf[0]
 		default:
 			if desc == "" {
 				desc = sch.Description
 			}
-			return shapeOfResolved(doc, sch, desc, depth)
+			s := shapeOfResolved(doc, sch, desc, depth)
+			if s.object() {
+				s.ref = ref
+			}
+			return s
 		}
 		if desc == "" {
 			desc = sch.Description
@@ -192,7 +199,12 @@ func merge(vs []version) *shape {
 		}
 		return &shape{list: true, item: merge(items), desc: first.desc}
 	case first.object():
-		out := &shape{desc: first.desc}
+		out := &shape{desc: first.desc, ref: first.ref}
+		for _, v := range vs[1:] {
+			if v.s.ref != first.ref {
+				out.ref = ""
+			}
+		}
 		names := map[string][]version{}
 		for _, v := range vs {
 			for _, p := range v.s.props {
@@ -225,4 +237,24 @@ func compatible(a, b *shape) bool {
 		return a.object() && b.object()
 	}
 	return a.leaf == b.leaf
+}
+
+// key returns a text that equal shapes, and only they, share: their
+// fields, types, descriptions and enums, recursively.
+func (s *shape) key() string {
+	var b strings.Builder
+	s.writeKey(&b)
+	return b.String()
+}
+
+func (s *shape) writeKey(b *strings.Builder) {
+	fmt.Fprintf(b, "(%d %t %q %q", s.leaf, s.list, s.desc, s.enum)
+	if s.item != nil {
+		s.item.writeKey(b)
+	}
+	for _, p := range s.props {
+		fmt.Fprintf(b, " %q:", p.name)
+		p.s.writeKey(b)
+	}
+	b.WriteByte(')')
 }
