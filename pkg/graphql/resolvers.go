@@ -300,7 +300,20 @@ func (s *Server) resolveConnection(p graphql.ResolveParams, resource string) (an
 	if resource != "" {
 		f.Resources = []string{resource}
 	}
+	c, err := s.newConnection(p, f, clusters, resource)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// newConnection returns the page of the objects f selects that p's first,
+// after and sort ask for; clusters are those the caller named (nil for
+// all), query names what selects them beside the filter argument, for the
+// cursors of sorted pages.
+func (s *Server) newConnection(p graphql.ResolveParams, f planner.Filter, clusters []string, query string) (*connection, error) {
 	c := &connection{s: s, filter: f, clusters: clusters}
+	var err error
 	if c.first, err = s.pageSize(p.Args); err != nil {
 		return nil, err
 	}
@@ -309,7 +322,7 @@ func (s *Server) resolveConnection(p graphql.ResolveParams, resource string) (an
 	}
 	c.visible, c.denied = s.scopeFilters(p.Context, f)
 	if c.sort != nil {
-		c.query = queryFingerprint(p.Args, resource)
+		c.query = queryFingerprint(p.Args, query)
 	}
 	if v, ok := p.Args["after"].(string); ok {
 		if c.after, err = c.decodeAfter(v); err != nil {
@@ -379,18 +392,19 @@ func parseSort(arg any) ([]planner.SortKey, error) {
 }
 
 // queryFingerprint returns a fingerprint of a resources query's filter and
-// sort arguments, as graphql-go coerced them: a sorted page cursor holds
+// sort arguments (and of what else selects, query), as graphql-go coerced them: a sorted page cursor holds
 // it, so that it is not used with another filter or sort, where its sort
 // values would mean nothing.
-func queryFingerprint(args map[string]any, resource string) uint64 {
+func queryFingerprint(args map[string]any, query string) uint64 {
 	// encoding/json writes map keys sorted: equal arguments encode
-	// equally. Coerced arguments always encode. A kind's root field
-	// (resource) is another query than resources with the same arguments.
+	// equally. Coerced arguments always encode. A kind's root field or a
+	// relation (query) is another query than resources with the same
+	// arguments.
 	var b []byte
-	if resource == "" {
+	if query == "" {
 		b, _ = json.Marshal([]any{args["filter"], args["sort"]})
 	} else {
-		b, _ = json.Marshal([]any{args["filter"], args["sort"], resource})
+		b, _ = json.Marshal([]any{args["filter"], args["sort"], query})
 	}
 	h := fnv.New64a()
 	h.Write(b)

@@ -242,6 +242,7 @@ func (s *Server) newSchema(snap *openapi.Snapshot) (*generation, error) {
 			query.AddFieldConfig(k.Field, s.kindField(k, s.connectionType(k.Type.Name(), k.Type, pages)))
 			extra = append(extra, k.Type)
 		}
+		s.addRelations(types, resource.Interface, conn)
 	}
 	schema, err := graphql.NewSchema(graphql.SchemaConfig{Query: query, Subscription: subscription, Types: extra})
 	if err != nil {

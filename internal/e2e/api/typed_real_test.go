@@ -13,7 +13,9 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
@@ -459,4 +461,207 @@ func TestTypedCRDFollowsTheFleet(t *testing.T) {
 		}
 		expectConfigMap("after the CRD left")
 	})
+}
+
+// relPod is a Pod of the relations test: its node and labels.
+type relPod struct{ name, node, app string }
+
+// TestRelationsOnRealClusters checks Service.pods, Node.pods and Pod.node
+// against the truth computed from the API servers' own lists, then after
+// a Service's selector is edited and a Pod is rescheduled (deleted and
+// created again on another node).
+func TestRelationsOnRealClusters(t *testing.T) {
+	testcluster.SkipShort(t, "real clusters")
+	env := testbed.Env(t)
+	ns := freshNamespace("rel")
+	nodeName := func(i int) string { return fmt.Sprintf("%s-node-%d", ns, i) }
+	pods := []relPod{{"web-1", nodeName(1), "web"}, {"web-2", nodeName(2), "web"}, {"db-1", nodeName(1), "db"}, {"batch", "", "batch"}}
+	for _, c := range env.Clusters() {
+		d := dyn(t, c)
+		createNamespace(t, d, ns)
+		for i := 1; i <= 2; i++ {
+			create(t, d, gvr("", "v1", "nodes"), &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Node",
+				"metadata": map[string]any{"name": nodeName(i)}}})
+		}
+		t.Cleanup(func() {
+			for i := 1; i <= 2; i++ {
+				_ = d.Resource(gvr("", "v1", "nodes")).Delete(context.Background(), nodeName(i), metav1.DeleteOptions{})
+			}
+		})
+		for _, p := range pods {
+			createRelPod(t, d, ns, p)
+		}
+		for _, svc := range [][2]string{{"web", "web"}, {"db", "db"}, {"none", ""}} {
+			spec := map[string]any{"ports": []any{map[string]any{"port": int64(80)}}}
+			if svc[1] != "" {
+				spec["selector"] = map[string]any{"app": svc[1]}
+			}
+			create(t, d, gvr("", "v1", "services"), &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Service",
+				"metadata": map[string]any{"namespace": ns, "name": svc[0]}, "spec": spec}})
+		}
+	}
+	f := typedFleet(t, "pods", "nodes", "services")
+	f.waitSynced(t)
+	f.waitType(t, "Node", "pods", true)
+	f.waitType(t, "Service", "pods", true)
+	f.waitType(t, "Pod", "node", true)
+	f.expectRelations(t, ns)
+
+	t.Run("fan-out counts in the cost", func(t *testing.T) {
+		// 100 Nodes with 101 each (the Node, 100 Pods): 10,100, over 10,000.
+		errs := f.query(t, `{ nodes(first: 100) { edges { node { name pods(first: 100) { edges { node { name } } } } } } }`, nil, nil)
+		if len(errs) != 1 || errs[0].Extensions.Code != "QUERY_TOO_COMPLEX" || !strings.Contains(errs[0].Message, "10,100") {
+			t.Errorf("errors %+v, want QUERY_TOO_COMPLEX for 10,100 objects", errs)
+		}
+		// The same through resources and a fragment.
+		errs = f.query(t, `{ resources(first: 100) { edges { node { name ... on Node { pods(first: 100) { edges { node { name } } } } } } } }`, nil, nil)
+		if len(errs) != 1 || errs[0].Extensions.Code != "QUERY_TOO_COMPLEX" {
+			t.Errorf("errors %+v, want QUERY_TOO_COMPLEX", errs)
+		}
+	})
+
+	t.Run("changes", func(t *testing.T) {
+		c1 := dyn(t, env.Cluster("c1"))
+		svc, err := c1.Resource(gvr("", "v1", "services")).Namespace(ns).Get(t.Context(), "db", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := unstructured.SetNestedStringMap(svc.Object, map[string]string{"app": "batch"}, "spec", "selector"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c1.Resource(gvr("", "v1", "services")).Namespace(ns).Update(t.Context(), svc, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		c2 := dyn(t, env.Cluster("c2"))
+		if err := c2.Resource(podsGVR).Namespace(ns).Delete(t.Context(), "web-1", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+			t.Fatal(err)
+		}
+		testcluster.Eventually(t, 30*time.Second, "web-1 deleted in c2", func() (bool, string) {
+			_, err := c2.Resource(podsGVR).Namespace(ns).Get(t.Context(), "web-1", metav1.GetOptions{})
+			return err != nil, fmt.Sprint(err)
+		})
+		createRelPod(t, c2, ns, relPod{"web-1", nodeName(2), "web"})
+		f.expectRelations(t, ns)
+	})
+}
+
+// createRelPod creates p in ns.
+func createRelPod(t *testing.T, d dynamic.Interface, ns string, p relPod) {
+	t.Helper()
+	spec := map[string]any{"containers": []any{map[string]any{"name": "c", "image": "busybox"}}}
+	if p.node != "" {
+		spec["nodeName"] = p.node
+	}
+	create(t, d, podsGVR, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"namespace": ns, "name": p.name, "labels": map[string]any{"app": p.app}}, "spec": spec}})
+}
+
+// expectRelations waits until Service.pods, Node.pods and Pod.node answer
+// what the API servers' lists say.
+func (f *fleet) expectRelations(t *testing.T, ns string) {
+	t.Helper()
+	want := relationsTruth(t, ns)
+	const q = `query($ns: String!) {
+	  services(filter: {namespaces: [$ns]}, first: 20) { edges { node { cluster name pods(first: 20) { totalCount edges { node { name } } } } } }
+	  nodes(filter: {nameContains: $ns}, first: 20) { edges { node { cluster name pods(first: 20) { totalCount edges { node { name } } } } } }
+	  pods(filter: {namespaces: [$ns]}) { edges { node { cluster name node { name } } } }
+	}`
+	testcluster.Eventually(t, 30*time.Second, "relations equal to the servers'", func() (bool, string) {
+		var got struct {
+			Services, Nodes relConnection
+			Pods            struct {
+				Edges []struct {
+					Node struct {
+						Cluster, Name string
+						Node          *struct{ Name string }
+					}
+				}
+			}
+		}
+		f.mustQuery(t, q, map[string]any{"ns": ns}, &got)
+		answer := map[string][]string{}
+		for kind, conn := range map[string]relConnection{"Service": got.Services, "Node": got.Nodes} {
+			for _, e := range conn.Edges {
+				names := []string{}
+				for _, p := range e.Node.Pods.Edges {
+					names = append(names, p.Node.Name)
+				}
+				slices.Sort(names)
+				if e.Node.Pods.TotalCount != len(names) {
+					return false, fmt.Sprintf("%s %s: totalCount %d, %d edges", kind, e.Node.Name, e.Node.Pods.TotalCount, len(names))
+				}
+				answer[kind+" "+e.Node.Cluster+"/"+e.Node.Name] = names
+			}
+		}
+		for _, e := range got.Pods.Edges {
+			node := []string{}
+			if e.Node.Node != nil {
+				node = append(node, e.Node.Node.Name)
+			}
+			answer["Pod "+e.Node.Cluster+"/"+e.Node.Name] = node
+		}
+		diff := gocmp.Diff(want, answer)
+		return diff == "", "(-servers +answer):\n" + diff
+	})
+}
+
+// relConnection is a page of Services or Nodes with their Pods.
+type relConnection struct {
+	Edges []struct {
+		Node struct {
+			Cluster, Name string
+			Pods          struct {
+				TotalCount int
+				Edges      []struct{ Node struct{ Name string } }
+			}
+		}
+	}
+}
+
+// relationsTruth computes the relations from the API servers' lists: each
+// Service's Pods by its selector, each Node's Pods, each Pod's Node.
+func relationsTruth(t *testing.T, ns string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for _, c := range testbed.Env(t).Clusters() {
+		d := dyn(t, c)
+		list := func(r schema.GroupVersionResource, namespace string) []unstructured.Unstructured {
+			l, err := d.Resource(r).Namespace(namespace).List(t.Context(), metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l.Items
+		}
+		pods := list(podsGVR, ns)
+		nodes := map[string]bool{}
+		for _, n := range list(gvr("", "v1", "nodes"), "") {
+			if strings.Contains(n.GetName(), ns) {
+				nodes[n.GetName()] = true
+				out["Node "+c.Name()+"/"+n.GetName()] = []string{}
+			}
+		}
+		for _, p := range pods {
+			node, _, _ := unstructured.NestedString(p.Object, "spec", "nodeName")
+			key := "Pod " + c.Name() + "/" + p.GetName()
+			out[key] = []string{}
+			if nodes[node] {
+				out[key] = []string{node}
+				out["Node "+c.Name()+"/"+node] = append(out["Node "+c.Name()+"/"+node], p.GetName())
+			}
+		}
+		for _, s := range list(gvr("", "v1", "services"), ns) {
+			sel, _, _ := unstructured.NestedStringMap(s.Object, "spec", "selector")
+			names := []string{}
+			for _, p := range pods {
+				if len(sel) > 0 && labels.SelectorFromSet(sel).Matches(labels.Set(p.GetLabels())) {
+					names = append(names, p.GetName())
+				}
+			}
+			out["Service "+c.Name()+"/"+s.GetName()] = names
+		}
+	}
+	for k := range out {
+		slices.Sort(out[k])
+	}
+	return out
 }

@@ -48,6 +48,7 @@ type Options struct {
 
 // walker computes the cost of an operation.
 type walker struct {
+	schema    *graphql.Schema
 	fragments map[string]*ast.FragmentDefinition
 	varDefs   map[string]*ast.VariableDefinition
 	vars      map[string]any
@@ -69,7 +70,7 @@ func Compute(schema *graphql.Schema, doc *ast.Document, op *ast.OperationDefinit
 	if root == nil {
 		return 0, true, nil
 	}
-	w := &walker{fragments: document.Fragments(doc), varDefs: map[string]*ast.VariableDefinition{}, vars: vars, opts: opts}
+	w := &walker{schema: schema, fragments: document.Fragments(doc), varDefs: map[string]*ast.VariableDefinition{}, vars: vars, opts: opts}
 	for _, d := range op.VariableDefinitions {
 		if d != nil && d.Variable != nil && d.Variable.Name != nil {
 			w.varDefs[d.Variable.Name.Value] = d
@@ -95,7 +96,18 @@ func (w *walker) walk(t composite, sets []*ast.SelectionSet, n, page int) error 
 		if f.Name == nil {
 			continue
 		}
+		parent := t
 		def := t.Fields()[f.Name.Value]
+		if i, ok := t.(*graphql.Interface); ok && def == nil {
+			// A field of an implementation, in an inline fragment: a
+			// typed kind's relation (Node.pods) counts there too.
+			for _, pt := range w.schema.PossibleTypes(i) {
+				if d := pt.Fields()[f.Name.Value]; d != nil {
+					def, parent = d, pt
+					break
+				}
+			}
+		}
 		if def == nil {
 			continue // __typename, introspection
 		}
@@ -105,9 +117,9 @@ func (w *walker) walk(t composite, sets []*ast.SelectionSet, n, page int) error 
 		}
 		values := n
 		if isList(def.Type) {
-			values = saturatingMul(n, listLength(t, f.Name.Value, page))
+			values = saturatingMul(n, listLength(parent, f.Name.Value, page))
 		}
-		if counted(t, f.Name.Value, named) {
+		if counted(parent, f.Name.Value, named) {
 			w.cost = saturatingAdd(w.cost, values)
 		}
 		var subs []*ast.SelectionSet

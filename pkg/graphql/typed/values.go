@@ -149,13 +149,24 @@ func (f *field) resolve(p graphql.ResolveParams) (any, error) {
 		if !r.IsArray() {
 			return nil, nil
 		}
-		out := []any{}
-		r.ForEach(func(_, e gjson.Result) bool {
-			if f.s.item.object() {
+		if f.s.item.object() {
+			// The nodes in one allocation, and the list in another.
+			nodes := make([]node, 0, 4)
+			r.ForEach(func(_, e gjson.Result) bool {
 				if e.IsObject() {
-					out = append(out, &node{raw: e.Raw}) // under a list: no obj
+					nodes = append(nodes, node{raw: e.Raw}) // under a list: no obj
 				}
-			} else if fits(e, f.s.item.leaf) {
+				return true
+			})
+			out := make([]any, len(nodes))
+			for i := range nodes {
+				out[i] = &nodes[i]
+			}
+			return out, nil
+		}
+		out := make([]any, 0, 4)
+		r.ForEach(func(_, e gjson.Result) bool {
+			if fits(e, f.s.item.leaf) {
 				out = append(out, leafValue(e, f.s.item.leaf))
 			}
 			return true
