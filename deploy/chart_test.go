@@ -557,7 +557,7 @@ func TestChartAuth(t *testing.T) {
 			}
 
 			cr := find[*rbacv1.ClusterRole](t, objs, "ClusterRole")
-			want := memberRules(informers.DefaultResources)
+			want := append(memberRules(informers.DefaultResources), identityRule)
 			if tt.wantSAR {
 				want = append(want, sarRule)
 			}
@@ -606,6 +606,10 @@ func TestChartMonitoring(t *testing.T) {
 	}
 }
 
+// identityRule lets fleetcache read who a member is: the UID of its
+// kube-system namespace.
+var identityRule = rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"namespaces"}, ResourceNames: []string{"kube-system"}, Verbs: []string{"get"}}
+
 // sarRule lets fleetcache ask a member cluster what a caller may list.
 var sarRule = rbacv1.PolicyRule{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}}
 
@@ -642,7 +646,7 @@ func readClusterRole(t *testing.T) *rbacv1.ClusterRole {
 // informers.DefaultResources, plus creating SubjectAccessReviews (default
 // authorization; TestChartAuth covers the other modes).
 func TestMemberClusterRoleRules(t *testing.T) {
-	want := append(memberRules(informers.DefaultResources), sarRule)
+	want := append(memberRules(informers.DefaultResources), identityRule, sarRule)
 	if diff := cmp.Diff(want, readClusterRole(t).Rules); diff != "" {
 		t.Errorf("%s is not DefaultResources (-want +got):\n%s", memberRoleYML, diff)
 	}
@@ -670,7 +674,7 @@ func TestMemberClusterRoleRules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cr := find[*rbacv1.ClusterRole](t, render(t, tt.args...), "ClusterRole")
-			if diff := cmp.Diff(append(memberRules(tt.resources), sarRule), cr.Rules); diff != "" {
+			if diff := cmp.Diff(append(memberRules(tt.resources), identityRule, sarRule), cr.Rules); diff != "" {
 				t.Errorf("rendered member ClusterRole (-want +got):\n%s", diff)
 			}
 		})

@@ -147,6 +147,8 @@ func TestMemberClusterRoleSyncs(t *testing.T) {
 		{authorizationv1.ResourceAttributes{Verb: "watch", Group: "apps", Resource: "deployments"}, true},
 		{authorizationv1.ResourceAttributes{Verb: "list", Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}, true},
 		{authorizationv1.ResourceAttributes{Verb: "get", Namespace: "default", Resource: "pods"}, false},
+		{authorizationv1.ResourceAttributes{Verb: "get", Resource: "namespaces", Name: "kube-system"}, true},
+		{authorizationv1.ResourceAttributes{Verb: "get", Resource: "namespaces", Name: "default"}, false},
 		{authorizationv1.ResourceAttributes{Verb: "create", Group: "authorization.k8s.io", Resource: "subjectaccessreviews"}, true},
 		{authorizationv1.ResourceAttributes{Verb: "create", Namespace: "default", Resource: "configmaps"}, false},
 		{authorizationv1.ResourceAttributes{Verb: "list", Resource: "secrets"}, false},
@@ -220,6 +222,14 @@ func TestMemberClusterRoleSyncs(t *testing.T) {
 	}
 	if n := agg.Index.ObjectCount("c1", "namespaces"); n == 0 {
 		t.Error("no namespaces cached through the member ClusterRole")
+	}
+	// The role lets fleetcache read who the member is (for warm starts).
+	kubeSystem, err := admin.CoreV1().Namespaces().Get(t.Context(), "kube-system", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := agg.Health.Cluster("c1"); s.MemberID != string(kubeSystem.UID) {
+		t.Errorf("member identity read through the ClusterRole = %q, want kube-system's UID %s", s.MemberID, kubeSystem.UID)
 	}
 
 	srv := httptest.NewServer(agg.Handler)

@@ -27,6 +27,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/graphql"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/compact"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 	"github.com/fleetcache/fleetcache/pkg/inventory"
@@ -125,6 +126,17 @@ type Options struct {
 	DisableMCP bool
 	// MCP configures the MCP server (package mcp).
 	MCP mcp.Options
+	// Snapshot keeps the index in a store for warm starts.
+	Snapshot SnapshotOptions
+}
+
+// SnapshotOptions configure the snapshot of the index (pkg/warmstart).
+type SnapshotOptions struct {
+	// Dir is the snapshot store's directory. Default "": none.
+	Dir string
+	// Interval is how often what changed is written. Default
+	// warmstart.Options' (5s).
+	Interval time.Duration
 }
 
 // InventorySourceOptions configure one inventory source (ClusterProfiles,
@@ -201,20 +213,33 @@ type Aggregator struct {
 
 	// fleet runs Registry's clusters; Start runs what they share.
 	fleet *informers.Fleet
+	// snapshot keeps the index for warm starts; nil without one.
+	snapshot *warmStart
 }
 
 // New assembles an Aggregator with no cluster registered yet. Run fills in
 // the defaults of opts first; New takes them as they are (a nil Profiling
 // serves no profiles).
 func New(opts Options) (*Aggregator, error) {
-	ix := index.New(opts.Index)
-	tr := health.NewTracker(ix, opts.Health)
 	reg := prometheus.NewRegistry()
 	// The informers record their types' printers in a table that the
-	// API reads: the one the informers' options bring, or a new one.
+	// API reads: the one the informers' options bring, or a new one. The
+	// objects of a warm start are compressed as theirs are.
 	infOpts := opts.Informers
 	if infOpts.Columns == nil {
 		infOpts.Columns = new(columns.Types)
+	}
+	if infOpts.Codecs == nil {
+		infOpts.Codecs = new(compact.Codecs)
+	}
+	ix, snap, err := openSnapshot(opts, reg, infOpts.Codecs, klog.Background())
+	if err != nil {
+		return nil, err
+	}
+	tr := health.NewTracker(ix, opts.Health)
+	if snap != nil {
+		snap.attach(ix, tr)
+		infOpts.Restored = snap.take
 	}
 	printers := infOpts.Columns
 	// The informers tell the follower of the schemas which types each
@@ -274,6 +299,7 @@ func New(opts Options) (*Aggregator, error) {
 		MCP:       assistants,
 		Metrics:   reg,
 		fleet:     fleet,
+		snapshot:  snap,
 	}
 	var operators func(http.Handler) http.Handler
 	if auth.authn != nil {
@@ -292,9 +318,13 @@ func (a *Aggregator) Start(ctx context.Context) error {
 	wg.Go(func() { transportErr = a.Transport.Start(ctx) })
 	wg.Go(func() { fleetErr = a.fleet.Start(ctx) })
 	wg.Go(func() { pruneTombstones(ctx, a.Index) })
+	var snapErr error
+	if a.snapshot != nil {
+		wg.Go(func() { snapErr = a.snapshot.run(ctx, a.Registry, a.fleet.ForgetCluster) })
+	}
 	regErr := a.Registry.Start(ctx)
 	wg.Wait()
-	return errors.Join(regErr, apiErr, transportErr, fleetErr)
+	return errors.Join(regErr, apiErr, transportErr, fleetErr, snapErr)
 }
 
 // tombstonePruning is how often the index drops the tombs that aged out:

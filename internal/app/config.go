@@ -102,6 +102,18 @@ type Config struct {
 	Authz AuthzConfig `json:"authz,omitzero"`
 	// MCP configures the MCP server at /mcp.
 	MCP MCPConfig `json:"mcp,omitzero"`
+	// Snapshot keeps the index on a volume for warm starts.
+	Snapshot SnapshotConfig `json:"snapshot,omitzero"`
+}
+
+// SnapshotConfig configures the snapshot of the index (docs/operations.md,
+// "Warm start").
+type SnapshotConfig struct {
+	// Dir is the directory of the snapshot store, on a volume that
+	// survives restarts. Default "": no snapshot, every start is cold.
+	Dir string `json:"dir,omitempty"`
+	// Interval is how often what changed is written to it. Default 5s.
+	Interval metav1.Duration `json:"interval,omitzero"`
 }
 
 // MCPConfig configures the MCP server at /mcp (docs/mcp.md).
@@ -422,6 +434,7 @@ func (c Config) Validate() error {
 		{"limits.maxTombstones", int64(l.MaxTombstones)},
 		{"limits.memoryBudget", l.MemoryBudget},
 		{"mcp.resultBytes", int64(c.MCP.ResultBytes)},
+		{"snapshot.interval", int64(c.Snapshot.Interval.Duration)},
 	} {
 		if f.value < 0 {
 			bad(f.name, "must not be negative (0 means the default)")
@@ -549,6 +562,7 @@ func (c Config) Options() Options {
 		},
 		DisableMCP: c.MCP.Enabled != nil && !*c.MCP.Enabled,
 		MCP:        mcp.Options{ResultBytes: c.MCP.ResultBytes},
+		Snapshot:   SnapshotOptions{Dir: c.Snapshot.Dir, Interval: c.Snapshot.Interval.Duration},
 	}
 }
 

@@ -104,6 +104,29 @@ log: {level: 2, format: json}
 	}
 }
 
+// TestSnapshotDirFromEnv: the environment names the snapshot's directory
+// (as the Helm chart does) unless the file or a flag does.
+func TestSnapshotDirFromEnv(t *testing.T) {
+	t.Setenv(app.SnapshotDirEnv, "/from/env")
+	file := writeConfig(t, "snapshot: {dir: /from/file}\n")
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "/from/env"},
+		{[]string{"--config", file}, "/from/file"},
+		{[]string{"--config", file, "--snapshot-dir", "/from/flag"}, "/from/flag"},
+	} {
+		got, err := app.ParseArgs(tt.args, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Snapshot.Dir != tt.want {
+			t.Errorf("ParseArgs(%q): snapshot.dir = %q, want %q", tt.args, got.Snapshot.Dir, tt.want)
+		}
+	}
+}
+
 func TestParseArgsErrors(t *testing.T) {
 	tests := []struct {
 		name string

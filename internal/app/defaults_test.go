@@ -16,6 +16,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/informers"
 	"github.com/fleetcache/fleetcache/pkg/mcp"
 	"github.com/fleetcache/fleetcache/pkg/transport"
+	"github.com/fleetcache/fleetcache/pkg/warmstart"
 )
 
 // flagDefaults is the default of every flag, read from where it is filled
@@ -56,6 +57,8 @@ var flagDefaults = []struct {
 	{flag: "event-retention-age", def: index.DefaultOptions().RetentionAge},
 	{flag: "status-history", def: health.DefaultOptions().HistoryWindow},
 	{flag: "tombstone-retention", def: index.DefaultOptions().TombstoneRetention},
+	{flag: "snapshot-dir"}, // none
+	{flag: "snapshot-interval", def: warmstart.DefaultOptions().Interval},
 	{flag: "max-tombstones", def: index.DefaultOptions().MaxTombstones},
 	{flag: "memory-budget", def: index.DefaultOptions().MemoryBudget},
 	{flag: "tls-cert-file"},

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/informers"
 	"github.com/fleetcache/fleetcache/pkg/mcp"
 	"github.com/fleetcache/fleetcache/pkg/transport"
+	"github.com/fleetcache/fleetcache/pkg/warmstart"
 )
 
 // flagDef is one command-line flag and the Config field it sets.
@@ -69,6 +71,10 @@ var flagDefs = []flagDef{
 		func(c *Config) any { return &c.ArgoCD.AllowExecPlugins }},
 	{"resources", withDefault("comma-separated resource types, kubectl names such as pods,deployments.apps", strings.Join(informers.DefaultResources, ",")),
 		func(c *Config) any { return &c.Resources }},
+	{"snapshot-dir", "directory, on a volume that survives restarts, where the index is kept so that a restart serves at once and resumes each watch instead of listing (default none: every start is cold)",
+		func(c *Config) any { return &c.Snapshot.Dir }},
+	{"snapshot-interval", withDefault("how often what changed is written to --snapshot-dir: a crash loses at most this much of the snapshot, which the watches then catch up on", warmstart.DefaultOptions().Interval),
+		func(c *Config) any { return &c.Snapshot.Interval.Duration }},
 	{"watch-timeout", "longest watch request to the member API servers; set it below the idle timeout of a proxy in between (default client-go's 5 to 10 minutes)",
 		func(c *Config) any { return &c.WatchTimeout.Duration }},
 	{"streaming-lists", "list each type by a streaming watch (WatchList) instead of a plain list from the API server's watch cache (default false: plain lists cost the servers less)",
@@ -168,6 +174,11 @@ func withDefault(usage string, def any) string {
 	return fmt.Sprintf("%s (default %v)", usage, def)
 }
 
+// SnapshotDirEnv names the environment variable that gives the snapshot's
+// directory when neither --snapshot-dir nor the file's snapshot.dir does
+// (the Helm chart sets it to its snapshot volume).
+const SnapshotDirEnv = "FLEETCACHE_SNAPSHOT_DIR"
+
 // ParseArgs builds the Config of a command line: the file named by --config,
 // if any, with every flag given on the command line applied over it. It
 // returns flag.ErrHelp for -h and --help, after printing the usage to out.
@@ -192,6 +203,11 @@ func ParseArgs(args []string, out io.Writer) (Config, error) {
 		if cfg, err = LoadConfig(*configPath); err != nil {
 			return Config{}, err
 		}
+	}
+	// The environment sets what neither the file nor a flag does: the
+	// Helm chart's snapshot volume.
+	if cfg.Snapshot.Dir == "" {
+		cfg.Snapshot.Dir = os.Getenv(SnapshotDirEnv)
 	}
 	// The second applies the flags over the file: that is what "flags win"
 	// means, also for lists, whose first flag replaces the file's list and

@@ -101,9 +101,14 @@ type ClusterStatus struct {
 	// version it reported (its /version's gitVersion), empty until known
 	// (see Identify).
 	Server, Version string
-	LastSyncTime    time.Time
-	LastEventTime   time.Time
-	ObjectCount     int
+	// MemberID identifies the member cluster itself, whatever its name or
+	// URL: the UID of its kube-system namespace, empty until read or where
+	// it cannot be (see SetMemberID). A cluster rebuilt under the same name
+	// has another.
+	MemberID      string
+	LastSyncTime  time.Time
+	LastEventTime time.Time
+	ObjectCount   int
 	// CurrentAsOf is the earliest CurrentAsOf of its types: the last moment
 	// all of the cluster's data was known current. Zero while a type has
 	// never been current; types that fail with an API error (forbidden, not
@@ -197,8 +202,9 @@ type clusterState struct {
 	// history is the cluster's statuses, oldest first; the last one is
 	// the current, with no End (see History).
 	history []StatusPeriod
-	// server and version identify the cluster's API server (see Identify).
-	server, version string
+	// server and version identify the cluster's API server (see Identify),
+	// memberID the cluster (SetMemberID).
+	server, version, memberID string
 }
 
 // StatusPeriod is a span of time a cluster spent in one status.
@@ -224,9 +230,12 @@ type resourceState struct {
 	err     error     // API error: forbidden, not found, not served, sync deadline
 	connErr error     // the last request could not reach the server
 	listed  bool      // a list happened since the last watch request
-	queued  string    // why the type waits to list (a fleet-wide list slot); empty when it does not
-	slow    error     // the server answered too slowly or shed the request (timeout, 429): it is busy, not gone
-	events  *EventCounter
+	// restored: the data was restored from a snapshot and has not been
+	// current since (ResourceRestored).
+	restored bool
+	queued   string // why the type waits to list (a fleet-wide list slot); empty when it does not
+	slow     error  // the server answered too slowly or shed the request (timeout, 429): it is busy, not gone
+	events   *EventCounter
 }
 
 // EventCounter counts the object changes of one resource type of one
@@ -406,11 +415,24 @@ func (t *Tracker) ResourceSynced(cluster, resource string) {
 	now := t.opts.Now()
 	t.updateResource(cluster, resource, func(r *resourceState) {
 		r.synced, r.current, r.err, r.connErr, r.queued, r.slow = true, true, nil, nil, "", nil
-		r.Reason, r.asOf = "", time.Time{}
+		r.Reason, r.asOf, r.restored = "", time.Time{}, false
 		r.LastSyncTime = now
 		if !r.SyncStartTime.IsZero() {
 			r.InitialSyncDuration = now.Sub(r.SyncStartTime)
 		}
+	})
+}
+
+// ResourceRestored reports that a type's objects were restored from a
+// snapshot at start (pkg/warmstart): the index holds them as they were
+// when last known current, at asOf (zero: never). The type is SYNCING, and
+// its cluster says it resumes from the snapshot, until ResourceSynced.
+func (t *Tracker) ResourceRestored(cluster, resource, kind string, asOf time.Time) {
+	t.updateResource(cluster, resource, func(r *resourceState) {
+		r.Kind = kind
+		r.started, r.synced, r.current, r.restored, r.asOf = true, true, false, true, asOf
+		r.LastSyncTime = asOf
+		r.Reason = "restored from a snapshot; its watch resumes from there"
 	})
 }
 
@@ -633,6 +655,19 @@ func (t *Tracker) Identify(cluster, server, version string) {
 	}
 }
 
+// SetMemberID records the identity of a cluster's member (the UID of its
+// kube-system namespace): a snapshot written with it is resumed only on the
+// same member. It records no change of status, and does nothing for a
+// cluster the Tracker does not know.
+func (t *Tracker) SetMemberID(cluster, id string) {
+	c, _, unlock := t.lockCluster(cluster, false)
+	if c == nil {
+		return
+	}
+	defer unlock()
+	c.memberID = id
+}
+
 // recordLocked records ch; the caller holds the mutex of ch's cluster.
 func (t *Tracker) recordLocked(ch Change) {
 	t.recordMu.Lock()
@@ -686,9 +721,9 @@ func (r *resourceState) statusLocked(reachable bool, now time.Time) ResourceStat
 }
 
 func (c *clusterState) statusLocked(now time.Time) ClusterStatus {
-	s := ClusterStatus{Name: c.name, Status: Pending, Resources: make([]ResourceStatus, 0, len(c.resources)), Server: c.server, Version: c.version}
+	s := ClusterStatus{Name: c.name, Status: Pending, Resources: make([]ResourceStatus, 0, len(c.resources)), Server: c.server, Version: c.version, MemberID: c.memberID}
 	reachable := c.probeErr == nil
-	var unreachable, syncing, resyncing, degraded, queued, slow []string
+	var unreachable, syncing, resyncing, resuming, degraded, queued, slow []string
 	var queuedWhy string
 	waitingOnly := true // every type that is not failing waits for its first turn to list
 	var connErr error = c.probeErr
@@ -720,6 +755,9 @@ func (c *clusterState) statusLocked(now time.Time) ClusterStatus {
 		case r.queued != "":
 			queued, queuedWhy = append(queued, name), r.queued
 			waitingOnly = waitingOnly && !r.synced
+		case rs.Status == Syncing && r.restored:
+			resuming = append(resuming, name)
+			waitingOnly = false
 		case rs.Status == Syncing && r.synced:
 			resyncing = append(resyncing, name+": "+rs.Reason)
 			waitingOnly = false
@@ -756,7 +794,7 @@ func (c *clusterState) statusLocked(now time.Time) ClusterStatus {
 	case len(queued) > 0 && waitingOnly:
 		s.Status = Pending
 		s.Message = fmt.Sprintf("%s: %v", queuedWhy, queued)
-	case len(syncing) > 0 || len(resyncing) > 0 || len(queued) > 0:
+	case len(syncing) > 0 || len(resyncing) > 0 || len(resuming) > 0 || len(queued) > 0:
 		s.Status = Syncing
 		var parts []string
 		if len(syncing) > 0 {
@@ -767,6 +805,9 @@ func (c *clusterState) statusLocked(now time.Time) ClusterStatus {
 		}
 		if len(resyncing) > 0 {
 			parts = append(parts, fmt.Sprintf("relisting, data not current: %v", resyncing))
+		}
+		if len(resuming) > 0 {
+			parts = append(parts, fmt.Sprintf("restored from a snapshot, catching up with the API server: %v", resuming))
 		}
 		if len(queued) > 0 {
 			parts = append(parts, fmt.Sprintf("%s: %v", queuedWhy, queued))

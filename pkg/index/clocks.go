@@ -56,6 +56,12 @@ type stream struct {
 	// integer (an API server older than 1.35 may use any string): it
 	// cannot be resumed from.
 	incomparable bool
+	// tombBase numbers tombs[0] among every tomb the stream ever had,
+	// and tombGen counts the times the rvs of its kept tombs were all
+	// rewritten: what a snapshot writer needs to copy only what is new
+	// (persist.go). Only the rvs of the tombs at the end, those still
+	// 0, change otherwise.
+	tombBase, tombGen uint64
 }
 
 type clockAt struct {
@@ -103,7 +109,7 @@ func (ix *Index) Progress(cluster, resource, rv string) {
 		for i := range s.tombs {
 			s.tombs[i].rv = 1
 		}
-		*s = stream{tombs: s.tombs}
+		*s = stream{tombs: s.tombs, tombBase: s.tombBase, tombGen: s.tombGen + 1}
 	}
 	if n <= s.clock {
 		return // a relist of the same list, or an older bookmark
@@ -175,6 +181,7 @@ func (ix *Index) pruneTombsLocked(now time.Time) {
 		}
 		s.tombs[0] = tomb{}
 		s.tombs = s.tombs[1:]
+		s.tombBase++
 		ix.tombs[ix.tombHead] = nil
 		ix.tombHead++
 	}

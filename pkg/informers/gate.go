@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/fleetcache/fleetcache/pkg/health"
 )
@@ -129,10 +128,16 @@ func (c *Ingester) startDeadline(run *typeRun) {
 type gatedListWatch struct {
 	c   *Ingester
 	run *typeRun
-	lw  cache.ListerWatcherWithContext
+	lw  *listWatch
 }
 
 func (g *gatedListWatch) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	if list, ok, err := g.resumeList(ctx); ok {
+		return list, err // no slot: nothing is listed
+	}
+	// Who the member is, for the snapshot: a failure leaves it unknown,
+	// which only costs the next start a list.
+	_, _ = g.c.memberID(ctx)
 	if g.run.isInterrupted() {
 		return g.lw.ListWithContext(ctx, opts) // parked until the run stops: no slot
 	}

@@ -103,6 +103,12 @@ type Options struct {
 	// cluster that uses these Options. Default: a new registry, which
 	// NewFleet fills in once for all its clusters.
 	Codecs *compact.Codecs
+	// Restored gives, once per cluster, what a warm start restored of its
+	// types (pkg/warmstart), by resource: the first run of each of them
+	// resumes its watch from the restored resourceVersion instead of
+	// listing (restore.go), and restored types the cluster no longer
+	// caches are removed from the sink. Default: nothing restored.
+	Restored func(cluster string) map[string]Restored
 	// Columns is the table in which the Ingester records its types'
 	// printers (pkg/columns): custom resources' printer columns, Secrets
 	// whose data is not cached. Whoever prints the objects' columns reads
@@ -185,6 +191,8 @@ type Sink interface {
 	// IndexedPaths are the paths of resource the sink indexes, which
 	// its objects keep beside their bodies (object.Type.Projected).
 	IndexedPaths(resource string) []fieldpath.Path
+	// RemoveResource removes every object of a cluster's type.
+	RemoveResource(cluster, resource string) int
 }
 
 // Ingester runs the ingestion of one cluster: one run per configured type,
@@ -242,6 +250,13 @@ type Ingester struct {
 	noCRD map[string]bool
 	// server is the API server's URL, for health.
 	server string
+	// restored holds what a warm start restored of the types not
+	// started yet (Options.Restored); Start alone uses it.
+	restored map[string]Restored
+	// id is the member's identity once idKnown (memberID).
+	idMu    sync.Mutex
+	id      string
+	idKnown bool
 }
 
 // typeRun is one run of one type's reflector and its store, stopped and
@@ -271,6 +286,20 @@ type typeRun struct {
 	slotHeld bool
 	// deadline is the run's sync deadline, started with its first list.
 	deadline *time.Timer
+
+	// restoredRV is the resourceVersion a warm start restored the type's
+	// objects at (restore.go); written before the run's goroutines
+	// start, then read and cleared under mu. resuming is set once the
+	// run took it, until the run's watch has caught up with target, the
+	// member's resourceVersion when the run began.
+	restoredRV, restoredMember string
+	resuming                   bool
+	target                     uint64
+	// resumedList: the reflector's first list was answered from the
+	// snapshot, and its Replace has not come yet.
+	resumedList bool
+	// resumeWatches counts the watches the run started while resuming.
+	resumeWatches int
 
 	// resumeFrom is the resourceVersion an interrupted run before this one
 	// stopped at, while the server has not answered whether a watch could
@@ -543,6 +572,7 @@ func (c *Ingester) Start(ctx context.Context) error {
 	defer c.prober.remove(target)
 	defer cancel()
 
+	c.takeRestored()
 	pending := c.names
 	retry := time.NewTicker(c.opts.DiscoveryRetry)
 	defer retry.Stop()
@@ -612,7 +642,7 @@ func (c *Ingester) replaceStale(ctx context.Context) {
 		}
 		old.cancel()
 		old.wg.Wait()
-		run, err := c.startRun(ctx, old.t)
+		run, err := c.startRun(ctx, old.t, Restored{})
 		if rv := cmp.Or(old.lastResourceVersion(), old.resumeFrom); err == nil && rv != "" {
 			run.resumeFrom = rv
 			run.wg.Go(func() {
@@ -654,10 +684,15 @@ func (c *Ingester) startServed(ctx context.Context, names []resourceName) []reso
 		c.health.ResourceError(c.name, name, "", err)
 	}
 	for _, t := range types {
+		restored, resume := c.restoredType(t)
+		if resume {
+			t = restored.Type
+		} else {
+			t.Codec = c.opts.Codecs.For(t.Resource)
+			t.Projected = c.sink.IndexedPaths(t.Resource)
+		}
 		c.setPrinter(t)
-		t.Codec = c.opts.Codecs.For(t.Resource)
-		t.Projected = c.sink.IndexedPaths(t.Resource)
-		run, err := c.startRun(ctx, t)
+		run, err := c.startRun(ctx, t, restored)
 		if err != nil {
 			logger.Error(err, "Starting the type's run failed, will retry", "resource", t.Resource)
 			missing[t.Resource] = err
@@ -685,10 +720,10 @@ func (s watchListSupport) IsWatchListSemanticsUnSupported() bool { return !bool(
 
 // startRun starts a fresh run for t: its reflector lists, then watches,
 // and applies what it gets to the sink through a runStore.
-func (c *Ingester) startRun(ctx context.Context, t *object.Type) (*typeRun, error) {
+func (c *Ingester) startRun(ctx context.Context, t *object.Type, restored Restored) (*typeRun, error) {
 	c.loadPrinterColumns(ctx, t)
 	ctx, cancel := context.WithCancel(ctx)
-	run := &typeRun{t: t, ctx: ctx, cancel: cancel}
+	run := &typeRun{t: t, ctx: ctx, cancel: cancel, restoredRV: restored.ResourceVersion, restoredMember: restored.Member}
 	lw := &listWatch{cache: c, t: t, run: run, path: collectionPath(t.GVR)}
 	gated := &gatedListWatch{c: c, run: run, lw: lw}
 	// With StreamingLists and client-go's WatchListClient feature on (its
@@ -699,7 +734,7 @@ func (c *Ingester) startRun(ctx context.Context, t *object.Type) (*typeRun, erro
 	lws := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 		ListWithContextFunc:  gated.ListWithContext,
 		WatchFuncWithContext: gated.WatchWithContext,
-	}, watchListSupport(c.opts.StreamingLists))
+	}, watchListSupport(c.opts.StreamingLists && restored.ResourceVersion == ""))
 	c.health.ResourceStarting(c.name, t.Resource, t.KindName())
 	store := &runStore{c: c, run: run, events: c.health.EventCounter(c.name, t.Resource)}
 	if c.metrics != nil {

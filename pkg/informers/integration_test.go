@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/fleetcache/fleetcache/internal/app"
+	"github.com/fleetcache/fleetcache/internal/apptest"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/health"
@@ -53,14 +54,9 @@ type fleet struct {
 // and compress the objects' bodies once a few kilobytes of each type have
 // been seen, so that every test reads compressed objects too.
 func testOptions(resources ...string) informers.Options {
-	return informers.Options{
-		Resources:      resources,
-		DiscoveryRetry: 300 * time.Millisecond,
-		SyncTimeout:    time.Minute,
-		ProbeInterval:  time.Second,
-		ProbeTimeout:   time.Second,
-		Codecs:         &compact.Codecs{TrainBytes: 2048},
-	}
+	opts := apptest.Informers(resources...)
+	opts.Codecs = &compact.Codecs{TrainBytes: 2048}
+	return opts
 }
 
 func startFleet(t testing.TB, ixOpts index.Options, opts informers.Options, cs ...clusters.Cluster) *fleet {

@@ -110,6 +110,11 @@ func (lw *listWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptio
 	if limit := int64(c.opts.WatchTimeout.Seconds()); limit > 0 && (opts.TimeoutSeconds == nil || *opts.TimeoutSeconds > limit) {
 		opts.TimeoutSeconds = &limit
 	}
+	if limit, err := lw.resumeWatch(); err != nil {
+		return nil, err
+	} else if limit > 0 {
+		opts.TimeoutSeconds = &limit
+	}
 	start := time.Now()
 	opts.Watch = true
 	// The watch client has no rate limit: client-go never throttles watches.

@@ -27,7 +27,7 @@ func TestInterruptedRunStopsAtOnce(t *testing.T) {
 	}
 	defer c.dialer.CloseAll()
 	configMaps := &object.Type{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Resource: "configmaps", Namespaced: true}
-	run, err := c.startRun(t.Context(), configMaps)
+	run, err := c.startRun(t.Context(), configMaps, Restored{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,6 +46,7 @@ func (s *runStore) Delete(obj any) error {
 // it after each watch event it applied and for each bookmark.
 func (s *runStore) UpdateResourceVersion(rv string) {
 	s.c.sink.Progress(s.c.name, s.run.t.Resource, rv)
+	s.c.caughtUp(s.run, rv)
 }
 
 var _ cache.ResourceVersionUpdater = (*runStore)(nil)
@@ -58,6 +59,10 @@ func (s *runStore) Resync() error { return nil }
 // type that the list lacks are deleted (pointer-conditional, so that a newer
 // version is never removed), and then the run is synced.
 func (s *runStore) Replace(list []any, rv string) error {
+	if s.run.takeResumedList() {
+		s.listed = true // the objects restored from a snapshot stay (restore.go)
+		return nil
+	}
 	typ := health.EventAdded
 	if s.listed {
 		typ = health.EventModified

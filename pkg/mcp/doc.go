@@ -13,7 +13,8 @@
 // cursor to continue.
 //
 // Tools (tools.go): find_resources, get_resource, count_resources,
-// cluster_health and get_table. Resources (resources.go): the cluster list
+// cluster_health and get_table; what_changed (changes.go), over the
+// engine's changes query. Resources (resources.go): the cluster list
 // (fleetcache://clusters) and each cluster's health
 // (fleetcache://clusters/{name}). Prompts (resources.go):
 // why_not_running_everywhere and whats_broken.

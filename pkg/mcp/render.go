@@ -1,9 +1,12 @@
 package mcp
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
@@ -99,6 +102,89 @@ func countSummary(in CountInput, o CountOutput) string {
 	}
 	b.WriteString(freshnessText(o.Freshness))
 	return b.String()
+}
+
+// changesSummary summarizes what_changed's answer: how many changes came
+// back, of which types, over which span, where most happened, whether
+// the history is complete, how to continue.
+func changesSummary(o ChangesOutput, order Order, budget int) string {
+	var b strings.Builder
+	switch {
+	case o.Returned == 0:
+		b.WriteString("No changes match")
+		switch _, err := time.Parse(time.RFC3339Nano, o.Since); {
+		case o.Since == "":
+			b.WriteString(" in the changes fleetcache retains")
+		case err == nil:
+			fmt.Fprintf(&b, " since %s", o.Since)
+		default:
+			b.WriteString(" since that revision")
+		}
+		b.WriteString(".")
+	default:
+		what := "changes"
+		if o.Returned == 1 {
+			what = "change"
+		}
+		newest := "newest first"
+		if order == "ASC" {
+			newest = "oldest first"
+		}
+		fmt.Fprintf(&b, "%s %s returned, %s", count(o.Returned), what, newest)
+		if o.Truncated {
+			fmt.Fprintf(&b, " (cut at the %s size budget)", bytesText(budget))
+		}
+		byType, byCluster, byKind, byNamespace := map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
+		var from, to string
+		for _, c := range o.Changes {
+			byType[c.Type]++
+			byCluster[c.Cluster]++
+			byKind[c.Kind]++
+			byNamespace[quoteEmpty(c.Namespace)]++
+			if c.Time != "" && (from == "" || c.Time < from) {
+				from = c.Time
+			}
+			to = max(to, c.Time)
+		}
+		if from != "" {
+			fmt.Fprintf(&b, ", recorded from %s to %s", from, to)
+		}
+		var types []string
+		for _, t := range []string{"ADDED", "MODIFIED", "DELETED"} {
+			if n := byType[t]; n > 0 {
+				types = append(types, fmt.Sprintf("%s %s", count(n), t))
+			}
+		}
+		fmt.Fprintf(&b, ": %s. By cluster: %s; kind: %s; namespace: %s.", strings.Join(types, ", "),
+			topValues(byCluster), topValues(byKind), topValues(byNamespace))
+	}
+	if o.NextCursor != "" {
+		b.WriteString(" More: call again with after set to nextCursor, with the same filter, since, until and order.")
+	}
+	if o.Incomplete {
+		b.WriteString(" The range starts before the oldest change fleetcache retains (it keeps a bounded history, since it started): earlier changes are not known.")
+	}
+	b.WriteString(freshnessText(o.Freshness))
+	return b.String()
+}
+
+// topValues writes the three values counted most, highest first, and how
+// many other values there are.
+func topValues(counts map[string]int) string {
+	values := make([]string, 0, len(counts))
+	for v := range counts {
+		values = append(values, v)
+	}
+	slices.SortFunc(values, func(a, b string) int { return cmp.Or(cmp.Compare(counts[b], counts[a]), cmp.Compare(a, b)) })
+	const shown = 3
+	parts := make([]string, 0, shown)
+	for _, v := range values[:min(len(values), shown)] {
+		parts = append(parts, fmt.Sprintf("%s %s", v, count(counts[v])))
+	}
+	if more := len(values) - len(parts); more > 0 {
+		parts = append(parts, fmt.Sprintf("%s more", count(more)))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // quoteEmpty shows the empty value (cluster-scoped objects' namespace) as "".

@@ -94,7 +94,7 @@ const instructions = `fleetcache holds a fresh copy of the objects of many Kuber
 	`in one index. Ask it what runs where, what is broken and what changed across the fleet instead of calling kubectl against each cluster. ` +
 	`You see only what your user may list in each cluster. ` +
 	`Start with cluster_health (which clusters exist and whether their data is current) or count_resources (how many, grouped by cluster, namespace, status...), ` +
-	`then find_resources or get_table to list objects, and get_resource to read one. ` +
+	`then find_resources or get_table to list objects, get_resource to read one, and what_changed for what was added, modified and deleted recently. ` +
 	`Every answer starts with a summary line; answers are cut to a size budget and give a cursor (nextCursor) to pass as "after" for more. ` +
 	`Objects of clusters listed as stale are their last known state.`
 

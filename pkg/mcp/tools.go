@@ -248,6 +248,7 @@ func (s *Server) addTools() error {
 	add(addTool(s, "count_resources", "Count objects", countDescription, readOnly, s.count))
 	add(addTool(s, "cluster_health", "Cluster health", healthDescription, readOnly, s.health))
 	add(addTool(s, "get_table", "kubectl get table", tableDescription, readOnly, s.table))
+	add(addTool(s, "what_changed", "What changed", changesDescription, readOnly, s.whatChanged))
 	return errors.Join(errs...)
 }
 
@@ -341,18 +342,56 @@ func toolError(err error) *mcpsdk.CallToolResult {
 // paths in $p0, $p1, …): one text per n, so the engine's document cache
 // keeps each.
 func findDocument(n int) string {
-	var params, fields strings.Builder
-	for i := range n {
-		fmt.Fprintf(&params, ", $p%d: String!", i)
-		fmt.Fprintf(&fields, " f%d: field(path: $p%d)", i, i)
-	}
-	return `query FindResources($filter: ResourceFilter, $sort: [ResourceSort!], $first: Int, $after: String, $count: Boolean!` + params.String() + `) {
+	params, fields := fieldParams(n)
+	return `query FindResources($filter: ResourceFilter, $sort: [ResourceSort!], $first: Int, $after: String, $count: Boolean!` + params + `) {
   resources(filter: $filter, sort: $sort, first: $first, after: $after) {
     totalCount @include(if: $count) deniedClusters staleness { cluster status currentAsOf }
-    edges { cursor node { cluster apiVersion kind namespace name creationTimestamp labels` + fields.String() + ` } }
+    edges { cursor node { cluster apiVersion kind namespace name creationTimestamp labels` + fields + ` } }
     pageInfo { hasNextPage endCursor }
   }
 }`
+}
+
+// fieldParams returns the variables ($p0: String!, …) and the selections
+// (f0: field(path: $p0) …) of n fields of a query.
+func fieldParams(n int) (params, fields string) {
+	var p, f strings.Builder
+	for i := range n {
+		fmt.Fprintf(&p, ", $p%d: String!", i)
+		fmt.Fprintf(&f, " f%d: field(path: $p%d)", i, i)
+	}
+	return p.String(), f.String()
+}
+
+// fieldVars returns the variables of the paths of fieldParams.
+func fieldVars(paths []string) map[string]any {
+	vars := map[string]any{}
+	for i, p := range paths {
+		vars[fmt.Sprintf("p%d", i)] = p
+	}
+	return vars
+}
+
+// fieldValues returns the values that an object selected with
+// fieldParams has at paths, by path; nil when it has none.
+func fieldValues(raw json.RawMessage, paths []string) (map[string]any, error) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	var values map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &values); err != nil {
+		return nil, fmt.Errorf("decode an object's fields: %w", err)
+	}
+	var out map[string]any
+	for i, p := range paths {
+		if v := values[fmt.Sprintf("f%d", i)]; len(v) > 0 && !bytes.Equal(v, []byte("null")) {
+			if out == nil {
+				out = map[string]any{}
+			}
+			out[p] = v
+		}
+	}
+	return out, nil
 }
 
 // maxFields bounds find_resources' fields.
@@ -397,7 +436,17 @@ type node struct {
 		Name, Value string
 		Priority    int
 	}
-	Fields map[string]json.RawMessage `json:"-"`
+}
+
+// itemOf returns the Item of an object a list query selected, with the
+// values of paths (selected with fieldParams).
+func itemOf(raw json.RawMessage, paths []string) (Item, error) {
+	var n node
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return Item{}, fmt.Errorf("decode an object: %w", err)
+	}
+	fields, err := fieldValues(raw, paths)
+	return Item{Cluster: n.Cluster, Kind: kindName(n.APIVersion, n.Kind), Namespace: n.Namespace, Name: n.Name, Created: n.CreationTimestamp, Labels: n.Labels, Fields: fields}, err
 }
 
 // kindName is the kind as get_resource and filters take it: "Pod", or
@@ -414,14 +463,21 @@ type connection struct {
 	TotalCount     int
 	DeniedClusters []string
 	Staleness      []Stale
-	Edges          []struct {
-		Cursor string
-		Node   json.RawMessage
-	}
-	PageInfo struct {
-		HasNextPage bool
-		EndCursor   string
-	}
+	Edges          []edge
+	PageInfo       pageInfo
+}
+
+// edge is an object of a list query's page, with its cursor: where the
+// list continues after it.
+type edge struct {
+	Cursor string
+	Node   json.RawMessage
+}
+
+// pageInfo is where a list query's page ends.
+type pageInfo struct {
+	HasNextPage bool
+	EndCursor   string
 }
 
 // listed is what collect read, besides the items.
@@ -437,34 +493,39 @@ func (l listed) page(returned int) Page {
 	return Page{TotalCount: l.total, Returned: returned, NextCursor: l.next, Truncated: l.truncated, Freshness: l.fresh}
 }
 
-// collect reads a list query's pages from vars.After until it has first
-// items, the budget is spent or no object is left; convert turns each
-// node into an item, whose JSON counts against the budget (at least one
-// item is returned whatever its size).
-func collect[T any](ctx context.Context, s *Server, doc string, vars listVars, first int, convert func(json.RawMessage) (T, error)) ([]T, listed, error) {
+// collected is what collect gathered besides the items: where to
+// continue, and whether the budget cut the list.
+type collected struct {
+	next      string
+	truncated bool
+}
+
+// readPage reads one page of a list of at most first objects after the
+// cursor after ("" for the start); page counts the pages of the call
+// from 0.
+type readPage func(page, first int, after string) ([]edge, pageInfo, error)
+
+// collect reads a list's pages from after until it has first items, the
+// budget is spent or no object is left; convert turns each edge's node
+// into an item, whose JSON counts against the budget (at least one item
+// is returned whatever its size).
+func collect[T any](s *Server, first int, after string, read readPage, convert func(json.RawMessage) (T, error)) ([]T, collected, error) {
 	var items []T
-	var out listed
+	var out collected
 	used := 0
 	for page := 0; ; page++ {
-		vars.First = min(max(first-len(items), 0), maxChunk)
-		vars.Count = page == 0
-		var d struct{ Resources connection }
-		if err := s.query(ctx, doc, vars, &d); err != nil {
-			return nil, listed{}, err
+		edges, info, err := read(page, min(max(first-len(items), 0), maxChunk), after)
+		if err != nil {
+			return nil, collected{}, err
 		}
-		c := d.Resources
-		if page == 0 {
-			out.total = c.TotalCount
-			out.fresh = Freshness{StaleClusters: c.Staleness, DeniedClusters: c.DeniedClusters}
-		}
-		for _, e := range c.Edges {
+		for _, e := range edges {
 			item, err := convert(e.Node)
 			if err != nil {
-				return nil, listed{}, err
+				return nil, collected{}, err
 			}
 			b, err := json.Marshal(item)
 			if err != nil {
-				return nil, listed{}, fmt.Errorf("encode an item: %w", err)
+				return nil, collected{}, fmt.Errorf("encode an item: %w", err)
 			}
 			if len(items) > 0 && used+len(b)+1 > s.opts.ResultBytes {
 				out.truncated = true
@@ -474,15 +535,38 @@ func collect[T any](ctx context.Context, s *Server, doc string, vars listVars, f
 			used += len(b) + 1
 			out.next = e.Cursor
 		}
-		if !c.PageInfo.HasNextPage || first == 0 {
+		if !info.HasNextPage || first == 0 {
 			out.next = ""
 			return items, out, nil
 		}
 		if len(items) >= first {
 			return items, out, nil
 		}
-		vars.After = c.PageInfo.EndCursor
+		after = info.EndCursor
 	}
+}
+
+// collectResources is collect over a resources query (doc, with vars):
+// the count and the freshness come from its first page.
+func collectResources[T any](ctx context.Context, s *Server, doc string, vars listVars, first int, convert func(json.RawMessage) (T, error)) ([]T, listed, error) {
+	var out listed
+	items, c, err := collect(s, first, vars.After, func(page, first int, after string) ([]edge, pageInfo, error) {
+		vars.First, vars.After, vars.Count = first, after, page == 0
+		var d struct{ Resources connection }
+		if err := s.query(ctx, doc, vars, &d); err != nil {
+			return nil, pageInfo{}, err
+		}
+		if page == 0 {
+			out.total = d.Resources.TotalCount
+			out.fresh = Freshness{StaleClusters: d.Resources.Staleness, DeniedClusters: d.Resources.DeniedClusters}
+		}
+		return d.Resources.Edges, d.Resources.PageInfo, nil
+	}, convert)
+	if err != nil {
+		return nil, listed{}, err
+	}
+	out.next, out.truncated = c.next, c.truncated
+	return items, out, nil
 }
 
 // pageSize returns the first of a call: the server's page size unless
@@ -497,40 +581,23 @@ func (s *Server) pageSize(p Paging) (int, error) {
 	return min(p.First, s.opts.PageSize), nil
 }
 
+// pageWithFields is pageSize for a call that also asks for the values of
+// paths (fields): at most maxFields of them.
+func (s *Server) pageWithFields(p Paging, fields []string) (int, error) {
+	if len(fields) > maxFields {
+		return 0, fmt.Errorf("fields has %d paths: at most %d", len(fields), maxFields)
+	}
+	return s.pageSize(p)
+}
+
 func (s *Server) find(ctx context.Context, in FindInput) (*mcpsdk.CallToolResult, FindOutput, error) {
-	first, err := s.pageSize(in.Paging)
+	first, err := s.pageWithFields(in.Paging, in.Fields)
 	if err != nil {
 		return nil, FindOutput{}, err
 	}
-	if len(in.Fields) > maxFields {
-		return nil, FindOutput{}, fmt.Errorf("fields has %d paths: at most %d", len(in.Fields), maxFields)
-	}
-	paths := map[string]any{}
-	for i, p := range in.Fields {
-		paths[fmt.Sprintf("p%d", i)] = p
-	}
-	vars := listVars{Filter: in.Filter, Sort: in.Sort, After: in.After, Paths: paths}
-	items, l, err := collect(ctx, s, findDocument(len(in.Fields)), vars, first, func(raw json.RawMessage) (Item, error) {
-		var n node
-		if err := json.Unmarshal(raw, &n); err != nil {
-			return Item{}, fmt.Errorf("decode an object: %w", err)
-		}
-		it := Item{Cluster: n.Cluster, Kind: kindName(n.APIVersion, n.Kind), Namespace: n.Namespace, Name: n.Name, Created: n.CreationTimestamp, Labels: n.Labels}
-		if len(in.Fields) > 0 {
-			var values map[string]json.RawMessage
-			if err := json.Unmarshal(raw, &values); err != nil {
-				return Item{}, fmt.Errorf("decode an object's fields: %w", err)
-			}
-			for i, p := range in.Fields {
-				if v := values[fmt.Sprintf("f%d", i)]; len(v) > 0 && !bytes.Equal(v, []byte("null")) {
-					if it.Fields == nil {
-						it.Fields = map[string]any{}
-					}
-					it.Fields[p] = v
-				}
-			}
-		}
-		return it, nil
+	vars := listVars{Filter: in.Filter, Sort: in.Sort, After: in.After, Paths: fieldVars(in.Fields)}
+	items, l, err := collectResources(ctx, s, findDocument(len(in.Fields)), vars, first, func(raw json.RawMessage) (Item, error) {
+		return itemOf(raw, in.Fields)
 	})
 	if err != nil {
 		return nil, FindOutput{}, err
@@ -759,7 +826,7 @@ func (s *Server) table(ctx context.Context, in TableInput) (*mcpsdk.CallToolResu
 		return nil, TableOutput{}, err
 	}
 	vars := listVars{Filter: in.Filter, Sort: in.Sort, After: in.After}
-	rows, l, err := collect(ctx, s, tableDocument, vars, first, func(raw json.RawMessage) (row, error) {
+	rows, l, err := collectResources(ctx, s, tableDocument, vars, first, func(raw json.RawMessage) (row, error) {
 		var n node
 		if err := json.Unmarshal(raw, &n); err != nil {
 			return row{}, fmt.Errorf("decode an object: %w", err)

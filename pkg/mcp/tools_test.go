@@ -41,7 +41,7 @@ func TestToolsList(t *testing.T) {
 			t.Errorf("%s: not annotated read-only", tool.Name)
 		}
 	}
-	if diff := cmp.Diff([]string{"cluster_health", "count_resources", "find_resources", "get_resource", "get_table"}, slices.Sorted(slices.Values(names))); diff != "" {
+	if diff := cmp.Diff([]string{"cluster_health", "count_resources", "find_resources", "get_resource", "get_table", "what_changed"}, slices.Sorted(slices.Values(names))); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
 }

@@ -151,6 +151,17 @@ func (w *writer) write(b Batch) error {
 			seq.first += n
 		}
 	}
+	for _, d := range b.PopTombs {
+		seq, err := w.stream(d.StreamKey)
+		if err != nil {
+			return err
+		}
+		n := min(uint64(max(d.Count, 0)), seq.next-seq.first)
+		if n > 0 {
+			_ = w.batch.DeleteRange(tombKey(w.g, d.StreamKey, seq.next-n), tombKey(w.g, d.StreamKey, seq.next), nil)
+			seq.next -= n
+		}
+	}
 	for _, t := range b.Tombs {
 		if err := w.checkObject(t.ObjectKey); err != nil {
 			return err

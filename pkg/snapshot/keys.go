@@ -34,7 +34,7 @@ var (
 // formatVersion is written at creation; a store holding another one is
 // discarded with ErrFormat. Change it with any change of the key space or
 // of a value's encoding.
-const formatVersion = "fleetcache-snapshot/1"
+const formatVersion = "fleetcache-snapshot/2"
 
 func genPrefix(g uint32) []byte {
 	return binary.BigEndian.AppendUint32(make([]byte, 0, 64), g)
@@ -224,13 +224,31 @@ func encodeMeta(m StreamMeta) []byte {
 	e.uint(m.Since)
 	e.uint(m.Pruned)
 	e.bool(m.Removed)
+	e.int(unixNano(m.AsOf))
+	e.string(m.Member)
 	return e.b
+}
+
+// unixNano is t as Unix nanoseconds, 0 for the zero time (whose UnixNano
+// is not defined); fromUnixNano is its inverse.
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromUnixNano(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).UTC()
 }
 
 func decodeMeta(k StreamKey, b []byte) (StreamMeta, bool) {
 	d := newDecoder(b)
 	m := StreamMeta{StreamKey: k, Group: d.string(), Version: d.string(), Kind: d.string(), Namespaced: d.bool(),
-		Clock: d.uint(), Since: d.uint(), Pruned: d.uint(), Removed: d.bool()}
+		Clock: d.uint(), Since: d.uint(), Pruned: d.uint(), Removed: d.bool(), AsOf: fromUnixNano(d.int()), Member: d.string()}
 	return m, d.done()
 }
 
@@ -239,11 +257,7 @@ func encodeTomb(t Tomb) []byte {
 	e.string(t.Namespace)
 	e.string(t.Name)
 	e.uint(t.RV)
-	var at int64 // 0 for the zero time, whose UnixNano is not defined
-	if !t.At.IsZero() {
-		at = t.At.UnixNano()
-	}
-	e.int(at)
+	e.int(unixNano(t.At))
 	e.bytes(t.Raw)
 	return e.b
 }
@@ -252,10 +266,7 @@ func encodeTomb(t Tomb) []byte {
 func decodeTomb(t *Tomb, b []byte) bool {
 	d := newDecoder(b)
 	t.Namespace, t.Name, t.RV = d.string(), d.string(), d.uint()
-	t.At = time.Time{}
-	if at := d.int(); at != 0 {
-		t.At = time.Unix(0, at).UTC()
-	}
+	t.At = fromUnixNano(d.int())
 	t.Raw = d.b
 	return d.ok
 }

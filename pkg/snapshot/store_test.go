@@ -66,7 +66,7 @@ func diff(want, got snap) string { return cmp.Diff(want, got, cmpopts.EquateEmpt
 
 func meta(cluster, resource string, clock uint64) StreamMeta {
 	return StreamMeta{StreamKey: StreamKey{cluster, resource}, Version: "v1", Kind: "Pod", Namespaced: true,
-		Clock: clock, Since: 1, Pruned: 0}
+		Clock: clock, Since: 1, Pruned: 0, AsOf: time.Unix(1700000000, 5).UTC()}
 }
 
 func obj(cluster, resource, ns, name string, gen int) Object {
@@ -184,6 +184,16 @@ func TestApply(t *testing.T) {
 			},
 			want: snap{Revision: 3, Epoch: "e", Streams: []loadedStream{
 				{Meta: cms, Objects: []Object{cm}}, {Meta: pods, Objects: []Object{a, b, c}, Tombs: []Tomb{t3}}, {Meta: c2, Objects: []Object{x}}}},
+		},
+		{
+			name: "the newest tombs popped and appended again with their rv",
+			steps: []Batch{
+				base,
+				{Revision: 2, Tombs: []Tomb{t1, tomb(c, 0, time.Second)}},
+				{Revision: 3, PopTombs: []TombDrop{{pods.StreamKey, 1}}, Tombs: []Tomb{t2, t3}},
+			},
+			want: snap{Revision: 3, Epoch: "e", Streams: []loadedStream{
+				{Meta: cms, Objects: []Object{cm}}, {Meta: pods, Objects: []Object{a, b, c}, Tombs: []Tomb{t1, t2, t3}}, {Meta: c2, Objects: []Object{x}}}},
 		},
 		{
 			name:  "remove a stream",

@@ -41,6 +41,13 @@ type StreamMeta struct {
 	// Removed marks a stream whose cluster or type left the index but
 	// whose tombs are still retained.
 	Removed bool
+	// AsOf is when the stream's data was last known current, zero if
+	// never: what a replica that loads it may claim.
+	AsOf time.Time
+	// Member identifies the member cluster the stream was read from
+	// (health.ClusterStatus.MemberID), empty when unknown: its
+	// resourceVersions mean something only there.
+	Member string
 }
 
 // Object is one object: its key and its compact JSON.
@@ -58,8 +65,8 @@ type Tomb struct {
 	At time.Time
 }
 
-// TombDrop drops the Count oldest tombs of a stream (all of them when it
-// holds fewer).
+// TombDrop drops Count tombs of a stream, the oldest (Batch.DropTombs) or
+// the newest (Batch.PopTombs); all of them when it holds fewer.
 type TombDrop struct {
 	StreamKey
 	Count int
@@ -95,6 +102,10 @@ type Batch struct {
 	Put []Object
 	// DropTombs drops the oldest tombs of streams.
 	DropTombs []TombDrop
+	// PopTombs drops the newest tombs of streams, after DropTombs: those
+	// whose RV the index has changed since they were stored (a deletion
+	// after the clock gets the next clock's), to be appended again.
+	PopTombs []TombDrop
 	// Tombs appends tombs to their stream, oldest first.
 	Tombs []Tomb
 }

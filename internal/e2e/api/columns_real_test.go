@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/fleetcache/fleetcache/internal/app"
+	"github.com/fleetcache/fleetcache/internal/apptest"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 )
 
@@ -576,7 +577,7 @@ func startColumnFleet(t *testing.T, ns string) *fleet {
 	for _, k := range columnKinds {
 		resources = append(resources, k.resource)
 	}
-	opts := testInformers(resources...)
+	opts := apptest.Informers(resources...)
 	opts.CacheSecretData = true
 	f := newFleet(t, app.Options{Informers: opts})
 	f.waitSynced(t)

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/fleetcache/fleetcache/internal/app"
+	"github.com/fleetcache/fleetcache/internal/apptest"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 )
 
@@ -48,7 +49,7 @@ func TestFieldIndexOnRealClusters(t *testing.T) {
 		}
 	}
 	opts := c.Options()
-	f := newFleet(t, app.Options{Informers: testInformers("pods"), Index: opts.Index})
+	f := newFleet(t, app.Options{Informers: apptest.Informers("pods"), Index: opts.Index})
 	f.waitSynced(t)
 	var paths []string
 	for _, p := range f.Index.IndexedPaths("pods") {

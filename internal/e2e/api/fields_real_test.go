@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/fleetcache/fleetcache/internal/app"
+	"github.com/fleetcache/fleetcache/internal/apptest"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
@@ -376,7 +377,7 @@ func startPodSubFleet(t *testing.T, ns string) (map[string]dynamic.Interface, *f
 		d[c.Name()] = dyn(t, c)
 		createNamespace(t, d[c.Name()], ns)
 	}
-	fl := newFleet(t, app.Options{Informers: testInformers("pods"),
+	fl := newFleet(t, app.Options{Informers: apptest.Informers("pods"),
 		GraphQL: graphql.Options{Fanout: fanout.Options{HeartbeatInterval: 200 * time.Millisecond}}})
 	f := &subFleet{fleet: fl, api: fl.API}
 	fl.waitSynced(t)

@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fleetcache/fleetcache/internal/app"
+	"github.com/fleetcache/fleetcache/internal/apptest"
 	"github.com/fleetcache/fleetcache/internal/fleetctl"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/index"
@@ -300,7 +301,7 @@ func TestKubectlFleetWatchExpiredCursor(t *testing.T) {
 	// Five changes retained, and one deletion: two deletions while the
 	// client is away leave its cursor neither in the feed nor resumable
 	// from the clocks (docs/design.md).
-	f := newFleet(t, app.Options{Informers: testInformers("configmaps", "namespaces"), Index: index.Options{Retention: 5, MaxTombstones: 1}})
+	f := newFleet(t, app.Options{Informers: apptest.Informers("configmaps", "namespaces"), Index: index.Options{Retention: 5, MaxTombstones: 1}})
 	f.waitSynced(t)
 	proxy, err := testcluster.StartProxy(strings.TrimPrefix(f.serverURL(), "http://"))
 	if err != nil {
@@ -378,7 +379,7 @@ func TestKubectlFleetWatchExpiredCursor(t *testing.T) {
 func TestKubectlFleetErrorsOnRealClusters(t *testing.T) {
 	env := testbed.Env(t)
 	home := env.Clusters()[0]
-	f := newFleet(t, app.Options{Informers: testInformers("configmaps", "namespaces"),
+	f := newFleet(t, app.Options{Informers: apptest.Informers("configmaps", "namespaces"),
 		Auth: app.AuthOptions{Authn: app.AuthnTokenReview, AuthnConfig: home.AdminConfig()}})
 	token := home.AdminConfig().BearerToken
 	if token == "" {

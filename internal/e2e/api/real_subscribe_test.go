@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/fleetcache/fleetcache/internal/app"
+	"github.com/fleetcache/fleetcache/internal/apptest"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
@@ -40,7 +41,7 @@ type subFleet struct {
 func startSubFleet(t *testing.T, ixOpts index.Options, opts graphql.Options) *subFleet {
 	t.Helper()
 	env := testbed.Env(t)
-	f := newFleet(t, app.Options{Index: ixOpts, Informers: testInformers("configmaps"), GraphQL: opts})
+	f := newFleet(t, app.Options{Index: ixOpts, Informers: apptest.Informers("configmaps"), GraphQL: opts})
 	agg := f.Aggregator
 	sf := &subFleet{fleet: f, api: agg.API}
 	testcluster.Eventually(t, 90*time.Second, "every cluster SYNCED", func() (bool, string) {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -25,9 +24,8 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/fleetcache/fleetcache/internal/app"
+	"github.com/fleetcache/fleetcache/internal/apptest"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
-	"github.com/fleetcache/fleetcache/pkg/clusters"
-	"github.com/fleetcache/fleetcache/pkg/informers"
 )
 
 // cached are the types the real-server tests cache, with their kind names.
@@ -53,51 +51,16 @@ type fleet struct {
 	stop func()
 }
 
-// testInformers probe often so that tests observe state changes quickly.
-func testInformers(resources ...string) informers.Options {
-	return informers.Options{
-		Resources:      resources,
-		DiscoveryRetry: 300 * time.Millisecond,
-		SyncTimeout:    time.Minute,
-		ProbeInterval:  time.Second,
-		ProbeTimeout:   time.Second,
-	}
-}
-
 // newFleet starts an aggregator with opts over the three test clusters.
 func newFleet(t *testing.T, opts app.Options) *fleet {
 	t.Helper()
-	env := testbed.Env(t)
-	agg, err := app.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range env.Clusters() {
-		if err := agg.Registry.Add(clusters.Cluster{Name: c.Name(), Config: c.AdminConfig()}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- agg.Start(ctx) }()
-	srv := httptest.NewServer(agg.Handler)
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("aggregator: %v", err)
-			}
-			srv.Close()
-		})
-	}
-	t.Cleanup(stop)
-	return &fleet{Aggregator: agg, url: srv.URL + "/graphql", stop: stop}
+	f := apptest.Start(t, testbed.Env(t), opts)
+	return &fleet{Aggregator: f.Aggregator, url: f.URL + "/graphql", stop: f.Stop}
 }
 
 func startFleet(t *testing.T, resources ...string) *fleet {
 	t.Helper()
-	return newFleet(t, app.Options{Informers: testInformers(resources...)})
+	return newFleet(t, app.Options{Informers: apptest.Informers(resources...)})
 }
 
 // gqlError is an error of a GraphQL response.

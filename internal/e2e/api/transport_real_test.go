@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/fleetcache/fleetcache/internal/app"
+	"github.com/fleetcache/fleetcache/internal/apptest"
 	"github.com/fleetcache/fleetcache/internal/nodetest"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/transport"
@@ -34,7 +35,7 @@ var streamingPackages = []string{"graphql-ws@6.4.2", "ws@8.23.0", "graphql-sse@2
 // startLiveFleet is startFleet with transport options of its own.
 func startLiveFleet(t *testing.T, opts transport.Options, resources ...string) *fleet {
 	t.Helper()
-	return newFleet(t, app.Options{Informers: testInformers(resources...), Transport: opts})
+	return newFleet(t, app.Options{Informers: apptest.Informers(resources...), Transport: opts})
 }
 
 // nodeClient is a node process running testdata/ws_client.js or

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/fleetcache/fleetcache/internal/app"
+	"github.com/fleetcache/fleetcache/internal/apptest"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
 	"github.com/fleetcache/fleetcache/pkg/openapi"
@@ -74,7 +75,7 @@ func project(v any, s selection) any {
 // resources and follows their OpenAPI schemas every 300 ms.
 func typedFleet(t *testing.T, resources ...string) *fleet {
 	t.Helper()
-	return newFleet(t, app.Options{Informers: testInformers(resources...), Schemas: openapi.Options{Interval: 300 * time.Millisecond}})
+	return newFleet(t, app.Options{Informers: apptest.Informers(resources...), Schemas: openapi.Options{Interval: 300 * time.Millisecond}})
 }
 
 // waitType waits until the schema has the type name with the field

@@ -1,10 +1,8 @@
 package mcp_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,12 +17,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/fleetcache/fleetcache/internal/app"
+	"github.com/fleetcache/fleetcache/internal/apptest"
 	"github.com/fleetcache/fleetcache/internal/nodetest"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
-	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
-	"github.com/fleetcache/fleetcache/pkg/informers"
 )
 
 // The namespaces of the seeded objects: alice may list those of nsA.
@@ -108,36 +105,12 @@ func workload(t *testing.T, kube kubernetes.Interface, ns, name string, pods int
 // and waits until it holds every seeded object.
 func startFleet(t *testing.T, auth app.AuthOptions) *fleet {
 	t.Helper()
-	env := testbed.Env(t)
 	seed(t)
-	agg, err := app.New(app.Options{
-		Informers: informers.Options{Resources: cachedResources, DiscoveryRetry: 300 * time.Millisecond, SyncTimeout: time.Minute,
-			ProbeInterval: time.Second, ProbeTimeout: time.Second},
-		Auth: auth,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range env.Clusters() {
-		if err := agg.Registry.Add(clusters.Cluster{Name: c.Name(), Config: c.AdminConfig()}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- agg.Start(ctx) }()
-	srv := httptest.NewServer(agg.Handler)
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("aggregator: %v", err)
-		}
-		srv.Close()
-	})
-	f := &fleet{agg: agg, url: srv.URL + "/mcp"}
+	a := apptest.Start(t, testbed.Env(t), app.Options{Informers: apptest.Informers(cachedResources...), Auth: auth})
+	f := &fleet{agg: a.Aggregator, url: a.URL + "/mcp"}
 	want := len(oracle(t, nil))
 	testcluster.Eventually(t, 60*time.Second, "every seeded object cached", func() (bool, string) {
-		n := views.Of(agg.Index).CountUnion([]planner.Filter{{Namespaces: []string{nsA, nsB}, Kinds: []string{"ConfigMap", "Pod", "Deployment.apps"}}})
+		n := views.Of(a.Index).CountUnion([]planner.Filter{{Namespaces: []string{nsA, nsB}, Kinds: []string{"ConfigMap", "Pod", "Deployment.apps"}}})
 		return n == want, fmt.Sprintf("%d of %d", n, want)
 	})
 	return f

@@ -67,6 +67,15 @@ func (in inspector) mustCall(t *testing.T, tool string, args map[string]any, out
 	return r
 }
 
+// startInspected starts a fleet whose callers' tokens c1 reviews, and
+// returns it with the Inspector's CLI as admin and as alice.
+func startInspected(t *testing.T) (f *fleet, admin, alice inspector) {
+	t.Helper()
+	f = startFleet(t, app.AuthOptions{Authn: app.AuthnTokenReview, AuthnConfig: testbed.Env(t).Cluster("c1").AdminConfig()})
+	dir := nodetest.Install(t, inspectorPackage)
+	return f, inspector{f, dir, token(t, "admin")}, inspector{f, dir, token(t, "alice")}
+}
+
 // keys returns items as the oracle names objects.
 func keys(items []mcp.Item) []string {
 	out := make([]string, len(items))
@@ -88,10 +97,8 @@ func inNamespace(ns string) func(object) bool {
 // Deployments in nsA only.
 func TestInspector(t *testing.T) {
 	env := testbed.Env(t)
-	f := startFleet(t, app.AuthOptions{Authn: app.AuthnTokenReview, AuthnConfig: env.Cluster("c1").AdminConfig()})
-	dir := nodetest.Install(t, inspectorPackage)
-	admin := inspector{f, dir, token(t, "admin")}
-	alice := inspector{f, dir, token(t, "alice")}
+	f, admin, alice := startInspected(t)
+	dir := admin.dir
 	truth := oracle(t, nil)
 	slices.Sort(truth)
 
@@ -110,7 +117,7 @@ func TestInspector(t *testing.T) {
 				t.Errorf("%s: description %q, schemas %v %v", tool.Name, tool.Description, tool.InputSchema, tool.OutputSchema)
 			}
 		}
-		if diff := cmp.Diff([]string{"cluster_health", "count_resources", "find_resources", "get_resource", "get_table"}, slices.Sorted(slices.Values(names))); diff != "" {
+		if diff := cmp.Diff([]string{"cluster_health", "count_resources", "find_resources", "get_resource", "get_table", "what_changed"}, slices.Sorted(slices.Values(names))); diff != "" {
 			t.Errorf("tools (-want +got):\n%s", diff)
 		}
 	})

@@ -175,8 +175,9 @@ authz and serving from the values of those names.
 fleetcache.memberRules are the RBAC rules of the member-cluster ClusterRole:
 list and watch on each configured type (kubectl names, "deployments.apps" is
 resource deployments in group apps), one rule per API group in the order the
-groups first appear; then create on subjectaccessreviews, when the member
-clusters authorize callers.
+groups first appear; get on the kube-system namespace, whose UID identifies
+the member (a warm start resumes only on the same member); then create on
+subjectaccessreviews, when the member clusters authorize callers.
 */}}
 {{- define "fleetcache.memberRules" -}}
 {{- $names := .Values.config.resources }}
@@ -199,6 +200,10 @@ clusters authorize callers.
   resources: {{ get $byGroup . | toJson }}
   verbs: ["list", "watch"]
 {{- end }}
+- apiGroups: [""]
+  resources: ["namespaces"]
+  resourceNames: ["kube-system"]
+  verbs: ["get"]
 {{- if include "fleetcache.subjectAccessReview" . }}
 - apiGroups: ["authorization.k8s.io"]
   resources: ["subjectaccessreviews"]

@@ -1,0 +1,268 @@
+package informers_test
+
+import (
+	"context"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/fleetcache/fleetcache/internal/app"
+	"github.com/fleetcache/fleetcache/internal/testcluster"
+	"github.com/fleetcache/fleetcache/pkg/clusters"
+	"github.com/fleetcache/fleetcache/pkg/health"
+	"github.com/fleetcache/fleetcache/pkg/index"
+)
+
+// lists returns the list requests (not watches) of path the log saw.
+func (l *requestLog) lists(path string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, raw := range l.urls {
+		u, err := url.Parse(raw)
+		if err == nil && u.Path == path && u.Query().Get("watch") != "true" {
+			out = append(out, u.RawQuery)
+		}
+	}
+	return out
+}
+
+// startWarm runs an aggregator of cluster c's configmaps with its snapshot
+// in dir, the member's requests recorded in log, and returns its fleet and
+// the function that stops it (after a last write of the snapshot).
+func startWarm(t *testing.T, c *testcluster.Cluster, dir string, log *requestLog, watchTimeout time.Duration) (*fleet, func()) {
+	t.Helper()
+	opts := testOptions("configmaps")
+	opts.WatchTimeout = watchTimeout
+	agg, err := app.New(app.Options{Informers: opts, Snapshot: app.SnapshotOptions{Dir: dir, Interval: 200 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := agg.Registry.Add(clusters.Cluster{Name: c.Name(), Config: log.config(c.AdminConfig())}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- agg.Start(ctx) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("aggregator: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return &fleet{index: agg.Index, health: agg.Health, registry: agg.Registry}, stop
+}
+
+// TestWarmStart stops fleetcache, changes objects while it is down (an add,
+// an update, a delete, a delete and re-create), and starts it again on its
+// snapshot: it serves the objects it had at once, stale, resumes its watch
+// from the snapshot's resourceVersion without listing, delivers each change
+// made meanwhile as an event, and says SYNCED only once its data is the
+// server's (checked at the moment it says so).
+func TestWarmStart(t *testing.T) {
+	c := testbed.Env(t).Cluster("c1")
+	dc := testcluster.Dynamic(t, c.AdminConfig())
+	const ns = "warm"
+	dir := filepath.Join(t.TempDir(), "snapshot")
+	first, stop := firstRun(t, c, dc, ns, dir)
+	before := indexState(first.index, "c1", "configmaps")
+	// A follower's cursor, as a subscription's event carries it.
+	c1 := func(s index.Stream) bool { return s.Cluster == "c1" && s.Resource == "configmaps" }
+	cursor := first.index.ClocksAt(first.index.Revision(), c1)
+	stop()
+
+	changeDuringOutage(t, dc, ns)
+
+	var log requestLog
+	started := time.Now()
+	second, _ := startWarm(t, c, dir, &log, 0)
+	// Before its watch resumed: the objects it had, and it says so.
+	if diff := cmp.Diff(before, indexState(second.index, "c1", "configmaps")); diff != "" {
+		t.Fatalf("the restarted index does not hold the snapshot's objects (-before the stop +restored):\n%s", diff)
+	}
+	assertRestoredStale(t, second, "c1")
+	m := awaitRecovery(t, syncedMoment(t, second, "c1", 0), "c1", started, "its restart on a snapshot")
+	checkMoment(t, second, m, "c1", dc)
+
+	// The follower resumes its cursor on the restarted index and has the
+	// server's truth: the tombs and clocks came back with the snapshot.
+	catchUp, _, err := second.index.Since(cursor, c1, nil)
+	if err != nil {
+		t.Fatalf("resuming a cursor from before the restart: %v", err)
+	}
+	if diff := cmp.Diff(serverState(t, dc, configMaps), replay(before, catchUp, "c1", "configmaps")); diff != "" {
+		t.Errorf("a follower resumed across the restart differs from the server (-server +follower):\n%s", diff)
+	}
+	// Each change made while it was down, as an event, in the member's
+	// order, and nothing for what did not change.
+	want := []string{"ADDED new", "MODIFIED change", "DELETED gone", "DELETED recreate", "ADDED recreate"}
+	if diff := cmp.Diff(want, eventsFor(eventsAfter(t, second.index, 0), "c1", ns)); diff != "" {
+		t.Errorf("events after the warm start (-want +got):\n%s", diff)
+	}
+	// No list: one object's worth, to read the member's resourceVersion.
+	lists := log.lists("/api/v1/configmaps")
+	if len(lists) == 0 {
+		t.Fatal("no request to the member recorded: the test's recorder is not in the informers' transport")
+	}
+	for _, l := range lists {
+		if q, _ := url.ParseQuery(l); q.Get("limit") != "1" {
+			t.Errorf("the warm start listed configmaps: ?%s", l)
+		}
+	}
+}
+
+// TestWarmStartQuiet restarts on a snapshot of a type nothing changed in
+// meanwhile: no event moves its clock, so it is SYNCED by the watch
+// cache's periodic bookmark, still without a list.
+func TestWarmStartQuiet(t *testing.T) {
+	testcluster.SkipShort(t, "waits for the watch cache's bookmark, about a minute")
+	c := testbed.Env(t).Cluster("c3")
+	dc := testcluster.Dynamic(t, c.AdminConfig())
+	dir := filepath.Join(t.TempDir(), "snapshot")
+	_, stop := firstRun(t, c, dc, "quiet", dir)
+	stop()
+
+	var log requestLog
+	started := time.Now()
+	second, _ := startWarm(t, c, dir, &log, 0)
+	assertRestoredStale(t, second, "c3")
+	var m moment
+	select {
+	case m = <-syncedMoment(t, second, "c3", 0):
+	case <-time.After(100 * time.Second):
+		t.Fatal("c3 not SYNCED within 100s of a warm start on a quiet snapshot")
+	}
+	t.Logf("c3 current %s after its warm start", m.at.Sub(started))
+	checkMoment(t, second, m, "c3", dc)
+	for _, l := range log.lists("/api/v1/configmaps") {
+		if q, _ := url.ParseQuery(l); q.Get("limit") != "1" {
+			t.Errorf("the quiet warm start listed configmaps: ?%s", l)
+		}
+	}
+}
+
+// TestWarmStartAfterCompaction restarts on a snapshot whose resourceVersion
+// the member compacted away while fleetcache was down (its API server runs
+// without a watch cache, so the watch goes to etcd): the member answers 410
+// Gone, which the test sees counted, fleetcache lists, and the changes made
+// meanwhile arrive as events, deletions included.
+func TestWarmStartAfterCompaction(t *testing.T) {
+	e := noWatchCacheEnv(t)
+	c := e.Cluster("c1")
+	dc := testcluster.Dynamic(t, c.AdminConfig())
+	const ns = "compacted"
+	dir := filepath.Join(t.TempDir(), "snapshot")
+	_, stop := firstRun(t, c, dc, ns, dir)
+	stop()
+
+	changeDuringOutage(t, dc, ns)
+	if _, err := e.Compact(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+
+	var log requestLog
+	started := time.Now()
+	second, _ := startWarm(t, c, dir, &log, 0)
+	assertRestoredStale(t, second, "c1")
+	m := awaitRecovery(t, syncedMoment(t, second, "c1", 0), "c1", started, "its restart on a compacted snapshot")
+	checkMoment(t, second, m, "c1", dc)
+	if r := resourceStatus(t, second, "c1", "configmaps"); r.WatchExpired == 0 {
+		t.Errorf("no 410 Gone counted: the watch from the snapshot was not refused (%+v)", r)
+	}
+	if !slices.ContainsFunc(log.lists("/api/v1/configmaps"), func(l string) bool { q, _ := url.ParseQuery(l); return q.Get("limit") != "1" }) {
+		t.Error("no list after 410 Gone")
+	}
+	got := eventsFor(eventsAfter(t, second.index, 0), "c1", ns)
+	slices.Sort(got)
+	want := []string{"ADDED new", "ADDED recreate", "DELETED gone", "DELETED recreate", "MODIFIED change"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events after the relist (-want +got):\n%s", diff)
+	}
+}
+
+// firstRun seeds namespace ns of c with the objects changeDuringOutage
+// changes and starts fleetcache with its snapshot in dir, until it holds
+// them all.
+func firstRun(t *testing.T, c *testcluster.Cluster, dc dynamic.Interface, ns, dir string) (*fleet, func()) {
+	t.Helper()
+	seedOutage(t, dc, ns)
+	f, stop := startWarm(t, c, dir, &requestLog{}, 0)
+	waitStatus(t, f, c.Name(), health.Synced)
+	waitConverged(t, f, c.Name(), dc, configMaps, "configmaps")
+	return f, stop
+}
+
+// TestWarmStartOnAnotherMember restarts on a snapshot of a cluster whose
+// name now leads to another member (a cluster rebuilt under the same name,
+// with another etcd): the snapshot's resourceVersions mean nothing there,
+// so fleetcache lists, and at SYNCED it holds the new member's objects and
+// none of the old one's.
+func TestWarmStartOnAnotherMember(t *testing.T) {
+	env := testbed.Env(t)
+	old, rebuilt := env.Cluster("c1"), env.Cluster("c2")
+	dir := filepath.Join(t.TempDir(), "snapshot")
+	first, stop := firstRun(t, old, testcluster.Dynamic(t, old.AdminConfig()), "member-old", dir)
+	oldID, _ := first.health.Cluster("c1")
+	stop()
+	if oldID.MemberID == "" {
+		t.Fatal("the first run did not read the member's identity")
+	}
+
+	var log requestLog
+	agg, err := app.New(app.Options{Informers: testOptions("configmaps"), Snapshot: app.SnapshotOptions{Dir: dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The name c1, the other server.
+	if err := agg.Registry.Add(clusters.Cluster{Name: "c1", Config: log.config(rebuilt.AdminConfig())}); err != nil {
+		t.Fatal(err)
+	}
+	second := &fleet{index: agg.Index, health: agg.Health, registry: agg.Registry}
+	synced := syncedMoment(t, second, "c1", 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- agg.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("aggregator: %v", err)
+		}
+	})
+	var m moment
+	select {
+	case m = <-synced:
+	case <-time.After(90 * time.Second):
+		t.Fatal("c1 not SYNCED within 90s of its start on another member")
+	}
+	dc := testcluster.Dynamic(t, rebuilt.AdminConfig())
+	if diff := cmp.Diff(serverState(t, dc, configMaps), m.state); diff != "" {
+		t.Errorf("at SYNCED the index differs from the new member (-member +index):\n%s", diff)
+	}
+	if !slices.ContainsFunc(log.lists("/api/v1/configmaps"), func(l string) bool { q, _ := url.ParseQuery(l); return q.Get("limit") != "1" }) {
+		t.Error("no list of the new member: the snapshot's resourceVersion was resumed on another history")
+	}
+	if s, _ := second.health.Cluster("c1"); s.MemberID == oldID.MemberID {
+		t.Errorf("the new member has the old one's identity %s", s.MemberID)
+	}
+}
+
+// assertRestoredStale checks that a cluster restored from a snapshot is not
+// SYNCED, says why, and says since when its data is not known current.
+func assertRestoredStale(t *testing.T, f *fleet, cluster string) {
+	t.Helper()
+	st, ok := f.health.Cluster(cluster)
+	if !ok || st.Status == health.Synced || st.CurrentAsOf.IsZero() || !strings.Contains(st.Message, "snapshot") {
+		t.Errorf("restored cluster %s before its watch resumed: %+v; want not SYNCED, a currentAsOf, and a message about the snapshot", cluster, st)
+	}
+}
