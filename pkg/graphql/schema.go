@@ -52,7 +52,7 @@ import (
 //	enum SortOrder { ASC DESC }
 //	input ResourceSort { field: String!  order: SortOrder = ASC }
 //
-//	type Resource {
+//	interface Resource {
 //	  cluster: String!  apiVersion: String!  kind: String!  resource: String!
 //	  namespace: String  name: String!  uid: String!  resourceVersion: String!
 //	  labels: JSON!  annotations: JSON!  creationTimestamp: Time  object: JSON!
@@ -60,7 +60,14 @@ import (
 //	  owners: [Resource!]!  children: [Resource!]!
 //	  columns(age: Boolean = false): [Column!]!
 //	}
+//	type UntypedResource implements Resource { (Resource's fields) }
 //	type Column { name: String!  value: String!  priority: Int! }
+//
+//	(Each kind of Options.Kinds: a type that implements Resource with the
+//	schema's properties, Pod { …  metadata: PodMetadata  spec: PodSpec
+//	status: PodStatus  node: Resource }, a root field pods(filter, sort,
+//	first, after): PodConnection! and PodConnection, PodEdge; Node.pods and
+//	Service.pods are ResourceConnections. See package typed.)
 //
 //	type ResourceConnection {
 //	  edges: [ResourceEdge!]!  pageInfo: PageInfo!  totalCount: Int!
