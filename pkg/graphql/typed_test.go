@@ -1,6 +1,7 @@
 package graphql
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/fleetcache/fleetcache/pkg/authn"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
 
 	"github.com/fleetcache/fleetcache/pkg/openapi"
 )
@@ -166,4 +172,82 @@ func anys[T any](s []T) []any {
 		out = append(out, v)
 	}
 	return out
+}
+
+// kindDoc returns a kind of the core group whose schema has the given
+// properties (OpenAPI v3 JSON), served by c1.
+func kindDoc(t testing.TB, kind, resource, props string) openapi.Kind {
+	t.Helper()
+	raw := `{"components":{"schemas":{"k":{"type":"object","x-kubernetes-group-version-kind":[{"group":"","version":"v1","kind":"` +
+		kind + `"}],"properties":{` + props + `}}}}}`
+	doc, err := openapi.Decode("/openapi/v3/api/v1?hash="+kind, []byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return openapi.Kind{Kind: kind, Resource: resource, Versions: []openapi.Served{{Version: "v1", Doc: doc, Schema: "k", Clusters: []string{"c1"}}}}
+}
+
+// TestRelationsUnderRights checks Service.pods, Node.pods and Pod.node
+// over benchPods (app=web, on node-0 to node-4), under each caller's
+// rights: related objects the caller may not list are not there.
+func TestRelationsUnderRights(t *testing.T) {
+	ix := benchPodIndex(t, 5)
+	mk := func(typ *object.Type, namespace, name, body string) {
+		var u unstructured.Unstructured
+		raw := `{"apiVersion":"v1","kind":"` + typ.Kind + `","metadata":{"name":"` + name + `","namespace":"` + namespace + `","uid":"u-` + name + `"}` + body + `}`
+		if err := u.UnmarshalJSON([]byte(raw)); err != nil {
+			t.Fatal(err)
+		}
+		o, err := object.NewObject("c1", typ, &u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix.Upsert(o)
+	}
+	svcType := &object.Type{Resource: "services", GVR: schema.GroupVersionResource{Version: "v1", Resource: "services"}, Kind: "Service", Namespaced: true}
+	nodeType := &object.Type{Resource: "nodes", GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, Kind: "Node"}
+	mk(svcType, "web", "web", `,"spec":{"selector":{"app":"web"}}`)
+	mk(svcType, "web", "other", `,"spec":{"selector":{"app":"other"}}`)
+	mk(svcType, "web", "headless", `,"spec":{}`)
+	mk(nodeType, "", "node-1", "")
+	pods := podKinds(t).(staticKinds).snap.Kinds[0]
+	kinds := staticKinds{&openapi.Snapshot{Kinds: []openapi.Kind{
+		kindDoc(t, "Node", "nodes", `"spec":{"type":"object","properties":{"unschedulable":{"type":"boolean"}}}`),
+		pods,
+		kindDoc(t, "Service", "services", `"spec":{"type":"object","properties":{"selector":{"type":"object","additionalProperties":{"type":"string"}}}}`),
+	}}}
+	s := newServer(t, ix, newFixture(t).tracker, Options{Kinds: kinds, Authorizer: scopesAuthorizer{}})
+	const query = `{
+		services(first: 10) { edges { node { name ... on Service { pods(first: 10) { totalCount edges { node { name } } } } } } }
+		nodes(first: 10) { edges { node { name ... on Node { pods(first: 10) { totalCount } } } } }
+		pods(sort: [{field: "metadata.name"}]) { edges { node { name node { name } } } }
+	}`
+	for _, tc := range []struct {
+		scopes []string
+		want   string
+	}{
+		{[]string{"services"}, `{"services":{"edges":[` +
+			`{"node":{"name":"headless","pods":{"totalCount":0,"edges":[]}}},{"node":{"name":"other","pods":{"totalCount":0,"edges":[]}}},` +
+			`{"node":{"name":"web","pods":{"totalCount":0,"edges":[]}}}]},"nodes":{"edges":[]},"pods":{"edges":[]}}`},
+		{[]string{"services", "pods", "nodes"}, `{"services":{"edges":[` +
+			`{"node":{"name":"headless","pods":{"totalCount":0,"edges":[]}}},{"node":{"name":"other","pods":{"totalCount":0,"edges":[]}}},` +
+			`{"node":{"name":"web","pods":{"totalCount":5,"edges":[{"node":{"name":"web-7d9f8c6b5-00000"}},{"node":{"name":"web-7d9f8c6b5-00001"}},` +
+			`{"node":{"name":"web-7d9f8c6b5-00002"}},{"node":{"name":"web-7d9f8c6b5-00003"}},{"node":{"name":"web-7d9f8c6b5-00004"}}]}}}]},` +
+			`"nodes":{"edges":[{"node":{"name":"node-1","pods":{"totalCount":1}}}]},` +
+			`"pods":{"edges":[{"node":{"name":"web-7d9f8c6b5-00000","node":null}},{"node":{"name":"web-7d9f8c6b5-00001","node":{"name":"node-1"}}},` +
+			`{"node":{"name":"web-7d9f8c6b5-00002","node":null}},{"node":{"name":"web-7d9f8c6b5-00003","node":null}},{"node":{"name":"web-7d9f8c6b5-00004","node":null}}]}}`},
+		{[]string{"pods"}, `{"services":{"edges":[]},"nodes":{"edges":[]},"pods":{"edges":[` +
+			`{"node":{"name":"web-7d9f8c6b5-00000","node":null}},{"node":{"name":"web-7d9f8c6b5-00001","node":null}},{"node":{"name":"web-7d9f8c6b5-00002","node":null}},` +
+			`{"node":{"name":"web-7d9f8c6b5-00003","node":null}},{"node":{"name":"web-7d9f8c6b5-00004","node":null}}]}}`},
+	} {
+		u := &authn.User{Name: "alice", Extra: map[string][]string{"scopes": tc.scopes}}
+		res := s.Execute(authn.WithUser(t.Context(), u), Request{Query: query})
+		if len(res.Errors) > 0 {
+			t.Fatalf("%v: %s", tc.scopes, mustJSON(t, res))
+		}
+		got, _ := json.Marshal(res.Data)
+		if diff := cmp.Diff(tc.want, string(got)); diff != "" {
+			t.Errorf("%v (-want +got):\n%s", tc.scopes, diff)
+		}
+	}
 }
