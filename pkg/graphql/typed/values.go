@@ -45,12 +45,73 @@ func member(src any, key, gkey string, asNode bool) gjson.Result {
 		case key == "status":
 			at = d.Status
 		}
+		if asNode && at == 0 {
+			at = leadingMember(raw, key)
+		}
 		if at > 0 && at < len(raw) && raw[at] == '{' {
 			return gjson.Parse(raw[at:])
 		}
 		return gjson.Get(raw, gkey)
 	}
 	return gjson.Result{}
+}
+
+// leadingMember returns where the value of the top-level member key of
+// the JSON object raw begins, when only members with string values come
+// before it (metadata, after kind and apiVersion); else 0. gjson would
+// read the value to its end to find it, a Pod's metadata whole, where the
+// typed fields need a few members of it.
+func leadingMember(raw, key string) int {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return 0
+	}
+	for {
+		i = skipSpace(raw, i+1)
+		k, end := plainString(raw, i)
+		if end < 0 {
+			return 0
+		}
+		i = skipSpace(raw, end)
+		if i >= len(raw) || raw[i] != ':' {
+			return 0
+		}
+		i = skipSpace(raw, i+1)
+		if k == key {
+			return i
+		}
+		if _, end = plainString(raw, i); end < 0 {
+			return 0 // a value other than a plain string: let gjson find it
+		}
+		i = skipSpace(raw, end)
+		if i >= len(raw) || raw[i] != ',' {
+			return 0
+		}
+	}
+}
+
+// plainString returns the string without escapes that begins at i in s,
+// and where it ends; -1 if there is none.
+func plainString(s string, i int) (string, int) {
+	if i >= len(s) || s[i] != '"' {
+		return "", -1
+	}
+	for j := i + 1; j < len(s); j++ {
+		switch s[j] {
+		case '\\':
+			return "", -1
+		case '"':
+			return s[i+1 : j], j + 1
+		}
+	}
+	return "", -1
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 // fits reports whether r is a value of the scalar l.
