@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/graphql-go/graphql/testutil"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -250,4 +252,61 @@ func TestRelationsUnderRights(t *testing.T) {
 			t.Errorf("%v (-want +got):\n%s", tc.scopes, diff)
 		}
 	}
+}
+
+// crdKinds returns n custom kinds, each a CRD's schema of a typical size:
+// a spec of a dozen fields (a nested object, a list of objects, a map, an
+// int-or-string), a status with conditions.
+func crdKinds(t testing.TB, n int) []openapi.Kind {
+	t.Helper()
+	const schemaJSON = `{"type":"object","x-kubernetes-group-version-kind":[{"group":"$G","version":"v1","kind":"$K"}],"properties":{
+"spec":{"type":"object","description":"The desired state.","properties":{
+ "replicas":{"type":"integer","format":"int32","description":"How many."},"image":{"type":"string"},"paused":{"type":"boolean"},
+ "port":{"x-kubernetes-int-or-string":true,"anyOf":[{"type":"integer"},{"type":"string"}]},
+ "labels":{"type":"object","additionalProperties":{"type":"string"}},"mode":{"type":"string","enum":["Fast","Safe"]},
+ "ratio":{"type":"number"},"timeoutSeconds":{"type":"integer","format":"int64"},
+ "template":{"type":"object","properties":{"name":{"type":"string"},"config":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}},
+ "targets":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"weight":{"type":"integer","format":"int32"},
+   "selector":{"type":"object","properties":{"matchLabels":{"type":"object","additionalProperties":{"type":"string"}}}}}}},
+ "tags":{"type":"array","items":{"type":"string"}}}},
+"status":{"type":"object","properties":{"observedGeneration":{"type":"integer","format":"int64"},"phase":{"type":"string"},
+ "conditions":{"type":"array","items":{"type":"object","properties":{"type":{"type":"string"},"status":{"type":"string"},
+   "reason":{"type":"string"},"message":{"type":"string"},"lastTransitionTime":{"type":"string","format":"date-time"}}}}}}}}`
+	out := make([]openapi.Kind, n)
+	for i := range out {
+		group, kind := fmt.Sprintf("g%03d.example.com", i), fmt.Sprintf("Thing%03d", i)
+		raw := `{"components":{"schemas":{"k":` + strings.NewReplacer("$G", group, "$K", kind).Replace(schemaJSON) + `}}}`
+		doc, err := openapi.Decode("/openapi/v3/apis/"+group+"/v1?hash=x", []byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = openapi.Kind{Group: group, Kind: kind, Resource: strings.ToLower(kind) + "s." + group, Namespaced: true,
+			Versions: []openapi.Served{{Version: "v1", Doc: doc, Schema: "k", Clusters: []string{"c1"}}}}
+	}
+	return out
+}
+
+// BenchmarkSchemaWith200CRDs measures the schema's build (what a change
+// of the fleet's kinds costs: typed.Build and graphql-go's schema) and
+// the size of its introspection (graphql-js' introspection query), with
+// a Pod and 200 CRDs.
+func BenchmarkSchemaWith200CRDs(b *testing.B) {
+	kinds := append(crdKinds(b, 200), podKinds(b).(staticKinds).snap.Kinds...)
+	s := newServer(b, newFixture(b).ix, newFixture(b).tracker, Options{Kinds: staticKinds{&openapi.Snapshot{Kinds: kinds}}})
+	for b.Loop() {
+		if _, err := s.newSchema(&openapi.Snapshot{Kinds: kinds}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/build")
+	res := s.Execute(b.Context(), Request{Query: testutil.IntrospectionQuery})
+	if len(res.Errors) > 0 {
+		b.Fatal(res.Errors)
+	}
+	enc, err := json.Marshal(res)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(len(enc)), "introspection-bytes")
+	b.ReportMetric(float64(len(s.gen.Load().schema.TypeMap())), "types")
 }
