@@ -77,9 +77,13 @@ func (s *Server) rebuild() error {
 // followKinds rebuilds the schema each time the kinds change, once they
 // stay unchanged for rebuildQuiet, until ctx ends.
 func (s *Server) followKinds(ctx context.Context) {
+	tried := s.gen.Load().version
 	for {
 		version, changed := s.opts.Kinds.Watch()
-		if version != s.gen.Load().version {
+		if version != tried {
+			// Tried once per version: a schema that fails to build
+			// fails again until the kinds change.
+			tried = version
 			start := time.Now()
 			if err := s.rebuild(); err != nil {
 				s.opts.Logger.Error(err, "Rebuilding the schema for the fleet's kinds failed; the previous one stays")
