@@ -1,13 +1,16 @@
 package graphql
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/graphql-go/graphql/testutil"
@@ -309,4 +312,63 @@ func BenchmarkSchemaWith200CRDs(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(enc)), "introspection-bytes")
 	b.ReportMetric(float64(len(s.gen.Load().schema.TypeMap())), "types")
+}
+
+// changingKinds are Kinds whose snapshot the test replaces.
+type changingKinds struct {
+	mu      sync.Mutex
+	snap    *openapi.Snapshot
+	version uint64
+	changed chan struct{}
+}
+
+func (k *changingKinds) Snapshot() (*openapi.Snapshot, uint64) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.snap, k.version
+}
+
+func (k *changingKinds) Watch() (uint64, <-chan struct{}) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.version, k.changed
+}
+
+func (k *changingKinds) set(snap *openapi.Snapshot) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.snap, k.version = snap, k.version+1
+	close(k.changed)
+	k.changed = make(chan struct{})
+}
+
+// TestSchemaFollowsKinds changes the kinds while the server runs: the
+// schema follows (a kind's root field valid once it came, invalid once it
+// left), and a subscription started before goes on throughout.
+func TestSchemaFollowsKinds(t *testing.T) {
+	ix := benchPodIndex(t, 2)
+	kinds := &changingKinds{snap: podKinds(t).(staticKinds).snap, changed: make(chan struct{})}
+	s := startServer(t, ix, newFixture(t).tracker, Options{Kinds: kinds})
+	sub, res := s.Subscribe(t.Context(), Request{Query: `subscription { resourceEvents { type resource { name ... on Pod { status { phase } } } } }`})
+	if sub == nil {
+		t.Fatalf("Subscribe: %s", mustJSON(t, res))
+	}
+	t.Cleanup(sub.Close)
+	valid := func() bool { return len(s.Execute(t.Context(), Request{Query: `{ pods { totalCount } }`}).Errors) == 0 }
+	if !valid() {
+		t.Fatal("pods is not valid with Pods typed")
+	}
+	kinds.set(&openapi.Snapshot{})
+	waitFor(t, "pods out of the schema", func() bool { return !valid() })
+	kinds.set(podKinds(t).(staticKinds).snap)
+	waitFor(t, "pods in the schema again", valid)
+	// The subscription runs on with the plan of the schema it started
+	// with, through two changes: its Pods are typed as they were.
+	ix.Upsert(newBenchPodsOf(t, podType, 3)[2])
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	ev, err := sub.Next(ctx)
+	if err != nil || len(ev.Errors) > 0 || !strings.Contains(string(mustJSON(t, ev)), `"name":"web-7d9f8c6b5-00002","status":{"phase":"Running"}`) {
+		t.Fatalf("event after the schema changed: %v %s", err, mustJSON(t, ev))
+	}
 }
