@@ -118,6 +118,8 @@ type Follower struct {
 	// version starting at once would read core/v1 once per cluster.
 	fetches singleflight.Group
 	version uint64
+	// key is fleetKeyLocked's at version.
+	key string
 	// changed is closed at the next change.
 	changed chan struct{}
 	snap    *Snapshot
@@ -129,7 +131,9 @@ func New(opts Options) *Follower {
 		docs: map[string]*Document{}, changed: make(chan struct{})}
 }
 
-// Watch returns the current version and a channel closed at the next change.
+// Watch returns the current version and a channel closed at the next
+// change: of the kinds the fleet serves, their versions or their documents
+// (not of which clusters serve them).
 func (f *Follower) Watch() (uint64, <-chan struct{}) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -347,10 +351,32 @@ func (f *Follower) set(cluster string, kinds map[kindKey]clusterKind) {
 			delete(f.docs, ck.doc.URL)
 		}
 	}
-	f.version++
 	f.snap = nil
-	close(f.changed)
-	f.changed = make(chan struct{})
+	// A change is what changes the fleet's versions and documents; a
+	// cluster that serves what others serve changes nothing to signal.
+	if key := f.fleetKeyLocked(); key != f.key {
+		f.key = key
+		f.version++
+		close(f.changed)
+		f.changed = make(chan struct{})
+	}
+}
+
+// fleetKeyLocked returns a text that the fleet's kinds, their versions
+// and documents make, whichever clusters serve them.
+func (f *Follower) fleetKeyLocked() string {
+	seen := map[string]bool{}
+	for _, ks := range f.clusters {
+		for k, ck := range ks {
+			seen[k.group+"/"+k.kind+"/"+ck.resource+"/"+ck.version+"/"+ck.doc.URL+"/"+ck.schema] = true
+		}
+	}
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return strings.Join(keys, "\n")
 }
 
 func equalKinds(a, b map[kindKey]clusterKind) bool {

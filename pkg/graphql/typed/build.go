@@ -156,12 +156,23 @@ func Build(snap *openapi.Snapshot, opts Options) *Types {
 		}
 		var vs []version
 		var names []string
+		same := map[string]int{}
+		for _, v := range k.Versions {
+			same[v.Version]++
+		}
+		n := map[string]int{}
 		for _, v := range k.Versions {
 			sch := v.Doc.Schemas[v.Schema]
 			if sch == nil {
 				continue
 			}
-			name := v.Version + " (" + strings.Join(v.Clusters, ", ") + ")"
+			// Which clusters serve a version is not in the schema: it
+			// changes with every cluster, the schema with the versions.
+			name := v.Version
+			if same[v.Version] > 1 {
+				n[v.Version]++
+				name = fmt.Sprintf("%s (schema %d of %d)", v.Version, n[v.Version], same[v.Version])
+			}
 			vs = append(vs, version{name: name, s: shapeOf(v.Doc, sch, 0)})
 			names = append(names, name)
 		}

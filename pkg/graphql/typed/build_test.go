@@ -106,7 +106,7 @@ func TestPodFromAServersSchema(t *testing.T) {
 	if !strings.Contains(phase.Description, "One of: ") || !strings.Contains(phase.Description, "Running") {
 		t.Errorf("phase's description does not list its values: %q", phase.Description)
 	}
-	if !strings.Contains(pod.Description(), "served at v1 (c1)") {
+	if !strings.Contains(pod.Description(), "served at v1.") {
 		t.Errorf("Pod's description: %q", pod.Description())
 	}
 	if _, err := graphql.NewSchema(graphql.SchemaConfig{Query: graphql.NewObject(graphql.ObjectConfig{Name: "Query",
@@ -136,7 +136,7 @@ func TestVersionsMerge(t *testing.T) {
 		t.Errorf("the union of the versions (-want +got):\n%s", diff)
 	}
 	desc := spec.Fields()["size"].Description
-	if !strings.Contains(desc, "int32 in v1 (c1)") || !strings.Contains(desc, "string in v2 (c2, c3)") {
+	if !strings.Contains(desc, "int32 in v1;") || !strings.Contains(desc, "string in v2.") {
 		t.Errorf("size's description does not say why it is JSON: %q", desc)
 	}
 }
