@@ -26,13 +26,19 @@ type node struct {
 
 // member returns the value of the member key (gjson's escape of it: gkey)
 // of src, an *object.Object or a *node; a missing value does not Exist.
-// For an object's spec and status read as objects (asNode), it starts
-// where the object's Doc says they begin, as paths do (fieldpath), rather
-// than skip what precedes them; the Result's Raw then runs on past the
-// value, which a node does not mind.
+// For a value read as an object (asNode), whose Raw may then run on past
+// the value (gjson reads a node's members and stops at its end; not so a
+// list's items), it starts where the object's Doc says spec and status
+// begin, as paths do (fieldpath), or where leadingMember finds it, rather
+// than read the value whole to find where it ends.
 func member(src any, key, gkey string, asNode bool) gjson.Result {
 	switch v := src.(type) {
 	case *node:
+		if asNode {
+			if at := leadingMember(v.raw, key); at > 0 && v.raw[at] == '{' {
+				return gjson.Parse(v.raw[at:])
+			}
+		}
 		return gjson.Get(v.raw, gkey)
 	case *object.Object:
 		d := v.Doc()
