@@ -33,6 +33,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/inventory"
 	"github.com/fleetcache/fleetcache/pkg/kubeapi"
 	"github.com/fleetcache/fleetcache/pkg/mcp"
+	"github.com/fleetcache/fleetcache/pkg/openapi"
 	"github.com/fleetcache/fleetcache/pkg/transport"
 )
 
@@ -115,6 +116,9 @@ type Options struct {
 	Informers informers.Options
 	// GraphQL configures the GraphQL engine.
 	GraphQL graphql.Options
+	// Schemas configures how the members' OpenAPI schemas are followed,
+	// for the typed kinds of the GraphQL schema (package openapi).
+	Schemas openapi.Options
 	// Transport configures how the engine is served: HTTP, WebSocket, SSE.
 	Transport transport.Options
 	// DisableMCP leaves the MCP server out: /mcp answers 404. Default
@@ -245,6 +249,10 @@ func New(opts Options) (*Aggregator, error) {
 		infOpts.Restored = snap.take
 	}
 	printers := infOpts.Columns
+	// The informers tell the follower of the schemas which types each
+	// cluster caches; the API builds a type per kind from what it follows.
+	schemas := openapi.New(opts.Schemas)
+	infOpts.Schemas = schemas
 	infOpts.Registerer = reg
 	fleet, err := informers.NewFleet(ix, tr, infOpts)
 	if err != nil {
@@ -262,7 +270,7 @@ func New(opts Options) (*Aggregator, error) {
 	inv := inventory.NewStore()
 	gqlOpts, trOpts := opts.GraphQL, opts.Transport
 	gqlOpts.Registerer, trOpts.Registerer = reg, reg
-	gqlOpts.Inventory, gqlOpts.Columns = inv, printers
+	gqlOpts.Inventory, gqlOpts.Columns, gqlOpts.Kinds = inv, printers, schemas
 	gqlOpts.Process = processStatus(ix, fleet)
 	trOpts.AllowedOrigins = opts.CORSAllowedOrigins
 	trOpts.BrowserPage, trOpts.IsBrowserAsset = browserPage()

@@ -69,6 +69,25 @@ func newBenchPodsOf(b testing.TB, t *object.Type, n int) []*object.Object {
 	return out
 }
 
+// benchPodIndex returns an index of n Pods of benchPod's shape, stored as
+// the informers store them: compressed, the values of the indexed paths
+// kept beside the body.
+func benchPodIndex(b testing.TB, n int) *index.Index {
+	ix := index.New(index.Options{})
+	t := *podType
+	t.Codec = compact.NewCodec("pods", 0)
+	t.Projected = ix.IndexedPaths("pods")
+	// Train the codec, then keep the page.
+	newBenchPodsOf(b, &t, 40)
+	for _, o := range newBenchPodsOf(b, &t, n) {
+		if !o.Compressed() {
+			b.Fatal("the Pods are not compressed")
+		}
+		ix.Upsert(o)
+	}
+	return ix
+}
+
 // BenchmarkColumns queries a page of 50 Pods with and without their
 // columns or three fields: the difference is what computing them costs.
 // The Pods are stored as the informers store them: compressed, with the
@@ -76,19 +95,7 @@ func newBenchPodsOf(b testing.TB, t *object.Type, n int) []*object.Object {
 // fields). The sides alternate over three rounds, the first side rotating.
 func BenchmarkColumns(b *testing.B) {
 	const page = 50
-	ix := index.New(index.Options{})
-	t := *podType
-	t.Codec = compact.NewCodec("pods", 0)
-	t.Projected = ix.IndexedPaths("pods")
-	// Train the codec, then keep the page.
-	newBenchPodsOf(b, &t, 40)
-	for _, o := range newBenchPodsOf(b, &t, page) {
-		if !o.Compressed() {
-			b.Fatal("the Pods are not compressed")
-		}
-		ix.Upsert(o)
-	}
-	s := newServer(b, ix, newFixture(b).tracker, Options{})
+	s := newServer(b, benchPodIndex(b, page), newFixture(b).tracker, Options{})
 	queries := map[string]string{
 		"none":    `{ resources(filter: {kinds: ["Pod"]}, first: 50) { edges { node { cluster namespace name } } } }`,
 		"columns": `{ resources(filter: {kinds: ["Pod"]}, first: 50) { edges { node { cluster namespace name columns { name value } } } } }`,

@@ -23,7 +23,7 @@ func (s *Server) costOf(d *parsedDocument, op *ast.OperationDefinition, vars map
 	if c, ok := d.costs.Load(op); ok {
 		return c.(costed).cost, c.(costed).err
 	}
-	n, static, err := cost.Compute(&s.schema, d.ast, op, vars,
+	n, static, err := cost.Compute(&d.gen.schema, d.ast, op, vars,
 		cost.Options{DefaultPageSize: s.opts.DefaultPageSize, MaxPageSize: s.opts.MaxPageSize})
 	if static {
 		d.costs.Store(op, costed{n, err})

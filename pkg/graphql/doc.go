@@ -13,6 +13,13 @@
 // through two small interfaces declared here, Index and Health, which
 // *index.Index and *health.Tracker implement.
 //
+// Resource is an interface: with Options.Kinds (the members' OpenAPI
+// schemas, package openapi), each cached kind gets a type that implements
+// it and a root field (package typed, pkg/graphql/typed; kinds.go), and
+// Node.pods, Service.pods and Pod.node relate kinds (relations.go). The
+// schema is rebuilt while Start runs when the kinds change; each schema
+// keeps its own document cache (a generation).
+//
 // Before graphql-go validates a document, the limits of package document
 // (pkg/graphql/document) refuse what would crash it or take it too long:
 // brackets nested too deep to parse, more than 2,000 selections, fragment

@@ -22,7 +22,7 @@ func (s *Server) planFor(d *parsedDocument, op *ast.OperationDefinition, vars ma
 	if v, ok := d.plans.Load(op); ok {
 		return v.(*execute.Plan), nil
 	}
-	p, static, err := execute.Compile(&s.schema, d.ast, op, vars, writer)
+	p, static, err := execute.Compile(&d.gen.schema, d.ast, op, vars, d.gen.writer)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +114,7 @@ func (s *Server) probeVariables(ctx context.Context, op *ast.OperationDefinition
 	// graphql.Execute runs in a goroutine of its own and returns early
 	// when ctx ends; the probe's resolver returns at once, so that
 	// goroutine ends soon after.
-	r := graphql.Execute(graphql.ExecuteParams{Schema: s.schema, Root: vp, AST: ast.NewDocument(&ast.Document{Definitions: []ast.Node{probe}}), Args: vars, Context: ctx})
+	r := graphql.Execute(graphql.ExecuteParams{Schema: s.gen.Load().schema, Root: vp, AST: ast.NewDocument(&ast.Document{Definitions: []ast.Node{probe}}), Args: vars, Context: ctx})
 	if err := contextError(ctx, s.opts.Timeout); err != nil {
 		return nil, &Result{Executed: true, Errors: []gqlerrors.FormattedError{formatted(codeOf(err), err)}}
 	}

@@ -89,6 +89,12 @@ type Options struct {
 	// from here. Default nil: no type has a printer, and custom resources
 	// print as their name alone.
 	Columns *columns.Types
+	// Kinds are the OpenAPI schemas of the fleet's kinds (pkg/openapi):
+	// each kind gets a type that implements Resource and a root field
+	// (docs/graphql.md, "Typed kinds"), and the schema is rebuilt while
+	// Start runs when they change. Default nil: no kind is typed, every
+	// object is an UntypedResource.
+	Kinds Kinds
 	// Logger receives the server's log lines. Default klog.Background().
 	Logger klog.Logger
 	// Registerer is where the server registers its metrics (request

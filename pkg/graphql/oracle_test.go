@@ -33,7 +33,7 @@ func executeWithGraphQLGo(t testing.TB, s *Server, query string, vars map[string
 	if res := s.checkCost(doc, op, vars); res != nil {
 		return res
 	}
-	r := graphql.Execute(graphql.ExecuteParams{Schema: s.schema, AST: doc.ast, OperationName: opName, Args: vars, Context: t.Context()})
+	r := graphql.Execute(graphql.ExecuteParams{Schema: doc.gen.schema, AST: doc.ast, OperationName: opName, Args: vars, Context: t.Context()})
 	res := &Result{Executed: true}
 	for _, e := range r.Errors {
 		switch {

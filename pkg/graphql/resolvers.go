@@ -98,11 +98,21 @@ func appendField(dst []byte, o *object.Object, path fieldpath.Path) []byte {
 	return path.AppendJSONIn(dst, o.Doc())
 }
 
-// writer returns the execute.Writer of the Resource fields a page asks of
+// isResource reports whether t implements Resource.
+func isResource(t *graphql.Object) bool {
+	for _, i := range t.Interfaces() {
+		if i.Name() == "Resource" {
+			return true
+		}
+	}
+	return false
+}
+
+// resourceWriter returns the execute.Writer of the Resource fields a page asks of
 // each of its objects: its identity, and field with a well-formed path
 // (a malformed one is left to resolveField, which reports it).
-func writer(t *graphql.Object, def *graphql.FieldDefinition, args map[string]any) execute.Writer {
-	if t.Name() != "Resource" {
+func resourceWriter(t *graphql.Object, def *graphql.FieldDefinition, args map[string]any) execute.Writer {
+	if !isResource(t) {
 		return nil
 	}
 	var fn func(dst []byte, o *object.Object) []byte
@@ -274,6 +284,12 @@ func resolveEdgeNode(p graphql.ResolveParams) (any, error) {
 }
 
 func (s *Server) resolveResources(p graphql.ResolveParams) (any, error) {
+	return s.resolveConnection(p, "")
+}
+
+// resolveConnection resolves a page of the objects of resource (a
+// kind's root field), or of any resource when it is "".
+func (s *Server) resolveConnection(p graphql.ResolveParams, resource string) (any, error) {
 	if err := s.checkContext(p.Context); err != nil {
 		return nil, err
 	}
@@ -281,7 +297,23 @@ func (s *Server) resolveResources(p graphql.ResolveParams) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if resource != "" {
+		f.Resources = []string{resource}
+	}
+	c, err := s.newConnection(p, f, clusters, resource)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// newConnection returns the page of the objects f selects that p's first,
+// after and sort ask for; clusters are those the caller named (nil for
+// all), query names what selects them beside the filter argument, for the
+// cursors of sorted pages.
+func (s *Server) newConnection(p graphql.ResolveParams, f planner.Filter, clusters []string, query string) (*connection, error) {
 	c := &connection{s: s, filter: f, clusters: clusters}
+	var err error
 	if c.first, err = s.pageSize(p.Args); err != nil {
 		return nil, err
 	}
@@ -290,7 +322,7 @@ func (s *Server) resolveResources(p graphql.ResolveParams) (any, error) {
 	}
 	c.visible, c.denied = s.scopeFilters(p.Context, f)
 	if c.sort != nil {
-		c.query = queryFingerprint(p.Args)
+		c.query = queryFingerprint(p.Args, query)
 	}
 	if v, ok := p.Args["after"].(string); ok {
 		if c.after, err = c.decodeAfter(v); err != nil {
@@ -360,13 +392,20 @@ func parseSort(arg any) ([]planner.SortKey, error) {
 }
 
 // queryFingerprint returns a fingerprint of a resources query's filter and
-// sort arguments, as graphql-go coerced them: a sorted page cursor holds
+// sort arguments (and of what else selects, query), as graphql-go coerced them: a sorted page cursor holds
 // it, so that it is not used with another filter or sort, where its sort
 // values would mean nothing.
-func queryFingerprint(args map[string]any) uint64 {
+func queryFingerprint(args map[string]any, query string) uint64 {
 	// encoding/json writes map keys sorted: equal arguments encode
-	// equally. Coerced arguments always encode.
-	b, _ := json.Marshal([]any{args["filter"], args["sort"]})
+	// equally. Coerced arguments always encode. A kind's root field or a
+	// relation (query) is another query than resources with the same
+	// arguments.
+	var b []byte
+	if query == "" {
+		b, _ = json.Marshal([]any{args["filter"], args["sort"]})
+	} else {
+		b, _ = json.Marshal([]any{args["filter"], args["sort"], query})
+	}
 	h := fnv.New64a()
 	h.Write(b)
 	return h.Sum64()

@@ -12,11 +12,13 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/columns"
 	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
+	"github.com/fleetcache/fleetcache/pkg/graphql/typed"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index/feed"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"github.com/fleetcache/fleetcache/pkg/inventory"
+	"github.com/fleetcache/fleetcache/pkg/openapi"
 )
 
 // The schema, in SDL (descriptions left out):
@@ -50,7 +52,7 @@ import (
 //	enum SortOrder { ASC DESC }
 //	input ResourceSort { field: String!  order: SortOrder = ASC }
 //
-//	type Resource {
+//	interface Resource {
 //	  cluster: String!  apiVersion: String!  kind: String!  resource: String!
 //	  namespace: String  name: String!  uid: String!  resourceVersion: String!
 //	  labels: JSON!  annotations: JSON!  creationTimestamp: Time  object: JSON!
@@ -58,7 +60,14 @@ import (
 //	  owners: [Resource!]!  children: [Resource!]!
 //	  columns(age: Boolean = false): [Column!]!
 //	}
+//	type UntypedResource implements Resource { (Resource's fields) }
 //	type Column { name: String!  value: String!  priority: Int! }
+//
+//	(Each kind of Options.Kinds: a type that implements Resource with the
+//	schema's properties, Pod { …  metadata: PodMetadata  spec: PodSpec
+//	status: PodStatus  node: Resource }, a root field pods(filter, sort,
+//	first, after): PodConnection! and PodConnection, PodEdge; Node.pods and
+//	Service.pods are ResourceConnections. See package typed.)
 //
 //	type ResourceConnection {
 //	  edges: [ResourceEdge!]!  pageInfo: PageInfo!  totalCount: Int!
@@ -94,51 +103,7 @@ import (
 // jsonScalar is any JSON value. Its serialized values are written to the
 // response as they are: a json.RawMessage (an object's stored bytes) is
 // copied, not re-encoded.
-var jsonScalar = graphql.NewScalar(graphql.ScalarConfig{
-	Name:         "JSON",
-	Description:  "Any JSON value.",
-	Serialize:    func(v any) any { return v },
-	ParseValue:   func(v any) any { return v },
-	ParseLiteral: literalValue,
-})
-
-// literalValue returns the Go value of a GraphQL literal, as JSON decoding
-// would produce it.
-func literalValue(v ast.Value) any {
-	switch v := v.(type) {
-	case *ast.StringValue:
-		return v.Value
-	case *ast.EnumValue:
-		return v.Value
-	case *ast.BooleanValue:
-		return v.Value
-	case *ast.IntValue:
-		n, err := strconv.ParseFloat(v.Value, 64)
-		if err != nil {
-			return nil
-		}
-		return n
-	case *ast.FloatValue:
-		n, err := strconv.ParseFloat(v.Value, 64)
-		if err != nil {
-			return nil
-		}
-		return n
-	case *ast.ListValue:
-		out := make([]any, 0, len(v.Values))
-		for _, e := range v.Values {
-			out = append(out, literalValue(e))
-		}
-		return out
-	case *ast.ObjectValue:
-		out := make(map[string]any, len(v.Fields))
-		for _, f := range v.Fields {
-			out[f.Name.Value] = literalValue(f.Value)
-		}
-		return out
-	}
-	return nil
-}
+var jsonScalar = typed.RawScalar("JSON", "Any JSON value.", typed.Literal)
 
 // timeScalar is a time in RFC 3339; the zero time is null.
 var timeScalar = graphql.NewScalar(graphql.ScalarConfig{
@@ -263,27 +228,75 @@ func nonNullList(t graphql.Type) *graphql.NonNull {
 	return graphql.NewNonNull(graphql.NewList(graphql.NewNonNull(t)))
 }
 
-// newSchema builds the schema; its resolvers read s. Each object type is
-// built by a function of its own, from the types its fields return.
-func (s *Server) newSchema() (graphql.Schema, error) {
-	resource := s.resourceType()
-	conn := s.connectionType(resource)
+// newSchema builds the schema, with a type and a root field for each kind
+// snap holds (nil: none, and no Resource is typed); its resolvers read s.
+// Each object type is built by a function of its own, from the types its
+// fields return.
+func (s *Server) newSchema(snap *openapi.Snapshot) (*generation, error) {
+	var types *typed.Types
+	resource, resourceFields := s.resourceType(func(o *object.Object) *graphql.Object { return types.Of(o.Type.GVR.Group, o.Type.Kind) })
+	pages := pageTypes{pageInfo: pageInfoType(), staleCluster: staleClusterType()}
+	conn := s.connectionType("Resource", resource.Interface, pages)
 	cluster := s.clusterType()
-	resourceEvent := s.resourceEventType(resource)
-	query := s.queryType(resource, conn, cluster, s.changeConnectionType(resourceEvent))
+	resourceEvent := s.resourceEventType(resource.Interface)
+	query := s.queryType(resource.Interface, conn, cluster, s.changeConnectionType(resourceEvent))
 	subscription := s.subscriptionType(resourceEvent, cluster)
-	return graphql.NewSchema(graphql.SchemaConfig{Query: query, Subscription: subscription})
+	extra := []graphql.Type{resource.untyped}
+	if snap != nil {
+		types = typed.Build(snap, typed.Options{Resource: resource.Interface, Fields: resourceFields, JSON: jsonScalar,
+			TypeNames: s.reserved.types, FieldNames: s.reserved.fields})
+		for _, k := range types.Kinds {
+			query.AddFieldConfig(k.Field, s.kindField(k, s.connectionType(k.Type.Name(), k.Type, pages)))
+			extra = append(extra, k.Type)
+		}
+		s.addRelations(types, resource.Interface, conn)
+	}
+	schema, err := graphql.NewSchema(graphql.SchemaConfig{Query: query, Subscription: subscription, Types: extra})
+	if err != nil {
+		return nil, err
+	}
+	return &generation{schema: schema, types: types}, nil
 }
 
-// resourceType returns Resource: one object, whose owners and children are
-// Resources too.
-func (s *Server) resourceType() *graphql.Object {
-	resource := graphql.NewObject(graphql.ObjectConfig{
-		Name:        "Resource",
-		Description: "One cached Kubernetes object of one cluster.",
-		Fields:      graphql.Fields{},
+// resourceTypes are Resource, the interface of every cached object, and
+// UntypedResource, the type of objects whose kind has no type of its own.
+type resourceTypes struct {
+	*graphql.Interface
+	untyped *graphql.Object
+}
+
+// resourceType returns Resource, whose owners and children are Resources
+// too, with a function that returns its fields (each typed kind has them)
+// and UntypedResource. An object's type is what typeOf returns, else
+// UntypedResource.
+func (s *Server) resourceType(typeOf func(*object.Object) *graphql.Object) (resourceTypes, func() graphql.Fields) {
+	var r resourceTypes
+	r.Interface = graphql.NewInterface(graphql.InterfaceConfig{
+		Name: "Resource",
+		Description: "One cached Kubernetes object of one cluster. Each kind whose OpenAPI schema the fleet serves has a type " +
+			`of its own that implements it ("... on Pod { spec { nodeName } }"); other objects are UntypedResources.`,
+		Fields: graphql.Fields{},
+		ResolveType: func(p graphql.ResolveTypeParams) *graphql.Object {
+			if o, ok := p.Value.(*object.Object); ok {
+				if t := typeOf(o); t != nil {
+					return t
+				}
+			}
+			return r.untyped
+		},
 	})
-	fields := graphql.Fields{
+	fields := func() graphql.Fields { return s.resourceFields(r.Interface) }
+	for name, f := range fields() {
+		r.Interface.AddFieldConfig(name, f)
+	}
+	r.untyped = graphql.NewObject(graphql.ObjectConfig{Name: "UntypedResource", Interfaces: []*graphql.Interface{r.Interface}, Fields: fields(),
+		Description: "A cached object whose kind has no type of its own: the fleet serves no OpenAPI schema of it (yet)."})
+	return r, fields
+}
+
+// resourceFields returns the fields of Resource.
+func (s *Server) resourceFields(resource *graphql.Interface) graphql.Fields {
+	return graphql.Fields{
 		"cluster":           {Type: graphql.NewNonNull(graphql.String), Description: "The cluster the object is cached from.", Resolve: objectField(func(o *object.Object) any { return o.Cluster })},
 		"apiVersion":        {Type: graphql.NewNonNull(graphql.String), Description: `"v1", "apps/v1".`, Resolve: objectField(func(o *object.Object) any { return o.Type.APIVersion() })},
 		"kind":              {Type: graphql.NewNonNull(graphql.String), Description: `The kind, without group: "Deployment".`, Resolve: objectField(func(o *object.Object) any { return o.Type.Kind })},
@@ -312,10 +325,6 @@ func (s *Server) resourceType() *graphql.Object {
 				Description: "Also the age, computed now, where the server's Table has it (a column Age, a custom resource's date columns at .metadata.creationTimestamp)."}},
 			Resolve: s.resolveColumns},
 	}
-	for name, f := range fields {
-		resource.AddFieldConfig(name, f)
-	}
-	return resource
 }
 
 // columnType is Column: a cell of an object's row as kubectl prints it.
@@ -334,12 +343,14 @@ func (s *Server) resolveColumns(p graphql.ResolveParams) (any, error) {
 	return s.opts.Columns.Row(p.Source.(*object.Object), time.Now(), age), nil
 }
 
-// connectionType returns ResourceConnection, a page of resources, with the
-// types of its fields: ResourceEdge, PageInfo and StaleCluster.
-func (s *Server) connectionType(resource *graphql.Object) *graphql.Object {
-	edge, pageInfo, staleCluster := edgeType(resource), pageInfoType(), staleClusterType()
+// pageTypes are the types every connection's fields share.
+type pageTypes struct{ pageInfo, staleCluster *graphql.Object }
+
+// connectionType returns <name>Connection, a page of node, with <name>Edge.
+func (s *Server) connectionType(name string, node graphql.Output, pages pageTypes) *graphql.Object {
+	edge, pageInfo, staleCluster := edgeType(name, node), pages.pageInfo, pages.staleCluster
 	return graphql.NewObject(graphql.ObjectConfig{
-		Name:        "ResourceConnection",
+		Name:        name + "Connection",
 		Description: "One page of objects, in order of the sort keys, then of cluster, namespace, name and kind.",
 		Fields: graphql.Fields{
 			"edges":    {Type: nonNullList(edge), Description: "The objects of the page, in order.", Resolve: resolveEdges},
@@ -366,10 +377,10 @@ func (s *Server) connectionType(resource *graphql.Object) *graphql.Object {
 	})
 }
 
-// edgeType returns ResourceEdge: a resource of a page and its cursor.
-func edgeType(resource *graphql.Object) *graphql.Object {
+// edgeType returns <name>Edge: an object of a page and its cursor.
+func edgeType(name string, resource graphql.Output) *graphql.Object {
 	return graphql.NewObject(graphql.ObjectConfig{
-		Name:        "ResourceEdge",
+		Name:        name + "Edge",
 		Description: "An object of a page, with its cursor.",
 		Fields: graphql.Fields{
 			"cursor": {Type: graphql.NewNonNull(graphql.String), Description: "Pass it as after to continue after this object.",
@@ -604,7 +615,7 @@ func (s *Server) subscriptionType(resourceEvent, cluster *graphql.Object) *graph
 }
 
 // resourceEventType returns ResourceEvent: a change of a resource.
-func (s *Server) resourceEventType(resource *graphql.Object) *graphql.Object {
+func (s *Server) resourceEventType(resource graphql.Output) *graphql.Object {
 	return graphql.NewObject(graphql.ObjectConfig{
 		Name:        "ResourceEvent",
 		Description: "A change of an object that matches a resourceEvents subscription's filter.",
@@ -669,7 +680,7 @@ func (s *Server) changeConnectionType(resourceEvent *graphql.Object) *graphql.Ob
 
 // queryType returns Query. Its resources field also keeps the coerced
 // variables of probeVariables' execution (execute.go).
-func (s *Server) queryType(resource, conn, cluster, changes *graphql.Object) *graphql.Object {
+func (s *Server) queryType(resource graphql.Output, conn, cluster, changes *graphql.Object) *graphql.Object {
 	facet := facetType()
 	queryFields := graphql.Fields{
 		"clusters": {Type: nonNullList(cluster), Description: "Every registered cluster, by name.",
@@ -687,14 +698,7 @@ func (s *Server) queryType(resource, conn, cluster, changes *graphql.Object) *gr
 			},
 			Resolve: s.resolveResource},
 		"resources": {Type: graphql.NewNonNull(conn), Description: "The objects matching the filter, a page at a time.",
-			Args: graphql.FieldConfigArgument{
-				"filter": {Type: resourceFilterInput, Description: "Which objects; null selects all."},
-				"first": {Type: graphql.Int, DefaultValue: s.opts.DefaultPageSize,
-					Description: "The page size, from 0 to " + strconv.Itoa(s.opts.MaxPageSize) + "."},
-				"after": {Type: graphql.String, Description: "A cursor: the page starts after its object. A sorted page's cursor holds for the same filter and sort only."},
-				"sort": {Type: graphql.NewList(graphql.NewNonNull(resourceSortInput)),
-					Description: "Sort keys, then cluster, namespace, name and kind as the tie-break; null or empty: that order alone."},
-			},
+			Args:    s.pageArgs(),
 			Resolve: s.resolveResources},
 		"facets": {Type: nonNullList(facet), Description: "How many objects matching the filter have each value of a key, most frequent first.",
 			Args: graphql.FieldConfigArgument{
@@ -736,6 +740,18 @@ func (s *Server) queryType(resource, conn, cluster, changes *graphql.Object) *gr
 		Description: "What runs where in every cluster, answered from fleetcache's index.",
 		Fields:      queryFields,
 	})
+}
+
+// pageArgs returns the arguments of resources and of the kinds' root fields.
+func (s *Server) pageArgs() graphql.FieldConfigArgument {
+	return graphql.FieldConfigArgument{
+		"filter": {Type: resourceFilterInput, Description: "Which objects; null selects all."},
+		"first": {Type: graphql.Int, DefaultValue: s.opts.DefaultPageSize,
+			Description: "The page size, from 0 to " + strconv.Itoa(s.opts.MaxPageSize) + "."},
+		"after": {Type: graphql.String, Description: "A cursor: the page starts after its object. A sorted page's cursor holds for the same filter and sort only."},
+		"sort": {Type: graphql.NewList(graphql.NewNonNull(resourceSortInput)),
+			Description: "Sort keys, then cluster, namespace, name and kind as the tie-break; null or empty: that order alone."},
+	}
 }
 
 func nonEmpty(s string) any {

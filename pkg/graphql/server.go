@@ -83,9 +83,13 @@ type Server struct {
 	health Health
 	opts   Options
 	limits document.Limits
-	schema graphql.Schema
-
-	docs *lru.Cache[string, *parsedDocument]
+	// gen is the current schema, with its own document cache: a schema
+	// built for new kinds (Options.Kinds) replaces it, and documents are
+	// validated again against the new one.
+	gen atomic.Pointer[generation]
+	// reserved are the names of the engine's own types and root query
+	// fields, which kinds do not take.
+	reserved struct{ types, fields map[string]bool }
 	// paths holds parsed field paths: Resource.field parses its path for
 	// each object of a page otherwise.
 	paths *lru.Cache[string, fieldpath.Path]
@@ -109,6 +113,8 @@ type Server struct {
 // parsedDocument is a query text parsed and validated: either a document ready to
 // execute, or the errors that make it unusable.
 type parsedDocument struct {
+	// gen is the schema it was validated against, which runs it.
+	gen  *generation
 	ast  *ast.Document
 	errs []gqlerrors.FormattedError
 	// plans holds the *execute.Plan of each operation of ast whose plan
@@ -135,14 +141,13 @@ func New(ix Index, h Health, opts Options) (*Server, error) {
 	fo := opts.Fanout
 	fo.Overflows = s.metrics.overflowed
 	s.hub = fanout.New[*operation, *Result](ix, fo)
-	schema, err := s.newSchema()
-	if err != nil {
-		return nil, fmt.Errorf("build schema: %w", err)
+	if err := s.reserveNames(); err != nil {
+		return nil, err
 	}
-	s.schema = schema
-	if s.docs, err = lru.New[string, *parsedDocument](opts.DocumentCacheSize); err != nil {
-		return nil, fmt.Errorf("document cache: %w", err)
+	if err := s.rebuild(); err != nil {
+		return nil, err
 	}
+	var err error
 	if s.paths, err = lru.New[string, fieldpath.Path](pathCacheSize); err != nil {
 		return nil, fmt.Errorf("path cache: %w", err)
 	}
@@ -157,6 +162,13 @@ func New(ix Index, h Health, opts Options) (*Server, error) {
 func (s *Server) Start(ctx context.Context) error {
 	if !s.started.CompareAndSwap(false, true) {
 		return errors.New("graphql server started twice")
+	}
+	var following sync.WaitGroup
+	if s.opts.Kinds != nil {
+		fctx, cancel := context.WithCancel(ctx)
+		defer following.Wait()
+		defer cancel()
+		following.Go(func() { s.followKinds(fctx) })
 	}
 	err := s.hub.Start(ctx)
 	s.stop()
@@ -344,19 +356,21 @@ func ErrorResult(code string, err error) *Result { return errorResult(code, err)
 // deeper than the limits. Documents come from the cache when they can; the
 // document and the errors are shared, and must not be modified.
 func (s *Server) prepare(query string) (*parsedDocument, []gqlerrors.FormattedError) {
-	if d, ok := s.docs.Get(query); ok {
+	gen := s.gen.Load()
+	if d, ok := gen.docs.Get(query); ok {
 		s.hits.Add(1)
 		return d, d.errs
 	}
 	s.misses.Add(1)
-	d := s.parseAndValidate(query)
+	d := s.parseAndValidate(gen, query)
+	d.gen = gen
 	if len(query) <= maxCachedQuery {
-		s.docs.Add(query, d)
+		gen.docs.Add(query, d)
 	}
 	return d, d.errs
 }
 
-func (s *Server) parseAndValidate(query string) (d *parsedDocument) {
+func (s *Server) parseAndValidate(gen *generation, query string) (d *parsedDocument) {
 	defer func() {
 		// graphql-go's validation panicked on a document its parser
 		// accepts (fuzzing found one, document.Limits.Check catches it
@@ -388,7 +402,7 @@ func (s *Server) parseAndValidate(query string) (d *parsedDocument) {
 	if errs != nil {
 		return &parsedDocument{errs: errs}
 	}
-	if v := graphql.ValidateDocument(&s.schema, doc, nil); !v.IsValid {
+	if v := graphql.ValidateDocument(&gen.schema, doc, nil); !v.IsValid {
 		for _, e := range v.Errors {
 			errs = append(errs, withCode(e, CodeValidationFailed))
 		}
@@ -435,13 +449,14 @@ func selectOperation(doc *ast.Document, name string) (*ast.OperationDefinition, 
 // neither mutations nor subscriptions (graphql-go's validation does not
 // check).
 func (s *Server) checkRoot(op *ast.OperationDefinition) error {
+	schema := &s.gen.Load().schema
 	switch op.Operation {
 	case ast.OperationTypeMutation:
-		if s.schema.MutationType() == nil {
+		if schema.MutationType() == nil {
 			return newCodedError(CodeValidationFailed, errors.New("the schema has no mutations"))
 		}
 	case ast.OperationTypeSubscription:
-		if s.schema.SubscriptionType() == nil {
+		if schema.SubscriptionType() == nil {
 			return newCodedError(CodeValidationFailed, errors.New("the schema has no subscriptions"))
 		}
 	}

@@ -115,6 +115,19 @@ type Options struct {
 	// the same table (graphql.Options.Columns). Default: a new table,
 	// which NewFleet fills in once for all its clusters.
 	Columns *columns.Types
+	// Schemas, when set, follows the OpenAPI schemas of each cluster's
+	// types (pkg/openapi): an Ingester runs its Follow while it runs, with
+	// the cluster's REST client and the types it runs. Default nil: no
+	// schema is followed.
+	Schemas SchemaFollower
+}
+
+// SchemaFollower follows the schemas of the types a cluster caches;
+// *openapi.Follower implements it.
+type SchemaFollower interface {
+	// Follow follows them until ctx ends; types returns the types the
+	// cluster runs at the moment.
+	Follow(ctx context.Context, cluster string, client rest.Interface, types func() []*object.Type)
 }
 
 // DefaultMaxConcurrentLists is Options.MaxConcurrentLists' default: twice
@@ -520,6 +533,8 @@ func (c *Ingester) Start(ctx context.Context) error {
 	defer c.dialer.CloseAll()
 	defer c.requests.Close()
 	ctx, cancel := context.WithCancel(ctx)
+	var following sync.WaitGroup
+	defer following.Wait() // after cancel
 	defer cancel()
 	defer func() {
 		c.mu.Lock()
@@ -535,6 +550,9 @@ func (c *Ingester) Start(ctx context.Context) error {
 
 	c.health.AddCluster(c.name)
 	c.health.Identify(c.name, c.server, "")
+	if c.opts.Schemas != nil {
+		following.Go(func() { c.opts.Schemas.Follow(ctx, c.name, c.lists, c.types) })
+	}
 	if c.prober == nil {
 		// A cluster on its own: its own prober, stopped and waited for
 		// after the cluster's target is removed.
@@ -571,6 +589,17 @@ func (c *Ingester) Start(ctx context.Context) error {
 			c.replaceStale(ctx)
 		}
 	}
+}
+
+// types returns the types the cluster runs.
+func (c *Ingester) types() []*object.Type {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*object.Type, 0, len(c.runs))
+	for _, r := range c.runs {
+		out = append(out, r.t)
+	}
+	return out
 }
 
 // replace asks Start to replace run with a fresh one once the server answers.

@@ -110,9 +110,18 @@ func setPodStatus(t *testing.T, d dynamic.Interface, ns string, p fieldPod) *uns
 // then it starts a fleet that caches Pods and waits until it has synced.
 func startFieldFleet(t *testing.T, prefix string, extra ...fieldPod) (ns, ns2 string, f *fleet) {
 	t.Helper()
-	env := testbed.Env(t)
+	ns, ns2 = seedFieldPods(t, prefix, extra...)
+	f = startFleet(t, "pods")
+	f.waitSynced(t)
+	return ns, ns2, f
+}
+
+// seedFieldPods creates the fieldPods of each cluster, and extra in each
+// cluster's first namespace, in two fresh namespaces named after prefix.
+func seedFieldPods(t *testing.T, prefix string, extra ...fieldPod) (ns, ns2 string) {
+	t.Helper()
 	ns, ns2 = freshNamespace(prefix), freshNamespace(prefix)
-	for _, c := range env.Clusters() {
+	for _, c := range testbed.Env(t).Clusters() {
 		d := dyn(t, c)
 		createNamespace(t, d, ns)
 		createNamespace(t, d, ns2)
@@ -124,9 +133,7 @@ func startFieldFleet(t *testing.T, prefix string, extra ...fieldPod) (ns, ns2 st
 			createFieldPod(t, d, ns2, p)
 		}
 	}
-	f = startFleet(t, "pods")
-	f.waitSynced(t)
-	return ns, ns2, f
+	return ns, ns2
 }
 
 // expectPods pages through the objects matching flt, until they and their

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/graphql-go/graphql"
 	"github.com/graphql-go/graphql/language/ast"
@@ -47,6 +48,7 @@ type Options struct {
 
 // walker computes the cost of an operation.
 type walker struct {
+	schema    *graphql.Schema
 	fragments map[string]*ast.FragmentDefinition
 	varDefs   map[string]*ast.VariableDefinition
 	vars      map[string]any
@@ -68,7 +70,7 @@ func Compute(schema *graphql.Schema, doc *ast.Document, op *ast.OperationDefinit
 	if root == nil {
 		return 0, true, nil
 	}
-	w := &walker{fragments: document.Fragments(doc), varDefs: map[string]*ast.VariableDefinition{}, vars: vars, opts: opts}
+	w := &walker{schema: schema, fragments: document.Fragments(doc), varDefs: map[string]*ast.VariableDefinition{}, vars: vars, opts: opts}
 	for _, d := range op.VariableDefinitions {
 		if d != nil && d.Variable != nil && d.Variable.Name != nil {
 			w.varDefs[d.Variable.Name.Value] = d
@@ -83,7 +85,7 @@ func Compute(schema *graphql.Schema, doc *ast.Document, op *ast.OperationDefinit
 // walk adds the cost of the fields that sets select of n values of type t.
 // page is the length of edges when t is a ResourceConnection or a
 // ChangeConnection.
-func (w *walker) walk(t *graphql.Object, sets []*ast.SelectionSet, n, page int) error {
+func (w *walker) walk(t composite, sets []*ast.SelectionSet, n, page int) error {
 	keys, fields := document.CollectFields(sets, w.fragments, document.Selector{})
 	for _, k := range keys {
 		if w.fields++; w.fields > maxExpandedFields {
@@ -94,19 +96,30 @@ func (w *walker) walk(t *graphql.Object, sets []*ast.SelectionSet, n, page int) 
 		if f.Name == nil {
 			continue
 		}
+		parent := t
 		def := t.Fields()[f.Name.Value]
+		if i, ok := t.(*graphql.Interface); ok && def == nil {
+			// A field of an implementation, in an inline fragment: a
+			// typed kind's relation (Node.pods) counts there too.
+			for _, pt := range w.schema.PossibleTypes(i) {
+				if d := pt.Fields()[f.Name.Value]; d != nil {
+					def, parent = d, pt
+					break
+				}
+			}
+		}
 		if def == nil {
 			continue // __typename, introspection
 		}
-		named, ok := graphql.GetNamed(def.Type).(*graphql.Object)
+		named, ok := graphql.GetNamed(def.Type).(composite)
 		if !ok {
-			continue // a scalar or an enum
+			continue // a scalar, an enum or a union (none holds objects)
 		}
 		values := n
 		if isList(def.Type) {
-			values = saturatingMul(n, listLength(t.Name(), f.Name.Value, page))
+			values = saturatingMul(n, listLength(parent, f.Name.Value, page))
 		}
-		if counted(t.Name(), f.Name.Value, named.Name()) {
+		if counted(parent, f.Name.Value, named) {
 			w.cost = saturatingAdd(w.cost, values)
 		}
 		var subs []*ast.SelectionSet
@@ -116,7 +129,7 @@ func (w *walker) walk(t *graphql.Object, sets []*ast.SelectionSet, n, page int) 
 			}
 		}
 		subPage := 0
-		if named.Name() == "ResourceConnection" || named.Name() == "ChangeConnection" {
+		if isConnection(named) {
 			subPage = w.pageSize(f)
 		}
 		if err := w.walk(named, subs, values, subPage); err != nil {
@@ -126,28 +139,67 @@ func (w *walker) walk(t *graphql.Object, sets []*ast.SelectionSet, n, page int) 
 	return nil
 }
 
-// counted reports whether a field of parent whose values are of type typ
-// counts one per value: Resource and ResourceEdge values, except the node
-// of an edge.
-func counted(parent, field, typ string) bool {
-	switch {
-	case parent == "ResourceEdge" && field == "node":
+// composite is an object type or an interface: a type with fields.
+type composite interface {
+	Name() string
+	Fields() graphql.FieldDefinitionMap
+}
+
+// isResource reports whether t is Resource or one of the types that
+// implement it (the typed kinds, UntypedResource).
+func isResource(t composite) bool {
+	if t.Name() == "Resource" {
+		return true
+	}
+	if o, ok := t.(*graphql.Object); ok {
+		for _, i := range o.Interfaces() {
+			if i.Name() == "Resource" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// isConnection reports whether t is a page of objects or changes:
+// ResourceConnection, ChangeConnection, a typed kind's <Kind>Connection.
+func isConnection(t composite) bool {
+	return strings.HasSuffix(t.Name(), "Connection") && t.Fields()["edges"] != nil
+}
+
+// isEdge reports whether t is an edge of a page of objects: ResourceEdge,
+// a typed kind's <Kind>Edge.
+func isEdge(t composite) bool {
+	node := t.Fields()["node"]
+	if !strings.HasSuffix(t.Name(), "Edge") || node == nil {
 		return false
-	case typ == "Resource", typ == "ResourceEdge":
+	}
+	named, ok := graphql.GetNamed(node.Type).(composite)
+	return ok && isResource(named)
+}
+
+// counted reports whether a field of parent whose values are of type typ
+// counts one per value: Resource values (of any kind) and their edges,
+// except the node of an edge.
+func counted(parent composite, field string, typ composite) bool {
+	switch {
+	case isEdge(parent) && field == "node":
+		return false
+	case isResource(typ), isEdge(typ):
 		return true
 	}
 	return false
 }
 
 // listLength is the length counted for the list field of parent; page is
-// the first of the connection when parent is a ResourceConnection.
-func listLength(parent, field string, page int) int {
-	switch parent + "." + field {
-	case "ResourceConnection.edges", "ChangeConnection.edges":
+// the first of the connection when parent is a connection.
+func listLength(parent composite, field string, page int) int {
+	switch {
+	case field == "edges" && isConnection(parent):
 		return page
-	case "Resource.owners":
+	case field == "owners" && isResource(parent):
 		return ownersPerObject
-	case "Resource.children":
+	case field == "children" && isResource(parent):
 		return childrenPerObject
 	}
 	return 1

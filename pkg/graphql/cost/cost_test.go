@@ -30,6 +30,7 @@ func engineSchema(t testing.TB) *graphql.Schema {
 		t.Fatalf("parse the SDL: %v", err)
 	}
 	objects := map[string]*graphql.Object{}
+	interfaces := map[string]*graphql.Interface{}
 	var typeOf func(ast.Type) graphql.Output
 	typeOf = func(t ast.Type) graphql.Output {
 		switch t := t.(type) {
@@ -41,23 +42,41 @@ func engineSchema(t testing.TB) *graphql.Schema {
 			if o := objects[t.Name.Value]; o != nil {
 				return o
 			}
+			if i := interfaces[t.Name.Value]; i != nil {
+				return i
+			}
 		}
 		return graphql.String
 	}
+	fieldsOf := func(defs []*ast.FieldDefinition) graphql.FieldsThunk {
+		return func() graphql.Fields {
+			fields := graphql.Fields{}
+			for _, f := range defs {
+				fields[f.Name.Value] = &graphql.Field{Type: typeOf(f.Type)}
+			}
+			return fields
+		}
+	}
+	for _, d := range doc.Definitions {
+		if def, ok := d.(*ast.InterfaceDefinition); ok {
+			interfaces[def.Name.Value] = graphql.NewInterface(graphql.InterfaceConfig{Name: def.Name.Value, Fields: fieldsOf(def.Fields)})
+		}
+	}
+	var types []graphql.Type
 	for _, d := range doc.Definitions {
 		def, ok := d.(*ast.ObjectDefinition)
 		if !ok {
 			continue
 		}
-		objects[def.Name.Value] = graphql.NewObject(graphql.ObjectConfig{Name: def.Name.Value, Fields: graphql.FieldsThunk(func() graphql.Fields {
-			fields := graphql.Fields{}
-			for _, f := range def.Fields {
-				fields[f.Name.Value] = &graphql.Field{Type: typeOf(f.Type)}
-			}
-			return fields
-		})})
+		var impl []*graphql.Interface
+		for _, i := range def.Interfaces {
+			impl = append(impl, interfaces[i.Name.Value])
+		}
+		objects[def.Name.Value] = graphql.NewObject(graphql.ObjectConfig{Name: def.Name.Value, Interfaces: impl, Fields: fieldsOf(def.Fields),
+			IsTypeOf: func(graphql.IsTypeOfParams) bool { return false }})
+		types = append(types, objects[def.Name.Value])
 	}
-	schema, err := graphql.NewSchema(graphql.SchemaConfig{Query: objects["Query"], Subscription: objects["Subscription"]})
+	schema, err := graphql.NewSchema(graphql.SchemaConfig{Query: objects["Query"], Subscription: objects["Subscription"], Types: types})
 	if err != nil {
 		t.Fatalf("build the schema: %v", err)
 	}

@@ -3,6 +3,7 @@ package execute
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -212,11 +213,18 @@ func (c *compiler) applies(cond *ast.Named, t *graphql.Object) bool {
 	}
 	switch ct := c.schema.Type(cond.Name.Value).(type) {
 	case *graphql.Interface:
-		return c.schema.IsPossibleType(ct, t)
+		return isPossibleType(c.schema, ct, t)
 	case *graphql.Union:
-		return c.schema.IsPossibleType(ct, t)
+		return isPossibleType(c.schema, ct, t)
 	}
 	return false
+}
+
+// isPossibleType reports whether t is a possible type of the abstract type
+// a, as schema.IsPossibleType does; but that one caches its answers in the
+// schema without a lock, and requests run at once.
+func isPossibleType(schema *graphql.Schema, a graphql.Abstract, t *graphql.Object) bool {
+	return slices.Contains(schema.PossibleTypes(a), t)
 }
 
 // abstractPlans are the plans of an interface- or union-typed field, one
@@ -229,6 +237,20 @@ type abstractPlans struct {
 	mu   sync.Mutex
 	// plans holds a *Plan per *graphql.Object.
 	plans sync.Map
+	// possibleTypes holds, per *graphql.Object, whether it is a
+	// possible type of the field's type: a list of hundreds of kinds is
+	// not searched for each object.
+	possibleTypes sync.Map
+}
+
+// possible reports whether t is a possible type of a, the field's type.
+func (a *abstractPlans) possible(abstract graphql.Abstract, t *graphql.Object) bool {
+	if ok, found := a.possibleTypes.Load(t); found {
+		return ok.(bool)
+	}
+	ok := isPossibleType(a.c.schema, abstract, t)
+	a.possibleTypes.Store(t, ok)
+	return ok
 }
 
 // of returns the plan for values of t.

@@ -315,7 +315,7 @@ func (w *writer) runtimeType(t graphql.Abstract, v any, parent *graphql.Object, 
 		//lint:ignore ST1005 graphql-go's message, word for word: answers keep it
 		return nil, fmt.Errorf(`Abstract type %v must resolve to an Object type at runtime for field %v.%v with value "%v", received "%v".`, t, parent, f.Name, v, rt)
 	}
-	if !schema.IsPossibleType(t, rt) {
+	if !f.abstract.possible(t, rt) {
 		//lint:ignore ST1005 graphql-go's message, word for word: answers keep it
 		return nil, fmt.Errorf(`Runtime Object type "%v" is not a possible type for "%v".`, rt, t)
 	}

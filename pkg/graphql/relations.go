@@ -1,0 +1,123 @@
+package graphql
+
+import (
+	"encoding/json"
+
+	"github.com/graphql-go/graphql"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/fleetcache/fleetcache/pkg/graphql/typed"
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
+	"github.com/fleetcache/fleetcache/pkg/index/fieldselector"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
+)
+
+// Relations between kinds (docs/graphql.md, "Relations"), each within the
+// object's cluster and answered through the index: a lookup by key, the
+// label postings or the posting of an indexed path.
+
+var (
+	nodeNamePath = fieldpath.MustParse("spec.nodeName")
+	selectorPath = fieldpath.MustParse("spec.selector")
+)
+
+// addRelations adds the relation fields of the kinds that have them: a
+// typed Pod's node, a Node's pods, a Service's pods. conn is
+// ResourceConnection, resource Resource.
+func (s *Server) addRelations(types *typed.Types, resource *graphql.Interface, conn *graphql.Object) {
+	pageArgs := func() graphql.FieldConfigArgument {
+		args := s.pageArgs()
+		delete(args, "filter")
+		return args
+	}
+	add := func(kind, name string, f *graphql.Field) {
+		if t := types.Of("", kind); t != nil {
+			if _, taken := t.Fields()[name]; !taken {
+				t.AddFieldConfig(name, f)
+			}
+		}
+	}
+	add("Pod", "node", &graphql.Field{Type: resource, Resolve: s.resolvePodNode,
+		Description: "The Node the Pod is bound to (spec.nodeName), in its cluster; null if none, not cached or not visible to the caller."})
+	add("Node", "pods", &graphql.Field{Type: graphql.NewNonNull(conn), Args: pageArgs(), Resolve: s.resolveNodePods,
+		Description: "The Pods bound to the Node (spec.nodeName) in its cluster, a page at a time, as resources answers."})
+	add("Service", "pods", &graphql.Field{Type: graphql.NewNonNull(conn), Args: pageArgs(), Resolve: s.resolveServicePods,
+		Description: "The Pods the Service's selector selects in its namespace and cluster, a page at a time, as resources " +
+			"answers; none for a Service without a selector."})
+}
+
+// resolvePodNode resolves Pod.node: the cached Node of the Pod's
+// spec.nodeName, by key.
+func (s *Server) resolvePodNode(p graphql.ResolveParams) (any, error) {
+	if err := s.checkContext(p.Context); err != nil {
+		return nil, err
+	}
+	o := p.Source.(*object.Object)
+	var name string
+	nodeNamePath.EachIn(o.Doc(), func(v fieldpath.Value) bool {
+		name = v.Str
+		return false
+	})
+	if name == "" {
+		return nil, nil
+	}
+	for _, n := range s.ix.Lookup(o.Cluster, "", name) {
+		if n.Type.GVR.Group != "" || n.Type.Kind != "Node" {
+			continue
+		}
+		if ok, err := s.visible(p.Context, n); err != nil || !ok {
+			return nil, err
+		}
+		return n, nil
+	}
+	return nil, nil
+}
+
+// resolveNodePods resolves Node.pods: the Pods whose spec.nodeName is the
+// Node's name, through the index on that path (a default index).
+func (s *Server) resolveNodePods(p graphql.ResolveParams) (any, error) {
+	if err := s.checkContext(p.Context); err != nil {
+		return nil, err
+	}
+	o := p.Source.(*object.Object)
+	sel, err := fieldselector.Parse("spec.nodeName=" + o.Name) // a DNS subdomain: nothing to escape
+	if err != nil {
+		return nil, err
+	}
+	f := planner.Filter{Clusters: []string{o.Cluster}, Resources: []string{"pods"}, Fields: sel}
+	return s.relation(p, f, "Node.pods")
+}
+
+// resolveServicePods resolves Service.pods: the Pods of the Service's
+// namespace that its selector selects, through the label postings.
+func (s *Server) resolveServicePods(p graphql.ResolveParams) (any, error) {
+	if err := s.checkContext(p.Context); err != nil {
+		return nil, err
+	}
+	o := p.Source.(*object.Object)
+	var set labels.Set
+	selectorPath.EachIn(o.Doc(), func(v fieldpath.Value) bool {
+		if v.Kind == fieldpath.Object {
+			_ = json.Unmarshal(v.AppendJSON(nil), &set) // a map of strings, else no selector
+		}
+		return false
+	})
+	if len(set) == 0 {
+		// No selector selects no Pod (its endpoints are managed apart).
+		set = labels.Set{"fleetcache.io/no-selector": "\x00"}
+	}
+	f := planner.Filter{Clusters: []string{o.Cluster}, Namespaces: []string{o.Namespace}, Resources: []string{"pods"},
+		Selector: labels.SelectorFromSet(set)}
+	return s.relation(p, f, "Service.pods")
+}
+
+// relation returns the connection of a relation's objects, f.
+func (s *Server) relation(p graphql.ResolveParams, f planner.Filter, name string) (any, error) {
+	o := p.Source.(*object.Object)
+	c, err := s.newConnection(p, f, f.Clusters, name+"/"+o.Cluster+"/"+o.Namespace+"/"+o.Name)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
