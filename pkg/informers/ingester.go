@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -289,12 +290,14 @@ type typeRun struct {
 
 	// restoredRV is the resourceVersion a warm start restored the type's
 	// objects at (restore.go); written before the run's goroutines
-	// start, then read and cleared under mu. resuming is set once the
-	// run took it, until the run's watch has caught up with target, the
-	// member's resourceVersion when the run began.
+	// start, then read and cleared under mu, as target, the watch cache's
+	// resourceVersion when the run began, is written.
 	restoredRV, restoredMember string
-	resuming                   bool
-	target                     uint64
+	// resuming is set once the run took restoredRV, until its watch has
+	// caught up with target: atomic, as the store asks after every event
+	// of every run.
+	resuming atomic.Bool
+	target   uint64
 	// resumedList: the reflector's first list was answered from the
 	// snapshot, and its Replace has not come yet.
 	resumedList bool

@@ -195,7 +195,8 @@ func (g *gatedListWatch) resumeList(ctx context.Context) (runtime.Object, bool, 
 		run.mu.Unlock()
 		return nil, false, nil
 	}
-	run.resuming, run.resumedList, run.target = true, true, current
+	run.resumedList, run.target = true, current
+	run.resuming.Store(true)
 	run.mu.Unlock()
 	return &metainternalversion.List{ListMeta: metav1.ListMeta{ResourceVersion: rv}}, true, nil
 }
@@ -216,7 +217,7 @@ func (r *typeRun) takeResumedList() bool {
 func (lw *listWatch) resumeWatch() (int64, error) {
 	run := lw.run
 	run.mu.Lock()
-	resuming := run.resuming
+	resuming := run.resuming.Load()
 	if resuming {
 		run.resumeWatches++
 	}
@@ -236,12 +237,12 @@ func (lw *listWatch) resumeWatch() (int64, error) {
 // caughtUp is told of each resourceVersion a resuming run's watch reached:
 // once it is the target, the run is synced.
 func (c *Ingester) caughtUp(run *typeRun, rv string) {
+	if !run.resuming.Load() {
+		return // every event of every run that is not resuming: no lock
+	}
 	n, ok := index.ParseResourceVersion(rv)
 	run.mu.Lock()
-	done := run.resuming && ok && n >= run.target
-	if done {
-		run.resuming = false
-	}
+	done := ok && n >= run.target && run.resuming.CompareAndSwap(true, false)
 	run.mu.Unlock()
 	if done {
 		c.listApplied(run)
