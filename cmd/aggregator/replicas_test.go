@@ -35,9 +35,9 @@ type replica struct {
 	// snapshot is the replica's snapshot directory, kept across its
 	// restarts: a SIGKILL may cut a write short.
 	snapshot string
-	cmd        *exec.Cmd
-	exited     chan error
-	stderr     *bytes.Buffer
+	cmd      *exec.Cmd
+	exited   chan error
+	stderr   *bytes.Buffer
 }
 
 func (r *replica) start() {

@@ -80,7 +80,7 @@ func openSnapshot(opts Options, reg prometheus.Registerer, codecs *compact.Codec
 		ix, loaded = index.New(opts.Index), nil
 	case len(loaded.Streams) > 0:
 		logger.Info("Loaded the snapshot: serving its objects, each cluster stale until its watches catch up",
-			"dir", opts.Snapshot.Dir, "objects", loaded.Objects, "tombstones", loaded.Tombs, "streams", len(loaded.Streams), "took", loaded.Took)
+			"dir", opts.Snapshot.Dir, "objects", loaded.Objects, "rebuilt", loaded.Rebuilt, "tombstones", loaded.Tombs, "streams", len(loaded.Streams), "took", loaded.Took)
 	default:
 		logger.Info("The snapshot is empty: starting cold", "dir", opts.Snapshot.Dir)
 	}

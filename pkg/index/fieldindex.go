@@ -142,7 +142,7 @@ func (ix *Index) IndexedPaths(resource string) []fieldpath.Path {
 // facets count them. They may point into o's bytes.
 func fieldValues(path fieldpath.Path, o *object.Object, r *object.BodyReader, dst []string) []string {
 	start := len(dst)
-	path.EachIn(r.DocFor(path, o), func(v fieldpath.Value) bool {
+	o.Each(path, r, func(v fieldpath.Value) bool {
 		if s, ok := IndexedValue(v); ok {
 			dst = append(dst, s)
 		}

@@ -483,6 +483,13 @@ func (ix *Index) entriesLocked(cluster, resource string, pivot *object.Object) [
 // count.
 func (ix *Index) insertLocked(o *object.Object) {
 	id := ix.ids.hold(o)
+	ix.insertIDLocked(o, id)
+	ix.indexTokensLocked(o, id, nil, &ix.bodies)
+}
+
+// insertIDLocked is insertLocked for o, which holds id, but for its search
+// tokens.
+func (ix *Index) insertIDLocked(o *object.Object, id uint32) {
 	ix.all.ReplaceOrInsert(entry{o: o, id: id})
 	ix.rankLocked(entry{o: o, id: id})
 	te := ix.typeLocked(o.Type)
@@ -499,7 +506,6 @@ func (ix *Index) insertLocked(o *object.Object) {
 	for _, r := range o.Owners {
 		postingFor(ix.owners, r.UID).Add(id)
 	}
-	ix.indexTokensLocked(o, id)
 	ix.created.put(o)
 	ix.indexFieldsLocked(o, id, te.kindName)
 	ix.chargeLocked(o, 1)
@@ -604,7 +610,7 @@ func (ix *Index) replaceLocked(e entry, o *object.Object) {
 	for _, r := range o.Owners {
 		postingFor(ix.owners, r.UID).Add(id)
 	}
-	ix.indexTokensLocked(o, id)
+	ix.indexTokensLocked(o, id, nil, &ix.bodies)
 	ix.created.put(o)
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/fleetcache/fleetcache/pkg/index/feed"
@@ -124,61 +125,124 @@ func (ix *Index) streamStatesLocked(tombsFrom func(Stream, uint64) uint64) []Str
 // streams already.
 var ErrNotEmpty = errors.New("the index is not empty")
 
-// Restore fills an empty index with what a snapshot kept: streams with
-// their clocks and tombs (TombGen, TombBase and TombsFrom are not read),
-// and their objects, which must belong to the streams given. It records no
-// change in the feed: followers of this index start after it, and a
-// cursor of another index resumes from its clocks (Since). The tombs' ages
-// count from their At, so those past TombstoneRetention go at once.
-func (ix *Index) Restore(streams []StreamState, objects func(yield func(*object.Object) bool)) error {
+// Saved is an object as a snapshot keeps it: the object, and the tokens
+// its body adds to its searched text (TextTokens), so that restoring it
+// reads no body: the values at indexed paths are those it keeps beside
+// its body (object.Type.Projected).
+type Saved struct {
+	Object *object.Object
+	Text   []string
+}
+
+// Restoring fills an empty index with what a snapshot kept: its streams
+// (Stream), then their objects (Objects), in batches from any number of
+// goroutines, so that decoding them is spread over the CPUs while one
+// batch at a time is inserted; then Finish. It records no change in the
+// feed: followers of the index start after it, and a cursor of another
+// index resumes from its clocks (Since). An error leaves the index
+// holding part of the snapshot: start with a new one.
+type Restoring struct {
+	ix *Index
+	// tombs are the restored tombs with their times, under ix.mu.
+	tombs []heldTomb
+}
+
+type heldTomb struct {
+	*object.Object
+	at time.Time
+}
+
+// Restore returns a Restoring of ix, or ErrNotEmpty.
+func (ix *Index) Restore() (*Restoring, error) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if ix.all.Len() > 0 || len(ix.streams) > 0 || ix.feed.Revision() > 0 {
+		return nil, ErrNotEmpty
+	}
+	return &Restoring{ix: ix}, nil
+}
+
+// Stream restores a stream with its clocks and tombs (TombGen, TombBase
+// and TombsFrom are not read), before any of its objects.
+func (r *Restoring) Stream(st StreamState) error {
+	ix := r.ix
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if ix.all.Len() > 0 || len(ix.streams) > 0 || ix.feed.Revision() > 0 {
-		return ErrNotEmpty
+	if _, dup := ix.streams[st.Stream]; dup {
+		return fmt.Errorf("restore: stream %s given twice", st.Stream)
 	}
+	s := &stream{clock: st.Clock, since: st.Since, pruned: st.Pruned, removed: st.Removed}
+	if st.Clock != 0 {
+		s.hist = []clockAt{{revision: 0, rv: st.Clock}}
+	}
+	for _, t := range st.Tombs {
+		if t.Object == nil || t.Object.Cluster != st.Cluster || t.Object.Type == nil || t.Object.Type.Resource != st.Resource {
+			return fmt.Errorf("restore: a tomb of stream %s is not of it", st.Stream)
+		}
+		s.tombs = append(s.tombs, tomb{o: t.Object, rv: t.RV, at: t.At})
+		r.tombs = append(r.tombs, heldTomb{t.Object, t.At})
+	}
+	ix.streams[st.Stream] = s
+	return nil
+}
+
+// Objects restores objects of streams given to Stream, which the index
+// must not hold yet. Batches in Position order insert fastest.
+func (r *Restoring) Objects(objs []Saved) error {
+	ix := r.ix
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	// The search tokens, most of an insert's work, go into their postings
+	// on a goroutine of their own meanwhile: nothing else touches them.
 	type held struct {
-		*object.Object
-		at time.Time
+		s  *Saved
+		id uint32
 	}
-	var tombs []held
-	for _, st := range streams {
-		if _, dup := ix.streams[st.Stream]; dup {
-			return fmt.Errorf("restore: stream %s given twice", st.Stream)
-		}
-		s := &stream{clock: st.Clock, since: st.Since, pruned: st.Pruned, removed: st.Removed}
-		if st.Clock != 0 {
-			s.hist = []clockAt{{revision: 0, rv: st.Clock}}
-		}
-		for _, t := range st.Tombs {
-			if t.Object == nil || t.Object.Cluster != st.Cluster || t.Object.Type == nil || t.Object.Type.Resource != st.Resource {
-				return fmt.Errorf("restore: a tomb of stream %s is not of it", st.Stream)
+	admitted := make(chan held, len(objs))
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		var bodies object.BodyReader
+		for h := range admitted {
+			if h.s.Object.MetadataOnly() {
+				// The budget dropped its body, and the text with it.
+				ix.indexTokensLocked(h.s.Object, h.id, nil, &bodies)
+			} else {
+				ix.indexTokensLocked(h.s.Object, h.id, h.s, &bodies)
 			}
-			s.tombs = append(s.tombs, tomb{o: t.Object, rv: t.RV, at: t.At})
-			tombs = append(tombs, held{t.Object, t.At})
 		}
-		ix.streams[st.Stream] = s
-	}
-	var err error
-	objects(func(o *object.Object) bool {
+	})
+	defer wg.Wait()
+	defer close(admitted)
+	for i := range objs {
+		o := objs[i].Object
 		if s := ix.streams[Stream{o.Cluster, o.Type.Resource}]; s == nil || s.removed {
-			err = fmt.Errorf("restore: object %s is of no stream given", o.Key())
-			return false
+			return fmt.Errorf("restore: object %s is of no stream given", o.Key())
 		}
 		if ix.findLocked(o.Key(), &ix.scratch).o != nil {
-			err = fmt.Errorf("restore: object %s given twice", o.Key())
-			return false
+			return fmt.Errorf("restore: object %s given twice", o.Key())
 		}
-		if ix.admitLocked(o, nil) {
-			ix.insertLocked(o)
+		if !ix.admitLocked(o, nil) {
+			continue
 		}
-		return true
-	})
-	// The tombs of every stream, oldest first, as tombLocked queues them:
-	// pruning drops the oldest of the fleet first.
-	slices.SortStableFunc(tombs, func(a, b held) int { return a.at.Compare(b.at) })
-	for _, t := range tombs {
+		id := ix.ids.hold(o)
+		admitted <- held{&objs[i], id}
+		ix.insertIDLocked(o, id)
+	}
+	return nil
+}
+
+// Finish ends the restore: the tombs of every stream are queued for
+// pruning, oldest first, and those past TombstoneRetention go at once.
+func (r *Restoring) Finish() {
+	ix := r.ix
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	// As tombLocked queues them: pruning drops the oldest of the fleet
+	// first.
+	slices.SortStableFunc(r.tombs, func(a, b heldTomb) int { return a.at.Compare(b.at) })
+	for _, t := range r.tombs {
 		ix.tombs = append(ix.tombs, ix.streams[Stream{t.Cluster, t.Type.Resource}])
 	}
+	r.tombs = nil
 	ix.pruneTombsLocked(time.Now())
-	return err
 }

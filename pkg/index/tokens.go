@@ -24,15 +24,43 @@ func EachSearchToken(o *object.Object, r *object.BodyReader, fn func(tok string)
 		}
 		return fn(tok)
 	}
-	if !search.Tokens(o.Name, bounded) || !search.Tokens(o.Namespace, bounded) {
-		return
+	if eachMetaToken(o, bounded) {
+		search.StoredText(r.Raw(o), bounded)
+	}
+}
+
+// eachMetaToken calls fn with the tokens of o's name, namespace and
+// labels, the first of its searched text, until fn returns false; it
+// returns false if fn did.
+func eachMetaToken(o *object.Object, fn func(tok string) bool) bool {
+	if !search.Tokens(o.Name, fn) || !search.Tokens(o.Namespace, fn) {
+		return false
 	}
 	for _, l := range o.Labels {
-		if !search.Tokens(l.Key, bounded) || !search.Tokens(l.Value, bounded) {
-			return
+		if !search.Tokens(l.Key, fn) || !search.Tokens(l.Value, fn) {
+			return false
 		}
 	}
-	search.StoredText(r.Raw(o), bounded)
+	return true
+}
+
+// TextTokens returns the tokens o's body adds to its searched text, those
+// EachSearchToken gives after the name's, namespace's and labels', sorted
+// and without repeats: what a snapshot keeps beside o, so that Restoring
+// indexes it without reading its body. They may point into r's buffers.
+func TextTokens(o *object.Object, r *object.BodyReader) []string {
+	n := 0
+	eachMetaToken(o, func(string) bool { n++; return n <= maxObjectTokens })
+	var out []string
+	search.StoredText(r.Raw(o), func(tok string) bool {
+		if n++; n > maxObjectTokens {
+			return false
+		}
+		out = append(out, tok)
+		return true
+	})
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // searchTokens returns o's tokens, sorted and without repeats. They may
@@ -47,9 +75,11 @@ func searchTokens(o *object.Object, r *object.BodyReader) []string {
 	return slices.Compact(out)
 }
 
-// indexTokensLocked adds id, o's, to the postings of o's tokens.
-func (ix *Index) indexTokensLocked(o *object.Object, id uint32) {
-	EachSearchToken(o, &ix.bodies, func(tok string) bool {
+// indexTokensLocked adds id, o's, to the postings of o's tokens: those
+// of its body, read with r, or with saved those a snapshot kept
+// (TextTokens).
+func (ix *Index) indexTokensLocked(o *object.Object, id uint32, saved *Saved, r *object.BodyReader) {
+	add := func(tok string) bool {
 		p, ok := ix.tokens.Get(tok)
 		if !ok {
 			p = new(Posting)
@@ -57,7 +87,15 @@ func (ix *Index) indexTokensLocked(o *object.Object, id uint32) {
 		}
 		p.Add(id)
 		return true
-	})
+	}
+	if saved == nil {
+		EachSearchToken(o, r, add)
+		return
+	}
+	eachMetaToken(o, add)
+	for _, tok := range saved.Text {
+		add(tok)
+	}
 }
 
 // unindexTokensLocked removes id, o's, from the postings of o's tokens,

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"maps"
@@ -50,6 +51,13 @@ func (ix *Index) Verify() error {
 		map[string][]*object.Object{}, map[string][]*object.Object{}, map[object.Label][]*object.Object{}, map[types.UID][]*object.Object{}}
 	clusters := map[string]int{}
 	for _, o := range all {
+		// Field indexes read the values kept beside the body: they must
+		// be the body's.
+		for _, p := range o.Type.Projected {
+			if v, ok := o.Projected(p); ok && !bytes.Equal(v, p.AppendJSONIn(nil, o.Doc())) {
+				return fmt.Errorf("%s keeps %s at %s, its body has %s", o.Key(), v, p, p.AppendJSONIn(nil, o.Doc()))
+			}
+		}
 		want.clusters[o.Cluster] = append(want.clusters[o.Cluster], o)
 		want.namespaces[o.Namespace] = append(want.namespaces[o.Namespace], o)
 		want.kinds[o.Type.KindName()] = append(want.kinds[o.Type.KindName()], o)

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -112,6 +113,12 @@ func (w *writer) write(b Batch) error {
 		_ = w.batch.DeleteRange(streamPrefix(w.g, k), streamEnd(w.g, k), nil)
 		w.staged[k] = nil
 	}
+	for _, c := range b.Codecs {
+		if c.Resource == "" || strings.IndexByte(c.Resource, 0) >= 0 {
+			return fmt.Errorf("codec of resource %q: not a resource name", c.Resource)
+		}
+		_ = w.batch.Set(codecKey(w.g, c.Resource), c.Dict, nil)
+	}
 	for _, m := range b.Streams {
 		if err := validKey(ObjectKey{Cluster: m.Cluster, Resource: m.Resource}); err != nil {
 			return fmt.Errorf("stream %s/%s: %w", m.Cluster, m.Resource, err)
@@ -138,7 +145,7 @@ func (w *writer) write(b Batch) error {
 		if err := w.checkObject(o.ObjectKey); err != nil {
 			return err
 		}
-		_ = w.batch.Set(objectKey(w.g, o.ObjectKey), o.Raw, nil)
+		_ = w.batch.Set(objectKey(w.g, o.ObjectKey), o.Value, nil)
 	}
 	for _, d := range b.DropTombs {
 		seq, err := w.stream(d.StreamKey)

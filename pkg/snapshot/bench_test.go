@@ -28,7 +28,7 @@ func benchObject(i int, pool [][]byte) Object {
 	return Object{
 		ObjectKey: ObjectKey{Cluster: fmt.Sprintf("cluster-%02d", i%benchClusters), Resource: "pods",
 			Namespace: fmt.Sprintf("team-%d", i%40), Name: fmt.Sprintf("pod-%07d", i)},
-		Raw: pool[i%len(pool)],
+		Value: pool[i%len(pool)],
 	}
 }
 
@@ -95,7 +95,7 @@ func BenchmarkApply(b *testing.B) {
 			b.StopTimer()
 			bt := batch()
 			for _, o := range bt.Put {
-				bytes += int64(len(o.Raw))
+				bytes += int64(len(o.Value))
 			}
 			b.StartTimer()
 			if err := s.Apply(bt); err != nil {
@@ -148,10 +148,10 @@ func BenchmarkLoad(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				count, sum := 0, 0
-				_, _, err := s.Load(func(_ StreamMeta, objects iter.Seq[Object], tombs iter.Seq[Tomb]) error {
+				_, _, err := s.Load(nil, func(_ StreamMeta, objects iter.Seq[Object], tombs iter.Seq[Tomb]) error {
 					for o := range objects {
 						count++
-						sum += len(o.Raw)
+						sum += len(o.Value)
 					}
 					for range tombs {
 					}

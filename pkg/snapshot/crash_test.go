@@ -235,7 +235,7 @@ func TestLoadDiscardsACorruptStore(t *testing.T) {
 	s := openStore(t, dir, Options{})
 	b := Batch{Revision: 1, Streams: []StreamMeta{meta("c", "pods", 1)}}
 	for i := range 400 {
-		b.Put = append(b.Put, Object{ObjectKey: ObjectKey{"c", "pods", "ns", fmt.Sprintf("pod-%04d", i)}, Raw: body(i, 400)})
+		b.Put = append(b.Put, Object{ObjectKey: ObjectKey{"c", "pods", "ns", fmt.Sprintf("pod-%04d", i)}, Value: body(i, 400)})
 	}
 	if err := s.Apply(b); err != nil {
 		t.Fatal(err)

@@ -11,12 +11,14 @@ import (
 // 0; a generation g ≥ 1 holds one snapshot, every key of it behind g as 4
 // big-endian bytes, so that one range deletion drops a whole generation:
 //
+//	gen | 0x00 'c' resource                                         → a codec's dictionary
 //	gen | cluster 0x00 resource 0x00 | 'm'                          → StreamMeta
-//	gen | cluster 0x00 resource 0x00 | 'o' | namespace 0x00 name    → the object's JSON
+//	gen | cluster 0x00 resource 0x00 | 'o' | namespace 0x00 name    → the object's value
 //	gen | cluster 0x00 resource 0x00 | 't' | seq (8 bytes, BE)      → Tomb
 //
-// A stream's keys are contiguous and come in the order Load gives them:
-// meta, objects by namespace and name, tombs oldest first. Byte order of
+// The codecs come first (a cluster's name is not empty). A stream's keys
+// are contiguous and come in the order Load gives them: meta, objects by
+// namespace and name, tombs oldest first. Byte order of
 // "cluster 0x00 resource 0x00" is the order of (cluster, resource) as
 // strings, the order of index.ClocksAt.
 const (
@@ -34,7 +36,7 @@ var (
 // formatVersion is written at creation; a store holding another one is
 // discarded with ErrFormat. Change it with any change of the key space or
 // of a value's encoding.
-const formatVersion = "fleetcache-snapshot/2"
+const formatVersion = "fleetcache-snapshot/3"
 
 func genPrefix(g uint32) []byte {
 	return binary.BigEndian.AppendUint32(make([]byte, 0, 64), g)
@@ -57,6 +59,15 @@ func streamEnd(g uint32, k StreamKey) []byte {
 }
 
 func metaKey(g uint32, k StreamKey) []byte { return append(streamPrefix(g, k), kindMeta) }
+
+// codecsPrefix is gen | 0x00 'c': the keys of codecs, before every stream.
+func codecsPrefix(g uint32) []byte { return append(genPrefix(g), 0, 'c') }
+
+func codecKey(g uint32, resource string) []byte { return append(codecsPrefix(g), resource...) }
+
+// streamsStart is the first key of the streams of generation g, after its
+// codecs.
+func streamsStart(g uint32) []byte { return append(genPrefix(g), 1) }
 
 func objectKey(g uint32, k ObjectKey) []byte {
 	b := append(streamPrefix(g, k.Stream()), kindObject)
@@ -226,6 +237,7 @@ func encodeMeta(m StreamMeta) []byte {
 	e.bool(m.Removed)
 	e.int(unixNano(m.AsOf))
 	e.string(m.Member)
+	e.string(m.Derivation)
 	return e.b
 }
 
@@ -248,25 +260,26 @@ func fromUnixNano(ns int64) time.Time {
 func decodeMeta(k StreamKey, b []byte) (StreamMeta, bool) {
 	d := newDecoder(b)
 	m := StreamMeta{StreamKey: k, Group: d.string(), Version: d.string(), Kind: d.string(), Namespaced: d.bool(),
-		Clock: d.uint(), Since: d.uint(), Pruned: d.uint(), Removed: d.bool(), AsOf: fromUnixNano(d.int()), Member: d.string()}
+		Clock: d.uint(), Since: d.uint(), Pruned: d.uint(), Removed: d.bool(), AsOf: fromUnixNano(d.int()), Member: d.string(),
+		Derivation: d.string()}
 	return m, d.done()
 }
 
 func encodeTomb(t Tomb) []byte {
-	e := encoder{b: make([]byte, 0, 32+len(t.Namespace)+len(t.Name)+len(t.Raw))}
+	e := encoder{b: make([]byte, 0, 32+len(t.Namespace)+len(t.Name)+len(t.Value))}
 	e.string(t.Namespace)
 	e.string(t.Name)
 	e.uint(t.RV)
 	e.int(unixNano(t.At))
-	e.bytes(t.Raw)
+	e.bytes(t.Value)
 	return e.b
 }
 
-// decodeTomb fills t from b; t.Raw points into b.
+// decodeTomb fills t from b; t.Value points into b.
 func decodeTomb(t *Tomb, b []byte) bool {
 	d := newDecoder(b)
 	t.Namespace, t.Name, t.RV = d.string(), d.string(), d.uint()
 	t.At = fromUnixNano(d.int())
-	t.Raw = d.b
+	t.Value = d.b
 	return d.ok
 }

@@ -12,7 +12,7 @@ import (
 func FuzzDecode(f *testing.F) {
 	f.Add(state{cur: 3, next: 4, revision: 99, epoch: "e", nextEpoch: "f"}.encode())
 	f.Add(encodeMeta(StreamMeta{Group: "apps", Version: "v1", Kind: "Deployment", Namespaced: true, Clock: 7, Since: 2, Pruned: 1}))
-	f.Add(encodeTomb(Tomb{Object: Object{ObjectKey: ObjectKey{Namespace: "ns", Name: "n"}, Raw: []byte(`{}`)}, RV: 5, At: t0}))
+	f.Add(encodeTomb(Tomb{Object: Object{ObjectKey: ObjectKey{Namespace: "ns", Name: "n"}, Value: []byte(`{}`)}, RV: 5, At: t0}))
 	f.Add(objectKey(1, ObjectKey{"c", "pods", "ns", "n"}))
 	f.Add(tombKey(2, StreamKey{"c", "pods"}, 42))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -30,9 +30,9 @@ func FuzzDecode(f *testing.F) {
 		}
 		var tb, again Tomb
 		if decodeTomb(&tb, b) {
-			tb.Raw = append([]byte(nil), tb.Raw...)
+			tb.Value = append([]byte(nil), tb.Value...)
 			if !decodeTomb(&again, encodeTomb(tb)) || !tb.At.Equal(again.At) || tb.RV != again.RV || tb.Name != again.Name ||
-				tb.Namespace != again.Namespace || string(tb.Raw) != string(again.Raw) {
+				tb.Namespace != again.Namespace || string(tb.Value) != string(again.Value) {
 				t.Errorf("tomb round trip: %+v, then %+v", tb, again)
 			}
 		}

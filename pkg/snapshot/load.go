@@ -8,26 +8,28 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 )
 
-// Load reads the snapshot, as of one point in time, and calls fn for each
-// stream in (cluster, resource) order with its meta, its objects (by
-// namespace and name) and its tombs (oldest first). The sequences are
-// valid only while fn runs, each may be ranged over once and need not be;
-// an Object's and a Tomb's Raw is valid only until the sequence moves on:
-// copy it to keep it. Load returns the snapshot's revision and epoch; a
-// store with no snapshot yet gives revision 0 and calls fn for nothing.
+// Load reads the snapshot, as of one point in time: it calls codec with
+// each resource's dictionary (Batch.Codecs), then fn for each stream in
+// (cluster, resource) order with its meta, its objects (by namespace and
+// name) and its tombs (oldest first). The sequences are valid only while
+// fn runs, each may be ranged over once and need not be; a dictionary,
+// and an Object's and a Tomb's Value, are valid only until the call or
+// the sequence moves on: copy them to keep them. Load returns the
+// snapshot's revision and epoch; a store with no snapshot yet gives
+// revision 0 and calls nothing. codec may be nil.
 //
 // A checksum mismatch, a record that does not decode or a missing piece
 // (objects of a stream with no meta) discards the store, as Open would
-// have, and gives a *DiscardedError wrapping ErrCorrupt: fn may have seen
-// part of the snapshot, which the caller must then drop. An error of fn
-// stops Load and is returned as it is.
-func (s *Store) Load(fn func(StreamMeta, iter.Seq[Object], iter.Seq[Tomb]) error) (revision uint64, epoch string, err error) {
+// have, and gives a *DiscardedError wrapping ErrCorrupt: codec and fn may
+// have seen part of the snapshot, which the caller must then drop. An
+// error of codec or fn stops Load and is returned as it is.
+func (s *Store) Load(codec func(resource string, dict []byte) error, fn func(StreamMeta, iter.Seq[Object], iter.Seq[Tomb]) error) (revision uint64, epoch string, err error) {
 	s.dbMu.RLock()
 	if s.db == nil {
 		s.dbMu.RUnlock()
 		return 0, "", ErrClosed
 	}
-	revision, epoch, err = readSnapshot(s.db, fn)
+	revision, epoch, err = readSnapshot(s.db, codec, fn)
 	s.dbMu.RUnlock()
 	var d *DiscardedError
 	if errors.As(err, &d) {
@@ -43,7 +45,7 @@ func (s *Store) Load(fn func(StreamMeta, iter.Seq[Object], iter.Seq[Tomb]) error
 	return revision, epoch, err
 }
 
-func readSnapshot(db *pebble.DB, fn func(StreamMeta, iter.Seq[Object], iter.Seq[Tomb]) error) (uint64, string, error) {
+func readSnapshot(db *pebble.DB, codec func(string, []byte) error, fn func(StreamMeta, iter.Seq[Object], iter.Seq[Tomb]) error) (uint64, string, error) {
 	// One iterator for the state and the data: a point-in-time view, so
 	// that a batch applied meanwhile is in both or neither.
 	it, err := db.NewIter(nil)
@@ -71,7 +73,20 @@ func readSnapshot(db *pebble.DB, fn func(StreamMeta, iter.Seq[Object], iter.Seq[
 	}
 	l.g = st.cur
 	it.SetBounds(genPrefix(st.cur), genPrefix(st.cur+1))
-	for ok := it.First(); ok; {
+	codecs := codecsPrefix(st.cur)
+	for ok := it.SeekGE(codecs); ok && bytes.HasPrefix(it.Key(), codecs); ok = it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return 0, "", corrupt("read the codec of %s: %w", it.Key()[len(codecs):], err)
+		}
+		if codec == nil {
+			continue
+		}
+		if err := codec(string(it.Key()[len(codecs):]), v); err != nil {
+			return 0, "", err
+		}
+	}
+	for ok := it.SeekGE(streamsStart(st.cur)); ok; {
 		p, parsed := parseKey(it.Key())
 		if !parsed || p.kind != kindMeta {
 			return 0, "", corrupt("key %q is not a stream's meta", it.Key())
@@ -154,7 +169,7 @@ func (l *loader) objects(k StreamKey) iter.Seq[Object] {
 				ns = string(rest[:sep])
 			}
 			o := Object{ObjectKey: ObjectKey{Cluster: k.Cluster, Resource: k.Resource,
-				Namespace: ns, Name: string(rest[sep+1:])}, Raw: value}
+				Namespace: ns, Name: string(rest[sep+1:])}, Value: value}
 			return yield(o)
 		})
 	}

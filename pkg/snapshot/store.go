@@ -291,7 +291,7 @@ func (s *Store) scanStreams(g uint32) (map[StreamKey]*tombSeq, error) {
 	}
 	defer it.Close()
 	streams := map[StreamKey]*tombSeq{}
-	for ok := it.First(); ok; {
+	for ok := it.SeekGE(streamsStart(g)); ok; {
 		p, parsed := parseKey(it.Key())
 		if !parsed || p.kind != kindMeta {
 			return nil, corrupt("key %q is not a stream's meta", it.Key())

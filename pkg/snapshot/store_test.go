@@ -15,6 +15,7 @@ import (
 type snap struct {
 	Revision uint64
 	Epoch    string
+	Codecs   map[string]string
 	Streams  []loadedStream
 }
 
@@ -45,14 +46,21 @@ func load(t testing.TB, s *Store) snap {
 
 func loadErr(s *Store) (snap, error) {
 	var out snap
-	rev, epoch, err := s.Load(func(m StreamMeta, objects iter.Seq[Object], tombs iter.Seq[Tomb]) error {
+	codec := func(resource string, dict []byte) error {
+		if out.Codecs == nil {
+			out.Codecs = map[string]string{}
+		}
+		out.Codecs[resource] = string(dict)
+		return nil
+	}
+	rev, epoch, err := s.Load(codec, func(m StreamMeta, objects iter.Seq[Object], tombs iter.Seq[Tomb]) error {
 		ls := loadedStream{Meta: m}
 		for o := range objects {
-			o.Raw = append([]byte(nil), o.Raw...)
+			o.Value = append([]byte(nil), o.Value...)
 			ls.Objects = append(ls.Objects, o)
 		}
 		for tb := range tombs {
-			tb.Raw = append([]byte(nil), tb.Raw...)
+			tb.Value = append([]byte(nil), tb.Value...)
 			ls.Tombs = append(ls.Tombs, tb)
 		}
 		out.Streams = append(out.Streams, ls)
@@ -72,7 +80,7 @@ func meta(cluster, resource string, clock uint64) StreamMeta {
 func obj(cluster, resource, ns, name string, gen int) Object {
 	return Object{
 		ObjectKey: ObjectKey{cluster, resource, ns, name},
-		Raw:       fmt.Appendf(nil, `{"metadata":{"name":%q,"namespace":%q,"generation":%d}}`, name, ns, gen),
+		Value:     fmt.Appendf(nil, `{"metadata":{"name":%q,"namespace":%q,"generation":%d}}`, name, ns, gen),
 	}
 }
 
@@ -376,7 +384,7 @@ func TestLoadIsAPointInTime(t *testing.T) {
 	}
 	var got []Object
 	applied := false
-	rev, _, err := s.Load(func(m StreamMeta, objects iter.Seq[Object], _ iter.Seq[Tomb]) error {
+	rev, _, err := s.Load(nil, func(m StreamMeta, objects iter.Seq[Object], _ iter.Seq[Tomb]) error {
 		if !applied {
 			applied = true
 			done := make(chan error)
@@ -389,7 +397,7 @@ func TestLoadIsAPointInTime(t *testing.T) {
 			}
 		}
 		for o := range objects {
-			o.Raw = append([]byte(nil), o.Raw...)
+			o.Value = append([]byte(nil), o.Value...)
 			got = append(got, o)
 		}
 		return nil
@@ -415,7 +423,7 @@ func TestLoadStopsOnTheCallersError(t *testing.T) {
 	}
 	stop := errors.New("stop")
 	calls := 0
-	_, _, err := s.Load(func(StreamMeta, iter.Seq[Object], iter.Seq[Tomb]) error { calls++; return stop })
+	_, _, err := s.Load(nil, func(StreamMeta, iter.Seq[Object], iter.Seq[Tomb]) error { calls++; return stop })
 	if err != stop || calls != 1 {
 		t.Errorf("Load = %v after %d calls, want the caller's error after 1", err, calls)
 	}
@@ -435,7 +443,7 @@ func TestClosed(t *testing.T) {
 	if err := s.Apply(Batch{Revision: 1}); !errors.Is(err, ErrClosed) {
 		t.Errorf("Apply: %v, want ErrClosed", err)
 	}
-	if _, _, err := s.Load(nil); !errors.Is(err, ErrClosed) {
+	if _, _, err := s.Load(nil, nil); !errors.Is(err, ErrClosed) {
 		t.Errorf("Load: %v, want ErrClosed", err)
 	}
 	if err := s.Reset("e"); !errors.Is(err, ErrClosed) {
@@ -443,5 +451,53 @@ func TestClosed(t *testing.T) {
 	}
 	if _, err := s.Size(); !errors.Is(err, ErrClosed) {
 		t.Errorf("Size: %v, want ErrClosed", err)
+	}
+}
+
+// TestCodecs: dictionaries are stored per snapshot, before its streams,
+// replaced by resource, kept across a reopen and dropped with the
+// generation a rewrite replaces.
+func TestCodecs(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, Options{})
+	m := meta("a", "pods", 1)
+	m.Derivation = "paths status.phase"
+	if err := s.Apply(Batch{Revision: 1, Codecs: []Codec{{"pods", []byte("d1")}, {"services", []byte("s1")}},
+		Streams: []StreamMeta{m}, Put: []Object{obj("a", "pods", "ns", "x", 1)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(Batch{Revision: 2, Codecs: []Codec{{"pods", []byte("d2")}},
+		Tombs: []Tomb{{Object: obj("a", "pods", "ns", "y", 1), RV: 2, At: time.Unix(1700000000, 0).UTC()}}}); err != nil {
+		t.Fatal(err)
+	}
+	want := snap{Revision: 2, Epoch: "", Codecs: map[string]string{"pods": "d2", "services": "s1"},
+		Streams: []loadedStream{{Meta: m, Objects: []Object{obj("a", "pods", "ns", "x", 1)},
+			Tombs: []Tomb{{Object: obj("a", "pods", "ns", "y", 1), RV: 2, At: time.Unix(1700000000, 0).UTC()}}}}}
+	if d := diff(want, load(t, s)); d != "" {
+		t.Fatalf("loaded (-want +got):\n%s", d)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openStore(t, dir, Options{})
+	// The tombs' sequence is found again past the codecs.
+	if err := s.Apply(Batch{Revision: 3, Tombs: []Tomb{{Object: obj("a", "pods", "ns", "z", 1), RV: 3, At: time.Unix(1700000001, 0).UTC()}}}); err != nil {
+		t.Fatal(err)
+	}
+	got := load(t, s)
+	if d := cmp.Diff(want.Codecs, got.Codecs); d != "" || len(got.Streams) != 1 || len(got.Streams[0].Tombs) != 2 {
+		t.Fatalf("after a reopen: %+v", got)
+	}
+	if err := s.Reset("e2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(Batch{Revision: 4, Streams: []StreamMeta{m}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := load(t, s); len(got.Codecs) != 0 {
+		t.Errorf("a rewrite kept the codecs of the old snapshot: %v", got.Codecs)
+	}
+	if err := s.Apply(Batch{Revision: 5, Codecs: []Codec{{"", []byte("x")}}}); err == nil {
+		t.Error("a codec without a resource was stored")
 	}
 }

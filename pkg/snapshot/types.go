@@ -48,13 +48,25 @@ type StreamMeta struct {
 	// (health.ClusterStatus.MemberID), empty when unknown: its
 	// resourceVersions mean something only there.
 	Member string
+	// Derivation says how what the writer derived from the objects and
+	// stored in their values was derived (pkg/warmstart: the paths whose
+	// values an object keeps); opaque to the store.
+	Derivation string
 }
 
-// Object is one object: its key and its compact JSON.
+// Object is one object: its key and its value, as the writer encodes the
+// object (pkg/warmstart: its stored form); opaque to the store.
 type Object struct {
 	ObjectKey
-	// Raw is the object encoded as compact JSON (object.Object.Raw).
-	Raw []byte
+	Value []byte
+}
+
+// Codec is the dictionary the bodies of a resource's objects are
+// compressed with, as the writer encodes it (compact.Codec.Dict): stored
+// once per snapshot, for every stream of the resource.
+type Codec struct {
+	Resource string
+	Dict     []byte
 }
 
 // Tomb is a deleted object: its last state, the stream's resourceVersion
@@ -88,6 +100,9 @@ type Batch struct {
 
 	// RemoveStreams drops streams whole: meta, objects and tombs.
 	RemoveStreams []StreamKey
+	// Codecs puts the dictionaries of resources, replacing those of the
+	// same resource.
+	Codecs []Codec
 	// Streams puts the meta of these streams. A stream must have a meta,
 	// here or from an earlier batch, before anything else of it is
 	// stored.

@@ -15,6 +15,7 @@ type Metrics struct {
 	discarded   *prometheus.CounterVec
 	loadSeconds prometheus.Gauge
 	loaded      prometheus.Gauge
+	rebuilt     prometheus.Gauge
 }
 
 // NewMetrics registers the snapshot's metrics with reg.
@@ -35,11 +36,13 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "How long loading the snapshot into the index took at start."}),
 		loaded: prometheus.NewGauge(prometheus.GaugeOpts{Name: "fleetcache_snapshot_loaded_objects",
 			Help: "Objects loaded from the snapshot at start (0: a cold start)."}),
+		rebuilt: prometheus.NewGauge(prometheus.GaugeOpts{Name: "fleetcache_snapshot_loaded_rebuilt_objects",
+			Help: "Objects of the snapshot loaded at start that were built again from their JSON (another dictionary or other indexed paths than the writer's): slower than as they were held."}),
 	}
 	for _, r := range []string{"torn", "corrupt", "format"} {
 		m.discarded.WithLabelValues(r)
 	}
-	for _, c := range []prometheus.Collector{m.writes, m.duration, m.objects, m.lastWrite, m.discarded, m.loadSeconds, m.loaded} {
+	for _, c := range []prometheus.Collector{m.writes, m.duration, m.objects, m.lastWrite, m.discarded, m.loadSeconds, m.loaded, m.rebuilt} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -59,6 +62,7 @@ func (m *Metrics) Loaded(l *Loaded) {
 	if m != nil && l != nil {
 		m.loadSeconds.Set(l.Took.Seconds())
 		m.loaded.Set(float64(l.Objects))
+		m.rebuilt.Set(float64(l.Rebuilt))
 	}
 }
 

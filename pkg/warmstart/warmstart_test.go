@@ -12,6 +12,8 @@ import (
 
 	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/compact"
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/snapshot"
 	"github.com/fleetcache/fleetcache/pkg/warmstart"
@@ -22,18 +24,42 @@ var podType, cmType, depType = indextest.PodType, indextest.ConfigMapType, index
 // fleet drives an index as the informers do: watch events each followed
 // by the stream's clock, relists, clusters removed and added again.
 type fleet struct {
-	r    *rand.Rand
-	ix   *index.Index
-	rv   int
-	live map[index.Stream]map[string]*object.Object
+	r     *rand.Rand
+	ix    *index.Index
+	types []*object.Type
+	rv    int
+	live  map[index.Stream]map[string]*object.Object
 }
+
+// informerTypes returns the fleet's types as the informers make them:
+// compressed by codecs (nil: not compressed), with the paths ix indexes
+// projected.
+func informerTypes(ix *index.Index, codecs *compact.Codecs) []*object.Type {
+	var out []*object.Type
+	for _, t := range []*object.Type{podType, cmType, depType} {
+		c := *t
+		if codecs != nil {
+			c.Codec = codecs.For(t.Resource)
+		}
+		c.Projected = ix.IndexedPaths(t.Resource)
+		out = append(out, &c)
+	}
+	return out
+}
+
+// testCodecs returns codecs that train on a few objects.
+func testCodecs() *compact.Codecs { return &compact.Codecs{TrainBytes: 2048} }
 
 func newObject(t testing.TB, cluster string, typ *object.Type, name string, rv int, uid string) *object.Object {
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": typ.APIVersion(), "kind": typ.Kind,
 		"metadata": map[string]any{"name": name, "namespace": "ns", "uid": uid,
-			"resourceVersion": strconv.Itoa(rv), "labels": map[string]any{"app": "a" + strconv.Itoa(rv%5)}},
-		"spec": map[string]any{"n": int64(rv)},
+			"resourceVersion": strconv.Itoa(rv), "labels": map[string]any{"app": "a" + strconv.Itoa(rv%5)},
+			"annotations": map[string]any{"note": fmt.Sprintf("Owned by team-%d, see wiki page %d", rv%3, rv%7)}},
+		"spec": map[string]any{"n": int64(rv), "nodeName": fmt.Sprintf("node-%d", rv%4),
+			"containers": []any{map[string]any{"name": "app", "image": fmt.Sprintf("registry.example.com/app-%d:v1.%d", rv%3, rv%2)}},
+			"template":   map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"image": fmt.Sprintf("example.org/web:%d", rv%5)}}}}},
+		"status": map[string]any{"phase": []string{"Running", "Pending"}[rv%2]},
 	}}
 	o, err := object.NewObject(cluster, typ, u)
 	if err != nil {
@@ -44,8 +70,7 @@ func newObject(t testing.TB, cluster string, typ *object.Type, name string, rv i
 
 func (f *fleet) step(t testing.TB) {
 	clusters := []string{"c0", "c1", "c2"}
-	types := []*object.Type{podType, cmType, depType}
-	cluster, typ := clusters[f.r.IntN(len(clusters))], types[f.r.IntN(len(types))]
+	cluster, typ := clusters[f.r.IntN(len(clusters))], f.types[f.r.IntN(len(f.types))]
 	k := index.Stream{Cluster: cluster, Resource: typ.Resource}
 	live := f.live[k]
 	if live == nil {
@@ -104,6 +129,15 @@ func (f *fleet) step(t testing.TB) {
 	f.ix.Progress(cluster, typ.Resource, rv)
 }
 
+// newCodecs returns new codecs, as a new process has, if codecs is not
+// nil.
+func newCodecs(codecs *compact.Codecs) *compact.Codecs {
+	if codecs == nil {
+		return nil
+	}
+	return testCodecs()
+}
+
 // state is what a snapshot must keep of an index, comparable.
 type state struct {
 	Objects []string
@@ -114,7 +148,8 @@ func stateOf(ix *index.Index) state {
 	cp := ix.ReadAll()
 	var s state
 	for _, o := range cp.Objects {
-		s.Objects = append(s.Objects, fmt.Sprintf("%s uid=%s rv=%s labels=%v %s", o.Key(), o.UID, o.ResourceVersion, o.Labels, o.Raw()))
+		s.Objects = append(s.Objects, fmt.Sprintf("%s uid=%s rv=%s labels=%v owners=%v created=%d %s",
+			o.Key(), o.UID, o.ResourceVersion, o.Labels, o.Owners, o.Created.UnixNano(), o.Raw()))
 	}
 	for _, st := range cp.Streams {
 		line := fmt.Sprintf("%s clock=%d since=%d pruned=%d removed=%v tombs:", st.Stream, st.Clock, st.Since, st.Pruned, st.Removed)
@@ -124,6 +159,15 @@ func stateOf(ix *index.Index) state {
 		s.Streams = append(s.Streams, line)
 	}
 	return s
+}
+
+// bodiesOf lists how each object's body is held.
+func bodiesOf(ix *index.Index) []string {
+	var out []string
+	for _, o := range ix.ReadAll().Objects {
+		out = append(out, fmt.Sprintf("%s compressed=%v bytes=%d", o.Key(), o.Compressed(), o.BodySize()))
+	}
+	return out
 }
 
 func openStore(t testing.TB, dir string) *snapshot.Store {
@@ -150,6 +194,12 @@ func TestSnapshotIsTheIndex(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "snapshot")
 			store := openStore(t, dir)
 			f := &fleet{r: r, ix: index.New(opts), live: map[index.Stream]map[string]*object.Object{}}
+			// Half the seeds compress, as the informers do by default.
+			codecs := testCodecs()
+			if seed%2 == 1 {
+				codecs = nil
+			}
+			f.types = informerTypes(f.ix, codecs)
 			w := warmstart.NewWriter(f.ix, store, nil, warmstart.Options{RewriteBatch: 7})
 			restarts := 0
 			for round := range 25 {
@@ -165,11 +215,21 @@ func TestSnapshotIsTheIndex(t *testing.T) {
 				}
 				want := stateOf(f.ix)
 				loaded := index.New(opts)
-				if _, err := warmstart.Load(store, loaded, nil); err != nil {
+				l, err := warmstart.Load(store, loaded, newCodecs(codecs))
+				if err != nil {
 					t.Fatalf("round %d: load: %v", round, err)
+				}
+				if l.Rebuilt != 0 {
+					t.Fatalf("round %d: %d of %d objects were built again from their JSON", round, l.Rebuilt, l.Objects)
+				}
+				if diff := cmp.Diff(bodiesOf(f.ix), bodiesOf(loaded)); diff != "" {
+					t.Fatalf("round %d: the loaded index holds other bodies (-written +loaded):\n%s", round, diff)
 				}
 				if diff := cmp.Diff(want, stateOf(loaded)); diff != "" {
 					t.Fatalf("round %d: the loaded index differs (-written +loaded):\n%s", round, diff)
+				}
+				if err := loaded.Verify(); err != nil {
+					t.Fatalf("round %d: the loaded index: %v", round, err)
 				}
 				if r.IntN(2) == 0 {
 					// A restart: the store is closed and opened again,
@@ -179,11 +239,12 @@ func TestSnapshotIsTheIndex(t *testing.T) {
 					}
 					store = openStore(t, dir)
 					loaded = index.New(opts)
-					l, err := warmstart.Load(store, loaded, nil)
+					codecs = newCodecs(codecs)
+					l, err := warmstart.Load(store, loaded, codecs)
 					if err != nil {
 						t.Fatalf("round %d: load after reopening: %v", round, err)
 					}
-					f.ix = loaded
+					f.ix, f.types = loaded, informerTypes(loaded, codecs)
 					w = warmstart.NewWriter(loaded, store, l, warmstart.Options{RewriteBatch: 7})
 					restarts++
 				}
@@ -206,5 +267,76 @@ func TestLoadEmpty(t *testing.T) {
 	l, err := warmstart.Load(store, ix, nil)
 	if err != nil || len(l.Streams) != 0 || l.Objects != 0 {
 		t.Fatalf("Load of a new store = %+v, %v; want nothing", l, err)
+	}
+}
+
+// TestLoadBuildsAgain loads a snapshot into a process that indexes other
+// paths, or whose codecs hold another dictionary, or that compresses
+// nothing: each object is built again from its JSON, as the informers
+// build it, and the writer then rewrites the store in this process's
+// form, which the next load restores as it is.
+func TestLoadBuildsAgain(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		opts   index.Options
+		codecs func() *compact.Codecs
+	}{
+		{"other paths", index.Options{Indexes: map[string][]fieldpath.Path{"pods": {fieldpath.MustParse("spec.n")}}}, testCodecs},
+		{"another dictionary", index.Options{}, func() *compact.Codecs {
+			codecs := testCodecs()
+			for i := 0; !codecs.For("pods").Trained(); i++ {
+				codecs.For("pods").Encode(fmt.Appendf(nil, `{"other":"bodies %d"}`, i))
+			}
+			return codecs
+		}},
+		{"no compression", index.Options{}, func() *compact.Codecs { return nil }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "snapshot")
+			store := openStore(t, dir)
+			defer func() { _ = store.Close() }()
+			f := &fleet{r: rand.New(rand.NewPCG(1, 2)), ix: index.New(index.Options{}), live: map[index.Stream]map[string]*object.Object{}}
+			f.types = informerTypes(f.ix, testCodecs())
+			for range 300 {
+				f.step(t)
+			}
+			if err := warmstart.NewWriter(f.ix, store, nil, warmstart.Options{}).Write(); err != nil {
+				t.Fatal(err)
+			}
+			want := stateOf(f.ix)
+
+			ix := index.New(c.opts)
+			codecs := c.codecs()
+			l, err := warmstart.Load(store, ix, codecs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pods := len(ix.Objects("c0", "pods")) + len(ix.Objects("c1", "pods")) + len(ix.Objects("c2", "pods"))
+			if l.Rebuilt < pods || pods == 0 {
+				t.Fatalf("%d of %d objects built again, want at least the %d Pods", l.Rebuilt, l.Objects, pods)
+			}
+			if diff := cmp.Diff(want, stateOf(ix)); diff != "" {
+				t.Fatalf("the loaded index differs (-written +loaded):\n%s", diff)
+			}
+			if err := ix.Verify(); err != nil {
+				t.Fatal(err)
+			}
+
+			// The writer rewrites the store as this process holds it.
+			if err := warmstart.NewWriter(ix, store, l, warmstart.Options{}).Write(); err != nil {
+				t.Fatal(err)
+			}
+			again := index.New(c.opts)
+			l, err = warmstart.Load(store, again, newCodecs(codecs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l.Rebuilt != 0 {
+				t.Errorf("after the rewrite, %d of %d objects were built again", l.Rebuilt, l.Objects)
+			}
+			if diff := cmp.Diff(want, stateOf(again)); diff != "" {
+				t.Fatalf("after the rewrite, the loaded index differs (-written +loaded):\n%s", diff)
+			}
+		})
 	}
 }

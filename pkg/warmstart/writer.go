@@ -3,6 +3,8 @@ package warmstart
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -82,6 +84,10 @@ type Writer struct {
 	streams map[index.Stream]*written
 	// types are the streams' types, as their objects and tombs show them.
 	types map[index.Stream]*object.Type
+	// codecs are the resources whose dictionary the store holds.
+	codecs map[string]bool
+	// bodies reads the bodies whose text tokens the records keep.
+	bodies object.BodyReader
 }
 
 // written is what the store holds of one stream besides its objects.
@@ -98,8 +104,9 @@ type written struct {
 // instead of rewriting the store.
 func NewWriter(ix *index.Index, store *snapshot.Store, loaded *Loaded, opts Options) *Writer {
 	w := &Writer{ix: ix, store: store, opts: opts.withDefaults(),
-		streams: map[index.Stream]*written{}, types: map[index.Stream]*object.Type{}}
-	if loaded != nil && loaded.Epoch == ix.Epoch() {
+		streams: map[index.Stream]*written{}, types: map[index.Stream]*object.Type{}, codecs: map[string]bool{}}
+	if loaded != nil && loaded.Epoch == ix.Epoch() && !loaded.stale {
+		maps.Copy(w.codecs, loaded.codecs)
 		w.whole, w.rev = true, loaded.Revision
 		for k, s := range loaded.Streams {
 			w.streams[k] = &written{meta: s.meta, from: 0, to: s.tombs, pending: s.pending}
@@ -183,18 +190,18 @@ func (w *Writer) writeChanges() (int, error) {
 		if e.Type == feed.Deleted {
 			b.Delete = append(b.Delete, objectKey(o))
 		} else {
-			b.Put = append(b.Put, storeObject(o))
+			b.Put = append(b.Put, w.storeObject(&b, o))
 		}
 	}
 	for _, o := range cp.Objects {
-		b.Put = append(b.Put, storeObject(o))
+		b.Put = append(b.Put, w.storeObject(&b, o))
 	}
 	if len(b.Streams)+len(b.RemoveStreams)+len(b.Put)+len(b.Delete)+len(b.Tombs)+len(b.DropTombs)+len(b.PopTombs) == 0 {
 		w.rev = cp.Revision
 		return 0, nil
 	}
 	b.Revision, b.Epoch = storeRevision(cp.Revision), cp.Epoch
-	if err := w.store.Apply(b); err != nil {
+	if err := w.apply(b); err != nil {
 		return 0, err
 	}
 	w.rev, w.streams = cp.Revision, next
@@ -251,6 +258,7 @@ func (w *Writer) meta(st index.StreamState, old *written, f Freshness, now time.
 	m := snapshot.StreamMeta{StreamKey: storeStream(st.Stream), Clock: st.Clock, Since: st.Since, Pruned: st.Pruned, Removed: st.Removed, Member: f.Member}
 	if t := w.types[st.Stream]; t != nil {
 		m.Group, m.Version, m.Kind, m.Namespaced = t.GVR.Group, t.GVR.Version, t.Kind, t.Namespaced
+		m.Derivation = derivation(t)
 	}
 	switch {
 	case !f.Current:
@@ -290,7 +298,7 @@ func (w *Writer) tombs(b *snapshot.Batch, st index.StreamState, old, s *written)
 		if t.RV == 0 && s.pending == s.to {
 			s.pending = st.TombsFrom + uint64(i)
 		}
-		b.Tombs = append(b.Tombs, snapshot.Tomb{Object: storeObject(t.Object), RV: t.RV, At: t.At})
+		b.Tombs = append(b.Tombs, snapshot.Tomb{Object: w.storeTomb(b, t.Object), RV: t.RV, At: t.At})
 	}
 }
 
@@ -303,6 +311,7 @@ func (w *Writer) rewrite() (int, error) {
 		return 0, err
 	}
 	clear(w.types)
+	clear(w.codecs) // a new generation holds none yet
 	for _, o := range cp.Objects {
 		w.types[index.Stream{Cluster: o.Cluster, Resource: o.Type.Resource}] = o.Type
 	}
@@ -315,7 +324,7 @@ func (w *Writer) rewrite() (int, error) {
 	}
 	metas := snapshot.Batch{Streams: last.Streams}
 	last.Streams = nil
-	if err := w.store.Apply(metas); err != nil {
+	if err := w.apply(metas); err != nil {
 		return 0, err
 	}
 	n := 0
@@ -324,18 +333,19 @@ func (w *Writer) rewrite() (int, error) {
 		if !withMeta[index.Stream{Cluster: o.Cluster, Resource: o.Type.Resource}] {
 			continue // its stream has no clock yet: it is listing
 		}
-		b.Put = append(b.Put, storeObject(o))
+		b.Put = append(b.Put, w.storeObject(&b, o))
 		if len(b.Put) == w.opts.RewriteBatch {
-			if err := w.store.Apply(b); err != nil {
+			if err := w.apply(b); err != nil {
 				return 0, err
 			}
 			n += len(b.Put)
-			b.Put = b.Put[:0]
+			b.Put, b.Codecs = b.Put[:0], nil
 		}
 	}
 	last.Put = b.Put
+	last.Codecs = append(last.Codecs, b.Codecs...)
 	last.Revision, last.Epoch = storeRevision(cp.Revision), cp.Epoch
-	if err := w.store.Apply(last); err != nil {
+	if err := w.apply(last); err != nil {
 		return 0, err
 	}
 	w.whole, w.rev, w.streams = true, cp.Revision, next
@@ -355,6 +365,35 @@ func objectKey(o *object.Object) snapshot.ObjectKey {
 	return snapshot.ObjectKey{Cluster: o.Cluster, Resource: o.Type.Resource, Namespace: o.Namespace, Name: o.Name}
 }
 
-func storeObject(o *object.Object) snapshot.Object {
-	return snapshot.Object{ObjectKey: objectKey(o), Raw: o.Raw()}
+// storeObject returns o as the store keeps it (record.go), with the text
+// tokens of its body, and adds to b the dictionary of its body's codec if
+// the store lacks it.
+func (w *Writer) storeObject(b *snapshot.Batch, o *object.Object) snapshot.Object {
+	w.addCodec(b, o)
+	return snapshot.Object{ObjectKey: objectKey(o), Value: appendRecord(nil, o, index.TextTokens(o, &w.bodies))}
+}
+
+// storeTomb is storeObject for a deleted object, which is not searched.
+func (w *Writer) storeTomb(b *snapshot.Batch, o *object.Object) snapshot.Object {
+	w.addCodec(b, o)
+	return snapshot.Object{ObjectKey: objectKey(o), Value: appendRecord(nil, o, nil)}
+}
+
+func (w *Writer) addCodec(b *snapshot.Batch, o *object.Object) {
+	r := o.Type.Resource
+	if !o.Compressed() || w.codecs[r] || slices.ContainsFunc(b.Codecs, func(c snapshot.Codec) bool { return c.Resource == r }) {
+		return
+	}
+	b.Codecs = append(b.Codecs, snapshot.Codec{Resource: r, Dict: o.Type.Codec.Dict()})
+}
+
+// apply applies b to the store, and records the dictionaries it stored.
+func (w *Writer) apply(b snapshot.Batch) error {
+	if err := w.store.Apply(b); err != nil {
+		return err
+	}
+	for _, c := range b.Codecs {
+		w.codecs[c.Resource] = true
+	}
+	return nil
 }

@@ -144,6 +144,36 @@ func (c *Codec) Resource() string { return c.resource }
 // Trained reports whether the Codec has built its dictionary.
 func (c *Codec) Trained() bool { return c.dict.Load() != nil }
 
+// Dict returns the Codec's dictionary as Adopt takes it, nil before
+// training: what a snapshot keeps so that its bodies decode in another
+// process.
+func (c *Codec) Dict() []byte {
+	if d := c.dict.Load(); d != nil {
+		return d.Bytes()
+	}
+	return nil
+}
+
+// Adopt makes dict, a dictionary Dict returned (in this process or
+// another), the Codec's, so that the bodies compressed with it decode and
+// new ones are compressed with it too. It reports false, and changes
+// nothing, when dict does not decode or the Codec has another dictionary
+// already; samples collected for training are dropped.
+func (c *Codec) Adopt(dict []byte) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d := c.dict.Load(); d != nil {
+		return bytes.Equal(d.Bytes(), dict)
+	}
+	d := s2.NewDict(bytes.Clone(dict)) // it keeps the bytes
+	if d == nil {
+		return false
+	}
+	c.dict.Store(d)
+	c.samples, c.sampled = nil, 0
+	return true
+}
+
 // Encode returns raw, an object's JSON, as a Body: compressed once the
 // Codec is trained and when that makes it smaller, plain otherwise (see
 // Plain: a plain Body may be raw itself, which must not change then). A

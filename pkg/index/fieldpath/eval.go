@@ -190,6 +190,27 @@ func valueOf(r gjson.Result) (Value, bool) {
 	return v, true
 }
 
+// EachInJSON calls fn with each value AppendJSONIn wrote into text for p,
+// the values EachIn found, until fn returns false; it returns false if fn
+// did. The values' strings point into text.
+func (p Path) EachInJSON(text []byte, fn func(Value) bool) bool {
+	r := gjson.Parse(unsafe.String(unsafe.SliceData(text), len(text)))
+	if !p.crosses {
+		if v, ok := valueOf(r); ok {
+			return fn(v)
+		}
+		return true
+	}
+	more := true
+	r.ForEach(func(_, e gjson.Result) bool {
+		if v, ok := valueOf(e); ok {
+			more = fn(v)
+		}
+		return more
+	})
+	return more
+}
+
 // Has reports whether p has a value (not null) in the object.
 func (p Path) Has(cluster string, raw []byte) bool {
 	return p.HasIn(Doc{Cluster: cluster, Raw: raw})

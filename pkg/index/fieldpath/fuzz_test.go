@@ -2,6 +2,7 @@ package fieldpath
 
 import (
 	"encoding/json"
+	"strconv"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -54,6 +55,14 @@ func FuzzEach(f *testing.F) {
 			// Keys looked up together find what one key at a time finds.
 			if step := stepwise(p, raw); json.Valid(raw) && !p.IsCluster() && step != string(whole) {
 				t.Fatalf("%s in %s: %s, one key at a time %s", p, raw, whole, step)
+			}
+			// The values read back from what AppendJSON wrote are those
+			// Each found: the index reads projected values so.
+			if json.Valid(raw) {
+				if got, want := eachValues(func(fn func(Value) bool) { p.EachInJSON(whole, fn) }),
+					eachValues(func(fn func(Value) bool) { p.Each("c", raw, fn) }); got != want {
+					t.Fatalf("%s in %s: %s read from %s, %s from the object", p, raw, got, whole, want)
+				}
 			}
 			// Starting at spec or status changes nothing in valid JSON.
 			if json.Valid(raw) {
@@ -129,4 +138,25 @@ func stepwise(p Path, raw []byte) string {
 		return out + "]"
 	}
 	return vals[0]
+}
+
+// eachValues renders the values each gives, in order, with their kinds.
+func eachValues(each func(fn func(Value) bool)) string {
+	var out []byte
+	each(func(v Value) bool {
+		out = append(out, byte('0'+v.Kind), ':')
+		switch v.Kind {
+		case String:
+			out = append(out, v.Str...)
+		case Number:
+			out = strconv.AppendFloat(out, v.Num, 'g', -1, 64)
+		case Bool:
+			out = strconv.AppendBool(out, v.Bool)
+		default:
+			out = v.AppendJSON(out)
+		}
+		out = append(out, ';')
+		return true
+	})
+	return string(out)
 }

@@ -222,6 +222,18 @@ func (o *Object) Projected(p fieldpath.Path) ([]byte, bool) {
 	return nil, false
 }
 
+// Each calls fn, as p.EachIn would, with each value at p in o, until fn
+// returns false; it returns false if fn did. When p is one of the type's
+// Projected paths it reads the values kept beside the body (no body is
+// decoded or parsed), else the body through r (see BodyReader.DocFor).
+// The values' strings point into o's bytes or r's buffers.
+func (o *Object) Each(p fieldpath.Path, r *BodyReader, fn func(fieldpath.Value) bool) bool {
+	if v, ok := o.Projected(p); ok {
+		return p.EachInJSON(v, fn)
+	}
+	return p.EachIn(r.DocFor(p, o), fn)
+}
+
 // Raw returns the object encoded as compact JSON, byte for byte what
 // SetRaw was given, which must not be modified. An uncompressed body is
 // returned as it is stored; a compressed one is decoded (about a
@@ -484,22 +496,78 @@ func Build(cluster string, t *Type, m Meta, raw []byte) *Object {
 		Created:         m.Created,
 	}
 	o.SetRaw(raw)
-	if len(m.Labels) > 0 {
-		for i, l := range m.Labels {
-			m.Labels[i] = Label{Key: intern(l.Key), Value: intern(l.Value)}
+	o.setMeta(m.Labels, m.Owners)
+	return o
+}
+
+// setMeta takes labels and owners, interning the strings that repeat
+// across objects and sorting the labels by key.
+func (o *Object) setMeta(labels Labels, owners []OwnerRef) {
+	if len(labels) > 0 {
+		for i, l := range labels {
+			labels[i] = Label{Key: intern(l.Key), Value: intern(l.Value)}
 		}
-		if !slices.IsSortedFunc(m.Labels, compareLabels) {
-			slices.SortFunc(m.Labels, compareLabels)
+		if !slices.IsSortedFunc(labels, compareLabels) {
+			slices.SortFunc(labels, compareLabels)
 		}
-		o.Labels = m.Labels
+		o.Labels = labels
 	}
-	if len(m.Owners) > 0 {
-		for i := range m.Owners {
-			m.Owners[i].APIVersion = intern(m.Owners[i].APIVersion)
-			m.Owners[i].Kind = intern(m.Owners[i].Kind)
+	if len(owners) > 0 {
+		for i := range owners {
+			owners[i].APIVersion = intern(owners[i].APIVersion)
+			owners[i].Kind = intern(owners[i].Kind)
 		}
-		o.Owners = m.Owners
+		o.Owners = owners
 	}
+}
+
+// Stored is an Object as it is held: what a snapshot keeps of it
+// (pkg/warmstart) so that Restore rebuilds it without parsing or
+// compressing its JSON again.
+type Stored struct {
+	Meta
+	// Body is the stored body (compact.Body): plain, Dropped, or
+	// compressed by the type's Codec, whose dictionary must be the same
+	// when the object is rebuilt (compact.Codec.Dict, Adopt).
+	Body compact.Body
+	// SpecAt and StatusAt are where the values of the top-level members
+	// spec and status begin in the JSON, 0 when not known.
+	SpecAt, StatusAt uint32
+	// Projected holds the values of the type's Projected paths as the
+	// object keeps them (see Projected): valid only for the same paths.
+	Projected string
+}
+
+// Stored returns o as it is held. The slices and strings are o's own: do
+// not modify them.
+func (o *Object) Stored() Stored {
+	return Stored{
+		Meta: Meta{Namespace: o.Namespace, Name: o.Name, UID: o.UID, ResourceVersion: o.ResourceVersion,
+			Labels: o.Labels, Owners: o.Owners, Created: o.Created},
+		Body: o.body, SpecAt: o.specAt, StatusAt: o.statusAt, Projected: o.projected,
+	}
+}
+
+// Restore returns the Object of cluster and t that s, returned by Stored
+// for an object of the same resource, describes, as Build would have
+// built it from its JSON: t's Codec must hold the dictionary its body was
+// compressed with, and t.Projected the paths of s.Projected. Restore takes
+// s's slices (the labels sorted by key).
+func Restore(cluster string, t *Type, s Stored) *Object {
+	o := &Object{
+		Cluster:         intern(cluster),
+		Type:            t,
+		Namespace:       intern(s.Namespace),
+		Name:            s.Name,
+		UID:             s.UID,
+		ResourceVersion: s.ResourceVersion,
+		Created:         s.Created,
+		body:            s.Body,
+		specAt:          s.SpecAt,
+		statusAt:        s.StatusAt,
+	}
+	o.setMeta(s.Labels, s.Owners)
+	o.setIdentity(s.Projected)
 	return o
 }
 

@@ -51,7 +51,7 @@ func SortValueOf(p fieldpath.Path, o *Object, r *BodyReader) SortValue {
 		return timeValue(o.Created)
 	}
 	var v SortValue
-	p.EachIn(r.DocFor(p, o), func(x fieldpath.Value) bool {
+	o.Each(p, r, func(x fieldpath.Value) bool {
 		switch x.Kind {
 		case fieldpath.Number:
 			v = SortValue{Kind: Number, Num: x.Num}
