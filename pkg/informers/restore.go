@@ -22,24 +22,29 @@ import (
 //
 //  1. Its reflector's first list is answered with the restored objects'
 //     resourceVersion and no items (resumeList): the objects are in the
-//     index already. A list of one object (limit=1, not older than the
-//     restored resourceVersion) reads the member's current one meanwhile,
-//     the run's target.
+//     index already. A consistent list of one object (limit=1, no
+//     resourceVersion) reads the member's current resourceVersion
+//     meanwhile, the run's target.
 //  2. Its watch resumes from the restored resourceVersion: the member
 //     sends what changed since, and deletions become tombs as usual.
 //  3. The type is SYNCED once the run's clock reaches the target (an
-//     event or a bookmark at or past it): its data is then as current as
-//     a list from the watch cache would have made it. A type that changed
-//     since the snapshot gets there with the changes; a quiet one with the
-//     watch cache's periodic bookmark, about a minute after the watch
-//     began (the watch cache sends none sooner: checked on 1.36 servers).
+//     event or a bookmark at or past it): every change the member had
+//     when the run began is then applied. A type that changed since the
+//     snapshot gets there with the changes. A quiet one gets there with a
+//     bookmark: the consistent read made the watch cache ask etcd how far
+//     it is (Kubernetes' consistent reads from the cache), and the cache
+//     sends a watch a bookmark two seconds before the watch's timeout, so
+//     the first resumed watch asks for resumeWatchTimeouts[0] seconds.
+//     Servers whose cache does not learn the target so (consistent reads
+//     from etcd) get a second, longer watch, which the cache's periodic
+//     bookmark (a minute after a watch begins) may end.
 //  4. A member that answers 410 Gone (the resourceVersion was compacted)
 //     interrupts the run, as any expired watch does: its replacement
 //     lists, and the differences reach the index as events. So does a
-//     member whose first watch ends (after resumeWatchTimeout) without
-//     reaching the target, one whose current resourceVersion is older
-//     than the restored one (restored from a backup), and another member
-//     under the same name (a cluster rebuilt: see Restored.Member).
+//     member whose resumed watches end without reaching the target, one
+//     whose current resourceVersion is older than the restored one
+//     (restored from a backup), and another member under the same name (a
+//     cluster rebuilt: see Restored.Member).
 
 // Restored is what a warm start restored of one type of a cluster.
 type Restored struct {
@@ -56,16 +61,11 @@ type Restored struct {
 	Member string
 }
 
-const (
-	// resumeWatchTimeout is the timeout, in seconds, of a resuming run's
-	// first watch: long enough for the watch cache's periodic bookmark
-	// (every minute), which tells a quiet type's run how far the member
-	// is; the run lists if that watch ends before it caught up.
-	resumeWatchTimeout = 75
-	// maxResumeWatches is how many such watches a run starts before it
-	// gives up resuming and lists.
-	maxResumeWatches = 1
-)
+// resumeWatchTimeouts are the timeouts, in seconds, of a resuming run's
+// watches: the first ends with the bookmark the watch cache sends two
+// seconds before a timeout, the second is long enough for its periodic
+// one (every minute). The run lists if they end before it caught up.
+var resumeWatchTimeouts = []int64{5, 75}
 
 // memberID returns the identity of the cluster's member, the UID of its
 // kube-system namespace, reading it once and telling health; "" when the
@@ -161,24 +161,14 @@ func (g *gatedListWatch) resumeList(ctx context.Context) (runtime.Object, bool, 
 		return nil, false, nil
 	}
 	restored, _ := index.ParseResourceVersion(rv)
-	// Not older than the restored resourceVersion: the watch cache answers
-	// at its own, which the bookmarks of the watch it serves reach; a list
-	// from etcd would answer at etcd's, which a quiet type's bookmarks may
-	// take long to. A cold start's first list is served from the cache
-	// as well: the type is then as current as it makes it.
-	one := metav1.ListOptions{Limit: 1, ResourceVersion: rv, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan}
+	// A consistent read: the member's current resourceVersion, which a
+	// watch cache that serves it learns from etcd too, so that its
+	// bookmarks reach it (see above).
+	one := metav1.ListOptions{Limit: 1}
 	res := g.c.lists.Get().AbsPath(lw.path).SpecificallyVersionedParams(&one, parameterCodec, versionV1).Do(ctx)
 	raw, err := res.Raw()
 	if err != nil {
 		err = res.Error()
-		if apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge) {
-			// The member is behind the snapshot (restored from a
-			// backup): its history is not the one the snapshot followed.
-			run.mu.Lock()
-			run.restoredRV = ""
-			run.mu.Unlock()
-			return nil, false, nil
-		}
 		lw.report(ctx, err)
 		return nil, true, cmp.Or(lw.parked(ctx), err)
 	}
@@ -226,12 +216,12 @@ func (lw *listWatch) resumeWatch() (int64, error) {
 	switch {
 	case !resuming:
 		return 0, nil
-	case n > maxResumeWatches:
-		why := fmt.Sprintf("its watch resumed from the snapshot did not reach the member's resourceVersion in %d watches", maxResumeWatches)
+	case n > len(resumeWatchTimeouts):
+		why := fmt.Sprintf("its watch resumed from the snapshot did not reach the member's resourceVersion in %d watches", len(resumeWatchTimeouts))
 		lw.interrupted(why)
 		return 0, errors.New(why)
 	}
-	return resumeWatchTimeout, nil
+	return resumeWatchTimeouts[n-1], nil
 }
 
 // caughtUp is told of each resourceVersion a resuming run's watch reached:

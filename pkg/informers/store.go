@@ -61,6 +61,9 @@ func (s *runStore) Resync() error { return nil }
 func (s *runStore) Replace(list []any, rv string) error {
 	if s.run.takeResumedList() {
 		s.listed = true // the objects restored from a snapshot stay (restore.go)
+		// Synced at once when the member has not moved on since the
+		// snapshot: no event or bookmark past it would come.
+		s.c.caughtUp(s.run, rv)
 		return nil
 	}
 	typ := health.EventAdded
