@@ -25,7 +25,7 @@ func EachSearchToken(o *object.Object, r *object.BodyReader, fn func(tok string)
 		return fn(tok)
 	}
 	if eachMetaToken(o, bounded) {
-		search.StoredText(r.Raw(o), bounded)
+		search.StoredText(r.Doc(o), bounded)
 	}
 }
 
@@ -52,7 +52,7 @@ func TextTokens(o *object.Object, r *object.BodyReader) []string {
 	n := 0
 	eachMetaToken(o, func(string) bool { n++; return n <= maxObjectTokens })
 	var out []string
-	search.StoredText(r.Raw(o), func(tok string) bool {
+	search.StoredText(r.Doc(o), func(tok string) bool {
 		if n++; n > maxObjectTokens {
 			return false
 		}

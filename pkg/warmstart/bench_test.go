@@ -176,12 +176,13 @@ func BenchmarkSnapshot(b *testing.B) {
 			var before runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			start := time.Now()
+			start, cpu := time.Now(), cpuTime(b)
 			l, err := warmstart.Load(store, fresh, new(compact.Codecs))
 			if err != nil {
 				b.Fatal(err)
 			}
 			took := time.Since(start)
+			b.ReportMetric(float64((cpuTime(b)-cpu).Microseconds())/float64(n), "cpu-µs/object")
 			if l.Objects != n || l.Rebuilt != 0 {
 				b.Fatalf("loaded %d objects (%d built again from their JSON), want %d as they were held", l.Objects, l.Rebuilt, n)
 			}

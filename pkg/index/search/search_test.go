@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 )
 
 func tokensOf(s string) []string {
@@ -110,16 +112,23 @@ func TestStoredText(t *testing.T) {
 		`"spec":{"initContainers":[{"image":"busybox"}],"containers":[{"image":"nginx:1.25"},{"name":"skipped","image":null}],` +
 		`"template":{"spec":{"containers":[{"image":"ghcr.io/app"}]}},"jobTemplate":{"spec":{"template":{"spec":{"containers":[{"image":"cron-img"}]}}}}}}`
 	var got []string
-	StoredText([]byte(raw), func(tok string) bool { got = append(got, tok); return true })
+	StoredText(fieldpath.Doc{Raw: []byte(raw)}, func(tok string) bool { got = append(got, tok); return true })
 	want := []string{"team", "a", "tbd", "nginx", "1", "25", "busybox", "ghcr", "io", "app", "cron", "img"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("StoredText (-want +got):\n%s", diff)
 	}
+	// Starting at spec, as an object that knows where it begins does,
+	// finds the same.
+	got = nil
+	StoredText(fieldpath.Members("c", []byte(raw)), func(tok string) bool { got = append(got, tok); return true })
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("StoredText from the members (-want +got):\n%s", diff)
+	}
 	n := 0
-	if StoredText([]byte(raw), func(string) bool { n++; return n < 3 }) || n != 3 {
+	if StoredText(fieldpath.Doc{Raw: []byte(raw)}, func(string) bool { n++; return n < 3 }) || n != 3 {
 		t.Errorf("StoredText went on after false: %d calls", n)
 	}
-	if !StoredText(nil, func(string) bool { return false }) || !StoredText([]byte("not json"), func(string) bool { return false }) {
+	if !StoredText(fieldpath.Doc{}, func(string) bool { return false }) || !StoredText(fieldpath.Doc{Raw: []byte("not json")}, func(string) bool { return false }) {
 		t.Error("StoredText of no JSON found a token")
 	}
 }

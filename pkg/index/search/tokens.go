@@ -150,11 +150,13 @@ var Paths = []fieldpath.Path{
 	fieldpath.MustParse("spec.jobTemplate.spec.template.spec.containers[].image"),
 }
 
-// StoredText calls fn with each token of the searched parts of an object's
-// stored JSON bytes, until fn returns false: the values of its
-// metadata.annotations, then the strings at Paths. It never decodes the
-// object.
-func StoredText(raw []byte, fn func(tok string) bool) bool {
+// StoredText calls fn with each token of the searched parts of an object
+// as paths read it (its stored JSON, and where spec begins when known),
+// until fn returns false: the values of its metadata.annotations, then the
+// strings at Paths, which start at spec's value instead of skipping the
+// metadata once for each path. It never decodes the object.
+func StoredText(d fieldpath.Doc, fn func(tok string) bool) bool {
+	raw := d.Raw
 	if len(raw) == 0 {
 		return true
 	}
@@ -173,7 +175,7 @@ func StoredText(raw []byte, fn func(tok string) bool) bool {
 		if !more {
 			return false
 		}
-		p.Each("", raw, func(v fieldpath.Value) bool {
+		p.EachIn(d, func(v fieldpath.Value) bool {
 			if v.Kind == fieldpath.String {
 				more = Tokens(v.Str, fn)
 			}
