@@ -484,14 +484,14 @@ func (ix *Index) entriesLocked(cluster, resource string, pivot *object.Object) [
 func (ix *Index) insertLocked(o *object.Object) {
 	id := ix.ids.hold(o)
 	ix.insertIDLocked(o, id)
+	ix.rankLocked(entry{o: o, id: id})
 	ix.indexTokensLocked(o, id, nil, &ix.bodies)
 }
 
-// insertIDLocked is insertLocked for o, which holds id, but for its search
-// tokens.
+// insertIDLocked is insertLocked for o, which holds id, but for its rank
+// and its search tokens.
 func (ix *Index) insertIDLocked(o *object.Object, id uint32) {
 	ix.all.ReplaceOrInsert(entry{o: o, id: id})
-	ix.rankLocked(entry{o: o, id: id})
 	te := ix.typeLocked(o.Type)
 	te.objects++
 	te.kind.Add(id)
