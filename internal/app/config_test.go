@@ -372,6 +372,40 @@ func TestConfigFleet(t *testing.T) {
 	}
 }
 
+// TestConfigOpenAPIInterval checks that openAPIInterval reaches the
+// follower of the members' OpenAPI schemas, from the file and from the
+// flag, which wins, and that a too short one is refused.
+func TestConfigOpenAPIInterval(t *testing.T) {
+	file := writeConfig(t, "openAPIInterval: 30s\n")
+	for _, tt := range []struct {
+		name string
+		args []string
+		want time.Duration
+	}{
+		{name: "default", want: 0}, // openapi.Options fills it in
+		{name: "file", args: []string{"--config", file}, want: 30 * time.Second},
+		{name: "flag over file", args: []string{"--config", file, "--openapi-interval", "2s"}, want: 2 * time.Second},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := app.ParseArgs(tt.args, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Options().Schemas.Interval; got != tt.want {
+				t.Errorf("openapi.Options.Interval %v, want %v", got, tt.want)
+			}
+		})
+	}
+	c, err := app.ParseArgs([]string{"--openapi-interval", "10ms"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkValidate(t, c.Validate(), []string{"openAPIInterval: 10ms: must be at least 100ms"})
+}
+
 // TestConfigIndexes checks that indexes reach index.Options from the file:
 // a resource listed replaces its defaults, [] turns them off, the others
 // keep theirs.
