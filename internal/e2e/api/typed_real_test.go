@@ -135,7 +135,7 @@ func (f *fleet) typedNodesOf(t *testing.T, root string, filter map[string]any, s
 func typeOfRoot(root string) string {
 	return map[string]string{"pods": "Pod", "deployments": "Deployment", "services": "Service", "gizmos": "Gizmo",
 		"nodes": "Node", "events": "Event", "persistentvolumeclaims": "PersistentVolumeClaim",
-		"persistentvolumes": "PersistentVolume", "ingresses": "Ingress"}[root]
+		"persistentvolumes": "PersistentVolume", "ingresses": "Ingress", "sprockets": "Sprocket"}[root]
 }
 
 // serverNodes returns what a typed query selecting sel answers for the
