@@ -290,14 +290,7 @@ func TestConfigCostLimits(t *testing.T) {
 		{name: "flags win", args: []string{"--config", file, "--max-cost", "500", "--max-response-bytes", "4096"}, cost: 500, respBytes: 4096},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := app.ParseArgs(tt.args, io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := c.Validate(); err != nil {
-				t.Fatal(err)
-			}
-			got := c.Options().GraphQL
+			got := parseValid(t, tt.args...).Options().GraphQL
 			if got.MaxCost != tt.cost || got.MaxResponseBytes != tt.respBytes {
 				t.Errorf("MaxCost %d, MaxResponseBytes %d; want %d, %d (0: graphql's default)", got.MaxCost, got.MaxResponseBytes, tt.cost, tt.respBytes)
 			}
@@ -372,6 +365,19 @@ func TestConfigFleet(t *testing.T) {
 	}
 }
 
+// parseValid parses a command line that must be valid.
+func parseValid(t *testing.T, args ...string) app.Config {
+	t.Helper()
+	c, err := app.ParseArgs(args, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // TestConfigOpenAPIInterval checks that openAPIInterval reaches the
 // follower of the members' OpenAPI schemas, from the file and from the
 // flag, which wins, and that a too short one is refused.
@@ -387,14 +393,7 @@ func TestConfigOpenAPIInterval(t *testing.T) {
 		{name: "flag over file", args: []string{"--config", file, "--openapi-interval", "2s"}, want: 2 * time.Second},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := app.ParseArgs(tt.args, io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := c.Validate(); err != nil {
-				t.Fatal(err)
-			}
-			if got := c.Options().Schemas.Interval; got != tt.want {
+			if got := parseValid(t, tt.args...).Options().Schemas.Interval; got != tt.want {
 				t.Errorf("openapi.Options.Interval %v, want %v", got, tt.want)
 			}
 		})

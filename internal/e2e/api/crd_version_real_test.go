@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	gocmp "github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -67,7 +69,12 @@ func TestTypedCRDServedVersionChanges(t *testing.T) {
 		createNamespace(t, d, ns)
 		create(t, d, crdGVR, &unstructured.Unstructured{Object: sprocketCRD(sprocketVersion{"v1beta1", true, true, sprocketV1beta1Props})})
 		t.Cleanup(func() {
+			// Gone before the next test (-count) creates it again.
 			_ = d.Resource(crdGVR).Delete(context.Background(), "sprockets.typed.example.com", metav1.DeleteOptions{})
+			testcluster.Eventually(t, 60*time.Second, "the CRD deleted in "+c.Name(), func() (bool, string) {
+				_, err := d.Resource(crdGVR).Get(context.Background(), "sprockets.typed.example.com", metav1.GetOptions{})
+				return apierrors.IsNotFound(err), fmt.Sprint(err)
+			})
 		})
 		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "typed.example.com/v1beta1", "kind": "Sprocket",
 			"metadata": map[string]any{"namespace": ns, "name": "s-" + c.Name()}, "spec": map[string]any{"size": int64(2), "color": "red"}}}
@@ -110,18 +117,25 @@ func TestTypedCRDServedVersionChanges(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f.waitType(t, "SprocketSpec", "teeth", true)
+	// Every cluster's cache at v1: the kind's description names v1
+	// alone, and v1's field is in.
+	testcluster.Eventually(t, 30*time.Second, "Sprocket served at v1 alone", func() (bool, string) {
+		var got map[string]*struct {
+			Description string
+			Fields      []struct{ Name string }
+		}
+		f.mustQuery(t, `{ spec: __type(name: "SprocketSpec") { fields { name } } kind: __type(name: "Sprocket") { description } }`, nil, &got)
+		if got["spec"] == nil || got["kind"] == nil {
+			return false, "no Sprocket"
+		}
+		teeth := slices.ContainsFunc(got["spec"].Fields, func(f struct{ Name string }) bool { return f.Name == "teeth" })
+		d := got["kind"].Description
+		return teeth && strings.Contains(d, "v1") && !strings.Contains(d, "v1beta1"), fmt.Sprintf("teeth %v, description %q", teeth, d)
+	})
 	followed := time.Since(begin)
 	t.Logf("the typed schema followed v1 in %v", followed.Round(time.Millisecond))
 	if followed > 15*time.Second {
 		t.Errorf("the typed schema followed v1 in %v, want seconds", followed)
-	}
-	var kind struct {
-		Type struct{ Description string } `json:"__type"`
-	}
-	f.mustQuery(t, `{ __type(name: "Sprocket") { description } }`, nil, &kind)
-	if !strings.Contains(kind.Type.Description, "v1") || strings.Contains(kind.Type.Description, "v1beta1") {
-		t.Errorf("Sprocket's description %q does not say v1 alone is served", kind.Type.Description)
 	}
 	sel["spec"]["teeth"] = nil
 	f.expectTyped(t, "sprockets", ns, sel, "v1")
@@ -188,8 +202,8 @@ func (f *fleet) queryThroughout(t *testing.T, q string) func() []string {
 
 // expectEvent runs action and waits until sub delivers the ADDED event of
 // the object kind/name, skipping the others (the Sprockets' own, as the
-// cache moves to another version).
-func expectEvent(t *testing.T, sub *graphql.Subscription, kind, name string, action func()) {
+// cache moves to another version), and returns that event's payload.
+func expectEvent(t *testing.T, sub *graphql.Subscription, kind, name string, action func()) []byte {
 	t.Helper()
 	action()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
@@ -217,7 +231,7 @@ func expectEvent(t *testing.T, sub *graphql.Subscription, kind, name string, act
 		}
 		e := got.Data.ResourceEvents
 		if e.Type == "ADDED" && e.Resource.Kind == kind && e.Resource.Name == name {
-			return
+			return b
 		}
 	}
 }

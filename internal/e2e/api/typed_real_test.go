@@ -343,7 +343,7 @@ func TestTypedCRDFollowsTheFleet(t *testing.T) {
 	f := typedFleet(t, "gizmos.typed.example.com", "configmaps")
 	f.waitType(t, "ConfigMap", "data", true)
 	sub, res := f.API.Subscribe(t.Context(), graphql.Request{Query: `subscription($ns: String!) {
-		resourceEvents(filter: {namespaces: [$ns], kinds: ["ConfigMap"]}) { type resource { cluster name ... on ConfigMap { data } } } }`,
+		resourceEvents(filter: {namespaces: [$ns], kinds: ["ConfigMap"]}) { type resource { cluster kind name ... on ConfigMap { data } } } }`,
 		Variables: map[string]any{"ns": ns}})
 	if sub == nil {
 		t.Fatalf("Subscribe: %s", mustMarshal(t, res))
@@ -356,30 +356,18 @@ func TestTypedCRDFollowsTheFleet(t *testing.T) {
 		t.Helper()
 		configMaps++
 		name := fmt.Sprintf("cm-%d", configMaps)
-		create(t, dyn(t, env.Cluster("c1")), gvr("", "v1", "configmaps"), configMap(ns, name, nil, map[string]any{"when": when}))
-		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-		defer cancel()
-		r, err := sub.Next(ctx)
-		if err != nil {
-			t.Fatalf("%s: no event for %s: %v", when, name, err)
-		}
 		var got struct {
 			Data struct {
 				ResourceEvents struct {
-					Type     string
-					Resource struct {
-						Cluster, Name string
-						Data          map[string]string
-					}
+					Resource struct{ Data map[string]string }
 				}
 			}
 		}
-		if err := json.Unmarshal(mustMarshal(t, r), &got); err != nil {
-			t.Fatal(err)
-		}
-		e := got.Data.ResourceEvents
-		if e.Type != "ADDED" || e.Resource.Name != name || e.Resource.Data["when"] != when {
-			t.Fatalf("%s: event %s", when, mustMarshal(t, r))
+		event := expectEvent(t, sub, "ConfigMap", name, func() {
+			create(t, dyn(t, env.Cluster("c1")), gvr("", "v1", "configmaps"), configMap(ns, name, nil, map[string]any{"when": when}))
+		})
+		if err := json.Unmarshal(event, &got); err != nil || got.Data.ResourceEvents.Resource.Data["when"] != when {
+			t.Fatalf("%s: event %s (%v)", when, event, err)
 		}
 	}
 	expectConfigMap("before the CRD")
