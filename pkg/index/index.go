@@ -253,13 +253,13 @@ func (ix *Index) emitLocked(t feed.EventType, o, old *object.Object) {
 }
 
 // Upsert adds or modifies o. It is a no-op, returning false, when the index
-// already holds an object with the same key, UID and ResourceVersion, of the
+// already holds an object with the same key, UID and ResourceVersion at the
 // same version of its type (a relist re-delivers unchanged objects; a list
 // at another served version, after the cached one stopped being served,
-// changes the objects' bodies and not their resourceVersions). An object with the same key but a
-// different UID was deleted and recreated: the index records a Deleted event
-// for the old object and an Added event for the new one. Otherwise it
-// records one Added or Modified event.
+// changes the objects' bodies and not their resourceVersions). An object
+// with the same key but a different UID was deleted and recreated: the
+// index records a Deleted event for the old object and an Added event for
+// the new one. Otherwise it records one Added or Modified event.
 //
 // Under a memory budget (Options.MemoryBudget) Upsert may drop o's body
 // before storing it, or refuse a new object, returning false (after
