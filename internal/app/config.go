@@ -28,6 +28,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 	"github.com/fleetcache/fleetcache/pkg/mcp"
+	"github.com/fleetcache/fleetcache/pkg/openapi"
 	"github.com/fleetcache/fleetcache/pkg/transport"
 )
 
@@ -86,6 +87,11 @@ type Config struct {
 	// unanswered before its cluster is DISCONNECTED. Default
 	// informers.DefaultOptions().
 	DisconnectAfter metav1.Duration `json:"disconnectAfter,omitzero"`
+	// OpenAPIInterval is how often each member's /openapi/v3 root is read
+	// for the typed GraphQL schema: a CRD added, changed or removed
+	// reaches the schema within about that long. Default
+	// openapi.DefaultOptions().Interval.
+	OpenAPIInterval metav1.Duration `json:"openAPIInterval,omitzero"`
 	// Addr is the HTTP listen address. Default DefaultAddr.
 	Addr string `json:"addr,omitempty"`
 	// Readyz configures /readyz.
@@ -405,6 +411,9 @@ func (c Config) Validate() error {
 	if d := c.DisconnectAfter.Duration; d < 0 {
 		bad("disconnectAfter", "%v: must not be negative (0 means the default)", d)
 	}
+	if d := c.OpenAPIInterval.Duration; d != 0 && d < 100*time.Millisecond {
+		bad("openAPIInterval", "%v: must be at least 100ms (0 means the default)", d)
+	}
 	if c.Addr != "" {
 		if _, port, err := net.SplitHostPort(c.Addr); err != nil {
 			bad("addr", "%v", err)
@@ -560,6 +569,7 @@ func (c Config) Options() Options {
 			MaxConnectionsPerAddress:      l.MaxConnectionsPerAddress,
 			RateLimit:                     c.Serving.RateLimit.options(authnMode),
 		},
+		Schemas:    openapi.Options{Interval: c.OpenAPIInterval.Duration},
 		DisableMCP: c.MCP.Enabled != nil && !*c.MCP.Enabled,
 		MCP:        mcp.Options{ResultBytes: c.MCP.ResultBytes},
 		Snapshot:   SnapshotOptions{Dir: c.Snapshot.Dir, Interval: c.Snapshot.Interval.Duration},

@@ -290,14 +290,7 @@ func TestConfigCostLimits(t *testing.T) {
 		{name: "flags win", args: []string{"--config", file, "--max-cost", "500", "--max-response-bytes", "4096"}, cost: 500, respBytes: 4096},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := app.ParseArgs(tt.args, io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := c.Validate(); err != nil {
-				t.Fatal(err)
-			}
-			got := c.Options().GraphQL
+			got := parseValid(t, tt.args...).Options().GraphQL
 			if got.MaxCost != tt.cost || got.MaxResponseBytes != tt.respBytes {
 				t.Errorf("MaxCost %d, MaxResponseBytes %d; want %d, %d (0: graphql's default)", got.MaxCost, got.MaxResponseBytes, tt.cost, tt.respBytes)
 			}
@@ -370,6 +363,46 @@ func TestConfigFleet(t *testing.T) {
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "maxConcurrentLists") || !strings.Contains(err.Error(), "memberQPS") {
 		t.Errorf("Validate = %v, want errors for maxConcurrentLists and memberQPS", err)
 	}
+}
+
+// parseValid parses a command line that must be valid.
+func parseValid(t *testing.T, args ...string) app.Config {
+	t.Helper()
+	c, err := app.ParseArgs(args, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestConfigOpenAPIInterval checks that openAPIInterval reaches the
+// follower of the members' OpenAPI schemas, from the file and from the
+// flag, which wins, and that a too short one is refused.
+func TestConfigOpenAPIInterval(t *testing.T) {
+	file := writeConfig(t, "openAPIInterval: 30s\n")
+	for _, tt := range []struct {
+		name string
+		args []string
+		want time.Duration
+	}{
+		{name: "default", want: 0}, // openapi.Options fills it in
+		{name: "file", args: []string{"--config", file}, want: 30 * time.Second},
+		{name: "flag over file", args: []string{"--config", file, "--openapi-interval", "2s"}, want: 2 * time.Second},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := parseValid(t, tt.args...).Options().Schemas.Interval; got != tt.want {
+				t.Errorf("openapi.Options.Interval %v, want %v", got, tt.want)
+			}
+		})
+	}
+	c, err := app.ParseArgs([]string{"--openapi-interval", "10ms"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkValidate(t, c.Validate(), []string{"openAPIInterval: 10ms: must be at least 100ms"})
 }
 
 // TestConfigIndexes checks that indexes reach index.Options from the file:

@@ -15,6 +15,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 	"github.com/fleetcache/fleetcache/pkg/mcp"
+	"github.com/fleetcache/fleetcache/pkg/openapi"
 	"github.com/fleetcache/fleetcache/pkg/transport"
 	"github.com/fleetcache/fleetcache/pkg/warmstart"
 )
@@ -41,6 +42,7 @@ var flagDefaults = []struct {
 	{flag: "member-qps", def: informers.DefaultOptions().ClientQPS},
 	{flag: "member-burst", def: informers.DefaultOptions().ClientBurst},
 	{flag: "disconnect-after", def: informers.DefaultOptions().DisconnectAfter},
+	{flag: "openapi-interval", def: openapi.DefaultOptions().Interval},
 	{flag: "addr", def: DefaultAddr, example: true},
 	{flag: "readyz-exclude"},
 	{flag: "default-page-size", def: graphql.DefaultOptions().DefaultPageSize},

@@ -20,6 +20,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 	"github.com/fleetcache/fleetcache/pkg/mcp"
+	"github.com/fleetcache/fleetcache/pkg/openapi"
 	"github.com/fleetcache/fleetcache/pkg/transport"
 	"github.com/fleetcache/fleetcache/pkg/warmstart"
 )
@@ -87,6 +88,8 @@ var flagDefs = []flagDef{
 		func(c *Config) any { return &c.MemberBurst }},
 	{"disconnect-after", withDefault("how long a member API server may leave probes unanswered (timeouts) before it is DISCONNECTED; refused connections count at once", informers.DefaultOptions().DisconnectAfter),
 		func(c *Config) any { return &c.DisconnectAfter.Duration }},
+	{"openapi-interval", withDefault("how often each member's /openapi/v3 is read for the typed GraphQL schema: a CRD added, changed or removed reaches the schema within about that long", openapi.DefaultOptions().Interval),
+		func(c *Config) any { return &c.OpenAPIInterval.Duration }},
 	{"addr", withDefault("HTTP listen address", DefaultAddr),
 		func(c *Config) any { return &c.Addr }},
 	{"readyz-exclude", "comma-separated clusters whose initial sync /readyz does not wait for",

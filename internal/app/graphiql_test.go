@@ -1,6 +1,9 @@
 package app_test
 
 import (
+	"encoding/json"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +14,8 @@ import (
 	"github.com/fleetcache/fleetcache/internal/browsertest"
 	"github.com/fleetcache/fleetcache/internal/graphiql"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
+	"github.com/fleetcache/fleetcache/pkg/graphql"
+	"github.com/fleetcache/fleetcache/pkg/openapi"
 )
 
 // TestGraphiQLWithAuthentication opens GraphiQL on an aggregator that
@@ -62,6 +67,67 @@ func TestGraphiQLWithAuthentication(t *testing.T) {
 	if s, raw := browsertest.ReadGraphiQL(t, ctx); s.StoredToken != alice || s.LocalToken {
 		t.Errorf("the token is not kept in sessionStorage only: %s", raw)
 	}
+	for _, p := range problems() {
+		t.Errorf("page: %s", p)
+	}
+}
+
+// TestGraphiQLCompletesTypedFields types a typed query into GraphiQL in
+// headless chromium, on an aggregator whose clusters' Pods are typed from
+// their OpenAPI: in a Pod's spec, "con" offers containers (which only the
+// typed schema has), and a misspelt field is marked as an error, with
+// the schema's suggestion.
+func TestGraphiQLCompletesTypedFields(t *testing.T) {
+	if !graphiql.Built() {
+		t.Fatal("GraphiQL is not built into this test binary: run make ui (make test does) before go test")
+	}
+	ctx, problems := browser(t)
+	browsertest.Viewport(t, ctx, 1366, 768, false)
+	opts := probeOptions()
+	opts.Informers.Resources = []string{"pods"}
+	opts.Schemas = openapi.Options{Interval: 300 * time.Millisecond}
+	agg, url := serveClusters(t, opts, "c1")
+	// The typed schema is there before GraphiQL introspects it.
+	testcluster.Eventually(t, 30*time.Second, "the typed Pod in the schema", func() (bool, string) {
+		res := agg.API.Execute(t.Context(), graphql.Request{Query: `{ __type(name: "PodSpec") { name } }`})
+		b, _ := json.Marshal(res)
+		return strings.Contains(string(b), `"PodSpec"`), string(b)
+	})
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"/graphql")); err != nil {
+		t.Fatalf("open GraphiQL: %v", err)
+	}
+	testcluster.Eventually(t, 30*time.Second, "GraphiQL's editors", func() (bool, string) {
+		s, raw := browsertest.ReadGraphiQL(t, ctx)
+		return s.Query != "", raw
+	})
+
+	// Typing "n" after "co" in a Pod's spec: the list, filtered as the
+	// user types, offers containers first once the schema is loaded.
+	const prefix = "{ pods { edges { node { spec { co"
+	browsertest.SetGraphiQLQuery(t, ctx, prefix)
+	testcluster.Eventually(t, 30*time.Second, "containers offered for spec { con", func() (bool, string) {
+		browsertest.TypeGraphiQL(t, ctx, "n")
+		s, raw := browsertest.ReadGraphiQL(t, ctx)
+		if len(s.Hints) == 0 || s.Hints[0] != "containers" {
+			browsertest.SetGraphiQLQuery(t, ctx, prefix) // the schema may still be loading: again
+			return false, raw
+		}
+		return true, raw
+	})
+	browsertest.Screenshot(t, ctx, filepath.Join(browsertest.ScreenshotDir(t), "graphiql-typed-completion.png"))
+
+	// A typo in a nested field is underlined, with the schema's message.
+	browsertest.SetGraphiQLQuery(t, ctx, "{ pods { edges { node { spec { containers { imag } } } } } }")
+	testcluster.Eventually(t, 30*time.Second, "imag marked as an error", func() (bool, string) {
+		s, raw := browsertest.ReadGraphiQL(t, ctx)
+		return slices.Contains(s.Errors, `imag: Cannot query field "imag" on type "Container". Did you mean "image"?`), raw
+	})
+	// And the same query spelt right has no mark.
+	browsertest.SetGraphiQLQuery(t, ctx, "{ pods { edges { node { spec { containers { image } } } } } }")
+	testcluster.Eventually(t, 30*time.Second, "no error marks", func() (bool, string) {
+		s, raw := browsertest.ReadGraphiQL(t, ctx)
+		return len(s.Errors) == 0 && strings.Contains(s.Query, "image }"), raw
+	})
 	for _, p := range problems() {
 		t.Errorf("page: %s", p)
 	}

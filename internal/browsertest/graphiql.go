@@ -13,7 +13,11 @@ type GraphiQL struct {
 	Query    string   `json:"query"`    // the query editor's text
 	Response string   `json:"response"` // the response editor's text
 	Hints    []string `json:"hints"`    // the autocompletion list, while shown
-	Running  bool     `json:"running"`  // the execute button offers to stop
+	// Errors are the query editor's error marks (its linter's, against
+	// the introspected schema), as "text: message": the text underlined
+	// and what hovering over it says.
+	Errors  []string `json:"errors"`
+	Running bool     `json:"running"` // the execute button offers to stop
 	// TokenHint is what the page says next to its Token field.
 	TokenHint string `json:"tokenHint"`
 	// StoredToken is the token in sessionStorage; LocalToken whether
@@ -30,6 +34,15 @@ const readGraphiQL = `(() => {
 		query: cm('.graphiql-query-editor')?.getValue() ?? '',
 		response: cm('.graphiql-response')?.getValue() ?? '',
 		hints: Array.from(document.querySelectorAll('.CodeMirror-hints .CodeMirror-hint')).map((li) => li.textContent),
+		errors: (() => {
+			const editor = cm('.graphiql-query-editor');
+			if (!editor) return [];
+			return editor.getAllMarks().filter((m) => (m.className ?? '').split(' ').includes('CodeMirror-lint-mark-error')).map((m) => {
+				const at = m.find();
+				const text = at ? editor.getRange(at.from, at.to) : '';
+				return text.trim() + ': ' + (m.__annotation?.message ?? '');
+			});
+		})(),
 		running: (button?.getAttribute('aria-label') ?? '').toLowerCase().includes('stop'),
 		tokenHint: document.getElementById('fc-token-hint')?.textContent ?? '',
 		storedToken: stored,
@@ -60,6 +73,15 @@ func SetGraphiQLQuery(t testing.TB, ctx context.Context, query string) {
 		cm.setValue(` + string(q) + `); cm.focus(); cm.setCursor(cm.lineCount(), 0); return true; })()`
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js)); err != nil {
 		t.Fatalf("set the query: %v", err)
+	}
+}
+
+// TypeGraphiQL types text into GraphiQL's query editor at its cursor, key
+// by key, as a user does: GraphiQL completes and lints what is typed.
+func TypeGraphiQL(t testing.TB, ctx context.Context, text string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(".graphiql-query-editor .CodeMirror textarea"), text)); err != nil {
+		t.Fatalf("type %q: %v", text, err)
 	}
 }
 

@@ -51,44 +51,89 @@ func Install(t testing.TB, pkgs ...string) string {
 		t.Fatalf("nodetest.Install: %v", err)
 	}
 	sorted := slices.Sorted(slices.Values(pkgs))
-	sum := sha256.Sum256([]byte(strings.Join(sorted, "\n")))
+	list := strings.Join(sorted, "\n")
+	// A package.json of its own keeps npm from looking for one in a parent.
+	files := map[string][]byte{"package.json": []byte(`{"private": true}` + "\n")}
+	args := append([]string{"install", "--no-audit", "--no-fund", "--no-package-lock", "--ignore-scripts", "--save-exact"}, sorted...)
+	return install(t, npm, root, []byte(list), files, args, strings.Join(sorted, " "))
+}
+
+// InstallLocked installs the packages of the package.json and
+// package-lock.json in src (a test's testdata directory) with npm ci,
+// unless an earlier test already did, and returns the directory holding
+// their node_modules: every dependency, direct or not, at the version the
+// committed lock file names. It is Install for tools with many
+// dependencies (GraphQL Code Generator), whose pinned direct versions
+// alone would let the others drift. The installation lives in
+// <module root>/.cache/node/<hash of the two files>, shared like
+// Install's; src is not written to.
+func InstallLocked(t testing.TB, src string) string {
+	t.Helper()
+	skipShort(t)
+	npm := lookPath(t, "npm")
+	lookPath(t, "node")
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatalf("nodetest.InstallLocked: %v", err)
+	}
+	files := map[string][]byte{}
+	var key []byte
+	for _, name := range []string{"package.json", "package-lock.json"} {
+		b, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			t.Fatalf("nodetest.InstallLocked: %v (npm ci needs both package.json and package-lock.json)", err)
+		}
+		files[name] = b
+		key = append(append(key, name+"\n"...), b...)
+	}
+	args := []string{"ci", "--no-audit", "--no-fund", "--ignore-scripts"}
+	return install(t, npm, root, key, files, args, "the packages of "+filepath.Join(src, "package-lock.json"))
+}
+
+// install runs npm with args in a fresh directory holding files, renamed
+// into <root>/.cache/node/<hash of key> when npm succeeded, so that
+// concurrent test binaries never see half an installation; it returns
+// that directory at once when it is there already.
+func install(t testing.TB, npm, root string, key []byte, files map[string][]byte, args []string, what string) string {
+	t.Helper()
+	sum := sha256.Sum256(key)
 	cache := filepath.Join(root, ".cache", "node")
 	dir := filepath.Join(cache, hex.EncodeToString(sum[:8]))
 	if _, err := os.Stat(filepath.Join(dir, done)); err == nil {
 		return dir
 	}
 	if err := os.MkdirAll(cache, 0o755); err != nil {
-		t.Fatalf("nodetest.Install: %v", err)
+		t.Fatalf("nodetest: %v", err)
 	}
 	tmp, err := os.MkdirTemp(cache, "install-")
 	if err != nil {
-		t.Fatalf("nodetest.Install: %v", err)
+		t.Fatalf("nodetest: %v", err)
 	}
 	defer os.RemoveAll(tmp) // nothing left once renamed
-	// A package.json of its own keeps npm from looking for one in a parent.
-	if err := os.WriteFile(filepath.Join(tmp, "package.json"), []byte(`{"private": true}`+"\n"), 0o644); err != nil {
-		t.Fatalf("nodetest.Install: %v", err)
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(tmp, name), b, 0o644); err != nil {
+			t.Fatalf("nodetest: %v", err)
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), installTimeout)
 	defer cancel()
-	args := append([]string{"install", "--no-audit", "--no-fund", "--no-package-lock", "--ignore-scripts", "--save-exact"}, sorted...)
 	cmd := exec.CommandContext(ctx, npm, args...)
 	cmd.Dir = tmp
 	cmd.Env = append(os.Environ(), "npm_config_update_notifier=false", "npm_config_loglevel=error")
 	begin := time.Now()
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("nodetest.Install: npm %s: %v\n%s", strings.Join(args, " "), err, out)
+		t.Fatalf("nodetest: npm %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	if err := os.WriteFile(filepath.Join(tmp, done), []byte(strings.Join(sorted, "\n")+"\n"), 0o644); err != nil {
-		t.Fatalf("nodetest.Install: %v", err)
+	if err := os.WriteFile(filepath.Join(tmp, done), append(key, '\n'), 0o644); err != nil {
+		t.Fatalf("nodetest: %v", err)
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		// Another test binary may have installed the same packages meanwhile.
 		if _, statErr := os.Stat(filepath.Join(dir, done)); statErr != nil {
-			t.Fatalf("nodetest.Install: move installation into place: %v", err)
+			t.Fatalf("nodetest: move installation into place: %v", err)
 		}
 	}
-	t.Logf("nodetest: installed %s in %s", strings.Join(sorted, " "), time.Since(begin).Round(time.Millisecond))
+	t.Logf("nodetest: installed %s in %s", what, time.Since(begin).Round(time.Millisecond))
 	return dir
 }
 
@@ -120,24 +165,35 @@ func pinned(p string) bool {
 // exits with an error, showing its standard error.
 func Run(t testing.TB, dir string, script string, args ...string) []byte {
 	t.Helper()
+	stdout, stderr, err := Output(t, dir, script, args...)
+	if err != nil {
+		t.Fatalf("nodetest.Run: node %s %s: %v\nstderr:\n%s\nstdout:\n%s", script, strings.Join(args, " "), err, stderr, stdout)
+	}
+	if len(stderr) > 0 {
+		t.Logf("node %s stderr:\n%s", filepath.Base(script), stderr)
+	}
+	return stdout
+}
+
+// Output is Run for a script that is expected to fail at times (a
+// compiler given a wrong program): it returns the script's standard
+// output and error and how node exited, instead of failing the test. A
+// missing node still fails it.
+func Output(t testing.TB, dir string, script string, args ...string) (stdout, stderr []byte, err error) {
+	t.Helper()
 	skipShort(t)
 	node := lookPath(t, "node")
 	abs, err := filepath.Abs(script)
 	if err != nil {
-		t.Fatalf("nodetest.Run: %v", err)
+		t.Fatalf("nodetest.Output: %v", err)
 	}
 	cmd := exec.CommandContext(t.Context(), node, append([]string{abs}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(dir, "node_modules"))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("nodetest.Run: node %s %s: %v\nstderr:\n%s\nstdout:\n%s", script, strings.Join(args, " "), err, stderr.Bytes(), stdout.Bytes())
-	}
-	if stderr.Len() > 0 {
-		t.Logf("node %s stderr:\n%s", filepath.Base(script), stderr.Bytes())
-	}
-	return stdout.Bytes()
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.Bytes(), errOut.Bytes(), err
 }
 
 func lookPath(t testing.TB, name string) string {

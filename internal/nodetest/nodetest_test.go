@@ -2,7 +2,9 @@ package nodetest
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -51,5 +53,36 @@ func TestInstallAndRun(t *testing.T) {
 	}
 	if got.Version != "16.15.0" || len(got.Args) != 2 || got.Args[0] != "a" {
 		t.Errorf("script output = %+v, want graphql 16.15.0 and args [a b]", got)
+	}
+}
+
+// TestInstallLockedAndOutput installs from a lock file with npm ci, and
+// runs a script that fails.
+func TestInstallLockedAndOutput(t *testing.T) {
+	src := t.TempDir()
+	files := map[string]string{
+		"package.json": `{"private": true, "dependencies": {"graphql": "16.15.0"}}` + "\n",
+		"package-lock.json": `{"name": "x", "lockfileVersion": 3, "requires": true, "packages": {
+  "": {"dependencies": {"graphql": "16.15.0"}},
+  "node_modules/graphql": {"version": "16.15.0", "resolved": "https://registry.npmjs.org/graphql/-/graphql-16.15.0.tgz", "license": "MIT"}}}` + "\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := InstallLocked(t, src)
+	if again := InstallLocked(t, src); again != dir {
+		t.Errorf("second InstallLocked = %s, want the cached %s", again, dir)
+	}
+	script := filepath.Join(t.TempDir(), "fail.js")
+	src2 := `const { version } = require('graphql'); console.log(version); console.error('bad'); process.exit(3);`
+	if err := os.WriteFile(script, []byte(src2), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, err := Output(t, dir, script)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 || string(stdout) != "16.15.0\n" || string(stderr) != "bad\n" {
+		t.Errorf("Output = %q, %q, %v; want 16.15.0, bad and exit status 3", stdout, stderr, err)
 	}
 }

@@ -253,11 +253,13 @@ func (ix *Index) emitLocked(t feed.EventType, o, old *object.Object) {
 }
 
 // Upsert adds or modifies o. It is a no-op, returning false, when the index
-// already holds an object with the same key, UID and ResourceVersion (a
-// relist re-delivers unchanged objects). An object with the same key but a
-// different UID was deleted and recreated: the index records a Deleted event
-// for the old object and an Added event for the new one. Otherwise it
-// records one Added or Modified event.
+// already holds an object with the same key, UID and ResourceVersion at the
+// same version of its type (a relist re-delivers unchanged objects; a list
+// at another served version, after the cached one stopped being served,
+// changes the objects' bodies and not their resourceVersions). An object
+// with the same key but a different UID was deleted and recreated: the
+// index records a Deleted event for the old object and an Added event for
+// the new one. Otherwise it records one Added or Modified event.
 //
 // Under a memory budget (Options.MemoryBudget) Upsert may drop o's body
 // before storing it, or refuse a new object, returning false (after
@@ -275,7 +277,7 @@ func (ix *Index) Upsert(o *object.Object) bool {
 		}
 		ix.insertLocked(o)
 		ix.emitLocked(feed.Added, o, nil)
-	case old.UID == o.UID && old.ResourceVersion == o.ResourceVersion:
+	case old.UID == o.UID && old.ResourceVersion == o.ResourceVersion && sameVersion(old.Type, o.Type):
 		ix.mu.Unlock()
 		return false
 	case old.UID != o.UID:
@@ -652,4 +654,9 @@ func decrement(m map[string]int, k string) {
 	} else {
 		delete(m, k)
 	}
+}
+
+// sameVersion reports whether a and b are the same version of a type.
+func sameVersion(a, b *object.Type) bool {
+	return a == b || a != nil && b != nil && a.GVR.Version == b.GVR.Version
 }

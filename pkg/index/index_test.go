@@ -34,6 +34,9 @@ func TestWrites(t *testing.T) {
 	a2 := indextest.Modified(a, "2", indextest.WithLabels("app", "api", "tier", "fe"), indextest.WithOwner("rs-2"))
 	aNew := indextest.Obj("c1", indextest.PodType, "ns", "a", indextest.WithUID("recreated"), indextest.WithRV("9"))
 	b := indextest.Obj("c1", indextest.ConfigMapType, "ns", "b")
+	v2 := *indextest.PodType
+	v2.GVR.Version = "v2"
+	atV2 := indextest.Modified(a, "1", func(o *object.Object) { o.Type = &v2 })
 	type op struct {
 		upsert, deleteObject *object.Object
 		delete               *object.Key
@@ -58,6 +61,17 @@ func TestWrites(t *testing.T) {
 		wantEvents: []indextest.EventSummary{{Revision: 1, Type: "ADDED", Key: "c1/pods/ns/a", RV: "1", OldRV: ""}},
 		wantKeys:   []string{"c1/pods/ns/a"},
 		wantObject: a,
+	}, {
+		// A relist at another served version (a CRD's changed) holds the
+		// objects at their resourceVersions, with other bodies.
+		name: "same resourceVersion at another version of the type",
+		ops:  []op{{upsert: a, want: true}, {upsert: atV2, want: true}, {upsert: indextest.Modified(atV2, "1"), want: false}},
+		wantEvents: []indextest.EventSummary{
+			{Revision: 1, Type: "ADDED", Key: "c1/pods/ns/a", RV: "1", OldRV: ""},
+			{Revision: 2, Type: "MODIFIED", Key: "c1/pods/ns/a", RV: "1", OldRV: "1"},
+		},
+		wantKeys:   []string{"c1/pods/ns/a"},
+		wantObject: atV2,
 	}, {
 		name: "modify",
 		ops:  []op{{upsert: a, want: true}, {upsert: a2, want: true}},

@@ -243,6 +243,10 @@ type Ingester struct {
 	runs map[string]*typeRun
 	// stale holds the runs to replace, by resource.
 	stale map[string]*typeRun
+	// unserved holds the runs whose version the server answered 404 for,
+	// by resource: their type is looked up again (followVersions) until
+	// discovery prefers another version or a request of theirs succeeds.
+	unserved map[string]*typeRun
 	// wake tells Start that stale or reachable changed; it holds at most
 	// one signal.
 	wake chan struct{}
@@ -301,6 +305,9 @@ type typeRun struct {
 	// resumedList: the reflector's first list was answered from the
 	// snapshot, and its Replace has not come yet.
 	resumedList bool
+	// unserved is set while the server answers 404 for the run's
+	// version (Ingester.notServed).
+	unserved atomic.Bool
 	// resumeWatches counts the watches the run started while resuming.
 	resumeWatches int
 
@@ -412,7 +419,7 @@ func NewIngester(name string, cfg *rest.Config, sink Sink, h *health.Tracker, op
 		return nil, fmt.Errorf("cluster %q: %w", name, err)
 	}
 	c := &Ingester{name: name, sink: sink, health: h, opts: opts, names: names, reachable: true,
-		runs: map[string]*typeRun{}, stale: map[string]*typeRun{}, wake: make(chan struct{}, 1),
+		runs: map[string]*typeRun{}, stale: map[string]*typeRun{}, unserved: map[string]*typeRun{}, wake: make(chan struct{}, 1),
 		noCRD: map[string]bool{}, server: cfg.Host}
 	cfg = rest.CopyConfig(cfg)
 	// One token bucket for all of the cluster's clients but the probe's.
@@ -588,8 +595,10 @@ func (c *Ingester) Start(ctx context.Context) error {
 			if len(pending) > 0 {
 				pending = c.startServed(ctx, pending)
 			}
+			c.followVersions(ctx)
 		case <-c.wake:
 			c.replaceStale(ctx)
+			c.followVersions(ctx)
 		}
 	}
 }
@@ -622,6 +631,88 @@ func (c *Ingester) unreachable() {
 	c.mu.Unlock()
 	if target != nil {
 		c.prober.probeNow(target)
+	}
+}
+
+// notServed records that the server answered 404 for run's version, and
+// asks Start to look its type up again.
+func (c *Ingester) notServed(run *typeRun) {
+	run.unserved.Store(true)
+	c.mu.Lock()
+	c.unserved[run.t.Resource] = run
+	c.mu.Unlock()
+	signal(c.wake)
+}
+
+// served records that a request of run succeeded after a 404: its version
+// is served again (a 404 of a CRD being changed), and is not looked up
+// any more.
+func (c *Ingester) served(run *typeRun) {
+	if !run.unserved.CompareAndSwap(true, false) {
+		return
+	}
+	c.mu.Lock()
+	if c.unserved[run.t.Resource] == run {
+		delete(c.unserved, run.t.Resource)
+	}
+	c.mu.Unlock()
+}
+
+// followVersions looks the types of the unserved runs up again through
+// discovery and replaces each run whose type the server now serves at
+// another version (a CRD's served version changed) by a run of that
+// version, which lists it: the objects' bodies change to that version in
+// place (index.Index.Upsert), the typed schema follows the new run's type.
+// A type still at its version (a CRD removed, or changing) is looked up
+// again at the next retry (Options.DiscoveryRetry) while its requests fail.
+func (c *Ingester) followVersions(ctx context.Context) {
+	c.mu.Lock()
+	var names []resourceName
+	for _, n := range c.names {
+		if r, ok := c.unserved[n.name]; ok {
+			if c.runs[n.name] != r {
+				delete(c.unserved, n.name) // replaced meanwhile
+				continue
+			}
+			names = append(names, n)
+		}
+	}
+	c.mu.Unlock()
+	if len(names) == 0 {
+		return
+	}
+	logger := klog.FromContext(ctx)
+	types, _, err := resolve(c.discovery, c.surfaces, names)
+	if err != nil {
+		logger.V(2).Info("Discovery failed while following a served version, will retry", "err", err)
+		return
+	}
+	for _, t := range types {
+		c.mu.Lock()
+		old := c.unserved[t.Resource]
+		current := old != nil && c.runs[t.Resource] == old
+		c.mu.Unlock()
+		if !current || t.GVR == old.t.GVR && t.Kind == old.t.Kind && t.Namespaced == old.t.Namespaced {
+			continue
+		}
+		old.cancel()
+		old.wg.Wait()
+		t.Codec = old.t.Codec
+		t.Projected = old.t.Projected
+		c.setPrinter(t)
+		run, err := c.startRun(ctx, t, Restored{})
+		if err != nil {
+			// Not expected: startRun fails for no type. Looked up again.
+			logger.Error(err, "Starting the type's run at its new version failed, will retry", "resource", t.Resource)
+			continue
+		}
+		logger.Info("The type's served version changed: caching the new one", "resource", t.Resource,
+			"from", old.t.GVR.Version, "to", t.GVR.Version)
+		c.mu.Lock()
+		c.runs[t.Resource] = run
+		delete(c.unserved, t.Resource)
+		delete(c.stale, t.Resource)
+		c.mu.Unlock()
 	}
 }
 

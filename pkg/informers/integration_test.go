@@ -575,6 +575,79 @@ func TestTypeServedLater(t *testing.T) {
 	})
 }
 
+// TestServedVersionMoves serves a CRD at v1beta1, caches it, then makes
+// v1 its storage version and stops serving v1beta1: the type moves to v1,
+// and its object, unchanged on the server (same resourceVersion), is
+// replaced in the index by its v1 body with one MODIFIED event, never
+// deleted.
+func TestServedVersionMoves(t *testing.T) {
+	env := testbed.Env(t)
+	c := env.Cluster("c1")
+	dc := testcluster.Dynamic(t, c.AdminConfig())
+	crd := func(versions ...string) *unstructured.Unstructured {
+		var vs []any
+		for i, v := range versions {
+			vs = append(vs, map[string]any{"name": v, "served": i == len(versions)-1, "storage": i == len(versions)-1,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}})
+		}
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+			"metadata": map[string]any{"name": "gadgets.example.com"},
+			"spec": map[string]any{"group": "example.com", "scope": "Namespaced",
+				"names":    map[string]any{"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"},
+				"versions": vs},
+		}}
+	}
+	if _, err := dc.Resource(crds).Create(t.Context(), crd("v1beta1"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Gone before the next test (-count) creates it again.
+		_ = dc.Resource(crds).Delete(context.Background(), "gadgets.example.com", metav1.DeleteOptions{})
+		testcluster.Eventually(t, 60*time.Second, "the CRD deleted", func() (bool, string) {
+			_, err := dc.Resource(crds).Get(context.Background(), "gadgets.example.com", metav1.GetOptions{})
+			return apierrors.IsNotFound(err), fmt.Sprint(err)
+		})
+	})
+	gadgets := schema.GroupVersionResource{Group: "example.com", Version: "v1beta1", Resource: "gadgets"}
+	gadget := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1beta1", "kind": "Gadget",
+		"metadata": map[string]any{"namespace": "default", "name": "g1"}, "spec": map[string]any{"size": 3}}}
+	testcluster.Eventually(t, 30*time.Second, "the gadget to be created", func() (bool, string) {
+		_, err := dc.Resource(gadgets).Namespace("default").Create(t.Context(), gadget, metav1.CreateOptions{})
+		return err == nil || apierrors.IsAlreadyExists(err), fmt.Sprint(err)
+	})
+	f := startFleet(t, index.Options{}, testOptions("gadgets.example.com"), admin(c))
+	key := object.Key{Cluster: "c1", Resource: "gadgets.example.com", Namespace: "default", Name: "g1"}
+	testcluster.Eventually(t, 30*time.Second, "the gadget in the index at v1beta1", func() (bool, string) {
+		o := f.index.Get(key)
+		return o != nil && o.Type.GVR.Version == "v1beta1", fmt.Sprint(o)
+	})
+	before := f.index.Get(key)
+	after := f.index.Revision()
+
+	// v1 becomes the storage version and v1beta1 stops being served.
+	current, err := dc.Resource(crds).Get(t.Context(), "gadgets.example.com", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	current.Object["spec"] = crd("v1beta1", "v1").Object["spec"]
+	if _, err := dc.Resource(crds).Update(t.Context(), current, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 30*time.Second, "the gadget in the index at v1", func() (bool, string) {
+		o := f.index.Get(key)
+		return o != nil && o.Type.GVR.Version == "v1" && strings.Contains(string(o.Raw()), `"apiVersion":"example.com/v1"`),
+			fmt.Sprintf("%v %s", o, o.Raw())
+	})
+	if o := f.index.Get(key); o.UID != before.UID || o.ResourceVersion != before.ResourceVersion {
+		t.Errorf("the gadget at v1 is %s %s, want the same object %s %s", o.UID, o.ResourceVersion, before.UID, before.ResourceVersion)
+	}
+	if got := eventsFor(eventsAfter(t, f.index, after), "c1", "default"); !slices.Equal(got, []string{"MODIFIED g1"}) {
+		t.Errorf("events %v, want one MODIFIED g1", got)
+	}
+	waitStatus(t, f, "c1", health.Synced)
+}
+
 // TestUpdateCredentialsKeepsData switches a cluster to other credentials
 // while its API server is down and an object is deleted: the data stays
 // through the switch, and the new cache prunes the deleted object with a

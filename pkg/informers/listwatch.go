@@ -171,6 +171,7 @@ func (lw *listWatch) report(ctx context.Context, err error) {
 	switch {
 	case err == nil:
 		c.health.ResourceRequestOK(c.name, lw.t.Resource)
+		c.served(lw.run)
 	case ctx.Err() != nil:
 		// The run is stopping: not the server's doing.
 	case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
@@ -178,6 +179,13 @@ func (lw *listWatch) report(ctx context.Context, err error) {
 	case apierrors.IsTooManyRequests(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err):
 		// The reflector retries after its backoff.
 		c.health.ResourceSlow(c.name, lw.t.Resource, err)
+	case apierrors.IsNotFound(err):
+		// The version is not served (any more): a CRD's served versions
+		// changed, or it was removed. The reflector retries; the type
+		// fails until a request succeeds or discovery names another
+		// version, which a new run then caches.
+		c.health.ResourceError(c.name, lw.t.Resource, lw.t.KindName(), err)
+		c.notServed(lw.run)
 	case errors.As(err, &status):
 		// Forbidden, not found, ...: the reflector retries; the type
 		// fails until a request succeeds.

@@ -29,12 +29,17 @@ const (
 type Options struct {
 	// Interval is how often each cluster's /openapi/v3 root is read: a
 	// CRD added, changed or removed reaches the schema within about that
-	// long. Default 10s, as informers.Options.DiscoveryRetry.
+	// long. Default 10s, as informers.Options.DiscoveryRetry (the
+	// aggregator's --openapi-interval).
 	Interval time.Duration
 	// Timeout bounds each request. Default 30s: a group-version's
 	// document is large (core/v1: about 1.5 MB).
 	Timeout time.Duration
 }
+
+// DefaultOptions returns the options a zero Options stands for, for
+// configuration and flags to show.
+func DefaultOptions() Options { return Options{}.withDefaults() }
 
 func (o Options) withDefaults() Options {
 	if o.Interval <= 0 {

@@ -15,6 +15,13 @@
 //     SSE transports with the real graphql-ws and graphql-sse npm clients
 //     (testdata/ws_client.js, testdata/sse_client.js; internal/nodetest
 //     installs them), and subscription rate limits as those clients see them;
+//   - typed_real_test.go, typed_kinds_real_test.go and
+//     crd_version_real_test.go: typed kinds equal to the servers' objects
+//     field by field, relations, CRDs added, changed, removed and moved to
+//     another served version while queries and subscriptions run;
+//   - clients_real_test.go: the typed schema as graphql-js, GraphQL Code
+//     Generator and tsc see it (testdata/typedclient, installed from its
+//     package-lock.json by internal/nodetest);
 //   - replicas_real_test.go: two replicas behind a TCP proxy that plays their
 //     Service, and the retrying graphql-ws client moving from one to the
 //     other when its replica stops.

@@ -99,7 +99,13 @@ func (f *fleet) waitType(t *testing.T, name, field string, present bool) {
 // the nodes by cluster/name, with the connection's totalCount.
 func (f *fleet) typedNodes(t *testing.T, root, ns string, sel selection) (map[string]any, int) {
 	t.Helper()
-	q := fmt.Sprintf(`query($ns: String!) { %s(filter: {namespaces: [$ns]}, first: 1000) { totalCount staleClusters revision edges { node { cluster name __typename ...on %s %s } } } }`,
+	return f.typedNodesOf(t, root, map[string]any{"namespaces": []string{ns}}, sel)
+}
+
+// typedNodesOf is typedNodes with a ResourceFilter of its own.
+func (f *fleet) typedNodesOf(t *testing.T, root string, filter map[string]any, sel selection) (map[string]any, int) {
+	t.Helper()
+	q := fmt.Sprintf(`query($filter: ResourceFilter) { %s(filter: $filter, first: 1000) { totalCount staleClusters revision edges { node { cluster name __typename ...on %s %s } } } }`,
 		root, typeOfRoot(root), sel)
 	var got map[string]struct {
 		TotalCount    int
@@ -107,7 +113,7 @@ func (f *fleet) typedNodes(t *testing.T, root, ns string, sel selection) (map[st
 		Revision      string
 		Edges         []struct{ Node map[string]any }
 	}
-	f.mustQuery(t, q, map[string]any{"ns": ns}, &got)
+	f.mustQuery(t, q, map[string]any{"filter": filter}, &got)
 	conn := got[root]
 	if conn.Revision == "" || conn.StaleClusters == nil {
 		t.Fatalf("%s: no revision or staleClusters: %+v", root, conn)
@@ -127,13 +133,23 @@ func (f *fleet) typedNodes(t *testing.T, root, ns string, sel selection) (map[st
 }
 
 func typeOfRoot(root string) string {
-	return map[string]string{"pods": "Pod", "deployments": "Deployment", "services": "Service", "gizmos": "Gizmo"}[root]
+	return map[string]string{"pods": "Pod", "deployments": "Deployment", "services": "Service", "gizmos": "Gizmo",
+		"nodes": "Node", "events": "Event", "persistentvolumeclaims": "PersistentVolumeClaim",
+		"persistentvolumes": "PersistentVolume", "ingresses": "Ingress", "sprockets": "Sprocket"}[root]
 }
 
 // serverNodes returns what a typed query selecting sel answers for the
 // objects of gvr in ns, read from the API servers; versions, when not
 // nil, gives each cluster's version instead of gvr's.
 func serverNodes(t *testing.T, gvr schema.GroupVersionResource, ns string, sel selection, versions map[string]string) map[string]any {
+	t.Helper()
+	return serverNodesOf(t, gvr, ns, "", sel, versions)
+}
+
+// serverNodesOf is serverNodes for the objects whose name contains
+// nameContains ("" for all), in ns ("" for all, and for cluster-scoped
+// kinds).
+func serverNodesOf(t *testing.T, gvr schema.GroupVersionResource, ns, nameContains string, sel selection, versions map[string]string) map[string]any {
 	t.Helper()
 	out := map[string]any{}
 	for _, c := range testbed.Env(t).Clusters() {
@@ -145,6 +161,9 @@ func serverNodes(t *testing.T, gvr schema.GroupVersionResource, ns string, sel s
 			t.Fatal(err)
 		}
 		for _, u := range list.Items {
+			if !strings.Contains(u.GetName(), nameContains) {
+				continue
+			}
 			// Through JSON, as the answer comes: int64 as float64.
 			var v map[string]any
 			b, _ := json.Marshal(u.Object)
@@ -324,7 +343,7 @@ func TestTypedCRDFollowsTheFleet(t *testing.T) {
 	f := typedFleet(t, "gizmos.typed.example.com", "configmaps")
 	f.waitType(t, "ConfigMap", "data", true)
 	sub, res := f.API.Subscribe(t.Context(), graphql.Request{Query: `subscription($ns: String!) {
-		resourceEvents(filter: {namespaces: [$ns], kinds: ["ConfigMap"]}) { type resource { cluster name ... on ConfigMap { data } } } }`,
+		resourceEvents(filter: {namespaces: [$ns], kinds: ["ConfigMap"]}) { type resource { cluster kind name ... on ConfigMap { data } } } }`,
 		Variables: map[string]any{"ns": ns}})
 	if sub == nil {
 		t.Fatalf("Subscribe: %s", mustMarshal(t, res))
@@ -337,30 +356,18 @@ func TestTypedCRDFollowsTheFleet(t *testing.T) {
 		t.Helper()
 		configMaps++
 		name := fmt.Sprintf("cm-%d", configMaps)
-		create(t, dyn(t, env.Cluster("c1")), gvr("", "v1", "configmaps"), configMap(ns, name, nil, map[string]any{"when": when}))
-		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-		defer cancel()
-		r, err := sub.Next(ctx)
-		if err != nil {
-			t.Fatalf("%s: no event for %s: %v", when, name, err)
-		}
 		var got struct {
 			Data struct {
 				ResourceEvents struct {
-					Type     string
-					Resource struct {
-						Cluster, Name string
-						Data          map[string]string
-					}
+					Resource struct{ Data map[string]string }
 				}
 			}
 		}
-		if err := json.Unmarshal(mustMarshal(t, r), &got); err != nil {
-			t.Fatal(err)
-		}
-		e := got.Data.ResourceEvents
-		if e.Type != "ADDED" || e.Resource.Name != name || e.Resource.Data["when"] != when {
-			t.Fatalf("%s: event %s", when, mustMarshal(t, r))
+		event := expectEvent(t, sub, "ConfigMap", name, func() {
+			create(t, dyn(t, env.Cluster("c1")), gvr("", "v1", "configmaps"), configMap(ns, name, nil, map[string]any{"when": when}))
+		})
+		if err := json.Unmarshal(event, &got); err != nil || got.Data.ResourceEvents.Resource.Data["when"] != when {
+			t.Fatalf("%s: event %s (%v)", when, event, err)
 		}
 	}
 	expectConfigMap("before the CRD")
