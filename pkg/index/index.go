@@ -487,7 +487,7 @@ func (ix *Index) insertLocked(o *object.Object) {
 	id := ix.ids.hold(o)
 	ix.insertIDLocked(o, id)
 	ix.rankLocked(entry{o: o, id: id})
-	ix.indexTokensLocked(o, id, nil, &ix.bodies)
+	ix.indexTokensLocked(o, id, nil, &ix.bodies, nil)
 }
 
 // insertIDLocked is insertLocked for o, which holds id, but for its rank
@@ -612,7 +612,7 @@ func (ix *Index) replaceLocked(e entry, o *object.Object) {
 	for _, r := range o.Owners {
 		postingFor(ix.owners, r.UID).Add(id)
 	}
-	ix.indexTokensLocked(o, id, nil, &ix.bodies)
+	ix.indexTokensLocked(o, id, nil, &ix.bodies, nil)
 	ix.created.put(o)
 }
 

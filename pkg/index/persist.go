@@ -143,8 +143,10 @@ type Saved struct {
 // holding part of the snapshot: start with a new one.
 type Restoring struct {
 	ix *Index
-	// tombs are the restored tombs with their times, under ix.mu.
-	tombs []heldTomb
+	// tombs are the restored tombs with their times, and recent the
+	// postings of tokens met lately (indexTokensLocked), under ix.mu.
+	tombs  []heldTomb
+	recent map[string]*Posting
 }
 
 type heldTomb struct {
@@ -159,7 +161,7 @@ func (ix *Index) Restore() (*Restoring, error) {
 	if ix.all.Len() > 0 || len(ix.streams) > 0 || ix.feed.Revision() > 0 {
 		return nil, ErrNotEmpty
 	}
-	return &Restoring{ix: ix}, nil
+	return &Restoring{ix: ix, recent: map[string]*Posting{}}, nil
 }
 
 // Stream restores a stream with its clocks and tombs (TombGen, TombBase
@@ -206,9 +208,9 @@ func (r *Restoring) Objects(objs []Saved) error {
 		for h := range admitted {
 			if h.s.Object.MetadataOnly() {
 				// The budget dropped its body, and the text with it.
-				ix.indexTokensLocked(h.s.Object, h.id, nil, &bodies)
+				ix.indexTokensLocked(h.s.Object, h.id, nil, &bodies, r.recent)
 			} else {
-				ix.indexTokensLocked(h.s.Object, h.id, h.s, &bodies)
+				ix.indexTokensLocked(h.s.Object, h.id, h.s, &bodies, r.recent)
 			}
 		}
 	})
@@ -254,6 +256,6 @@ func (r *Restoring) Finish() {
 	for _, t := range r.tombs {
 		ix.tombs = append(ix.tombs, ix.streams[Stream{t.Cluster, t.Type.Resource}])
 	}
-	r.tombs = nil
+	r.tombs, r.recent = nil, nil
 	ix.pruneTombsLocked(time.Now())
 }

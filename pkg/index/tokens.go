@@ -2,6 +2,7 @@ package index
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/search"
@@ -12,6 +13,9 @@ import (
 // index: its name, namespace and labels come first, then its annotation
 // values and images (search.StoredText), until the bound.
 const maxObjectTokens = 1024
+
+// maxRecentTokens bounds the tokens a restore keeps at hand.
+const maxRecentTokens = 1 << 16
 
 // EachSearchToken calls fn with each token of o's searched text, the
 // same tokens for the token index and for matching, until fn returns
@@ -77,13 +81,24 @@ func searchTokens(o *object.Object, r *object.BodyReader) []string {
 
 // indexTokensLocked adds id, o's, to the postings of o's tokens: those
 // of its body, read with r, or with saved those a snapshot kept
-// (TextTokens).
-func (ix *Index) indexTokensLocked(o *object.Object, id uint32, saved *Saved, r *object.BodyReader) {
+// (TextTokens). recent, when not nil, holds postings of tokens met
+// lately, which a restore's objects share (namespaces, labels, images):
+// a map finds them faster than the token tree.
+func (ix *Index) indexTokensLocked(o *object.Object, id uint32, saved *Saved, r *object.BodyReader, recent map[string]*Posting) {
 	add := func(tok string) bool {
-		p, ok := ix.tokens.Get(tok)
-		if !ok {
-			p = new(Posting)
-			ix.tokens.Put(tok, p)
+		p := recent[tok]
+		if p == nil {
+			var ok bool
+			if p, ok = ix.tokens.Get(tok); !ok {
+				p = new(Posting)
+				ix.tokens.Put(tok, p)
+			}
+			if recent != nil {
+				if len(recent) == maxRecentTokens {
+					clear(recent)
+				}
+				recent[strings.Clone(tok)] = p
+			}
 		}
 		p.Add(id)
 		return true
