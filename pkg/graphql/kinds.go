@@ -11,6 +11,8 @@ import (
 
 	"github.com/fleetcache/fleetcache/pkg/graphql/execute"
 	"github.com/fleetcache/fleetcache/pkg/graphql/typed"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/openapi"
 )
 
@@ -135,3 +137,24 @@ func kindName(k typed.Kind) string {
 	}
 	return k.Kind + "." + k.Group
 }
+
+// relationEngine is the Server as package relations reads it.
+type relationEngine struct{ s *Server }
+
+func (e relationEngine) Lookup(cluster, namespace, name string) []*object.Object {
+	return e.s.ix.Lookup(cluster, namespace, name)
+}
+
+func (e relationEngine) Visible(ctx context.Context, o *object.Object) (bool, error) {
+	return e.s.visible(ctx, o)
+}
+
+func (e relationEngine) Connection(p graphql.ResolveParams, f planner.Filter, query string) (any, error) {
+	c, err := e.s.newConnection(p, f, f.Clusters, query)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (e relationEngine) CheckContext(ctx context.Context) error { return e.s.checkContext(ctx) }

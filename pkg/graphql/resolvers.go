@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
-	"slices"
 	"strings"
 	"sync"
 
@@ -21,7 +20,6 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/index/search"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
-	"github.com/fleetcache/fleetcache/pkg/inventory"
 )
 
 func resolveNamespace(o *object.Object) any {
@@ -508,60 +506,6 @@ func facetBy(args map[string]any) (views.FacetBy, error) {
 		by.Field = path
 	}
 	return by, nil
-}
-
-func (s *Server) resolveClusters(p graphql.ResolveParams) (any, error) {
-	statuses, _ := s.health.Clusters()
-	var selected []string
-	v, bySelector := p.Args["selector"].(string)
-	if bySelector {
-		sel, err := inventory.ParseSelector(v)
-		if err != nil {
-			return nil, badInput("%w", err)
-		}
-		selected, _ = s.opts.Inventory.Narrow(nil, sel)
-	}
-	out := make([]*health.ClusterStatus, 0, len(statuses))
-	for i := range statuses {
-		if _, ok := slices.BinarySearch(selected, statuses[i].Name); bySelector && !ok {
-			continue
-		}
-		st := s.redactHealth(p.Context, statuses[i])
-		out = append(out, &st)
-	}
-	return out, nil
-}
-
-// resolveHistory resolves Cluster.history: the tracker's periods, their
-// messages hidden from callers who may not read the cluster's details.
-func (s *Server) resolveHistory(p graphql.ResolveParams) (any, error) {
-	var name string
-	switch c := p.Source.(type) {
-	case *clusterUpdate:
-		name = c.status.Name
-	case *health.ClusterStatus:
-		name = c.Name
-	}
-	periods := s.health.History(name)
-	details := s.mayReadDetails(p.Context, name)
-	out := make([]*health.StatusPeriod, len(periods))
-	for i := range periods {
-		if !details && periods[i].Message != "" {
-			periods[i].Message = hiddenDetails
-		}
-		out[i] = &periods[i]
-	}
-	return out, nil
-}
-
-func (s *Server) resolveCluster(p graphql.ResolveParams) (any, error) {
-	name, _ := p.Args["name"].(string)
-	st, ok := s.health.Cluster(name)
-	if !ok {
-		return nil, nil
-	}
-	st = s.redactHealth(p.Context, st)
-	return &st, nil
 }
 
 // resolveResource finds one object by cluster, kind, namespace and name. A

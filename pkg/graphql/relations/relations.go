@@ -1,6 +1,7 @@
-package graphql
+package relations
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/graphql-go/graphql"
@@ -13,26 +14,58 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 )
 
-// Relations between kinds (docs/graphql.md, "Relations"), each within the
-// object's cluster and answered through the index: a lookup by key, the
-// label postings or the posting of an indexed path.
+// Engine is what relations read of the engine that serves them; the
+// GraphQL server (package graphql) implements it.
+type Engine interface {
+	// Lookup returns the cached objects of cluster named name in
+	// namespace ("" for cluster-scoped ones), of every kind.
+	Lookup(cluster, namespace, name string) []*object.Object
+	// Visible reports whether the caller of ctx may see o; an error is a
+	// failed access review, coded for the caller.
+	Visible(ctx context.Context, o *object.Object) (bool, error)
+	// Connection returns the page of the objects f selects that the
+	// arguments of p ask for (first, after, sort), as resources answers
+	// them, under the caller's rights: a ResourceConnection's value.
+	// query names the relation and its object, for the cursors of sorted
+	// pages.
+	Connection(p graphql.ResolveParams, f planner.Filter, query string) (any, error)
+	// CheckContext returns the coded error of ctx when it is done.
+	CheckContext(ctx context.Context) error
+}
+
+// Schema is what relations are added to: the kinds' types, the Resource
+// interface, the ResourceConnection type and the arguments of a page
+// (first, after, sort).
+type Schema struct {
+	Types      *typed.Types
+	Resource   *graphql.Interface
+	Connection *graphql.Object
+	PageArgs   func() graphql.FieldConfigArgument
+}
+
+// relations resolves the relation fields of one schema.
+type relations struct {
+	e Engine
+}
 
 var (
 	nodeNamePath = fieldpath.MustParse("spec.nodeName")
 	selectorPath = fieldpath.MustParse("spec.selector")
 )
 
-// addRelations adds the relation fields of the kinds that have them: a
-// typed Pod's node, a Node's pods, a Service's pods. conn is
-// ResourceConnection, resource Resource.
-func (s *Server) addRelations(types *typed.Types, resource *graphql.Interface, conn *graphql.Object) {
+// Add adds the relation fields of the kinds that have them to the types
+// of sc: a typed Pod's node, a Node's pods, a Service's pods. A kind
+// without a type (not cached) gets none.
+func Add(e Engine, sc Schema) {
+	s := &relations{e: e}
+	resource, conn := sc.Resource, sc.Connection
 	pageArgs := func() graphql.FieldConfigArgument {
-		args := s.pageArgs()
+		args := sc.PageArgs()
 		delete(args, "filter")
 		return args
 	}
 	add := func(kind, name string, f *graphql.Field) {
-		if t := types.Of("", kind); t != nil {
+		if t := sc.Types.Of("", kind); t != nil {
 			if _, taken := t.Fields()[name]; !taken {
 				t.AddFieldConfig(name, f)
 			}
@@ -49,8 +82,8 @@ func (s *Server) addRelations(types *typed.Types, resource *graphql.Interface, c
 
 // resolvePodNode resolves Pod.node: the cached Node of the Pod's
 // spec.nodeName, by key.
-func (s *Server) resolvePodNode(p graphql.ResolveParams) (any, error) {
-	if err := s.checkContext(p.Context); err != nil {
+func (s *relations) resolvePodNode(p graphql.ResolveParams) (any, error) {
+	if err := s.e.CheckContext(p.Context); err != nil {
 		return nil, err
 	}
 	o := p.Source.(*object.Object)
@@ -62,11 +95,11 @@ func (s *Server) resolvePodNode(p graphql.ResolveParams) (any, error) {
 	if name == "" {
 		return nil, nil
 	}
-	for _, n := range s.ix.Lookup(o.Cluster, "", name) {
+	for _, n := range s.e.Lookup(o.Cluster, "", name) {
 		if n.Type.GVR.Group != "" || n.Type.Kind != "Node" {
 			continue
 		}
-		if ok, err := s.visible(p.Context, n); err != nil || !ok {
+		if ok, err := s.e.Visible(p.Context, n); err != nil || !ok {
 			return nil, err
 		}
 		return n, nil
@@ -76,8 +109,8 @@ func (s *Server) resolvePodNode(p graphql.ResolveParams) (any, error) {
 
 // resolveNodePods resolves Node.pods: the Pods whose spec.nodeName is the
 // Node's name, through the index on that path (a default index).
-func (s *Server) resolveNodePods(p graphql.ResolveParams) (any, error) {
-	if err := s.checkContext(p.Context); err != nil {
+func (s *relations) resolveNodePods(p graphql.ResolveParams) (any, error) {
+	if err := s.e.CheckContext(p.Context); err != nil {
 		return nil, err
 	}
 	o := p.Source.(*object.Object)
@@ -91,8 +124,8 @@ func (s *Server) resolveNodePods(p graphql.ResolveParams) (any, error) {
 
 // resolveServicePods resolves Service.pods: the Pods of the Service's
 // namespace that its selector selects, through the label postings.
-func (s *Server) resolveServicePods(p graphql.ResolveParams) (any, error) {
-	if err := s.checkContext(p.Context); err != nil {
+func (s *relations) resolveServicePods(p graphql.ResolveParams) (any, error) {
+	if err := s.e.CheckContext(p.Context); err != nil {
 		return nil, err
 	}
 	o := p.Source.(*object.Object)
@@ -113,11 +146,7 @@ func (s *Server) resolveServicePods(p graphql.ResolveParams) (any, error) {
 }
 
 // relation returns the connection of a relation's objects, f.
-func (s *Server) relation(p graphql.ResolveParams, f planner.Filter, name string) (any, error) {
+func (s *relations) relation(p graphql.ResolveParams, f planner.Filter, name string) (any, error) {
 	o := p.Source.(*object.Object)
-	c, err := s.newConnection(p, f, f.Clusters, name+"/"+o.Cluster+"/"+o.Namespace+"/"+o.Name)
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
+	return s.e.Connection(p, f, name+"/"+o.Cluster+"/"+o.Namespace+"/"+o.Name)
 }
