@@ -3,6 +3,7 @@ package graphql
 import (
 	"github.com/graphql-go/graphql"
 
+	"github.com/fleetcache/fleetcache/pkg/graphql/filter"
 	"github.com/fleetcache/fleetcache/pkg/graphql/fleet"
 )
 
@@ -12,7 +13,7 @@ import (
 // clients at start-up; the race detector reports it). Building them once
 // here, before any request, leaves later uses read-only.
 func init() {
-	for _, e := range []*graphql.Enum{fleet.SyncStatus, facetKeyEnum, eventTypeEnum, sortOrderEnum,
+	for _, e := range []*graphql.Enum{fleet.SyncStatus, filter.FacetKey, eventTypeEnum, filter.Order,
 		graphql.TypeKindEnumType, graphql.DirectiveLocationEnumType} {
 		for _, v := range e.Values() {
 			e.Serialize(v.Value)

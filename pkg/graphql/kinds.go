@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/graphql-go/graphql"
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/fleetcache/fleetcache/pkg/graphql/execute"
+	"github.com/fleetcache/fleetcache/pkg/graphql/relations"
 	"github.com/fleetcache/fleetcache/pkg/graphql/typed"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
@@ -145,14 +147,53 @@ func (e relationEngine) Lookup(cluster, namespace, name string) []*object.Object
 	return e.s.ix.Lookup(cluster, namespace, name)
 }
 
+func (e relationEngine) Selecting(cluster, namespace, resource string, labels object.Labels) []*object.Object {
+	return e.s.ix.Selecting(cluster, namespace, resource, labels)
+}
+
+func (e relationEngine) Find(f planner.Filter, limit int) []*object.Object {
+	return e.s.ix.ListUnion([]planner.Filter{f}, nil, limit).Objects
+}
+
 func (e relationEngine) Visible(ctx context.Context, o *object.Object) (bool, error) {
 	return e.s.visible(ctx, o)
 }
 
-func (e relationEngine) Connection(p graphql.ResolveParams, f planner.Filter, query string) (any, error) {
-	c, err := e.s.newConnection(p, f, f.Clusters, query)
+// Connection returns the connection of rel: the union of what the caller
+// may see of each of its filters, and of its objects those the caller
+// may see. A relation with objects is not sorted.
+func (e relationEngine) Connection(p graphql.ResolveParams, rel relations.Related, query string) (any, error) {
+	clusters := []string{rel.Cluster}
+	c, err := e.s.pageOf(p, planner.Filter{Clusters: clusters}, clusters, query)
 	if err != nil {
 		return nil, err
+	}
+	if len(rel.Filters) > 0 {
+		// The connection's own filter, for its revision's clocks and its
+		// staleness: the first one's cluster and types.
+		c.filter.Resources = rel.Filters[0].Resources
+	}
+	for _, f := range rel.Filters {
+		visible, denied := e.s.scopeFilters(p.Context, f)
+		c.visible = append(c.visible, visible...)
+		for _, d := range denied {
+			if !slices.Contains(c.denied, d) {
+				c.denied = append(c.denied, d)
+			}
+		}
+	}
+	if len(rel.Objects) > 0 {
+		if c.sort != nil {
+			return nil, badInput("this relation is not sorted")
+		}
+		c.fixed = []*object.Object{}
+		for _, o := range rel.Objects {
+			if ok, err := e.s.visible(p.Context, o); err == nil && ok {
+				c.fixed = append(c.fixed, o)
+			} else if err != nil && !slices.Contains(c.denied, o.Cluster) {
+				c.denied = append(c.denied, o.Cluster)
+			}
+		}
 	}
 	return c, nil
 }

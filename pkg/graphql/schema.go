@@ -11,6 +11,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/graphql/changes"
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
+	"github.com/fleetcache/fleetcache/pkg/graphql/filter"
 	"github.com/fleetcache/fleetcache/pkg/graphql/fleet"
 	"github.com/fleetcache/fleetcache/pkg/graphql/relations"
 	"github.com/fleetcache/fleetcache/pkg/graphql/typed"
@@ -104,22 +105,6 @@ import (
 // copied, not re-encoded.
 var jsonScalar = typed.JSON
 
-var facetKeyEnum = graphql.NewEnum(graphql.EnumConfig{
-	Name:        "FacetKey",
-	Description: "What facets group matching objects by.",
-	Values: graphql.EnumValueConfigMap{
-		"CLUSTER": {Value: views.FacetCluster, Description: "The cluster name."},
-		"CLUSTER_LABEL": {Value: facetClusterLabel, Description: "The value of the cluster label labelKey of the object's cluster " +
-			"(Cluster.labels); objects of clusters without it are not counted."},
-		"NAMESPACE": {Value: views.FacetNamespace, Description: `The namespace; "" for cluster-scoped objects.`},
-		"KIND":      {Value: views.FacetKind, Description: `The kind: "Pod", or "Deployment.apps" outside the core group.`},
-		"LABEL":     {Value: views.FacetLabel, Description: "The value of the label labelKey; objects without it are not counted."},
-		"FIELD": {Value: views.FacetField, Description: `The values at the path field ("status.phase", "spec.containers[].image"): ` +
-			`an object counts once under each distinct value (across an array, once per value), not at all without one. ` +
-			`Numbers in their shortest form, booleans as "true" and "false"; objects and arrays are not counted.`},
-	},
-})
-
 var eventTypeEnum = graphql.NewEnum(graphql.EnumConfig{
 	Name:        "EventType",
 	Description: "What happened to an object, as the subscription's filter sees it.",
@@ -129,50 +114,6 @@ var eventTypeEnum = graphql.NewEnum(graphql.EnumConfig{
 		"DELETED":  {Value: feed.Deleted, Description: "The object was deleted (or its cluster removed), or stopped matching the filter."},
 	},
 })
-
-var resourceFilterInput = graphql.NewInputObject(graphql.InputObjectConfig{
-	Name:        "ResourceFilter",
-	Description: "Selects objects. Fields are ANDed, the values of a list are ORed; a null or empty list does not constrain.",
-	Fields: graphql.InputObjectConfigFieldMap{
-		"clusters":      {Type: stringList(), Description: "Cluster names."},
-		"kinds":         {Type: stringList(), Description: `Kinds: "Pod" matches the kind in any group, "Deployment.apps" names the group.`},
-		"namespaces":    {Type: stringList(), Description: `Namespaces; "" selects cluster-scoped objects.`},
-		"labelSelector": {Type: graphql.String, Description: `A Kubernetes label selector: "app=web,tier in (fe,be),!canary".`},
-		"nameContains":  {Type: graphql.String, Description: "A substring of the object name."},
-		"ownerUid":      {Type: graphql.String, Description: "The UID of an owner named in the objects' ownerReferences."},
-		"fieldSelector": {Type: graphql.String, Description: `Requirements on the values at paths inside the objects, all of which must hold: ` +
-			`"status.phase!=Running,spec.nodeName in (node-1,node-2),status.containerStatuses[].restartCount>3". ` +
-			`Operators =, ==, !=, in, notin, >, < (numbers), path (present), !path (absent); across an array ([]) some ` +
-			`element must satisfy it, for != and notin no element may equal. See "Paths and field selectors" in docs/graphql.md.`},
-		"clusterSelector": {Type: graphql.String, Description: `A Kubernetes label selector over the clusters' labels (Cluster.labels): ` +
-			`"env=prod,region in (eu,us)". With clusters, the clusters of both. In resourceEvents, a cluster that starts or stops ` +
-			`matching (relabelled) brings its objects as ADDED or DELETED.`},
-		"search": {Type: graphql.String, Description: `Words, each of which must begin (case-insensitively) a token of the name, ` +
-			`namespace, a label key or value, an annotation value or a container image: "redis prod". Tokens are the runs of ` +
-			`letters and digits. See "Search" in docs/graphql.md.`},
-	},
-})
-
-var sortOrderEnum = graphql.NewEnum(graphql.EnumConfig{
-	Name:        "SortOrder",
-	Description: "The direction of a sort key.",
-	Values: graphql.EnumValueConfigMap{
-		"ASC":  {Value: "ASC", Description: "Smallest first."},
-		"DESC": {Value: "DESC", Description: "Largest first."},
-	},
-})
-
-var resourceSortInput = graphql.NewInputObject(graphql.InputObjectConfig{
-	Name: "ResourceSort",
-	Description: "A sort key: the value at a path. Times sort as times, numbers as numbers, the rest as strings; " +
-		"objects without a value come last in either order.",
-	Fields: graphql.InputObjectConfigFieldMap{
-		"field": {Type: graphql.NewNonNull(graphql.String), Description: `A path that does not cross an array: "metadata.creationTimestamp", "status.phase", "cluster".`},
-		"order": {Type: sortOrderEnum, DefaultValue: "ASC", Description: "The direction."},
-	},
-})
-
-func stringList() *graphql.List { return graphql.NewList(graphql.NewNonNull(graphql.String)) }
 
 func nonNullList(t graphql.Type) *graphql.NonNull {
 	return graphql.NewNonNull(graphql.NewList(graphql.NewNonNull(t)))
@@ -189,7 +130,7 @@ func (s *Server) newSchema(snap *openapi.Snapshot) (*generation, error) {
 	conn := s.connectionType("Resource", resource.Interface, pages)
 	cluster := s.fleet.ClusterType()
 	resourceEvent := s.resourceEventType(resource.Interface)
-	query := s.queryType(resource.Interface, conn, cluster, s.changes.Field(resourceEvent, changes.Inputs{Filter: resourceFilterInput, Order: sortOrderEnum,
+	query := s.queryType(resource.Interface, conn, cluster, s.changes.Field(resourceEvent, changes.Inputs{Filter: filter.Input, Order: filter.Order,
 		DefaultPageSize: s.opts.DefaultPageSize, MaxPageSize: s.opts.MaxPageSize}))
 	subscription := s.subscriptionType(resourceEvent, cluster)
 	extra := []graphql.Type{resource.untyped}
@@ -200,8 +141,9 @@ func (s *Server) newSchema(snap *openapi.Snapshot) (*generation, error) {
 			query.AddFieldConfig(k.Field, s.kindField(k, s.connectionType(k.Type.Name(), k.Type, pages)))
 			extra = append(extra, k.Type)
 		}
-		relations.Add(relationEngine{s}, relations.Schema{Types: types, Resource: resource.Interface, Connection: conn, PageArgs: s.pageArgs})
 	}
+	relations.Add(relationEngine{s}, relations.Schema{Types: types, Resource: resource.Interface, Untyped: resource.untyped,
+		Connection: conn, PageArgs: s.pageArgs})
 	schema, err := graphql.NewSchema(graphql.SchemaConfig{Query: query, Subscription: subscription, Types: extra})
 	if err != nil {
 		return nil, err
@@ -388,7 +330,7 @@ func (s *Server) subscriptionType(resourceEvent, cluster *graphql.Object) *graph
 					"retained changes, or from before a restart, ends the subscription with CURSOR_EXPIRED: list again and follow " +
 					"from the connection's revision.",
 				Args: graphql.FieldConfigArgument{
-					"filter": {Type: resourceFilterInput, Description: "Which objects; null selects all."},
+					"filter": {Type: filter.Input, Description: "Which objects; null selects all."},
 					"since":  {Type: graphql.String, Description: "A ResourceConnection.revision or a ResourceEvent.cursor: replay the changes after it, then follow."},
 				},
 				Resolve: resolveSubscriptionRoot},
@@ -448,8 +390,8 @@ func (s *Server) queryType(resource graphql.Output, conn, cluster *graphql.Objec
 			Resolve: s.resolveResources},
 		"facets": {Type: nonNullList(facet), Description: "How many objects matching the filter have each value of a key, most frequent first.",
 			Args: graphql.FieldConfigArgument{
-				"filter":   {Type: resourceFilterInput, Description: "Which objects to count; null selects all."},
-				"by":       {Type: graphql.NewNonNull(facetKeyEnum), Description: "What to group them by."},
+				"filter":   {Type: filter.Input, Description: "Which objects to count; null selects all."},
+				"by":       {Type: graphql.NewNonNull(filter.FacetKey), Description: "What to group them by."},
 				"labelKey": {Type: graphql.String, Description: "The label key, with by: LABEL."},
 				"field":    {Type: graphql.String, Description: `The path, with by: FIELD: "status.phase", "spec.containers[].image" (see "Paths and field selectors" in docs/graphql.md).`},
 			},
@@ -477,11 +419,11 @@ func (s *Server) queryType(resource graphql.Output, conn, cluster *graphql.Objec
 // pageArgs returns the arguments of resources and of the kinds' root fields.
 func (s *Server) pageArgs() graphql.FieldConfigArgument {
 	return graphql.FieldConfigArgument{
-		"filter": {Type: resourceFilterInput, Description: "Which objects; null selects all."},
+		"filter": {Type: filter.Input, Description: "Which objects; null selects all."},
 		"first": {Type: graphql.Int, DefaultValue: s.opts.DefaultPageSize,
 			Description: "The page size, from 0 to " + strconv.Itoa(s.opts.MaxPageSize) + "."},
 		"after": {Type: graphql.String, Description: "A cursor: the page starts after its object. A sorted page's cursor holds for the same filter and sort only."},
-		"sort": {Type: graphql.NewList(graphql.NewNonNull(resourceSortInput)),
+		"sort": {Type: graphql.NewList(graphql.NewNonNull(filter.Sort)),
 			Description: "Sort keys, then cluster, namespace, name and kind as the tie-break; null or empty: that order alone."},
 	}
 }

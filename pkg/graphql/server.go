@@ -46,6 +46,9 @@ type Index interface {
 	Contents(f planner.Filter) []views.Contents
 	Namespaces(cluster string) []string
 	Lookup(cluster, namespace, name string) []*object.Object
+	// Selecting returns the objects of resource in cluster and namespace
+	// whose label selector selects labels: a Pod's Services.
+	Selecting(cluster, namespace, resource string, labels object.Labels) []*object.Object
 	Epoch() string
 	// Revision, Events and Wait follow the change feed, for subscriptions.
 	Revision() uint64

@@ -20,6 +20,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/graphql/document"
 	"github.com/fleetcache/fleetcache/pkg/graphql/execute"
+	"github.com/fleetcache/fleetcache/pkg/graphql/filter"
 	"github.com/fleetcache/fleetcache/pkg/graphql/fleet"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/feed"
@@ -187,13 +188,13 @@ func (s *Server) subscribe(ctx context.Context, req Request, d *parsedDocument, 
 
 // subscribeResources starts a resourceEvents subscription.
 func (s *Server) subscribeResources(ctx context.Context, o *operation, root *ast.Field, args map[string]any) (*Subscription, *Result) {
-	f, _, err := parseFilter(args["filter"])
+	f, _, err := filter.Parse(args["filter"])
 	if err != nil {
-		return nil, errorResult(codeOf(err), err)
+		return nil, errorResult(CodeBadUserInput, err)
 	}
-	sel, err := clusterSelectorOf(args["filter"])
+	sel, err := filter.ClusterSelector(args["filter"])
 	if err != nil {
-		return nil, errorResult(codeOf(err), err)
+		return nil, errorResult(CodeBadUserInput, err)
 	}
 	epoch, current := s.ix.Epoch(), s.ix.Revision()
 	start := current

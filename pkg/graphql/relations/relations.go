@@ -2,14 +2,12 @@ package relations
 
 import (
 	"context"
-	"encoding/json"
+	"slices"
+	"strings"
 
 	"github.com/graphql-go/graphql"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/fleetcache/fleetcache/pkg/graphql/typed"
-	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
-	"github.com/fleetcache/fleetcache/pkg/index/fieldselector"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 )
@@ -20,133 +18,225 @@ type Engine interface {
 	// Lookup returns the cached objects of cluster named name in
 	// namespace ("" for cluster-scoped ones), of every kind.
 	Lookup(cluster, namespace, name string) []*object.Object
+	// Selecting returns the objects of resource in cluster and namespace
+	// whose label selector selects labels (index.Index.Selecting).
+	Selecting(cluster, namespace, resource string, labels object.Labels) []*object.Object
+	// Find returns the first limit objects f selects (0: all), whatever
+	// the caller may see: the hops of a relation (a Deployment's
+	// ReplicaSets on the way to its Pods), which it does not show.
+	Find(f planner.Filter, limit int) []*object.Object
 	// Visible reports whether the caller of ctx may see o; an error is a
 	// failed access review, coded for the caller.
 	Visible(ctx context.Context, o *object.Object) (bool, error)
-	// Connection returns the page of the objects f selects that the
-	// arguments of p ask for (first, after, sort), as resources answers
-	// them, under the caller's rights: a ResourceConnection's value.
-	// query names the relation and its object, for the cursors of sorted
-	// pages.
-	Connection(p graphql.ResolveParams, f planner.Filter, query string) (any, error)
+	// Connection returns the page of rel's objects that the arguments of
+	// p ask for (first, after, and sort for a relation without Objects),
+	// under the caller's rights, as resources answers: a
+	// ResourceConnection's value. query names the relation and its
+	// object, for the cursors of sorted pages.
+	Connection(p graphql.ResolveParams, rel Related, query string) (any, error)
 	// CheckContext returns the coded error of ctx when it is done.
 	CheckContext(ctx context.Context) error
 }
 
+// Related are the objects of a relation, all in Cluster: those any of
+// Filters selects (disjoint filters, each answered through the index's
+// postings), and Objects, found by key, in Position order, no two equal
+// and none among those the Filters select.
+type Related struct {
+	Cluster string
+	Filters []planner.Filter
+	Objects []*object.Object
+}
+
+// add adds r's filters and objects to rel.
+func (rel *Related) add(r Related) {
+	rel.Filters = append(rel.Filters, r.Filters...)
+	for _, o := range r.Objects {
+		i, found := slices.BinarySearchFunc(rel.Objects, o, object.CompareObjects)
+		if !found {
+			rel.Objects = slices.Insert(rel.Objects, i, o)
+		}
+	}
+}
+
 // Schema is what relations are added to: the kinds' types, the Resource
-// interface, the ResourceConnection type and the arguments of a page
-// (first, after, sort).
+// interface and UntypedResource, the ResourceConnection type and the
+// arguments of a page (filter, first, after, sort).
 type Schema struct {
 	Types      *typed.Types
 	Resource   *graphql.Interface
+	Untyped    *graphql.Object
 	Connection *graphql.Object
 	PageArgs   func() graphql.FieldConfigArgument
 }
 
-// relations resolves the relation fields of one schema.
-type relations struct {
-	e Engine
+// kindRef names a kind: its group ("" for the core group) and kind.
+type kindRef struct{ group, kind string }
+
+// anyKind, as a relation's from, is every kind.
+var anyKind = kindRef{kind: "*"}
+
+// String is the kind as filters name it: "Pod", "Deployment.apps".
+func (k kindRef) String() string {
+	if k.group == "" {
+		return k.kind
+	}
+	return k.kind + "." + k.group
 }
 
-var (
-	nodeNamePath = fieldpath.MustParse("spec.nodeName")
-	selectorPath = fieldpath.MustParse("spec.selector")
-)
+// of reports whether o is of kind k.
+func (k kindRef) of(o *object.Object) bool {
+	return k == anyKind || (o.Type.Kind == k.kind && o.Type.GVR.Group == k.group)
+}
 
-// Add adds the relation fields of the kinds that have them to the types
-// of sc: a typed Pod's node, a Node's pods, a Service's pods. A kind
-// without a type (not cached) gets none.
-func Add(e Engine, sc Schema) {
-	s := &relations{e: e}
-	resource, conn := sc.Resource, sc.Connection
-	pageArgs := func() graphql.FieldConfigArgument {
-		args := sc.PageArgs()
-		delete(args, "filter")
-		return args
+// matches reports whether a kinds argument's entry, "Pod" (any group) or
+// "Deployment.apps", names k.
+func (k kindRef) matches(name string) bool {
+	if g, ok := strings.CutPrefix(name, k.kind); ok {
+		return g == "" || g == "."+k.group
 	}
-	add := func(kind, name string, f *graphql.Field) {
-		if t := sc.Types.Of("", kind); t != nil {
-			if _, taken := t.Fields()[name]; !taken {
-				t.AddFieldConfig(name, f)
+	return false
+}
+
+// relation is one relation of a kind: the field name, the kind it leads
+// to, and how its objects are found. A relation with one is a field of
+// type Resource (null when there is none); the others are connections.
+type relation struct {
+	from, to kindRef
+	name     string
+	one      bool
+	// sorted relations find filters only: their connection takes sort.
+	sorted bool
+	desc   string
+	find   func(r *resolver, o *object.Object) Related
+}
+
+// resolver resolves the relation fields of one schema.
+type resolver struct{ e Engine }
+
+// Add adds the relation fields to the types of sc (see table), and
+// Resource.related, to the interface and every type implementing it. A
+// relation whose source or target kind has no type (is not cached) is
+// left out.
+func Add(e Engine, sc Schema) {
+	r := &resolver{e: e}
+	var kinds []typed.Kind
+	if sc.Types != nil {
+		kinds = sc.Types.Kinds
+	}
+	args := func(sorted bool) graphql.FieldConfigArgument {
+		a := sc.PageArgs()
+		delete(a, "filter")
+		if !sorted {
+			delete(a, "sort")
+		}
+		return a
+	}
+	for _, rel := range table {
+		targets := sc.Types.Of(rel.to.group, rel.to.kind) != nil || rel.to == anyKind
+		if !targets {
+			continue
+		}
+		var types []*graphql.Object
+		if rel.from == anyKind {
+			for _, k := range kinds {
+				if k.Kind != rel.to.kind || k.Group != rel.to.group { // a kind's own events are not its relation
+					types = append(types, k.Type)
+				}
+			}
+		} else if t := sc.Types.Of(rel.from.group, rel.from.kind); t != nil {
+			types = append(types, t)
+		}
+		f := &graphql.Field{Description: rel.desc}
+		if rel.one {
+			f.Type, f.Resolve = sc.Resource, r.one(rel)
+		} else {
+			f.Type, f.Args, f.Resolve = graphql.NewNonNull(sc.Connection), args(rel.sorted), r.many(rel)
+		}
+		if rel.from == anyKind && rel.to == anyKind {
+			// Of every object: a field of Resource (owner chains).
+			sc.Resource.AddFieldConfig(rel.name, f)
+			types = append(types, sc.Untyped)
+		}
+		for _, t := range types {
+			if _, taken := t.Fields()[rel.name]; !taken {
+				t.AddFieldConfig(rel.name, f)
 			}
 		}
 	}
-	add("Pod", "node", &graphql.Field{Type: resource, Resolve: s.resolvePodNode,
-		Description: "The Node the Pod is bound to (spec.nodeName), in its cluster; null if none, not cached or not visible to the caller."})
-	add("Node", "pods", &graphql.Field{Type: graphql.NewNonNull(conn), Args: pageArgs(), Resolve: s.resolveNodePods,
-		Description: "The Pods bound to the Node (spec.nodeName) in its cluster, a page at a time, as resources answers."})
-	add("Service", "pods", &graphql.Field{Type: graphql.NewNonNull(conn), Args: pageArgs(), Resolve: s.resolveServicePods,
-		Description: "The Pods the Service's selector selects in its namespace and cluster, a page at a time, as resources " +
-			"answers; none for a Service without a selector."})
+	related := &graphql.Field{Type: graphql.NewNonNull(sc.Connection), Args: args(false), Resolve: r.related,
+		Description: "The objects related to this one, in its cluster, of the kinds named (all when null): every relation " +
+			`field of its kind at once (see "Relations" in docs/graphql.md), a page at a time.`}
+	related.Args["kinds"] = &graphql.ArgumentConfig{Type: graphql.NewList(graphql.NewNonNull(graphql.String)),
+		Description: `Kinds: "Pod" in any group, "Deployment.apps" in one; null: every kind.`}
+	sc.Resource.AddFieldConfig("related", related)
+	sc.Untyped.AddFieldConfig("related", related)
+	for _, k := range kinds {
+		if _, taken := k.Type.Fields()["related"]; !taken {
+			k.Type.AddFieldConfig("related", related)
+		}
+	}
 }
 
-// resolvePodNode resolves Pod.node: the cached Node of the Pod's
-// spec.nodeName, by key.
-func (s *relations) resolvePodNode(p graphql.ResolveParams) (any, error) {
-	if err := s.e.CheckContext(p.Context); err != nil {
-		return nil, err
-	}
-	o := p.Source.(*object.Object)
-	var name string
-	nodeNamePath.EachIn(o.Doc(), func(v fieldpath.Value) bool {
-		name = v.Str
-		return false
-	})
-	if name == "" {
-		return nil, nil
-	}
-	for _, n := range s.e.Lookup(o.Cluster, "", name) {
-		if n.Type.GVR.Group != "" || n.Type.Kind != "Node" {
-			continue
-		}
-		if ok, err := s.e.Visible(p.Context, n); err != nil || !ok {
+// one resolves a relation to at most one object.
+func (r *resolver) one(rel relation) graphql.FieldResolveFn {
+	return func(p graphql.ResolveParams) (any, error) {
+		if err := r.e.CheckContext(p.Context); err != nil {
 			return nil, err
 		}
-		return n, nil
-	}
-	return nil, nil
-}
-
-// resolveNodePods resolves Node.pods: the Pods whose spec.nodeName is the
-// Node's name, through the index on that path (a default index).
-func (s *relations) resolveNodePods(p graphql.ResolveParams) (any, error) {
-	if err := s.e.CheckContext(p.Context); err != nil {
-		return nil, err
-	}
-	o := p.Source.(*object.Object)
-	sel, err := fieldselector.Parse("spec.nodeName=" + o.Name) // a DNS subdomain: nothing to escape
-	if err != nil {
-		return nil, err
-	}
-	f := planner.Filter{Clusters: []string{o.Cluster}, Resources: []string{"pods"}, Fields: sel}
-	return s.relation(p, f, "Node.pods")
-}
-
-// resolveServicePods resolves Service.pods: the Pods of the Service's
-// namespace that its selector selects, through the label postings.
-func (s *relations) resolveServicePods(p graphql.ResolveParams) (any, error) {
-	if err := s.e.CheckContext(p.Context); err != nil {
-		return nil, err
-	}
-	o := p.Source.(*object.Object)
-	var set labels.Set
-	selectorPath.EachIn(o.Doc(), func(v fieldpath.Value) bool {
-		if v.Kind == fieldpath.Object {
-			_ = json.Unmarshal(v.AppendJSON(nil), &set) // a map of strings, else no selector
+		for _, o := range rel.find(r, p.Source.(*object.Object)).Objects {
+			ok, err := r.e.Visible(p.Context, o)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				return o, nil
+			}
 		}
-		return false
-	})
-	if len(set) == 0 {
-		// No selector selects no Pod (its endpoints are managed apart).
-		set = labels.Set{"fleetcache.io/no-selector": "\x00"}
+		return nil, nil
 	}
-	f := planner.Filter{Clusters: []string{o.Cluster}, Namespaces: []string{o.Namespace}, Resources: []string{"pods"},
-		Selector: labels.SelectorFromSet(set)}
-	return s.relation(p, f, "Service.pods")
 }
 
-// relation returns the connection of a relation's objects, f.
-func (s *relations) relation(p graphql.ResolveParams, f planner.Filter, name string) (any, error) {
+// many resolves a relation to a connection.
+func (r *resolver) many(rel relation) graphql.FieldResolveFn {
+	return func(p graphql.ResolveParams) (any, error) {
+		if err := r.e.CheckContext(p.Context); err != nil {
+			return nil, err
+		}
+		o := p.Source.(*object.Object)
+		return r.e.Connection(p, rel.find(r, o), rel.from.String()+"."+rel.name+"/"+o.Cluster+"/"+o.Namespace+"/"+o.Name)
+	}
+}
+
+// related resolves Resource.related: the union of the object's relations
+// whose target kind the kinds argument names.
+func (r *resolver) related(p graphql.ResolveParams) (any, error) {
+	if err := r.e.CheckContext(p.Context); err != nil {
+		return nil, err
+	}
 	o := p.Source.(*object.Object)
-	return s.e.Connection(p, f, name+"/"+o.Cluster+"/"+o.Namespace+"/"+o.Name)
+	kinds, _ := p.Args["kinds"].([]any)
+	named := func(k kindRef) bool {
+		if kinds == nil {
+			return true
+		}
+		return slices.ContainsFunc(kinds, func(v any) bool { s, _ := v.(string); return k.matches(s) })
+	}
+	all := Related{Cluster: o.Cluster}
+	for _, rel := range table {
+		if !rel.from.of(o) || (rel.from == anyKind && rel.to != anyKind && rel.to.of(o)) {
+			continue
+		}
+		found := rel.find(r, o)
+		if rel.to == anyKind {
+			// The owner: its kind is known once found.
+			found.Objects = slices.DeleteFunc(found.Objects, func(x *object.Object) bool {
+				return kinds != nil && !named(kindRef{x.Type.GVR.Group, x.Type.Kind})
+			})
+		} else if !named(rel.to) {
+			continue
+		}
+		all.add(found)
+	}
+	return r.e.Connection(p, all, "related/"+o.Cluster+"/"+o.Namespace+"/"+o.Name)
 }

@@ -334,6 +334,14 @@ func writeValue(b *strings.Builder, v string) {
 	}
 }
 
+// Escape returns v escaped as a value of a requirement, so that it reads
+// back as v: "name=" + Escape(v) selects the objects whose name is v.
+func Escape(v string) string {
+	var b strings.Builder
+	writeValue(&b, v)
+	return b.String()
+}
+
 // Empty reports whether s has no requirement: it selects everything.
 func (s Selector) Empty() bool { return len(s.reqs) == 0 }
 
