@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/graphql-go/graphql"
@@ -31,6 +32,9 @@ type generation struct {
 	schema graphql.Schema
 	types  *typed.Types
 	docs   *lru.Cache[string, *parsedDocument]
+	// kindEvents are the resources of the kinds' subscriptions, by field
+	// name: podEvents → pods.
+	kindEvents map[string]string
 	// version is the version of the kinds' snapshot it was built from.
 	version uint64
 }
@@ -130,6 +134,22 @@ func (s *Server) kindField(k typed.Kind, conn *graphql.Object) *graphql.Field {
 		Resolve: func(p graphql.ResolveParams) (any, error) {
 			return s.resolveConnection(p, k.Resource)
 		}}
+}
+
+// kindEventsField returns the subscription of a typed kind, <kind>Events:
+// resourceEvents of that kind's objects only, whose events hold its type.
+func (s *Server) kindEventsField(k typed.Kind, event *graphql.Object) *graphql.Field {
+	f := s.resourceEventsField(event)
+	f.Description = fmt.Sprintf("The changes of the %s objects matching the filter, as resourceEvents delivers them "+
+		"(resourceEvents(filter: {kinds: [%q]})), each with the kind's type; it takes and gives the same cursors.", k.Kind, kindName(k))
+	return f
+}
+
+// kindEventsName is the name of a kind's subscription: its type's name in
+// lower camel case, then Events: podEvents, eventsK8sIoEventEvents.
+func kindEventsName(k typed.Kind) string {
+	n := k.Type.Name()
+	return strings.ToLower(n[:1]) + n[1:] + "Events"
 }
 
 // kindName is the kind as filters name it: "Pod", "Deployment.apps".

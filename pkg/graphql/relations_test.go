@@ -1,9 +1,11 @@
 package graphql
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -28,12 +30,17 @@ func (k relKind) typ() *object.Type {
 		Kind: k.kind, Namespaced: k.namespaced}
 }
 
-// openapiKind returns k's kind with a schema of a spec and a status of
-// any content.
+// openapiKind returns k's kind with a schema of a spec of any content,
+// and for an Event its own properties related and involvedObject (which
+// relations leave alone: the property related is not Resource.related).
 func (k relKind) openapiKind(t testing.TB) openapi.Kind {
 	t.Helper()
+	props := `"spec":{"type":"object","x-kubernetes-preserve-unknown-fields":true}`
+	if k.kind == "Event" {
+		props += `,"related":{"type":"object","properties":{"name":{"type":"string"}}},"involvedObject":{"type":"object","properties":{"name":{"type":"string"}}}`
+	}
 	raw := `{"components":{"schemas":{"k":{"type":"object","x-kubernetes-group-version-kind":[{"group":"` + k.group +
-		`","version":"v1","kind":"` + k.kind + `"}],"properties":{"spec":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}}}}`
+		`","version":"v1","kind":"` + k.kind + `"}],"properties":{` + props + `}}}}}`
 	doc, err := openapi.Decode("/openapi/v3/x?hash="+k.kind+k.group, []byte(raw))
 	if err != nil {
 		t.Fatal(err)
@@ -161,8 +168,8 @@ func TestRelationTable(t *testing.T) {
 				`"pods":{"totalCount":2,"edges":[{"node":{"name":"p1"}},{"node":{"name":"p2"}}]},"events":{"edges":[{"node":{"name":"e2"}}]}}}]}}`},
 		{name: "Deployment.pods paged", query: `{ deployments { edges { node { ... on Deployment { pods(first: 1, after: "` + pageCursor(t, f, "Pod", "a", "p1") + `") { totalCount pageInfo { hasNextPage } edges { node { name } } } } } } } }`,
 			want: `{"deployments":{"edges":[{"node":{"pods":{"totalCount":2,"pageInfo":{"hasNextPage":false},"edges":[{"node":{"name":"p2"}}]}}}]}}`},
-		{name: "events", query: `{ pods(filter: {namespaces: ["a"]}) { edges { node { name ... on Pod { events(first: 10) { totalCount edges { node { name ... on Event { involvedResource { name } } } } } } } } } }`,
-			want: `{"pods":{"edges":[{"node":{"name":"p1","events":{"totalCount":1,"edges":[{"node":{"name":"e1","involvedResource":{"name":"p1"}}}]}}},{"node":{"name":"p2","events":{"totalCount":0,"edges":[]}}}]}}`},
+		{name: "events", query: `{ pods(filter: {namespaces: ["a"]}) { edges { node { name ... on Pod { events(first: 10) { totalCount edges { node { name ... on Event { involvedResource { name } involvedObject { name } related(first: 1) { totalCount } } } } } } } } } }`,
+			want: `{"pods":{"edges":[{"node":{"name":"p1","events":{"totalCount":1,"edges":[{"node":{"name":"e1","involvedResource":{"name":"p1"},"involvedObject":{"name":"p1"},"related":{"totalCount":1}}}]}}},{"node":{"name":"p2","events":{"totalCount":0,"edges":[]}}}]}}`},
 		{name: "volumes", query: `{ pods(filter: {namespaces: ["a"]}, first: 1) { edges { node { ... on Pod { persistentVolumeClaims(first: 10) { edges { node { name ... on PersistentVolumeClaim { pods { totalCount } volume { name ... on PersistentVolume { claim { name } } } } } } } } } } } }`,
 			want: `{"pods":{"edges":[{"node":{"persistentVolumeClaims":{"edges":[{"node":{"name":"claim1","pods":{"totalCount":1},"volume":{"name":"pv1","claim":{"name":"claim1"}}}}]}}}]}}`},
 		{name: "Pod.configMaps and secrets", query: `{ pods(filter: {namespaces: ["a"]}) { edges { node { name ... on Pod { configMaps(first: 10) { totalCount edges { node { name } } } secrets(first: 10) { totalCount edges { node { name } } } } } } } }`,
@@ -211,4 +218,78 @@ func pageCursor(t testing.TB, f *relFixture, kind, namespace, name string) strin
 	}
 	t.Fatalf("no %s %s/%s", kind, namespace, name)
 	return ""
+}
+
+// TestKindEvents checks a kind's subscription, podEvents: the changes of
+// its objects only, each with the kind's type, and resuming from a
+// resourceEvents cursor as resourceEvents does.
+func TestKindEvents(t *testing.T) {
+	f := newRelFixture(t)
+	runServer(t, f.s)
+	const query = `subscription($since: String) { podEvents(filter: {namespaces: ["a"]}, since: $since) {
+	  type cursor resource { name spec services(first: 5) { edges { node { name } } } } } }`
+	type event struct {
+		PodEvents struct {
+			Type, Cursor string
+			Resource     struct {
+				Name     string
+				Spec     map[string]any
+				Services struct{ Edges []struct{ Node struct{ Name string } } }
+			}
+		}
+	}
+	u := &authn.User{Name: "alice", Extra: map[string][]string{"scopes": {"pods", "services", "configmaps"}}}
+	ctx := authn.WithUser(t.Context(), u)
+	nextEvent := func(sub *Subscription) event {
+		t.Helper()
+		nctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		res, err := sub.Next(nctx)
+		if err != nil || len(res.Errors) > 0 {
+			t.Fatalf("Next: %v %+v", err, res)
+		}
+		var e event
+		decodeResult(t, res, query, &e)
+		return e
+	}
+	sub, res := f.s.Subscribe(ctx, Request{Query: query})
+	if sub == nil {
+		t.Fatalf("%+v", res)
+	}
+	t.Cleanup(sub.Close)
+	resources, res := f.s.Subscribe(ctx, Request{Query: `subscription { resourceEvents(filter: {namespaces: ["a"]}) { type cursor resource { name } } }`})
+	if resources == nil {
+		t.Fatalf("%+v", res)
+	}
+	t.Cleanup(resources.Close)
+	cm := f.ix.Lookup("c1", "a", "cm1")[0]
+	changed := *cm
+	changed.ResourceVersion = "2"
+	f.ix.Upsert(&changed) // not a Pod: podEvents leave it out
+	p2 := f.ix.Lookup("c1", "a", "p2")[0]
+	relabelled := *p2
+	relabelled.ResourceVersion = "2"
+	f.ix.Upsert(&relabelled)
+	e := nextEvent(sub)
+	if e.PodEvents.Type != "MODIFIED" || e.PodEvents.Resource.Name != "p2" || e.PodEvents.Resource.Spec["imagePullSecrets"] == nil {
+		t.Errorf("first podEvents event %+v, want p2 MODIFIED with its spec", e)
+	}
+	// resourceEvents saw the ConfigMap first; its cursor resumes podEvents
+	// after it, with p2.
+	ctxN, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	first, err := resources.Next(ctxN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct{ ResourceEvents struct{ Cursor string } }
+	decodeResult(t, first, "", &r)
+	resumed, res := f.s.Subscribe(ctx, Request{Query: query, Variables: map[string]any{"since": r.ResourceEvents.Cursor}})
+	if resumed == nil {
+		t.Fatalf("%+v", res)
+	}
+	t.Cleanup(resumed.Close)
+	if e := nextEvent(resumed); e.PodEvents.Resource.Name != "p2" || e.PodEvents.Type != "MODIFIED" {
+		t.Errorf("resumed podEvents %+v, want p2 MODIFIED", e)
+	}
 }

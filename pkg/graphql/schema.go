@@ -2,6 +2,7 @@ package graphql
 
 import (
 	"encoding/json"
+	"maps"
 	"strconv"
 	"time"
 
@@ -128,27 +129,44 @@ func (s *Server) newSchema(snap *openapi.Snapshot) (*generation, error) {
 	resource, resourceFields := s.resourceType(func(o *object.Object) *graphql.Object { return types.Of(o.Type.GVR.Group, o.Type.Kind) })
 	pages := pageTypes{pageInfo: pageInfoType(), staleCluster: fleet.StaleClusterType()}
 	conn := s.connectionType("Resource", resource.Interface, pages)
+	// Resource's relations (owner, related) need its connection: added
+	// now, and given to every kind with the other fields of Resource.
+	rels := relations.Schema{Resource: resource.Interface, Untyped: resource.untyped, Connection: conn, PageArgs: s.pageArgs}
+	for name, f := range relations.ResourceFields(relationEngine{s}, rels) {
+		resource.Interface.AddFieldConfig(name, f)
+		resource.untyped.AddFieldConfig(name, f)
+	}
+	kindFields := func() graphql.Fields {
+		fields := resourceFields()
+		maps.Copy(fields, relations.ResourceFields(relationEngine{s}, rels))
+		return fields
+	}
 	cluster := s.fleet.ClusterType()
-	resourceEvent := s.resourceEventType(resource.Interface)
+	resourceEvent := s.resourceEventType("ResourceEvent", resource.Interface)
 	query := s.queryType(resource.Interface, conn, cluster, s.changes.Field(resourceEvent, changes.Inputs{Filter: filter.Input, Order: filter.Order,
 		DefaultPageSize: s.opts.DefaultPageSize, MaxPageSize: s.opts.MaxPageSize}))
 	subscription := s.subscriptionType(resourceEvent, cluster)
 	extra := []graphql.Type{resource.untyped}
+	kindEvents := map[string]string{}
 	if snap != nil {
-		types = typed.Build(snap, typed.Options{Resource: resource.Interface, Fields: resourceFields, JSON: jsonScalar,
+		types = typed.Build(snap, typed.Options{Resource: resource.Interface, Fields: kindFields, JSON: jsonScalar,
 			TypeNames: s.reserved.types, FieldNames: s.reserved.fields})
 		for _, k := range types.Kinds {
 			query.AddFieldConfig(k.Field, s.kindField(k, s.connectionType(k.Type.Name(), k.Type, pages)))
+			if name := kindEventsName(k); subscription.Fields()[name] == nil {
+				subscription.AddFieldConfig(name, s.kindEventsField(k, s.resourceEventType(k.Type.Name()+"Event", k.Type)))
+				kindEvents[name] = k.Resource
+			}
 			extra = append(extra, k.Type)
 		}
 	}
-	relations.Add(relationEngine{s}, relations.Schema{Types: types, Resource: resource.Interface, Untyped: resource.untyped,
-		Connection: conn, PageArgs: s.pageArgs})
+	rels.Types = types
+	relations.Add(relationEngine{s}, rels)
 	schema, err := graphql.NewSchema(graphql.SchemaConfig{Query: query, Subscription: subscription, Types: extra})
 	if err != nil {
 		return nil, err
 	}
-	return &generation{schema: schema, types: types}, nil
+	return &generation{schema: schema, types: types, kindEvents: kindEvents}, nil
 }
 
 // resourceTypes are Resource, the interface of every cached object, and
@@ -324,16 +342,7 @@ func (s *Server) subscriptionType(resourceEvent, cluster *graphql.Object) *graph
 		Name:        "Subscription",
 		Description: "Live views, over WebSocket (graphql-transport-ws) or Server-Sent Events.",
 		Fields: graphql.Fields{
-			"resourceEvents": {Type: graphql.NewNonNull(resourceEvent),
-				Description: "Every change of the objects matching the filter, in revision order, from the current revision or " +
-					"after since. An object that starts or stops matching arrives as ADDED or DELETED. A since older than the " +
-					"retained changes, or from before a restart, ends the subscription with CURSOR_EXPIRED: list again and follow " +
-					"from the connection's revision.",
-				Args: graphql.FieldConfigArgument{
-					"filter": {Type: filter.Input, Description: "Which objects; null selects all."},
-					"since":  {Type: graphql.String, Description: "A ResourceConnection.revision or a ResourceEvent.cursor: replay the changes after it, then follow."},
-				},
-				Resolve: resolveSubscriptionRoot},
+			"resourceEvents": s.resourceEventsField(resourceEvent),
 			"clusterHealth": {Type: graphql.NewNonNull(cluster),
 				Description: "The current status of the cluster (of every cluster when null), then each status change.",
 				Args:        graphql.FieldConfigArgument{"cluster": {Type: graphql.String, Description: "The cluster name; null for every cluster."}},
@@ -342,10 +351,25 @@ func (s *Server) subscriptionType(resourceEvent, cluster *graphql.Object) *graph
 	})
 }
 
-// resourceEventType returns ResourceEvent: a change of a resource.
-func (s *Server) resourceEventType(resource graphql.Output) *graphql.Object {
+// resourceEventsField returns resourceEvents, whose events are event.
+func (s *Server) resourceEventsField(event *graphql.Object) *graphql.Field {
+	return &graphql.Field{Type: graphql.NewNonNull(event),
+		Description: "Every change of the objects matching the filter, in revision order, from the current revision or " +
+			"after since. An object that starts or stops matching arrives as ADDED or DELETED. A since older than the " +
+			"retained changes, or from before a restart, ends the subscription with CURSOR_EXPIRED: list again and follow " +
+			"from the connection's revision.",
+		Args: graphql.FieldConfigArgument{
+			"filter": {Type: filter.Input, Description: "Which objects; null selects all."},
+			"since":  {Type: graphql.String, Description: "A ResourceConnection.revision or a ResourceEvent.cursor: replay the changes after it, then follow."},
+		},
+		Resolve: resolveSubscriptionRoot}
+}
+
+// resourceEventType returns ResourceEvent (name) of resource: a change of
+// an object.
+func (s *Server) resourceEventType(name string, resource graphql.Output) *graphql.Object {
 	return graphql.NewObject(graphql.ObjectConfig{
-		Name:        "ResourceEvent",
+		Name:        name,
 		Description: "A change of an object that matches a resourceEvents subscription's filter.",
 		Fields: graphql.Fields{
 			"type": {Type: graphql.NewNonNull(eventTypeEnum), Description: "What happened, as the filter sees it.",

@@ -75,7 +75,8 @@ func (s *Server) payload(ctx context.Context, o *operation, root any) *Result {
 func resolveSubscriptionRoot(p graphql.ResolveParams) (any, error) {
 	switch src := p.Source.(type) {
 	case *fanout.Change:
-		if p.Info.FieldName == "resourceEvents" {
+		// resourceEvents, or a kind's <kind>Events.
+		if strings.HasSuffix(p.Info.FieldName, "Events") {
 			return src, nil
 		}
 	case *fleet.Update:
@@ -176,21 +177,28 @@ func (s *Server) subscribe(ctx context.Context, req Request, d *parsedDocument, 
 	o := &operation{query: req.Query, doc: doc, op: op, vars: req.Variables, plan: p}
 	switch root.Name {
 	case "resourceEvents":
-		return s.subscribeResources(ctx, o, root.Nodes[0], args)
+		return s.subscribeResources(ctx, o, root.Nodes[0], args, "")
 	case "clusterHealth":
 		name, _ := args["cluster"].(string)
 		hs := &healthSub{s: s, op: o, f: s.fleet.Follow(name, args["cluster"] != nil), user: s.userOf(ctx)}
 		hs.ctx, hs.cancel = context.WithCancel(s.stopped)
 		return &Subscription{src: hs}, nil
 	}
+	if resource, ok := d.gen.kindEvents[root.Name]; ok {
+		return s.subscribeResources(ctx, o, root.Nodes[0], args, resource)
+	}
 	return nil, errorResult(CodeInternal, fmt.Errorf("no subscription resolves %q", root.Name))
 }
 
-// subscribeResources starts a resourceEvents subscription.
-func (s *Server) subscribeResources(ctx context.Context, o *operation, root *ast.Field, args map[string]any) (*Subscription, *Result) {
+// subscribeResources starts a resourceEvents subscription, or a kind's
+// (of the objects of resource only, when it is not "").
+func (s *Server) subscribeResources(ctx context.Context, o *operation, root *ast.Field, args map[string]any, resource string) (*Subscription, *Result) {
 	f, _, err := filter.Parse(args["filter"])
 	if err != nil {
 		return nil, errorResult(CodeBadUserInput, err)
+	}
+	if resource != "" {
+		f.Resources = []string{resource}
 	}
 	sel, err := filter.ClusterSelector(args["filter"])
 	if err != nil {

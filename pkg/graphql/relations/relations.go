@@ -114,27 +114,52 @@ type relation struct {
 // resolver resolves the relation fields of one schema.
 type resolver struct{ e Engine }
 
-// Add adds the relation fields to the types of sc (see table), and
-// Resource.related, to the interface and every type implementing it. A
-// relation whose source or target kind has no type (is not cached) is
-// left out.
+// pageArgs returns the arguments of a relation's connection: those of
+// sc.PageArgs but filter, and sort for a relation that is not sorted.
+func (sc Schema) pageArgs(sorted bool) graphql.FieldConfigArgument {
+	a := sc.PageArgs()
+	delete(a, "filter")
+	if !sorted {
+		delete(a, "sort")
+	}
+	return a
+}
+
+// ResourceFields returns the relations of every object, fields of
+// Resource and of every type implementing it: owner (the owner chain)
+// and related(kinds:). Each call returns new fields.
+func ResourceFields(e Engine, sc Schema) graphql.Fields {
+	r := &resolver{e: e}
+	fields := graphql.Fields{}
+	for _, rel := range table {
+		if rel.from == anyKind && rel.to == anyKind {
+			fields[rel.name] = &graphql.Field{Type: sc.Resource, Description: rel.desc, Resolve: r.one(rel)}
+		}
+	}
+	related := &graphql.Field{Type: graphql.NewNonNull(sc.Connection), Args: sc.pageArgs(false), Resolve: r.related,
+		Description: "The objects related to this one, in its cluster, of the kinds named (all when null): every relation " +
+			`field of its kind at once (see "Relations" in docs/graphql.md), a page at a time.`}
+	related.Args["kinds"] = &graphql.ArgumentConfig{Type: graphql.NewList(graphql.NewNonNull(graphql.String)),
+		Description: `Kinds: "Pod" in any group, "Deployment.apps" in one; null: every kind.`}
+	fields["related"] = related
+	return fields
+}
+
+// Add adds the relation fields of the kinds (see table) to their types in
+// sc. A relation whose source or target kind has no type (is not cached)
+// is left out; so is one whose name the kind's schema has.
 func Add(e Engine, sc Schema) {
 	r := &resolver{e: e}
 	var kinds []typed.Kind
 	if sc.Types != nil {
 		kinds = sc.Types.Kinds
 	}
-	args := func(sorted bool) graphql.FieldConfigArgument {
-		a := sc.PageArgs()
-		delete(a, "filter")
-		if !sorted {
-			delete(a, "sort")
-		}
-		return a
-	}
+	args := sc.pageArgs
 	for _, rel := range table {
-		targets := sc.Types.Of(rel.to.group, rel.to.kind) != nil || rel.to == anyKind
-		if !targets {
+		if rel.from == anyKind && rel.to == anyKind {
+			continue // a field of Resource: ResourceFields
+		}
+		if sc.Types.Of(rel.to.group, rel.to.kind) == nil && rel.to != anyKind {
 			continue
 		}
 		var types []*graphql.Object
@@ -153,27 +178,10 @@ func Add(e Engine, sc Schema) {
 		} else {
 			f.Type, f.Args, f.Resolve = graphql.NewNonNull(sc.Connection), args(rel.sorted), r.many(rel)
 		}
-		if rel.from == anyKind && rel.to == anyKind {
-			// Of every object: a field of Resource (owner chains).
-			sc.Resource.AddFieldConfig(rel.name, f)
-			types = append(types, sc.Untyped)
-		}
 		for _, t := range types {
 			if _, taken := t.Fields()[rel.name]; !taken {
 				t.AddFieldConfig(rel.name, f)
 			}
-		}
-	}
-	related := &graphql.Field{Type: graphql.NewNonNull(sc.Connection), Args: args(false), Resolve: r.related,
-		Description: "The objects related to this one, in its cluster, of the kinds named (all when null): every relation " +
-			`field of its kind at once (see "Relations" in docs/graphql.md), a page at a time.`}
-	related.Args["kinds"] = &graphql.ArgumentConfig{Type: graphql.NewList(graphql.NewNonNull(graphql.String)),
-		Description: `Kinds: "Pod" in any group, "Deployment.apps" in one; null: every kind.`}
-	sc.Resource.AddFieldConfig("related", related)
-	sc.Untyped.AddFieldConfig("related", related)
-	for _, k := range kinds {
-		if _, taken := k.Type.Fields()["related"]; !taken {
-			k.Type.AddFieldConfig("related", related)
 		}
 	}
 }

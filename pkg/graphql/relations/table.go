@@ -51,8 +51,8 @@ var (
 	claimPaths       = paths("spec.volumes[].persistentVolumeClaim.claimName")
 	configMapPaths   = relationPaths("configmap")
 	secretPaths      = relationPaths("secret")
-	eventUIDPath     = "involvedObject.uid"
-	newEventUIDPath  = "regarding.uid"
+	eventUIDPath     = fieldpath.MustParse("involvedObject.uid")
+	newEventUIDPath  = fieldpath.MustParse("regarding.uid")
 	podsResource     = "pods"
 	eventsResources  = [2]string{"events", "events.events.k8s.io"}
 	replicaSetsRes   = "replicasets.apps"
@@ -198,9 +198,8 @@ func filter(o *object.Object, resource string) planner.Filter {
 }
 
 // fieldIs returns the field selector path=value.
-func fieldIs(path, value string) fieldselector.Selector {
-	sel, _ := fieldselector.Parse(path + "=" + fieldselector.Escape(value)) // an escaped value always parses
-	return sel
+func fieldIs(path fieldpath.Path, value string) fieldselector.Selector {
+	return fieldselector.Of(fieldselector.Compare(path, fieldselector.Equals, value))
 }
 
 func (r *resolver) podNode(o *object.Object) Related {
@@ -208,7 +207,7 @@ func (r *resolver) podNode(o *object.Object) Related {
 }
 
 func (r *resolver) nodePods(o *object.Object) Related {
-	f := planner.Filter{Clusters: []string{o.Cluster}, Resources: []string{podsResource}, Fields: fieldIs(nodeNamePath.String(), o.Name)}
+	f := planner.Filter{Clusters: []string{o.Cluster}, Resources: []string{podsResource}, Fields: fieldIs(nodeNamePath, o.Name)}
 	return Related{Cluster: o.Cluster, Filters: []planner.Filter{f}}
 }
 
@@ -277,7 +276,7 @@ func (r *resolver) deploymentPods(o *object.Object) Related {
 
 func (r *resolver) events(o *object.Object) Related {
 	rel := Related{Cluster: o.Cluster}
-	for i, path := range []string{eventUIDPath, newEventUIDPath} {
+	for i, path := range []fieldpath.Path{eventUIDPath, newEventUIDPath} {
 		f := filter(o, eventsResources[i])
 		f.Fields = fieldIs(path, string(o.UID))
 		rel.Filters = append(rel.Filters, f)
@@ -351,17 +350,12 @@ func named(paths []fieldpath.Path, k kindRef) func(*resolver, *object.Object) Re
 func referring(paths []fieldpath.Path) func(*resolver, *object.Object) Related {
 	return func(r *resolver, o *object.Object) Related {
 		rel := Related{Cluster: o.Cluster}
-		value := fieldselector.Escape(o.Name)
-		var not []string
+		var not []fieldselector.Requirement
 		for _, p := range paths {
-			sel, err := fieldselector.Parse(strings.Join(append([]string{p.String() + "=" + value}, not...), ","))
-			if err != nil {
-				continue
-			}
 			f := filter(o, podsResource)
-			f.Fields = sel
+			f.Fields = fieldselector.Of(append(not, fieldselector.Compare(p, fieldselector.Equals, o.Name))...)
 			rel.Filters = append(rel.Filters, f)
-			not = append(not, p.String()+"!="+value)
+			not = append(not, fieldselector.Compare(p, fieldselector.NotEquals, o.Name))
 		}
 		return rel
 	}
