@@ -1,11 +1,9 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -211,39 +209,6 @@ func TestMoreRelationsOnRealClusters(t *testing.T) {
 	})
 }
 
-// queryAs is query with a bearer token.
-func (f *fleet) queryAs(t *testing.T, token, q string, vars map[string]any, out any) []gqlError {
-	t.Helper()
-	body, err := json.Marshal(map[string]any{"query": q, "variables": vars})
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, f.url, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var r struct {
-		Data   json.RawMessage
-		Errors []gqlError
-	}
-	if err := json.NewDecoder(res.Body).Decode(&r); err != nil {
-		t.Fatalf("decode response (status %d): %v", res.StatusCode, err)
-	}
-	if out != nil && len(r.Data) > 0 {
-		if err := json.Unmarshal(r.Data, out); err != nil {
-			t.Fatalf("decode data %s: %v", r.Data, err)
-		}
-	}
-	return r.Errors
-}
-
 // seedRelations creates, in ns of a cluster, two Nodes, a Deployment with
 // a ReplicaSet and three Pods (mounting and referencing ConfigMaps,
 // Secrets and a claim), Services, a claim bound to a volume, an Event,
@@ -261,14 +226,18 @@ func seedRelations(t *testing.T, d dynamic.Interface, ns string) {
 	for i := 1; i <= 2; i++ {
 		name := fmt.Sprintf("%s-node-%d", ns, i)
 		create(t, d, gvr("", "v1", "nodes"), &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": name}}})
-		t.Cleanup(func() { _ = d.Resource(gvr("", "v1", "nodes")).Delete(context.Background(), name, metav1.DeleteOptions{}) })
+		t.Cleanup(func() {
+			_ = d.Resource(gvr("", "v1", "nodes")).Delete(context.Background(), name, metav1.DeleteOptions{})
+		})
 	}
 	pvName := ns + "-pv"
 	create(t, d, gvr("", "v1", "persistentvolumes"), &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "PersistentVolume",
 		"metadata": map[string]any{"name": pvName},
 		"spec": map[string]any{"capacity": map[string]any{"storage": "1Gi"}, "accessModes": []any{"ReadWriteOnce"}, "hostPath": map[string]any{"path": "/tmp/x"},
 			"claimRef": map[string]any{"namespace": ns, "name": "data"}}}})
-	t.Cleanup(func() { _ = d.Resource(gvr("", "v1", "persistentvolumes")).Delete(context.Background(), pvName, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = d.Resource(gvr("", "v1", "persistentvolumes")).Delete(context.Background(), pvName, metav1.DeleteOptions{})
+	})
 	create(t, d, gvr("", "v1", "persistentvolumeclaims"), obj("v1", "PersistentVolumeClaim", "data", map[string]any{"spec": map[string]any{
 		"accessModes": []any{"ReadWriteOnce"}, "resources": map[string]any{"requests": map[string]any{"storage": "1Gi"}}, "volumeName": pvName}}))
 	for _, name := range []string{"cm-shared", "cm-env", "cm-extra", "cm-unused"} {
@@ -571,7 +540,9 @@ func relationsTruthOf(t *testing.T, ns string, visible func(cluster, kind string
 		}
 		referring := func(kind string) func(*unstructured.Unstructured) []string {
 			return func(x *unstructured.Unstructured) []string {
-				return names("Pod", func(p *unstructured.Unstructured) bool { return slices.Contains(podRefs[p.GetName()][kind], x.GetName()) })
+				return names("Pod", func(p *unstructured.Unstructured) bool {
+					return slices.Contains(podRefs[p.GetName()][kind], x.GetName())
+				})
 			}
 		}
 		for _, kind := range []string{"ConfigMap", "Secret", "PersistentVolumeClaim"} {
