@@ -127,7 +127,9 @@ func relBenchIndex(b testing.TB, n int) *index.Index {
 		slices.Sort(names)
 		for _, app := range names {
 			ns := apps[app]
-			meta := func(name string) string { return `"metadata":{"name":"` + name + `","namespace":"` + ns + `","uid":"` + cluster + ns + name + `"}` }
+			meta := func(name string) string {
+				return `"metadata":{"name":"` + name + `","namespace":"` + ns + `","uid":"` + cluster + ns + name + `"}`
+			}
 			put(svcType, cluster, `{"apiVersion":"v1","kind":"Service",`+meta(app)+`,"spec":{"selector":{"app":"`+app+`"}}}`)
 			put(svcType, cluster, `{"apiVersion":"v1","kind":"Service",`+meta(app+"-fe")+`,"spec":{"selector":{"app":"`+app+`","tier":"fe"}}}`)
 			put(cmType, cluster, `{"apiVersion":"v1","kind":"ConfigMap",`+meta(app+"-config")+`}`)

@@ -37,7 +37,8 @@ func (k relKind) openapiKind(t testing.TB) openapi.Kind {
 	t.Helper()
 	props := `"spec":{"type":"object","x-kubernetes-preserve-unknown-fields":true}`
 	if k.kind == "Event" {
-		props += `,"related":{"type":"object","properties":{"name":{"type":"string"}}},"involvedObject":{"type":"object","properties":{"name":{"type":"string"}}}`
+		props += `,"related":{"type":"object","properties":{"name":{"type":"string"}}},"involvedObject":{"type":"object","properties":{"name":{"type":"string"}}}` +
+			`,"reason":{"type":"string"},"message":{"type":"string"}`
 	}
 	raw := `{"components":{"schemas":{"k":{"type":"object","x-kubernetes-group-version-kind":[{"group":"` + k.group +
 		`","version":"v1","kind":"` + k.kind + `"}],"properties":{` + props + `}}}}}`
@@ -234,7 +235,9 @@ func TestKindEvents(t *testing.T) {
 			Resource     struct {
 				Name     string
 				Spec     map[string]any
-				Services struct{ Edges []struct{ Node struct{ Name string } } }
+				Services struct {
+					Edges []struct{ Node struct{ Name string } }
+				}
 			}
 		}
 	}
