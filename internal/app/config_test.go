@@ -425,7 +425,11 @@ func TestConfigIndexes(t *testing.T) {
 			got[r] = append(got[r], p.String())
 		}
 	}
+	// The relation paths are indexed whatever the configuration says.
 	want := map[string][]string{"pods": {"status.phase", "metadata.labels.app"}, "nodes": {}, "services": {"spec.type"}}
+	for _, p := range index.RelationPaths["pods"] {
+		want["pods"] = append(want["pods"], p.String())
+	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("indexed paths (-want +got):\n%s", diff)
 	}

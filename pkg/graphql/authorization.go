@@ -7,7 +7,6 @@ import (
 
 	"github.com/fleetcache/fleetcache/pkg/authn"
 	"github.com/fleetcache/fleetcache/pkg/authz"
-	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
@@ -78,33 +77,6 @@ func (s *Server) visibleObjects(ctx context.Context, objs []*object.Object) []*o
 	}
 	return out
 }
-
-// redactHealth hides the messages of a cluster's status from callers who
-// may not list namespaces across that cluster: errors name namespaces,
-// users and objects of other tenants. Status and counts stay visible.
-func (s *Server) redactHealth(ctx context.Context, st health.ClusterStatus) health.ClusterStatus {
-	if s.mayReadDetails(ctx, st.Name) {
-		return st
-	}
-	if st.Message != "" {
-		st.Message = hiddenDetails
-	}
-	// The API server's address is the infrastructure's, not every
-	// tenant's business.
-	st.Server = ""
-	rs := make([]health.ResourceStatus, len(st.Resources))
-	for i, r := range st.Resources {
-		if r.LastError != "" {
-			r.LastError = "hidden"
-		}
-		rs[i] = r
-	}
-	st.Resources = rs
-	return st
-}
-
-// hiddenDetails replaces a message the caller may not read.
-const hiddenDetails = "details hidden: they need the right to list namespaces in this cluster"
 
 // mayReadDetails reports whether the caller of ctx may read the details of
 // a cluster's health (messages, errors, its server): whether it may list

@@ -10,10 +10,10 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/fleetcache/fleetcache/pkg/fanout"
+	"github.com/fleetcache/fleetcache/pkg/graphql/filter"
 	"github.com/fleetcache/fleetcache/pkg/index/feed"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
-	"github.com/fleetcache/fleetcache/pkg/inventory"
 )
 
 // noCluster stands for "no cluster" in a filter's cluster list, which an
@@ -21,36 +21,20 @@ import (
 // has an empty name.
 const noCluster = ""
 
-// facetClusterLabel is FacetKey CLUSTER_LABEL. The index does not know it:
-// resolveFacets counts by cluster and sums by the clusters' label.
-const facetClusterLabel views.FacetKey = -1
-
-// clusterSelectorOf returns the filter argument's clusterSelector, nil when
-// there is none.
-func clusterSelectorOf(arg any) (labels.Selector, error) {
-	m, _ := arg.(map[string]any)
-	s, ok := m["clusterSelector"].(string)
-	if !ok || s == "" {
-		return nil, nil
-	}
-	sel, err := inventory.ParseSelector(s)
-	if err != nil {
-		return nil, badInput("%w", err)
-	}
-	return sel, nil
-}
-
 // resolveFilter parses a ResourceFilter and narrows its clusters to those
 // its clusterSelector matches now. It returns the filter, the clusters it
 // names (nil when it selects every cluster) and the selector (nil if none).
 func (s *Server) resolveFilter(arg any) (planner.Filter, []string, labels.Selector, error) {
-	f, clusters, err := parseFilter(arg)
+	f, clusters, err := filter.Parse(arg)
 	if err != nil {
-		return f, nil, nil, err
+		return f, nil, nil, badInput("%w", err)
 	}
-	sel, err := clusterSelectorOf(arg)
-	if err != nil || sel == nil {
-		return f, clusters, nil, err
+	sel, err := filter.ClusterSelector(arg)
+	if err != nil {
+		return f, nil, nil, badInput("%w", err)
+	}
+	if sel == nil {
+		return f, clusters, nil, nil
 	}
 	names, _ := s.opts.Inventory.Narrow(f.Clusters, sel)
 	f.Clusters = orNoCluster(names)

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fleetcache/fleetcache/pkg/authn"
+	"github.com/fleetcache/fleetcache/pkg/graphql/fleet"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -88,7 +89,7 @@ func TestDashboardFields(t *testing.T) {
 	}
 
 	b := ask()
-	if b.Cluster.Server != nil || *b.Cluster.History[len(b.Cluster.History)-1].Message != hiddenDetails {
+	if b.Cluster.Server != nil || *b.Cluster.History[len(b.Cluster.History)-1].Message != fleet.HiddenDetails {
 		t.Errorf("a caller who may not list namespaces sees server %v, history %+v", b.Cluster.Server, b.Cluster.History)
 	}
 }

@@ -16,9 +16,17 @@
 // Resource is an interface: with Options.Kinds (the members' OpenAPI
 // schemas, package openapi), each cached kind gets a type that implements
 // it and a root field (package typed, pkg/graphql/typed; kinds.go), and
-// Node.pods, Service.pods and Pod.node relate kinds (relations.go). The
-// schema is rebuilt while Start runs when the kinds change; each schema
-// keeps its own document cache (a generation).
+// package relations (pkg/graphql/relations) adds the fields that relate
+// kinds (Pod.node, Node.pods, Service.pods, …) through the Engine it
+// declares. The schema is rebuilt while Start runs when the kinds change;
+// each schema keeps its own document cache (a generation).
+//
+// Two parts of the schema live in packages of their own, each reading the
+// engine through a small interface it declares: package fleet
+// (pkg/graphql/fleet) is the fleet itself (Cluster, ResourceSync,
+// StatusPeriod, StaleCluster, Fleetcache; Query.clusters and cluster;
+// the updates of clusterHealth subscriptions), package changes
+// (pkg/graphql/changes) is Query.changes.
 //
 // Before graphql-go validates a document, the limits of package document
 // (pkg/graphql/document) refuse what would crash it or take it too long:

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,8 +21,13 @@ var graphqlBlock = regexp.MustCompile("(?ms)^```graphql\n(.*?)^```")
 // pasted into a client as it is (one anonymous operation at most, no
 // field the schema lacks).
 func TestDocumentedQueries(t *testing.T) {
-	// Pods are typed, as a fleet's are (docs/graphql.md, "Typed kinds").
-	s := newServer(t, newFixture(t).ix, newFixture(t).tracker, Options{Kinds: podKinds(t)})
+	// Pods are typed, as a fleet's are (docs/graphql.md, "Typed kinds"),
+	// and the kinds of the relations the docs show.
+	snap := *podKinds(t).(staticKinds).snap
+	for _, k := range []string{"Node", "Service", "ConfigMap", "Secret", "Event", "Deployment", "ReplicaSet"} {
+		snap.Kinds = append(slices.Clip(snap.Kinds), relKinds[k].openapiKind(t))
+	}
+	s := newServer(t, newFixture(t).ix, newFixture(t).tracker, Options{Kinds: staticKinds{&snap}})
 	files, err := filepath.Glob("../../docs/*.md")
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,11 @@
 package graphql
 
-import "github.com/graphql-go/graphql"
+import (
+	"github.com/graphql-go/graphql"
+
+	"github.com/fleetcache/fleetcache/pkg/graphql/filter"
+	"github.com/fleetcache/fleetcache/pkg/graphql/fleet"
+)
 
 // graphql-go (v0.8.1) builds an enum's value and name lookups on first use
 // and stores them without synchronization, so two requests that serialize
@@ -8,7 +13,7 @@ import "github.com/graphql-go/graphql"
 // clients at start-up; the race detector reports it). Building them once
 // here, before any request, leaves later uses read-only.
 func init() {
-	for _, e := range []*graphql.Enum{syncStatusEnum, facetKeyEnum, eventTypeEnum, sortOrderEnum,
+	for _, e := range []*graphql.Enum{fleet.SyncStatus, filter.FacetKey, eventTypeEnum, filter.Order,
 		graphql.TypeKindEnumType, graphql.DirectiveLocationEnumType} {
 		for _, v := range e.Values() {
 			e.Serialize(v.Value)

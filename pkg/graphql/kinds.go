@@ -4,13 +4,18 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/graphql-go/graphql"
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/fleetcache/fleetcache/pkg/graphql/execute"
+	"github.com/fleetcache/fleetcache/pkg/graphql/relations"
 	"github.com/fleetcache/fleetcache/pkg/graphql/typed"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/openapi"
 )
 
@@ -27,6 +32,9 @@ type generation struct {
 	schema graphql.Schema
 	types  *typed.Types
 	docs   *lru.Cache[string, *parsedDocument]
+	// kindEvents are the resources of the kinds' subscriptions, by field
+	// name: podEvents → pods.
+	kindEvents map[string]string
 	// version is the version of the kinds' snapshot it was built from.
 	version uint64
 }
@@ -128,6 +136,22 @@ func (s *Server) kindField(k typed.Kind, conn *graphql.Object) *graphql.Field {
 		}}
 }
 
+// kindEventsField returns the subscription of a typed kind, <kind>Events:
+// resourceEvents of that kind's objects only, whose events hold its type.
+func (s *Server) kindEventsField(k typed.Kind, event *graphql.Object) *graphql.Field {
+	f := s.resourceEventsField(event)
+	f.Description = fmt.Sprintf("The changes of the %s objects matching the filter, as resourceEvents delivers them "+
+		"(resourceEvents(filter: {kinds: [%q]})), each with the kind's type; it takes and gives the same cursors.", k.Kind, kindName(k))
+	return f
+}
+
+// kindEventsName is the name of a kind's subscription: its type's name in
+// lower camel case, then Events: podEvents, eventsK8sIoEventEvents.
+func kindEventsName(k typed.Kind) string {
+	n := k.Type.Name()
+	return strings.ToLower(n[:1]) + n[1:] + "Events"
+}
+
 // kindName is the kind as filters name it: "Pod", "Deployment.apps".
 func kindName(k typed.Kind) string {
 	if k.Group == "" {
@@ -135,3 +159,63 @@ func kindName(k typed.Kind) string {
 	}
 	return k.Kind + "." + k.Group
 }
+
+// relationEngine is the Server as package relations reads it.
+type relationEngine struct{ s *Server }
+
+func (e relationEngine) Lookup(cluster, namespace, name string) []*object.Object {
+	return e.s.ix.Lookup(cluster, namespace, name)
+}
+
+func (e relationEngine) Selecting(cluster, namespace, resource string, labels object.Labels) []*object.Object {
+	return e.s.ix.Selecting(cluster, namespace, resource, labels)
+}
+
+func (e relationEngine) Find(f planner.Filter, limit int) []*object.Object {
+	return e.s.ix.ListUnion([]planner.Filter{f}, nil, limit).Objects
+}
+
+func (e relationEngine) Visible(ctx context.Context, o *object.Object) (bool, error) {
+	return e.s.visible(ctx, o)
+}
+
+// Connection returns the connection of rel: the union of what the caller
+// may see of each of its filters, and of its objects those the caller
+// may see. A relation with objects is not sorted.
+func (e relationEngine) Connection(p graphql.ResolveParams, rel relations.Related, query string) (any, error) {
+	clusters := []string{rel.Cluster}
+	c, err := e.s.pageOf(p, planner.Filter{Clusters: clusters}, clusters, query)
+	if err != nil {
+		return nil, err
+	}
+	if len(rel.Filters) > 0 {
+		// The connection's own filter, for its revision's clocks and its
+		// staleness: the first one's cluster and types.
+		c.filter.Resources = rel.Filters[0].Resources
+	}
+	for _, f := range rel.Filters {
+		visible, denied := e.s.scopeFilters(p.Context, f)
+		c.visible = append(c.visible, visible...)
+		for _, d := range denied {
+			if !slices.Contains(c.denied, d) {
+				c.denied = append(c.denied, d)
+			}
+		}
+	}
+	if len(rel.Objects) > 0 {
+		if c.sort != nil {
+			return nil, badInput("this relation is not sorted")
+		}
+		c.fixed = []*object.Object{}
+		for _, o := range rel.Objects {
+			if ok, err := e.s.visible(p.Context, o); err == nil && ok {
+				c.fixed = append(c.fixed, o)
+			} else if err != nil && !slices.Contains(c.denied, o.Cluster) {
+				c.denied = append(c.denied, o.Cluster)
+			}
+		}
+	}
+	return c, nil
+}
+
+func (e relationEngine) CheckContext(ctx context.Context) error { return e.s.checkContext(ctx) }

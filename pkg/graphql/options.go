@@ -10,6 +10,7 @@ import (
 
 	"github.com/fleetcache/fleetcache/pkg/columns"
 	"github.com/fleetcache/fleetcache/pkg/fanout"
+	"github.com/fleetcache/fleetcache/pkg/graphql/fleet"
 	"github.com/fleetcache/fleetcache/pkg/inventory"
 )
 
@@ -21,6 +22,10 @@ type Inventory interface {
 	CountByLabel(counts map[string]int, key string) map[string]int
 	Watch() (version uint64, changed context.Context)
 }
+
+// ProcessStatus is what the fleetcache process says of itself
+// (Query.fleetcache).
+type ProcessStatus = fleet.ProcessStatus
 
 // Option defaults.
 const (
@@ -143,26 +148,4 @@ func (o Options) withDefaults() Options {
 		o.Logger = klog.Background()
 	}
 	return o
-}
-
-// ProcessStatus is what the fleetcache process says of itself.
-type ProcessStatus struct {
-	// Version is the build's version (its module version and VCS
-	// revision).
-	Version string
-	// StartTime is when the process started.
-	StartTime time.Time
-	// Replica names this process among replicas: the host name (a Pod's
-	// name).
-	Replica string
-	// MemoryBytes is the resident memory, MemoryLimitBytes the Go
-	// runtime's soft memory limit (0: none); MemoryBudgetBytes and
-	// MemoryBudgetUsedBytes the index's budget (0: none) and what it
-	// counts against it.
-	MemoryBytes, MemoryLimitBytes, MemoryBudgetBytes, MemoryBudgetUsedBytes int64
-	// ListSlots is how many lists may run at once in the fleet,
-	// ListSlotsInUse how many run, ListsWaiting how many wait for a slot.
-	ListSlots, ListSlotsInUse, ListsWaiting int
-	// Goroutines is how many goroutines run.
-	Goroutines int
 }

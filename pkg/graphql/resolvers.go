@@ -9,19 +9,15 @@ import (
 	"sync"
 
 	"github.com/graphql-go/graphql"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/graphql/execute"
+	"github.com/fleetcache/fleetcache/pkg/graphql/filter"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
-	"github.com/fleetcache/fleetcache/pkg/index/fieldselector"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
-	"github.com/fleetcache/fleetcache/pkg/index/search"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
-	"github.com/fleetcache/fleetcache/pkg/inventory"
 )
 
 func resolveNamespace(o *object.Object) any {
@@ -211,6 +207,11 @@ type connection struct {
 	query uint64
 	// after is where the page starts, nil at the start.
 	after *planner.SortedPosition
+	// fixed, for a relation, are objects found by key beside what visible
+	// selects, in Position order, each visible to the caller and none
+	// selected by visible; the page merges them in. Such a connection is
+	// never sorted.
+	fixed []*object.Object
 
 	once sync.Once
 	p    planner.Page
@@ -226,6 +227,9 @@ func (c *connection) page() planner.Page {
 				after = &c.after.Position
 			}
 			p = c.s.ix.ListUnion(c.visible, after, limit)
+			if c.fixed != nil {
+				p = mergeFixed(p, c.fixed, after, limit)
+			}
 		} else {
 			// The sort paths and the cursor's values were checked by
 			// resolveResources: ListSorted cannot fail.
@@ -237,6 +241,34 @@ func (c *connection) page() planner.Page {
 		c.p = p
 	})
 	return c.p
+}
+
+// mergeFixed merges into p, a page of at most limit objects after after,
+// the objects of fixed after after, keeping the first limit.
+func mergeFixed(p planner.Page, fixed []*object.Object, after *object.Position, limit int) planner.Page {
+	if after != nil {
+		from := after.Placeholder()
+		i, _ := slices.BinarySearchFunc(fixed, from, object.CompareObjects)
+		if i < len(fixed) && object.CompareObjects(fixed[i], from) == 0 {
+			i++
+		}
+		fixed = fixed[i:]
+	}
+	merged := make([]*object.Object, 0, min(limit+1, len(p.Objects)+len(fixed)))
+	a, b := p.Objects, fixed
+	for len(merged) <= limit && (len(a) > 0 || len(b) > 0) {
+		if len(b) == 0 || (len(a) > 0 && object.CompareObjects(a[0], b[0]) < 0) {
+			merged, a = append(merged, a[0]), a[1:]
+		} else {
+			merged, b = append(merged, b[0]), b[1:]
+		}
+	}
+	p.More = p.More || len(merged) > limit || len(b) > 0
+	if len(merged) > limit {
+		merged = merged[:limit]
+	}
+	p.Objects = merged
+	return p
 }
 
 // cursor returns the cursor of o, an object of the page.
@@ -312,15 +344,25 @@ func (s *Server) resolveConnection(p graphql.ResolveParams, resource string) (an
 // all), query names what selects them beside the filter argument, for the
 // cursors of sorted pages.
 func (s *Server) newConnection(p graphql.ResolveParams, f planner.Filter, clusters []string, query string) (*connection, error) {
+	c, err := s.pageOf(p, f, clusters, query)
+	if err != nil {
+		return nil, err
+	}
+	c.visible, c.denied = s.scopeFilters(p.Context, f)
+	return c, nil
+}
+
+// pageOf returns a connection of the page of f that p's first, after and
+// sort ask for, without what the caller may see of it (visible).
+func (s *Server) pageOf(p graphql.ResolveParams, f planner.Filter, clusters []string, query string) (*connection, error) {
 	c := &connection{s: s, filter: f, clusters: clusters}
 	var err error
 	if c.first, err = s.pageSize(p.Args); err != nil {
 		return nil, err
 	}
-	if c.sort, err = parseSort(p.Args["sort"]); err != nil {
-		return nil, err
+	if c.sort, err = filter.ParseSort(p.Args["sort"]); err != nil {
+		return nil, badInput("%w", err)
 	}
-	c.visible, c.denied = s.scopeFilters(p.Context, f)
 	if c.sort != nil {
 		c.query = queryFingerprint(p.Args, query)
 	}
@@ -365,32 +407,6 @@ func (c *connection) decodeAfter(v string) (*planner.SortedPosition, error) {
 	return &sc.SortedPosition, nil
 }
 
-// maxSortKeys bounds the keys of a sort.
-const maxSortKeys = 8
-
-// parseSort reads resources' sort argument; nil when it is null or empty.
-func parseSort(arg any) ([]planner.SortKey, error) {
-	list, _ := arg.([]any)
-	if len(list) > maxSortKeys {
-		return nil, badInput("sort has %d keys, at most %d are allowed", len(list), maxSortKeys)
-	}
-	var keys []planner.SortKey
-	for _, item := range list {
-		m, _ := item.(map[string]any)
-		field, _ := m["field"].(string)
-		path, err := fieldpath.Parse(field)
-		if err != nil {
-			return nil, badInput("sort: %w", err)
-		}
-		order, _ := m["order"].(string)
-		keys = append(keys, planner.SortKey{Path: path, Desc: order == "DESC"})
-	}
-	if err := planner.CheckSort(keys); err != nil {
-		return nil, badInput("sort: %w", err)
-	}
-	return keys, nil
-}
-
 // queryFingerprint returns a fingerprint of a resources query's filter and
 // sort arguments (and of what else selects, query), as graphql-go coerced them: a sorted page cursor holds
 // it, so that it is not used with another filter or sort, where its sort
@@ -415,7 +431,8 @@ func (s *Server) resolveTotalCount(p graphql.ResolveParams) (any, error) {
 	if err := s.checkContext(p.Context); err != nil {
 		return nil, err
 	}
-	return s.ix.CountUnion(p.Source.(*connection).visible), nil
+	c := p.Source.(*connection)
+	return s.ix.CountUnion(c.visible) + len(c.fixed), nil
 }
 
 // resolveStaleClusters returns the names of the clusters notSynced returns.
@@ -467,12 +484,12 @@ func (s *Server) resolveFacets(p graphql.ResolveParams) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	by, err := facetBy(p.Args)
+	by, err := filter.FacetBy(p.Args)
 	if err != nil {
-		return nil, err
+		return nil, badInput("%w", err)
 	}
 	fs, _ := s.scopeFilters(p.Context, f)
-	if by.Key == facetClusterLabel {
+	if by.Key == filter.FacetClusterLabel {
 		return s.facetsByClusterLabel(s.ix.FacetsUnion(fs, views.FacetBy{Key: views.FacetCluster}), by.Label), nil
 	}
 	out := s.ix.FacetsUnion(fs, by)
@@ -480,88 +497,6 @@ func (s *Server) resolveFacets(p graphql.ResolveParams) (any, error) {
 		out = []views.Facet{}
 	}
 	return out, nil
-}
-
-// facetBy reads facets' by, labelKey and field arguments: labelKey goes
-// with LABEL only and is required there, field likewise with FIELD.
-func facetBy(args map[string]any) (views.FacetBy, error) {
-	by := views.FacetBy{}
-	by.Key, _ = args["by"].(views.FacetKey)
-	labelKey, hasKey := args["labelKey"].(string)
-	field, hasField := args["field"].(string)
-	switch {
-	case (by.Key == views.FacetLabel || by.Key == facetClusterLabel) && labelKey == "":
-		return by, badInput("facets by LABEL and CLUSTER_LABEL need a labelKey")
-	case by.Key != views.FacetLabel && by.Key != facetClusterLabel && hasKey:
-		return by, badInput("labelKey is only used with by: LABEL and CLUSTER_LABEL")
-	case by.Key == views.FacetField && !hasField:
-		return by, badInput("facets by FIELD need a field")
-	case by.Key != views.FacetField && hasField:
-		return by, badInput("field is only used with by: FIELD")
-	}
-	by.Label = labelKey
-	if hasField {
-		path, err := fieldpath.Parse(field)
-		if err != nil {
-			return by, badInput("%w", err)
-		}
-		by.Field = path
-	}
-	return by, nil
-}
-
-func (s *Server) resolveClusters(p graphql.ResolveParams) (any, error) {
-	statuses, _ := s.health.Clusters()
-	var selected []string
-	v, bySelector := p.Args["selector"].(string)
-	if bySelector {
-		sel, err := inventory.ParseSelector(v)
-		if err != nil {
-			return nil, badInput("%w", err)
-		}
-		selected, _ = s.opts.Inventory.Narrow(nil, sel)
-	}
-	out := make([]*health.ClusterStatus, 0, len(statuses))
-	for i := range statuses {
-		if _, ok := slices.BinarySearch(selected, statuses[i].Name); bySelector && !ok {
-			continue
-		}
-		st := s.redactHealth(p.Context, statuses[i])
-		out = append(out, &st)
-	}
-	return out, nil
-}
-
-// resolveHistory resolves Cluster.history: the tracker's periods, their
-// messages hidden from callers who may not read the cluster's details.
-func (s *Server) resolveHistory(p graphql.ResolveParams) (any, error) {
-	var name string
-	switch c := p.Source.(type) {
-	case *clusterUpdate:
-		name = c.status.Name
-	case *health.ClusterStatus:
-		name = c.Name
-	}
-	periods := s.health.History(name)
-	details := s.mayReadDetails(p.Context, name)
-	out := make([]*health.StatusPeriod, len(periods))
-	for i := range periods {
-		if !details && periods[i].Message != "" {
-			periods[i].Message = hiddenDetails
-		}
-		out[i] = &periods[i]
-	}
-	return out, nil
-}
-
-func (s *Server) resolveCluster(p graphql.ResolveParams) (any, error) {
-	name, _ := p.Args["name"].(string)
-	st, ok := s.health.Cluster(name)
-	if !ok {
-		return nil, nil
-	}
-	st = s.redactHealth(p.Context, st)
-	return &st, nil
 }
 
 // resolveResource finds one object by cluster, kind, namespace and name. A
@@ -607,60 +542,4 @@ func (s *Server) resolveResource(p graphql.ResolveParams) (any, error) {
 		names[i] = o.Type.KindName()
 	}
 	return nil, badInput("kind %q is ambiguous here, name the group: one of %s", kind, strings.Join(names, ", "))
-}
-
-// parseFilter turns a ResourceFilter argument into a planner.Filter, and
-// returns the clusters it names (nil if none).
-func parseFilter(arg any) (planner.Filter, []string, error) {
-	var f planner.Filter
-	m, _ := arg.(map[string]any)
-	if m == nil {
-		return f, nil, nil
-	}
-	f.Clusters = stringsOf(m["clusters"])
-	f.Kinds = stringsOf(m["kinds"])
-	f.Namespaces = stringsOf(m["namespaces"])
-	if s, ok := m["labelSelector"].(string); ok && s != "" {
-		sel, err := labels.Parse(s)
-		if err != nil {
-			return f, nil, badInput("invalid label selector %q: %w", s, err)
-		}
-		f.Selector = sel
-	}
-	f.NameContains, _ = m["nameContains"].(string)
-	if uid, _ := m["ownerUid"].(string); uid != "" {
-		f.OwnerUID = types.UID(uid)
-	}
-	if s, ok := m["fieldSelector"].(string); ok {
-		sel, err := fieldselector.Parse(s)
-		if err != nil {
-			return f, nil, badInput("%w", err)
-		}
-		f.Fields = sel
-	}
-	if s, ok := m["search"].(string); ok {
-		q, err := search.Parse(s)
-		if err != nil {
-			return f, nil, badInput("%w", err)
-		}
-		f.Search = q
-	}
-	if len(f.Clusters) == 0 {
-		return f, nil, nil
-	}
-	return f, f.Clusters, nil
-}
-
-func stringsOf(v any) []string {
-	list, _ := v.([]any)
-	if len(list) == 0 {
-		return nil
-	}
-	out := make([]string, 0, len(list))
-	for _, e := range list {
-		if s, ok := e.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
 }

@@ -2,22 +2,23 @@ package graphql
 
 import (
 	"encoding/json"
-	"math"
+	"maps"
 	"strconv"
 	"time"
 
 	"github.com/graphql-go/graphql"
-	"github.com/graphql-go/graphql/language/ast"
 
 	"github.com/fleetcache/fleetcache/pkg/columns"
 	"github.com/fleetcache/fleetcache/pkg/fanout"
+	"github.com/fleetcache/fleetcache/pkg/graphql/changes"
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
+	"github.com/fleetcache/fleetcache/pkg/graphql/filter"
+	"github.com/fleetcache/fleetcache/pkg/graphql/fleet"
+	"github.com/fleetcache/fleetcache/pkg/graphql/relations"
 	"github.com/fleetcache/fleetcache/pkg/graphql/typed"
-	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index/feed"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
-	"github.com/fleetcache/fleetcache/pkg/inventory"
 	"github.com/fleetcache/fleetcache/pkg/openapi"
 )
 
@@ -103,72 +104,7 @@ import (
 // jsonScalar is any JSON value. Its serialized values are written to the
 // response as they are: a json.RawMessage (an object's stored bytes) is
 // copied, not re-encoded.
-var jsonScalar = typed.RawScalar("JSON", "Any JSON value.", typed.Literal)
-
-// timeScalar is a time in RFC 3339; the zero time is null.
-var timeScalar = graphql.NewScalar(graphql.ScalarConfig{
-	Name:        "Time",
-	Description: "A time in RFC 3339 format, e.g. 2024-05-01T12:00:00Z.",
-	Serialize: func(v any) any {
-		switch t := v.(type) {
-		case time.Time:
-			if t.IsZero() {
-				return nil
-			}
-			return t.UTC().Format(time.RFC3339)
-		case *time.Time:
-			if t == nil || t.IsZero() {
-				return nil
-			}
-			return t.UTC().Format(time.RFC3339)
-		}
-		return nil
-	},
-	ParseValue: func(v any) any {
-		if s, ok := v.(string); ok {
-			if t, err := time.Parse(time.RFC3339, s); err == nil {
-				return t
-			}
-		}
-		return nil
-	},
-	ParseLiteral: func(v ast.Value) any {
-		if s, ok := v.(*ast.StringValue); ok {
-			if t, err := time.Parse(time.RFC3339, s.Value); err == nil {
-				return t
-			}
-		}
-		return nil
-	},
-})
-
-var syncStatusEnum = graphql.NewEnum(graphql.EnumConfig{
-	Name:        "SyncStatus",
-	Description: "How fresh fleetcache's copy of a cluster, or of one resource type of it, is.",
-	Values: graphql.EnumValueConfigMap{
-		"PENDING":      {Value: health.Pending, Description: "Registered, nothing started yet."},
-		"SYNCING":      {Value: health.Syncing, Description: "The initial list is not complete."},
-		"SYNCED":       {Value: health.Synced, Description: "Listed and watching; the API server is reachable."},
-		"DEGRADED":     {Value: health.Degraded, Description: "Reachable, but some types fail (forbidden, not served, sync deadline passed)."},
-		"DISCONNECTED": {Value: health.Disconnected, Description: "The API server cannot be reached; the last known objects stay."},
-	},
-})
-
-var facetKeyEnum = graphql.NewEnum(graphql.EnumConfig{
-	Name:        "FacetKey",
-	Description: "What facets group matching objects by.",
-	Values: graphql.EnumValueConfigMap{
-		"CLUSTER": {Value: views.FacetCluster, Description: "The cluster name."},
-		"CLUSTER_LABEL": {Value: facetClusterLabel, Description: "The value of the cluster label labelKey of the object's cluster " +
-			"(Cluster.labels); objects of clusters without it are not counted."},
-		"NAMESPACE": {Value: views.FacetNamespace, Description: `The namespace; "" for cluster-scoped objects.`},
-		"KIND":      {Value: views.FacetKind, Description: `The kind: "Pod", or "Deployment.apps" outside the core group.`},
-		"LABEL":     {Value: views.FacetLabel, Description: "The value of the label labelKey; objects without it are not counted."},
-		"FIELD": {Value: views.FacetField, Description: `The values at the path field ("status.phase", "spec.containers[].image"): ` +
-			`an object counts once under each distinct value (across an array, once per value), not at all without one. ` +
-			`Numbers in their shortest form, booleans as "true" and "false"; objects and arrays are not counted.`},
-	},
-})
+var jsonScalar = typed.JSON
 
 var eventTypeEnum = graphql.NewEnum(graphql.EnumConfig{
 	Name:        "EventType",
@@ -179,50 +115,6 @@ var eventTypeEnum = graphql.NewEnum(graphql.EnumConfig{
 		"DELETED":  {Value: feed.Deleted, Description: "The object was deleted (or its cluster removed), or stopped matching the filter."},
 	},
 })
-
-var resourceFilterInput = graphql.NewInputObject(graphql.InputObjectConfig{
-	Name:        "ResourceFilter",
-	Description: "Selects objects. Fields are ANDed, the values of a list are ORed; a null or empty list does not constrain.",
-	Fields: graphql.InputObjectConfigFieldMap{
-		"clusters":      {Type: stringList(), Description: "Cluster names."},
-		"kinds":         {Type: stringList(), Description: `Kinds: "Pod" matches the kind in any group, "Deployment.apps" names the group.`},
-		"namespaces":    {Type: stringList(), Description: `Namespaces; "" selects cluster-scoped objects.`},
-		"labelSelector": {Type: graphql.String, Description: `A Kubernetes label selector: "app=web,tier in (fe,be),!canary".`},
-		"nameContains":  {Type: graphql.String, Description: "A substring of the object name."},
-		"ownerUid":      {Type: graphql.String, Description: "The UID of an owner named in the objects' ownerReferences."},
-		"fieldSelector": {Type: graphql.String, Description: `Requirements on the values at paths inside the objects, all of which must hold: ` +
-			`"status.phase!=Running,spec.nodeName in (node-1,node-2),status.containerStatuses[].restartCount>3". ` +
-			`Operators =, ==, !=, in, notin, >, < (numbers), path (present), !path (absent); across an array ([]) some ` +
-			`element must satisfy it, for != and notin no element may equal. See "Paths and field selectors" in docs/graphql.md.`},
-		"clusterSelector": {Type: graphql.String, Description: `A Kubernetes label selector over the clusters' labels (Cluster.labels): ` +
-			`"env=prod,region in (eu,us)". With clusters, the clusters of both. In resourceEvents, a cluster that starts or stops ` +
-			`matching (relabelled) brings its objects as ADDED or DELETED.`},
-		"search": {Type: graphql.String, Description: `Words, each of which must begin (case-insensitively) a token of the name, ` +
-			`namespace, a label key or value, an annotation value or a container image: "redis prod". Tokens are the runs of ` +
-			`letters and digits. See "Search" in docs/graphql.md.`},
-	},
-})
-
-var sortOrderEnum = graphql.NewEnum(graphql.EnumConfig{
-	Name:        "SortOrder",
-	Description: "The direction of a sort key.",
-	Values: graphql.EnumValueConfigMap{
-		"ASC":  {Value: "ASC", Description: "Smallest first."},
-		"DESC": {Value: "DESC", Description: "Largest first."},
-	},
-})
-
-var resourceSortInput = graphql.NewInputObject(graphql.InputObjectConfig{
-	Name: "ResourceSort",
-	Description: "A sort key: the value at a path. Times sort as times, numbers as numbers, the rest as strings; " +
-		"objects without a value come last in either order.",
-	Fields: graphql.InputObjectConfigFieldMap{
-		"field": {Type: graphql.NewNonNull(graphql.String), Description: `A path that does not cross an array: "metadata.creationTimestamp", "status.phase", "cluster".`},
-		"order": {Type: sortOrderEnum, DefaultValue: "ASC", Description: "The direction."},
-	},
-})
-
-func stringList() *graphql.List { return graphql.NewList(graphql.NewNonNull(graphql.String)) }
 
 func nonNullList(t graphql.Type) *graphql.NonNull {
 	return graphql.NewNonNull(graphql.NewList(graphql.NewNonNull(t)))
@@ -235,27 +127,46 @@ func nonNullList(t graphql.Type) *graphql.NonNull {
 func (s *Server) newSchema(snap *openapi.Snapshot) (*generation, error) {
 	var types *typed.Types
 	resource, resourceFields := s.resourceType(func(o *object.Object) *graphql.Object { return types.Of(o.Type.GVR.Group, o.Type.Kind) })
-	pages := pageTypes{pageInfo: pageInfoType(), staleCluster: staleClusterType()}
+	pages := pageTypes{pageInfo: pageInfoType(), staleCluster: fleet.StaleClusterType()}
 	conn := s.connectionType("Resource", resource.Interface, pages)
-	cluster := s.clusterType()
-	resourceEvent := s.resourceEventType(resource.Interface)
-	query := s.queryType(resource.Interface, conn, cluster, s.changeConnectionType(resourceEvent))
+	// Resource's relations (owner, related) need its connection: added
+	// now, and given to every kind with the other fields of Resource.
+	rels := relations.Schema{Resource: resource.Interface, Untyped: resource.untyped, Connection: conn, PageArgs: s.pageArgs}
+	for name, f := range relations.ResourceFields(relationEngine{s}, rels) {
+		resource.Interface.AddFieldConfig(name, f)
+		resource.untyped.AddFieldConfig(name, f)
+	}
+	kindFields := func() graphql.Fields {
+		fields := resourceFields()
+		maps.Copy(fields, relations.ResourceFields(relationEngine{s}, rels))
+		return fields
+	}
+	cluster := s.fleet.ClusterType()
+	resourceEvent := s.resourceEventType("ResourceEvent", resource.Interface)
+	query := s.queryType(resource.Interface, conn, cluster, s.changes.Field(resourceEvent, changes.Inputs{Filter: filter.Input, Order: filter.Order,
+		DefaultPageSize: s.opts.DefaultPageSize, MaxPageSize: s.opts.MaxPageSize}))
 	subscription := s.subscriptionType(resourceEvent, cluster)
 	extra := []graphql.Type{resource.untyped}
+	kindEvents := map[string]string{}
 	if snap != nil {
-		types = typed.Build(snap, typed.Options{Resource: resource.Interface, Fields: resourceFields, JSON: jsonScalar,
+		types = typed.Build(snap, typed.Options{Resource: resource.Interface, Fields: kindFields, JSON: jsonScalar,
 			TypeNames: s.reserved.types, FieldNames: s.reserved.fields})
 		for _, k := range types.Kinds {
 			query.AddFieldConfig(k.Field, s.kindField(k, s.connectionType(k.Type.Name(), k.Type, pages)))
+			if name := kindEventsName(k); subscription.Fields()[name] == nil {
+				subscription.AddFieldConfig(name, s.kindEventsField(k, s.resourceEventType(k.Type.Name()+"Event", k.Type)))
+				kindEvents[name] = k.Resource
+			}
 			extra = append(extra, k.Type)
 		}
-		s.addRelations(types, resource.Interface, conn)
 	}
+	rels.Types = types
+	relations.Add(relationEngine{s}, rels)
 	schema, err := graphql.NewSchema(graphql.SchemaConfig{Query: query, Subscription: subscription, Types: extra})
 	if err != nil {
 		return nil, err
 	}
-	return &generation{schema: schema, types: types}, nil
+	return &generation{schema: schema, types: types, kindEvents: kindEvents}, nil
 }
 
 // resourceTypes are Resource, the interface of every cached object, and
@@ -307,7 +218,7 @@ func (s *Server) resourceFields(resource *graphql.Interface) graphql.Fields {
 		"resourceVersion":   {Type: graphql.NewNonNull(graphql.String), Description: "The resourceVersion of the cached version.", Resolve: objectField(func(o *object.Object) any { return o.ResourceVersion })},
 		"labels":            {Type: graphql.NewNonNull(jsonScalar), Description: "The labels, as an object.", Resolve: objectField(resolveLabels)},
 		"annotations":       {Type: graphql.NewNonNull(jsonScalar), Description: "The annotations, as an object.", Resolve: resolveAnnotations},
-		"creationTimestamp": {Type: timeScalar, Description: "When the object was created.", Resolve: objectField(func(o *object.Object) any { return o.Created })},
+		"creationTimestamp": {Type: typed.Time, Description: "When the object was created.", Resolve: objectField(func(o *object.Object) any { return o.Created })},
 		"object": {Type: graphql.NewNonNull(jsonScalar), Description: "The whole cached object (without managedFields).",
 			Resolve: objectField(func(o *object.Object) any { return json.RawMessage(o.Raw()) })},
 		"field": {Type: jsonScalar, Description: "The value at path in the object (status.phase, spec.containers[].image, " +
@@ -412,21 +323,6 @@ func pageInfoType() *graphql.Object {
 	})
 }
 
-// staleClusterType returns StaleCluster: since when a selected cluster's
-// data is not known current.
-func staleClusterType() *graphql.Object {
-	return graphql.NewObject(graphql.ObjectConfig{
-		Name:        "StaleCluster",
-		Description: "A selected cluster whose data is not known current: the objects of the answer are its last known state.",
-		Fields: graphql.Fields{
-			"cluster": {Type: graphql.NewNonNull(graphql.String), Description: "The cluster name.", Resolve: clusterField(func(c *health.ClusterStatus) any { return c.Name })},
-			"status":  {Type: graphql.NewNonNull(syncStatusEnum), Description: "The sync status of the cluster.", Resolve: clusterField(func(c *health.ClusterStatus) any { return c.Status })},
-			"currentAsOf": {Type: timeScalar, Description: "The last moment all its data was known current: the answer is stale since then. Null if it never was (still in its initial sync).",
-				Resolve: clusterField(func(c *health.ClusterStatus) any { return c.CurrentAsOf })},
-		},
-	})
-}
-
 // facetType returns Facet: a value and how many objects have it.
 func facetType() *graphql.Object {
 	return graphql.NewObject(graphql.ObjectConfig{
@@ -439,156 +335,6 @@ func facetType() *graphql.Object {
 	})
 }
 
-// clusterType returns Cluster, a cluster's sync health, with the
-// ResourceSync of each of its types.
-func (s *Server) clusterType() *graphql.Object {
-	resourceSync := resourceSyncType()
-	statusPeriod := statusPeriodType()
-	info := func(fn func(inventory.Info) any) graphql.FieldResolveFn {
-		return clusterField(func(c *health.ClusterStatus) any {
-			i, _ := s.opts.Inventory.Get(c.Name)
-			return fn(i)
-		})
-	}
-	return graphql.NewObject(graphql.ObjectConfig{
-		Name:        "Cluster",
-		Description: "A registered cluster and how fresh its cached objects are.",
-		Fields: graphql.Fields{
-			"name":   {Type: graphql.NewNonNull(graphql.String), Description: "The cluster name.", Resolve: clusterField(func(c *health.ClusterStatus) any { return c.Name })},
-			"status": {Type: graphql.NewNonNull(syncStatusEnum), Description: "The sync status of the cluster.", Resolve: clusterField(func(c *health.ClusterStatus) any { return c.Status })},
-			"stale": {Type: graphql.NewNonNull(graphql.Boolean), Description: "The API server is unreachable and the objects are the last known state.",
-				Resolve: clusterField(func(c *health.ClusterStatus) any { return c.Stale })},
-			"lastSyncTime": {Type: timeScalar, Description: "When the last list of a resource type was applied to the index.", Resolve: clusterField(func(c *health.ClusterStatus) any { return c.LastSyncTime })},
-			"currentAsOf": {Type: timeScalar, Description: "The last moment all of the cluster's data was known current (the earliest of its types): now while SYNCED, frozen when a watch broke. Null if some type never was.",
-				Resolve: clusterField(func(c *health.ClusterStatus) any { return c.CurrentAsOf })},
-			"lastEventTime": {Type: timeScalar, Description: "When the last object change arrived.", Resolve: clusterField(func(c *health.ClusterStatus) any { return c.LastEventTime })},
-			"objectCount":   {Type: graphql.NewNonNull(graphql.Int), Description: "How many objects of the cluster are cached.", Resolve: clusterField(func(c *health.ClusterStatus) any { return c.ObjectCount })},
-			"changeRate": {Type: nonNullList(graphql.Float), Description: "Object changes per second that reached the cache from the cluster, in each of the last 30 complete intervals of 10 seconds, oldest first (the objects of a relist count too).",
-				Resolve: clusterField(func(c *health.ClusterStatus) any { return c.ChangeRate })},
-			"message": {Type: graphql.String, Description: "Why the cluster is not SYNCED; null when it is.",
-				Resolve: clusterField(func(c *health.ClusterStatus) any { return nonEmpty(c.Message) })},
-			"resources": {Type: nonNullList(resourceSync), Description: "The sync state of each resource type, by name.", Resolve: clusterField(func(c *health.ClusterStatus) any {
-				out := make([]*health.ResourceStatus, len(c.Resources))
-				for i := range c.Resources {
-					out[i] = &c.Resources[i]
-				}
-				return out
-			})},
-			"labels": {Type: graphql.NewNonNull(jsonScalar), Description: "The cluster's labels, as an object: its source's " +
-				"(a ClusterProfile's, a Secret's without the source's marker labels) overlaid with the configured ones.",
-				Resolve: info(func(i inventory.Info) any {
-					if i.Labels == nil {
-						return map[string]string{}
-					}
-					return i.Labels
-				})},
-			"source": {Type: graphql.String, Description: `Where the cluster is registered from: "ClusterProfile fleet/prod-eu", "kubeconfig files".`,
-				Resolve: info(func(i inventory.Info) any { return nonEmpty(i.Source) })},
-			"controlPlaneHealthy": {Type: graphql.Boolean, Description: "The inventory's own view of the control plane (a ClusterProfile's ControlPlaneHealthy condition); null when the source says nothing.",
-				Resolve: info(func(i inventory.Info) any {
-					if i.ControlPlaneHealthy == nil {
-						return nil
-					}
-					return *i.ControlPlaneHealthy
-				})},
-			"controlPlaneMessage": {Type: graphql.String, Description: "The reason and message of that condition.",
-				Resolve: info(func(i inventory.Info) any { return nonEmpty(i.ControlPlaneMessage) })},
-			"server": {Type: graphql.String, Description: "The URL of the cluster's API server; null to callers who may not list namespaces in the cluster.",
-				Resolve: clusterField(func(c *health.ClusterStatus) any { return nonEmpty(c.Server) })},
-			"kubernetesVersion": {Type: graphql.String, Description: `The Kubernetes version its API server reports (/version's gitVersion: "v1.36.3"); null until a probe read it.`,
-				Resolve: clusterField(func(c *health.ClusterStatus) any { return nonEmpty(c.Version) })},
-			"history": {Type: nonNullList(statusPeriod), Description: "The cluster's statuses over the retained window (24 hours), oldest first: " +
-				"when each began and ended, and why.",
-				Resolve: s.resolveHistory},
-			"removed": {Type: graphql.NewNonNull(graphql.Boolean), Description: "True only in the clusterHealth event reporting that the cluster was removed; the other fields are then its last status.",
-				Resolve: func(p graphql.ResolveParams) (any, error) {
-					u, ok := p.Source.(*clusterUpdate)
-					return ok && u.removed, nil
-				}},
-		},
-	})
-}
-
-// statusPeriodType returns StatusPeriod: a span of a cluster's status
-// timeline.
-func statusPeriodType() *graphql.Object {
-	field := func(fn func(*health.StatusPeriod) any) graphql.FieldResolveFn {
-		return func(p graphql.ResolveParams) (any, error) { return fn(p.Source.(*health.StatusPeriod)), nil }
-	}
-	return graphql.NewObject(graphql.ObjectConfig{
-		Name:        "StatusPeriod",
-		Description: "A span of time a cluster spent in one status.",
-		Fields: graphql.Fields{
-			"status": {Type: graphql.NewNonNull(syncStatusEnum), Description: "The status.", Resolve: field(func(p *health.StatusPeriod) any { return p.Status })},
-			"start":  {Type: graphql.NewNonNull(timeScalar), Description: "When it began.", Resolve: field(func(p *health.StatusPeriod) any { return p.Start })},
-			"end":    {Type: timeScalar, Description: "When it ended; null while it lasts.", Resolve: field(func(p *health.StatusPeriod) any { return p.End })},
-			"message": {Type: graphql.String, Description: "Why the cluster entered it (its message then); null for SYNCED.",
-				Resolve: field(func(p *health.StatusPeriod) any { return nonEmpty(p.Message) })},
-		},
-	})
-}
-
-// processType returns Fleetcache: what the process says of itself.
-func processType() *graphql.Object {
-	field := func(fn func(*ProcessStatus) any) graphql.FieldResolveFn {
-		return func(p graphql.ResolveParams) (any, error) { return fn(p.Source.(*ProcessStatus)), nil }
-	}
-	num := func(name, desc string, fn func(*ProcessStatus) any) *graphql.Field {
-		return &graphql.Field{Name: name, Type: graphql.NewNonNull(graphql.Float), Description: desc, Resolve: field(fn)}
-	}
-	return graphql.NewObject(graphql.ObjectConfig{
-		Name:        "Fleetcache",
-		Description: "The fleetcache process that answers: its build, uptime, memory and list slots.",
-		Fields: graphql.Fields{
-			"version":     {Type: graphql.NewNonNull(graphql.String), Description: "The build's version.", Resolve: field(func(p *ProcessStatus) any { return p.Version })},
-			"startTime":   {Type: graphql.NewNonNull(timeScalar), Description: "When the process started.", Resolve: field(func(p *ProcessStatus) any { return p.StartTime })},
-			"replica":     {Type: graphql.NewNonNull(graphql.String), Description: "This process among replicas: its host name (a Pod's name).", Resolve: field(func(p *ProcessStatus) any { return p.Replica })},
-			"memoryBytes": num("memoryBytes", "Its resident memory (RSS), in bytes.", func(p *ProcessStatus) any { return float64(p.MemoryBytes) }),
-			"memoryLimitBytes": num("memoryLimitBytes", "The Go runtime's soft memory limit (the container's, GOMEMLIMIT); 0 for none.",
-				func(p *ProcessStatus) any { return float64(p.MemoryLimitBytes) }),
-			"memoryBudgetBytes": num("memoryBudgetBytes", "The index's memory budget (limits.memoryBudget); 0 for none.",
-				func(p *ProcessStatus) any { return float64(p.MemoryBudgetBytes) }),
-			"memoryBudgetUsedBytes": num("memoryBudgetUsedBytes", "What the index holds, as its budget counts it.",
-				func(p *ProcessStatus) any { return float64(p.MemoryBudgetUsedBytes) }),
-			"listSlots":      {Type: graphql.NewNonNull(graphql.Int), Description: "How many lists may run at once in the fleet (informers.maxConcurrentLists).", Resolve: field(func(p *ProcessStatus) any { return p.ListSlots })},
-			"listSlotsInUse": {Type: graphql.NewNonNull(graphql.Int), Description: "How many lists run now.", Resolve: field(func(p *ProcessStatus) any { return p.ListSlotsInUse })},
-			"listsWaiting":   {Type: graphql.NewNonNull(graphql.Int), Description: "How many types wait for a list slot.", Resolve: field(func(p *ProcessStatus) any { return p.ListsWaiting })},
-			"goroutines":     {Type: graphql.NewNonNull(graphql.Int), Description: "How many goroutines run.", Resolve: field(func(p *ProcessStatus) any { return p.Goroutines })},
-		},
-	})
-}
-
-// resourceSyncType returns ResourceSync: the sync health of one resource
-// type of a cluster.
-func resourceSyncType() *graphql.Object {
-	return graphql.NewObject(graphql.ObjectConfig{
-		Name:        "ResourceSync",
-		Description: "The sync state of one resource type of a cluster.",
-		Fields: graphql.Fields{
-			"resource":     {Type: graphql.NewNonNull(graphql.String), Description: `The kubectl resource name: "pods", "deployments.apps".`, Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.Resource })},
-			"kind":         {Type: graphql.NewNonNull(graphql.String), Description: "The kind of its objects.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.Kind })},
-			"status":       {Type: graphql.NewNonNull(syncStatusEnum), Description: "The sync status of this type.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.Status })},
-			"objectCount":  {Type: graphql.NewNonNull(graphql.Int), Description: "How many objects of this type are cached.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.ObjectCount })},
-			"lastError":    {Type: graphql.String, Description: "The last error listing or watching this type; null if none.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return nonEmpty(r.LastError) })},
-			"lastSyncTime": {Type: timeScalar, Description: "When the last list of this type was applied to the index.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.LastSyncTime })},
-			"currentAsOf": {Type: timeScalar, Description: "The last moment this type's data was known current: now while SYNCED, frozen when its watch broke. Null if it never was.",
-				Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.CurrentAsOf })},
-			"lastEventTime": {Type: timeScalar, Description: "When the last object change arrived.", Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.LastEventTime })},
-			"metadataOnly": {Type: graphql.NewNonNull(graphql.Int), Description: "How many of its objects are held without their body, under the memory budget: their object holds metadata only.",
-				Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return r.MetadataOnly })},
-			"refused": {Type: graphql.NewNonNull(graphql.Int), Description: "How many of its objects were not cached, under the memory budget, since fleetcache started (at most 2147483647).",
-				Resolve: resourceStatusField(func(r *health.ResourceStatus) any { return min(r.Refused, math.MaxInt32) })},
-			"initialSyncSeconds": {Type: graphql.Float, Description: "How long its last initial list took, in seconds, from its start to its data in the cache; null until it synced.",
-				Resolve: resourceStatusField(func(r *health.ResourceStatus) any {
-					if r.InitialSyncDuration <= 0 {
-						return nil
-					}
-					return r.InitialSyncDuration.Seconds()
-				})},
-		},
-	})
-}
-
 // subscriptionType returns Subscription, whose fields are resolved by the
 // subscriptions themselves (resolveSubscriptionRoot), with ResourceEvent.
 func (s *Server) subscriptionType(resourceEvent, cluster *graphql.Object) *graphql.Object {
@@ -596,16 +342,7 @@ func (s *Server) subscriptionType(resourceEvent, cluster *graphql.Object) *graph
 		Name:        "Subscription",
 		Description: "Live views, over WebSocket (graphql-transport-ws) or Server-Sent Events.",
 		Fields: graphql.Fields{
-			"resourceEvents": {Type: graphql.NewNonNull(resourceEvent),
-				Description: "Every change of the objects matching the filter, in revision order, from the current revision or " +
-					"after since. An object that starts or stops matching arrives as ADDED or DELETED. A since older than the " +
-					"retained changes, or from before a restart, ends the subscription with CURSOR_EXPIRED: list again and follow " +
-					"from the connection's revision.",
-				Args: graphql.FieldConfigArgument{
-					"filter": {Type: resourceFilterInput, Description: "Which objects; null selects all."},
-					"since":  {Type: graphql.String, Description: "A ResourceConnection.revision or a ResourceEvent.cursor: replay the changes after it, then follow."},
-				},
-				Resolve: resolveSubscriptionRoot},
+			"resourceEvents": s.resourceEventsField(resourceEvent),
 			"clusterHealth": {Type: graphql.NewNonNull(cluster),
 				Description: "The current status of the cluster (of every cluster when null), then each status change.",
 				Args:        graphql.FieldConfigArgument{"cluster": {Type: graphql.String, Description: "The cluster name; null for every cluster."}},
@@ -614,10 +351,25 @@ func (s *Server) subscriptionType(resourceEvent, cluster *graphql.Object) *graph
 	})
 }
 
-// resourceEventType returns ResourceEvent: a change of a resource.
-func (s *Server) resourceEventType(resource graphql.Output) *graphql.Object {
+// resourceEventsField returns resourceEvents, whose events are event.
+func (s *Server) resourceEventsField(event *graphql.Object) *graphql.Field {
+	return &graphql.Field{Type: graphql.NewNonNull(event),
+		Description: "Every change of the objects matching the filter, in revision order, from the current revision or " +
+			"after since. An object that starts or stops matching arrives as ADDED or DELETED. A since older than the " +
+			"retained changes, or from before a restart, ends the subscription with CURSOR_EXPIRED: list again and follow " +
+			"from the connection's revision.",
+		Args: graphql.FieldConfigArgument{
+			"filter": {Type: filter.Input, Description: "Which objects; null selects all."},
+			"since":  {Type: graphql.String, Description: "A ResourceConnection.revision or a ResourceEvent.cursor: replay the changes after it, then follow."},
+		},
+		Resolve: resolveSubscriptionRoot}
+}
+
+// resourceEventType returns ResourceEvent (name) of resource: a change of
+// an object.
+func (s *Server) resourceEventType(name string, resource graphql.Output) *graphql.Object {
 	return graphql.NewObject(graphql.ObjectConfig{
-		Name:        "ResourceEvent",
+		Name:        name,
 		Description: "A change of an object that matches a resourceEvents subscription's filter.",
 		Fields: graphql.Fields{
 			"type": {Type: graphql.NewNonNull(eventTypeEnum), Description: "What happened, as the filter sees it.",
@@ -631,64 +383,24 @@ func (s *Server) resourceEventType(resource graphql.Output) *graphql.Object {
 					}
 					return cursor.EncodeRevision(cursor.Revision{Epoch: s.ix.Epoch(), Revision: p.Source.(*fanout.Change).Revision}), nil
 				}},
-			"time": {Type: timeScalar, Description: "When fleetcache recorded the change (it reached the cache then); null for the " +
+			"time": {Type: typed.Time, Description: "When fleetcache recorded the change (it reached the cache then); null for the " +
 				"ADDED and DELETED of a cluster that starts or stops matching a clusterSelector.",
 				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*fanout.Change).Time, nil }},
 		},
 	})
 }
 
-// changeConnectionType returns ChangeConnection, a page of the changes
-// query, with ChangePageInfo.
-func (s *Server) changeConnectionType(resourceEvent *graphql.Object) *graphql.Object {
-	pageInfo := graphql.NewObject(graphql.ObjectConfig{
-		Name:        "ChangePageInfo",
-		Description: "Where a page of changes ends.",
-		Fields: graphql.Fields{
-			"hasNextPage": {Type: graphql.NewNonNull(graphql.Boolean), Description: "Whether more changes of the range follow this page.",
-				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*changeConnection).more, nil }},
-			"endCursor": {Type: graphql.String, Description: "The cursor of the last change of the page (pass it as after); null when there is none.",
-				Resolve: func(p graphql.ResolveParams) (any, error) {
-					c := p.Source.(*changeConnection)
-					if len(c.changes) == 0 {
-						return nil, nil
-					}
-					return cursor.EncodeRevision(cursor.Revision{Epoch: s.ix.Epoch(), Revision: c.changes[len(c.changes)-1].Revision}), nil
-				}},
-		},
-	})
-	return graphql.NewObject(graphql.ObjectConfig{
-		Name:        "ChangeConnection",
-		Description: "A page of the retained changes: what was added, modified and deleted, when, in which cluster.",
-		Fields: graphql.Fields{
-			"edges": {Type: nonNullList(resourceEvent), Description: "The changes of the page, in the order asked for.",
-				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*changeConnection).changes, nil }},
-			"pageInfo": {Type: graphql.NewNonNull(pageInfo), Description: "Where the page ends.",
-				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source, nil }},
-			"revision": {Type: graphql.NewNonNull(graphql.String), Description: "The revision the changes were read up to: " +
-				"subscribe to resourceEvents with it as since to follow what comes next.",
-				Resolve: func(p graphql.ResolveParams) (any, error) {
-					c := p.Source.(*changeConnection)
-					return s.revisionCursor(c.until, c.filter), nil
-				}},
-			"truncated": {Type: graphql.NewNonNull(graphql.Boolean), Description: "True when the range starts before the oldest " +
-				"retained change (limits.eventRetention, limits.eventRetentionAge): changes before that are not known.",
-				Resolve: func(p graphql.ResolveParams) (any, error) { return p.Source.(*changeConnection).truncated, nil }},
-		},
-	})
-}
-
 // queryType returns Query. Its resources field also keeps the coerced
 // variables of probeVariables' execution (execute.go).
-func (s *Server) queryType(resource graphql.Output, conn, cluster, changes *graphql.Object) *graphql.Object {
+func (s *Server) queryType(resource graphql.Output, conn, cluster *graphql.Object, changes *graphql.Field) *graphql.Object {
 	facet := facetType()
 	queryFields := graphql.Fields{
 		"clusters": {Type: nonNullList(cluster), Description: "Every registered cluster, by name.",
 			Args:    graphql.FieldConfigArgument{"selector": {Type: graphql.String, Description: `Only the clusters whose labels this label selector matches: "env=prod".`}},
-			Resolve: s.resolveClusters},
+			Resolve: s.fleet.ResolveClusters},
 		"cluster": {Type: cluster, Description: "One cluster, or null if it is not registered.",
 			Args:    graphql.FieldConfigArgument{"name": {Type: graphql.NewNonNull(graphql.String), Description: "The cluster name."}},
-			Resolve: s.resolveCluster},
+			Resolve: s.fleet.ResolveCluster},
 		"resource": {Type: resource, Description: "One object by its key, or null if the index does not hold it.",
 			Args: graphql.FieldConfigArgument{
 				"cluster":   {Type: graphql.NewNonNull(graphql.String), Description: "The cluster name."},
@@ -702,13 +414,13 @@ func (s *Server) queryType(resource graphql.Output, conn, cluster, changes *grap
 			Resolve: s.resolveResources},
 		"facets": {Type: nonNullList(facet), Description: "How many objects matching the filter have each value of a key, most frequent first.",
 			Args: graphql.FieldConfigArgument{
-				"filter":   {Type: resourceFilterInput, Description: "Which objects to count; null selects all."},
-				"by":       {Type: graphql.NewNonNull(facetKeyEnum), Description: "What to group them by."},
+				"filter":   {Type: filter.Input, Description: "Which objects to count; null selects all."},
+				"by":       {Type: graphql.NewNonNull(filter.FacetKey), Description: "What to group them by."},
 				"labelKey": {Type: graphql.String, Description: "The label key, with by: LABEL."},
 				"field":    {Type: graphql.String, Description: `The path, with by: FIELD: "status.phase", "spec.containers[].image" (see "Paths and field selectors" in docs/graphql.md).`},
 			},
 			Resolve: s.resolveFacets},
-		"fleetcache": {Type: processType(), Description: "The fleetcache process that answers: its version, uptime, memory against its " +
+		"fleetcache": {Type: fleet.ProcessType(), Description: "The fleetcache process that answers: its version, uptime, memory against its " +
 			"limit and budget, list slots. Null when the server does not say.",
 			Resolve: func(graphql.ResolveParams) (any, error) {
 				if s.opts.Process == nil {
@@ -717,21 +429,7 @@ func (s *Server) queryType(resource graphql.Output, conn, cluster, changes *grap
 				ps := s.opts.Process()
 				return &ps, nil
 			}},
-		"changes": {Type: graphql.NewNonNull(changes), Description: "What was added, modified and deleted among the objects matching " +
-			"the filter, as resourceEvents delivers it, from the changes fleetcache retains, a page at a time: oldest first, or " +
-			`newest first with order: DESC. See "What changed" in docs/graphql.md.`,
-			Args: graphql.FieldConfigArgument{
-				"filter": {Type: resourceFilterInput, Description: "Which objects; null selects all."},
-				"since": {Type: graphql.String, Description: `The changes after it: a duration before now ("1h", "15m"), an RFC 3339 ` +
-					"time, or a revision cursor (ResourceEvent.cursor, ResourceConnection.revision). Null: the oldest retained."},
-				"until": {Type: graphql.String, Description: "The changes up to it, in the same forms (a time: before it; a cursor: " +
-					"that change included). Null: the latest."},
-				"first": {Type: graphql.Int, DefaultValue: s.opts.DefaultPageSize,
-					Description: "The page size, from 0 to " + strconv.Itoa(s.opts.MaxPageSize) + "."},
-				"after": {Type: graphql.String, Description: "A page's endCursor: the page continues after that change (before it, with DESC)."},
-				"order": {Type: sortOrderEnum, DefaultValue: "ASC", Description: "ASC: oldest first; DESC: newest first."},
-			},
-			Resolve: s.resolveChanges},
+		"changes": changes,
 	}
 	// probeVariables has graphql-go coerce variables through this field.
 	queryFields["resources"].Resolve = probingVariables(queryFields["resources"].Resolve)
@@ -745,38 +443,16 @@ func (s *Server) queryType(resource graphql.Output, conn, cluster, changes *grap
 // pageArgs returns the arguments of resources and of the kinds' root fields.
 func (s *Server) pageArgs() graphql.FieldConfigArgument {
 	return graphql.FieldConfigArgument{
-		"filter": {Type: resourceFilterInput, Description: "Which objects; null selects all."},
+		"filter": {Type: filter.Input, Description: "Which objects; null selects all."},
 		"first": {Type: graphql.Int, DefaultValue: s.opts.DefaultPageSize,
 			Description: "The page size, from 0 to " + strconv.Itoa(s.opts.MaxPageSize) + "."},
 		"after": {Type: graphql.String, Description: "A cursor: the page starts after its object. A sorted page's cursor holds for the same filter and sort only."},
-		"sort": {Type: graphql.NewList(graphql.NewNonNull(resourceSortInput)),
+		"sort": {Type: graphql.NewList(graphql.NewNonNull(filter.Sort)),
 			Description: "Sort keys, then cluster, namespace, name and kind as the tie-break; null or empty: that order alone."},
 	}
-}
-
-func nonEmpty(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
 }
 
 // objectField resolves a field of a Resource.
 func objectField(fn func(*object.Object) any) graphql.FieldResolveFn {
 	return func(p graphql.ResolveParams) (any, error) { return fn(p.Source.(*object.Object)), nil }
-}
-
-// clusterField resolves a field of a Cluster: a *health.ClusterStatus, or a
-// *clusterUpdate in clusterHealth subscriptions.
-func clusterField(fn func(*health.ClusterStatus) any) graphql.FieldResolveFn {
-	return func(p graphql.ResolveParams) (any, error) {
-		if u, ok := p.Source.(*clusterUpdate); ok {
-			return fn(&u.status), nil
-		}
-		return fn(p.Source.(*health.ClusterStatus)), nil
-	}
-}
-
-func resourceStatusField(fn func(*health.ResourceStatus) any) graphql.FieldResolveFn {
-	return func(p graphql.ResolveParams) (any, error) { return fn(p.Source.(*health.ResourceStatus)), nil }
 }

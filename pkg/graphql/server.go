@@ -19,8 +19,10 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/fleetcache/fleetcache/pkg/fanout"
+	"github.com/fleetcache/fleetcache/pkg/graphql/changes"
 	"github.com/fleetcache/fleetcache/pkg/graphql/document"
 	"github.com/fleetcache/fleetcache/pkg/graphql/execute"
+	"github.com/fleetcache/fleetcache/pkg/graphql/fleet"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/feed"
@@ -44,6 +46,9 @@ type Index interface {
 	Contents(f planner.Filter) []views.Contents
 	Namespaces(cluster string) []string
 	Lookup(cluster, namespace, name string) []*object.Object
+	// Selecting returns the objects of resource in cluster and namespace
+	// whose label selector selects labels: a Pod's Services.
+	Selecting(cluster, namespace, resource string, labels object.Labels) []*object.Object
 	Epoch() string
 	// Revision, Events and Wait follow the change feed, for subscriptions.
 	Revision() uint64
@@ -96,6 +101,11 @@ type Server struct {
 	// hits and misses count document cache lookups.
 	hits, misses atomic.Int64
 	metrics      *metrics
+	// fleet builds the fleet's own types (Cluster, Fleetcache) and
+	// resolves Query.clusters and Query.cluster.
+	fleet *fleet.Schema
+	// changes answers Query.changes.
+	changes *changes.Query
 	// running counts the plans that run past their request's deadline
 	// (runWithin); Start waits for them.
 	running sync.WaitGroup
@@ -137,6 +147,8 @@ func New(ix Index, h Health, opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
+	s.fleet = fleet.New(h, opts.Inventory, s.mayReadDetails, func(err error) error { return badInput("%w", err) })
+	s.changes = changes.New(ix, changesEngine{s})
 	s.stopped, s.stop = context.WithCancel(context.Background())
 	fo := opts.Fanout
 	fo.Overflows = s.metrics.overflowed

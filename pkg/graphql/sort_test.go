@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fleetcache/fleetcache/pkg/graphql/filter"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
 )
@@ -125,7 +126,7 @@ func TestSortBadInput(t *testing.T) {
 	}
 	var plain sortedPage
 	data(t, s, sortedQuery, map[string]any{"first": 1}, &plain)
-	tooMany := make([]any, maxSortKeys+1)
+	tooMany := make([]any, filter.MaxSortKeys+1)
 	for i := range tooMany {
 		tooMany[i] = map[string]any{"field": "data.n"}
 	}

@@ -20,12 +20,12 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/graphql/document"
 	"github.com/fleetcache/fleetcache/pkg/graphql/execute"
-	"github.com/fleetcache/fleetcache/pkg/health"
+	"github.com/fleetcache/fleetcache/pkg/graphql/filter"
+	"github.com/fleetcache/fleetcache/pkg/graphql/fleet"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/feed"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
-	"github.com/fleetcache/fleetcache/pkg/inventory"
 )
 
 // The errors Subscription.Next ends a subscription with, besides io.EOF
@@ -75,22 +75,16 @@ func (s *Server) payload(ctx context.Context, o *operation, root any) *Result {
 func resolveSubscriptionRoot(p graphql.ResolveParams) (any, error) {
 	switch src := p.Source.(type) {
 	case *fanout.Change:
-		if p.Info.FieldName == "resourceEvents" {
+		// resourceEvents, or a kind's <kind>Events.
+		if strings.HasSuffix(p.Info.FieldName, "Events") {
 			return src, nil
 		}
-	case *clusterUpdate:
+	case *fleet.Update:
 		if p.Info.FieldName == "clusterHealth" {
 			return src, nil
 		}
 	}
 	return nil, newCodedError(CodeBadRequest, errNotStreaming)
-}
-
-// clusterUpdate is the root value of the execution of one clusterHealth
-// event: a Cluster.
-type clusterUpdate struct {
-	status  health.ClusterStatus
-	removed bool
 }
 
 // Subscription is one running subscription: Next returns its payloads one
@@ -183,25 +177,32 @@ func (s *Server) subscribe(ctx context.Context, req Request, d *parsedDocument, 
 	o := &operation{query: req.Query, doc: doc, op: op, vars: req.Variables, plan: p}
 	switch root.Name {
 	case "resourceEvents":
-		return s.subscribeResources(ctx, o, root.Nodes[0], args)
+		return s.subscribeResources(ctx, o, root.Nodes[0], args, "")
 	case "clusterHealth":
 		name, _ := args["cluster"].(string)
-		hs := &healthSub{s: s, op: o, cluster: name, hasCluster: args["cluster"] != nil, user: s.userOf(ctx)}
+		hs := &healthSub{s: s, op: o, f: s.fleet.Follow(name, args["cluster"] != nil), user: s.userOf(ctx)}
 		hs.ctx, hs.cancel = context.WithCancel(s.stopped)
 		return &Subscription{src: hs}, nil
+	}
+	if resource, ok := d.gen.kindEvents[root.Name]; ok {
+		return s.subscribeResources(ctx, o, root.Nodes[0], args, resource)
 	}
 	return nil, errorResult(CodeInternal, fmt.Errorf("no subscription resolves %q", root.Name))
 }
 
-// subscribeResources starts a resourceEvents subscription.
-func (s *Server) subscribeResources(ctx context.Context, o *operation, root *ast.Field, args map[string]any) (*Subscription, *Result) {
-	f, _, err := parseFilter(args["filter"])
+// subscribeResources starts a resourceEvents subscription, or a kind's
+// (of the objects of resource only, when it is not "").
+func (s *Server) subscribeResources(ctx context.Context, o *operation, root *ast.Field, args map[string]any, resource string) (*Subscription, *Result) {
+	f, _, err := filter.Parse(args["filter"])
 	if err != nil {
-		return nil, errorResult(codeOf(err), err)
+		return nil, errorResult(CodeBadUserInput, err)
 	}
-	sel, err := clusterSelectorOf(args["filter"])
+	if resource != "" {
+		f.Resources = []string{resource}
+	}
+	sel, err := filter.ClusterSelector(args["filter"])
 	if err != nil {
-		return nil, errorResult(codeOf(err), err)
+		return nil, errorResult(CodeBadUserInput, err)
 	}
 	epoch, current := s.ix.Epoch(), s.ix.Revision()
 	start := current
@@ -461,128 +462,44 @@ func (r *resourceSub) payload(c *fanout.Change) *Result {
 
 func (r *resourceSub) close() { r.sub.Close() }
 
-// healthSub is a clusterHealth subscription. It reads the health tracker's
-// changes itself, in Next: they are few.
+// healthSub is a clusterHealth subscription: a fleet.Follower's updates,
+// each executed as a payload.
 type healthSub struct {
-	s          *Server
-	op         *operation
-	cluster    string
-	hasCluster bool
+	s  *Server
+	op *operation
+	f  *fleet.Follower
 	// ctx ends when the subscription is closed or the server stops.
 	ctx    context.Context
 	cancel context.CancelFunc
-
-	started bool
-	version uint64
-	pending []clusterUpdate
-	// inventory is what the inventory said of each cluster when its last
-	// status was queued, at version invVersion: a relabel sends the
-	// cluster again (inventoryChanges).
-	inventory  map[string]inventory.Info
-	invVersion uint64
 	// user is the caller, nil when nothing is restricted: messages that
-	// could name other tenants are hidden from it (Server.redactHealth).
+	// could name other tenants are hidden from it (fleet.Schema.Redact).
 	user *authn.User
 }
 
 func (h *healthSub) next(ctx context.Context) (*Result, error) {
-	for {
-		switch {
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		case h.s.stopped.Err() != nil:
-			return nil, ErrServerStopped
-		case h.ctx.Err() != nil:
-			return nil, io.EOF
-		}
-		if len(h.pending) > 0 {
-			u := &h.pending[0]
-			h.pending = h.pending[1:]
-			if h.inventory == nil {
-				h.inventory = map[string]inventory.Info{}
-			}
-			if u.removed {
-				delete(h.inventory, u.status.Name)
-			} else {
-				h.inventory[u.status.Name], _ = h.s.opts.Inventory.Get(u.status.Name)
-			}
-			if h.user != nil {
-				ctx = authn.WithUser(ctx, h.user)
-				u.status = h.s.redactHealth(ctx, u.status)
-			}
-			return h.s.payload(ctx, h.op, u), nil
-		}
-		if !h.started {
-			h.invVersion, _ = h.s.opts.Inventory.Watch()
-			statuses, v := h.s.health.Clusters()
-			for _, st := range statuses {
-				if !h.hasCluster || st.Name == h.cluster {
-					h.pending = append(h.pending, clusterUpdate{status: st})
-				}
-			}
-			h.version, h.started = v, true
-			continue
-		}
-		changes, err := h.s.health.Changes(h.version)
-		if err != nil {
-			// Changes were dropped (ErrExpired): send the current state
-			// again.
-			h.started = false
-			continue
-		}
-		for _, c := range changes {
-			h.version = c.Version
-			if !h.hasCluster || c.Cluster.Name == h.cluster {
-				h.pending = append(h.pending, clusterUpdate{status: c.Cluster, removed: c.Removed})
-			}
-		}
-		h.inventoryChanges()
-		if len(h.pending) > 0 {
-			continue
-		}
-		if err := h.wait(ctx); err != nil && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case h.s.stopped.Err() != nil:
+		return nil, ErrServerStopped
 	}
+	u, err := h.f.Next(ctx, h.ctx)
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case h.s.stopped.Err() != nil:
+		return nil, ErrServerStopped
+	case err != nil:
+		return nil, err
+	}
+	if h.user != nil {
+		ctx = authn.WithUser(ctx, h.user)
+		u.Status = h.s.fleet.Redact(ctx, u.Status)
+	}
+	return h.s.payload(ctx, h.op, u), nil
 }
 
-// inventoryChanges queues the current status of each followed cluster
-// whose labels, source or control plane condition changed since its last
-// status was queued.
-func (h *healthSub) inventoryChanges() {
-	v, _ := h.s.opts.Inventory.Watch()
-	if v == h.invVersion {
-		return
-	}
-	h.invVersion = v
-	statuses, _ := h.s.health.Clusters()
-	for _, st := range statuses {
-		if h.hasCluster && st.Name != h.cluster {
-			continue
-		}
-		if info, _ := h.s.opts.Inventory.Get(st.Name); !info.Equal(h.inventory[st.Name]) {
-			h.pending = append(h.pending, clusterUpdate{status: st})
-		}
-	}
-}
-
-// wait waits for a change after h.version, or of the inventory, until ctx
-// or h.ctx ends.
-func (h *healthSub) wait(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(h.ctx, cancel)
-	defer stop()
-	v, changed := h.s.opts.Inventory.Watch()
-	if v != h.invVersion {
-		return nil
-	}
-	stopInv := context.AfterFunc(changed, cancel)
-	defer stopInv()
-	return h.s.health.Wait(ctx, h.version)
-}
-
-func (h *healthSub) ready() bool { return len(h.pending) > 0 }
+func (h *healthSub) ready() bool { return h.f.Ready() }
 
 func (h *healthSub) close() { h.cancel() }
 

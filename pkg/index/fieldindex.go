@@ -20,13 +20,7 @@ import (
 // defaultIndexes returns the paths indexed by default, per resource: what a
 // portal filters and counts by. docs/configuration.md gives the reasons.
 func defaultIndexes() map[string][]fieldpath.Path {
-	paths := func(texts ...string) []fieldpath.Path {
-		out := make([]fieldpath.Path, len(texts))
-		for i, t := range texts {
-			out[i] = fieldpath.MustParse(t)
-		}
-		return out
-	}
+	paths := parsePaths
 	workload := paths("spec.template.spec.containers[].image")
 	return map[string][]fieldpath.Path{
 		"pods":                 paths("status.phase", "spec.nodeName", "spec.containers[].image"),
@@ -43,11 +37,53 @@ func defaultIndexes() map[string][]fieldpath.Path {
 	}
 }
 
+// RelationPaths are the paths the relations between kinds read backwards
+// (package relations, docs/graphql.md "Relations"), per resource: which
+// Pods mount or reference a ConfigMap, a Secret or a claim, which Events
+// are about an object. They are indexed whatever Options.Indexes say, so
+// that a relation never reads every object of a kind.
+var RelationPaths = map[string][]fieldpath.Path{
+	"pods": parsePaths(
+		"spec.volumes[].configMap.name",
+		"spec.volumes[].projected.sources[].configMap.name",
+		"spec.containers[].envFrom[].configMapRef.name",
+		"spec.containers[].env[].valueFrom.configMapKeyRef.name",
+		"spec.initContainers[].envFrom[].configMapRef.name",
+		"spec.initContainers[].env[].valueFrom.configMapKeyRef.name",
+		"spec.volumes[].secret.secretName",
+		"spec.volumes[].projected.sources[].secret.name",
+		"spec.containers[].envFrom[].secretRef.name",
+		"spec.containers[].env[].valueFrom.secretKeyRef.name",
+		"spec.initContainers[].envFrom[].secretRef.name",
+		"spec.initContainers[].env[].valueFrom.secretKeyRef.name",
+		"spec.imagePullSecrets[].name",
+		"spec.volumes[].persistentVolumeClaim.claimName",
+	),
+	"events":               parsePaths("involvedObject.uid"),
+	"events.events.k8s.io": parsePaths("regarding.uid"),
+}
+
+func parsePaths(texts ...string) []fieldpath.Path {
+	out := make([]fieldpath.Path, len(texts))
+	for i, t := range texts {
+		out[i] = fieldpath.MustParse(t)
+	}
+	return out
+}
+
 // withDefaultIndexes returns the default indexes with the configured
-// resources' lists in place of their defaults.
+// resources' lists in place of their defaults, and RelationPaths added to
+// every resource's list.
 func withDefaultIndexes(configured map[string][]fieldpath.Path) map[string][]fieldpath.Path {
 	out := defaultIndexes()
 	maps.Copy(out, configured)
+	for r, paths := range RelationPaths {
+		for _, p := range paths {
+			if !slices.ContainsFunc(out[r], func(q fieldpath.Path) bool { return q.String() == p.String() }) {
+				out[r] = append(slices.Clip(out[r]), p)
+			}
+		}
+	}
 	return out
 }
 

@@ -137,6 +137,8 @@ type Index struct {
 	tokens *search.Tree[*Posting]
 	// fields are the secondary indexes on configured paths (fieldindex.go).
 	fields fieldIndexes
+	// selectors index the label selectors objects hold (selectors.go).
+	selectors selectorIndex
 	// clusters counts objects by cluster, namespace and resource;
 	// clusterNames lists the clusters in order.
 	clusters     map[string]*ClusterCounts
@@ -214,6 +216,7 @@ func New(opts Options) *Index {
 		budgetBytes:  opts.MemoryBudget,
 	}
 	ix.fields = newFieldIndexes(ix, opts.Indexes)
+	ix.selectors = newSelectorIndex()
 	return ix
 }
 
@@ -510,6 +513,7 @@ func (ix *Index) insertIDLocked(o *object.Object, id uint32) {
 	}
 	ix.created.put(o)
 	ix.indexFieldsLocked(o, id, te.kindName)
+	ix.indexSelectorLocked(o, id)
 	ix.chargeLocked(o, 1)
 
 	st := ix.clusters[o.Cluster]
@@ -531,6 +535,7 @@ func (ix *Index) removeLocked(e entry) {
 	ix.all.Delete(e)
 	te := ix.types[o.Type]
 	ix.unindexFieldsLocked(o, id, te.kindName)
+	ix.unindexSelectorLocked(o, id)
 	removeFrom(ix.kinds, te.kindName, id)
 	removeFrom(ix.resources, o.Type.Resource, id)
 	if te.objects--; te.objects == 0 {
@@ -581,6 +586,7 @@ func (ix *Index) replaceLocked(e entry, o *object.Object) {
 	ix.created.remove(old)
 	ix.unindexTokensLocked(old, id, searchTokens(o, &ix.bodies))
 	ix.reindexFieldsLocked(old, o, id)
+	ix.reindexSelectorLocked(old, o, id)
 	if old.Type != o.Type {
 		// Same kind name and resource, so the same postings: swap the
 		// type references.

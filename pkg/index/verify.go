@@ -90,6 +90,7 @@ func (ix *Index) Verify() error {
 		{"owners", samePostings(ix.owners, want.owners, id)},
 		{"creation times", verifyOrdered(ix.created, creationTimestamp, all)},
 		{"field indexes", ix.verifyFieldsLocked(all, id)},
+		{"selectors", ix.verifySelectorsLocked(all, id)},
 	} {
 		if c.err != nil {
 			return fmt.Errorf("%s: %w", c.name, c.err)
@@ -304,4 +305,27 @@ func keysOf(objs []*object.Object) []string {
 		out[i] = o.Key().String()
 	}
 	return out
+}
+
+// verifySelectorsLocked checks the selector index against the objects'
+// selectors.
+func (ix *Index) verifySelectorsLocked(all []*object.Object, id map[*object.Object]uint32) error {
+	want := map[selectorPair][]*object.Object{}
+	sizes := 0
+	for _, o := range all {
+		pairs := selectorOf(o, nil)
+		for _, p := range pairs {
+			want[p] = append(want[p], o)
+		}
+		if len(pairs) > 0 {
+			sizes++
+			if ix.selectors.size[id[o]] != len(pairs) {
+				return fmt.Errorf("%s: selector of %d pairs, recorded %d", o.Key(), len(pairs), ix.selectors.size[id[o]])
+			}
+		}
+	}
+	if sizes != len(ix.selectors.size) {
+		return fmt.Errorf("%d objects with a selector, %d recorded", sizes, len(ix.selectors.size))
+	}
+	return samePostings(ix.selectors.pairs, want, id)
 }

@@ -73,6 +73,12 @@ type gqlError struct {
 // nil). It returns the response's errors.
 func (f *fleet) query(t *testing.T, q string, vars map[string]any, out any) []gqlError {
 	t.Helper()
+	return f.queryAs(t, "", q, vars, out)
+}
+
+// queryAs is query with a bearer token ("" for none).
+func (f *fleet) queryAs(t *testing.T, token, q string, vars map[string]any, out any) []gqlError {
+	t.Helper()
 	body, err := json.Marshal(map[string]any{"query": q, "variables": vars})
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +89,9 @@ func (f *fleet) query(t *testing.T, q string, vars map[string]any, out any) []gq
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/graphql-response+json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -96,13 +96,28 @@ func Parse(text string) (Selector, error) {
 		}
 		p.i++
 	}
+	return Of(reqs...), nil
+}
+
+// Of returns the selector of reqs, all of which must hold: what Parse
+// returns for their texts joined by commas.
+func Of(reqs ...Requirement) Selector {
+	reqs = slices.Clone(reqs)
 	slices.SortFunc(reqs, func(a, b Requirement) int { return strings.Compare(a.text, b.text) })
 	reqs = slices.CompactFunc(reqs, func(a, b Requirement) bool { return a.text == b.text })
 	texts := make([]string, len(reqs))
 	for i, r := range reqs {
 		texts[i] = r.text
 	}
-	return Selector{reqs: reqs, text: strings.Join(texts, ",")}, nil
+	return Selector{reqs: reqs, text: strings.Join(texts, ",")}
+}
+
+// Compare returns the requirement path op value, for op Equals or
+// NotEquals (as Parse reads path=value, path!=value), without parsing.
+func Compare(path fieldpath.Path, op Operator, value string) Requirement {
+	r := Requirement{path: path, op: op, values: []operand{newOperand(value)}}
+	r.text = r.format()
+	return r
 }
 
 // parser reads a selector's text.

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 )
 
 func TestParse(t *testing.T) {
@@ -215,5 +217,22 @@ func TestEqual(t *testing.T) {
 	}
 	if !cmp.Equal(struct{ S Selector }{a}, struct{ S Selector }{b}) {
 		t.Error("go-cmp does not use Equal")
+	}
+}
+
+// TestOf checks that a selector made of requirements is the one Parse
+// reads from their text.
+func TestOf(t *testing.T) {
+	path := fieldpath.MustParse("spec.volumes[].configMap.name")
+	other := fieldpath.MustParse("spec.nodeName")
+	for _, value := range []string{"web", "a,b", "(x)", "=eq", " padded ", `back\slash`, "3"} {
+		got := Of(Compare(path, NotEquals, value), Compare(other, Equals, value))
+		want, err := Parse(got.String())
+		if err != nil {
+			t.Fatalf("%q: %v", got.String(), err)
+		}
+		if !got.Equal(want) || len(want.Requirements()) != 2 || want.Requirements()[0].Values()[0] != value {
+			t.Errorf("%q: Of gives %q, which parses to %q", value, got.String(), want.String())
+		}
 	}
 }

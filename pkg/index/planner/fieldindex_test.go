@@ -293,7 +293,8 @@ func TestFieldIndexChanges(t *testing.T) {
 
 // TestIndexedPaths: a configured list replaces the resource's defaults, an
 // empty one turns them off, the others keep theirs, and the path cluster
-// and repeats are dropped.
+// and repeats are dropped; index.RelationPaths are indexed whatever the
+// configuration says.
 func TestIndexedPaths(t *testing.T) {
 	ix := index.New(index.Options{Indexes: map[string][]fieldpath.Path{
 		"pods":    indextest.Paths("spec.nodeName", "cluster", "spec.nodeName", "metadata.annotations[\"a/b\"]"),
@@ -307,8 +308,11 @@ func TestIndexedPaths(t *testing.T) {
 		}
 		return out
 	}
+	relations := func(r string, paths ...string) []string {
+		return append(paths, str(index.RelationPaths[r])...)
+	}
 	for r, want := range map[string][]string{
-		"pods":             {"spec.nodeName", `metadata.annotations["a/b"]`},
+		"pods":             relations("pods", "spec.nodeName", `metadata.annotations["a/b"]`),
 		"nodes":            {},
 		"widgets":          {"spec.size"},
 		"services":         {"spec.type"},

@@ -46,6 +46,12 @@ func (v View) Lookup(cluster, namespace, name string) []*object.Object {
 	return v.ix.Lookup(cluster, namespace, name)
 }
 
+// Selecting is Index.Selecting: the objects of resource in cluster and
+// namespace whose label selector selects labels.
+func (v View) Selecting(cluster, namespace, resource string, labels object.Labels) []*object.Object {
+	return v.ix.Selecting(cluster, namespace, resource, labels)
+}
+
 // Epoch is Index.Epoch.
 func (v View) Epoch() string { return v.ix.Epoch() }
 
