@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/fleetcache/fleetcache/pkg/audit"
 	"github.com/fleetcache/fleetcache/pkg/authn"
 	"github.com/fleetcache/fleetcache/pkg/authz"
 	"github.com/fleetcache/fleetcache/pkg/health"
@@ -52,6 +53,7 @@ func (s *Server) serveFleet(w http.ResponseWriter, r *http.Request, path string)
 		writeStatus(w, err)
 		return
 	}
+	auditRequest(r, req)
 	i := slices.IndexFunc(types, func(t apiType) bool { return t.gv == req.gv && t.res.Name == req.resource })
 	if i < 0 || req.subresource != "" || (req.namespace != "" && !types[i].res.Namespaced) {
 		writeStatus(w, notFound("the server could not find the requested resource"))
@@ -132,18 +134,22 @@ func (s *Server) fleetAllowed(w http.ResponseWriter, r *http.Request, req *reque
 		return nil
 	}
 	allowed := []string{}
+	ev := audit.From(r.Context())
 	for _, c := range clusters {
 		ok, err := s.opts.Authorizer.Allowed(r.Context(), u, authz.Attributes{Cluster: c, Namespace: req.namespace, Resource: req.typ.name, Verb: "list"})
 		if ok {
+			ev.Touch(c, req.typ.name)
 			allowed = append(allowed, c)
 			continue
 		}
+		ev.Deny(c)
 		why := "forbidden"
 		if err != nil {
 			why = "the decision failed"
 		}
 		w.Header().Add("Warning", fmt.Sprintf(`299 - %s`, strconv.Quote(fmt.Sprintf("fleetcache: cluster %s left out: %s", c, why))))
 	}
+	ev.Decide(len(allowed) > 0, "")
 	if len(allowed) == 0 {
 		msg := fmt.Sprintf("User %q cannot list resource %q in API group %q in any cluster", u.Name, req.typ.res.Name, req.typ.gv.Group)
 		writeStatus(w, apierrors.NewForbidden(schema.GroupResource{Group: req.typ.gv.Group, Resource: req.typ.res.Name}, "", errorString(msg)))

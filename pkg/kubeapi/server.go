@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/fleetcache/fleetcache/pkg/audit"
 	"github.com/fleetcache/fleetcache/pkg/authn"
 	"github.com/fleetcache/fleetcache/pkg/authz"
 	"github.com/fleetcache/fleetcache/pkg/columns"
@@ -152,6 +153,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeStatus(w, err)
 			return
 		}
+		auditRequest(r, req)
 		s.serveResource(w, r, req)
 	}
 }
@@ -193,9 +195,12 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, req *request,
 	if err != nil {
 		s.opts.Logger.Info("Authorization failed", "cluster", req.cluster, "resource", req.typ.name, "err", err)
 	}
+	ev := audit.From(r.Context())
 	if ok {
+		ev.Decide(true, "")
 		return true
 	}
+	ev.Deny(req.cluster)
 	scope := "at the cluster scope"
 	if req.namespace != "" {
 		scope = fmt.Sprintf("in the namespace %q", req.namespace)
@@ -206,6 +211,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, req *request,
 		msg += fmt.Sprintf(": the decision failed in cluster %q", req.cluster)
 	}
 	reason := errors.New(msg)
+	ev.Decide(false, msg)
 	writeStatus(w, apierrors.NewForbidden(schema.GroupResource{Group: req.typ.gv.Group, Resource: req.typ.res.Name}, req.name, reason))
 	return false
 }
@@ -251,4 +257,12 @@ func writeJSON(w http.ResponseWriter, contentType string, body []byte) {
 	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	_, _ = w.Write(body)
+}
+
+// auditRequest records in r's audit event what req reads.
+func auditRequest(r *http.Request, req *request) {
+	audit.From(r.Context()).SetResource(req.verb, audit.ObjectRef{
+		Resource: req.resource, Namespace: req.namespace, Name: req.name, Subresource: req.subresource,
+		APIGroup: req.gv.Group, APIVersion: req.gv.Version,
+	}, req.cluster)
 }

@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fleetcache/fleetcache/pkg/audit"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/feed"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
@@ -149,6 +150,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req *request
 		// for them before it goes on.
 		wt.flusher.Flush()
 	}
+	audit.From(ctx).Started()
 	for _, e := range events {
 		typ := "ADDED"
 		switch e.Type {
