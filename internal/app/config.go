@@ -581,8 +581,15 @@ func (c Config) Options() Options {
 		DisableMCP: c.MCP.Enabled != nil && !*c.MCP.Enabled,
 		MCP:        mcp.Options{ResultBytes: c.MCP.ResultBytes},
 		Snapshot:   SnapshotOptions{Dir: c.Snapshot.Dir, Interval: c.Snapshot.Interval.Duration},
-		Audit:      audit.Options{Path: c.Audit.LogPath, Level: audit.Level(c.Audit.Level)},
+		Audit:      audit.Options{Path: c.Audit.LogPath, Level: auditLevel(c.Audit.Level)},
 	}
+}
+
+// auditLevel is the level a valid audit.level names, in audit's spelling;
+// "" (the default) when unset.
+func auditLevel(s string) audit.Level {
+	l, _ := audit.ParseLevel(s)
+	return l
 }
 
 func (c InventorySourceConfig) options() InventorySourceOptions {
