@@ -308,7 +308,7 @@ func New(opts Options) (*Aggregator, error) {
 		}
 	}
 	kubeOpts := opts.KubeAPI
-	kubeOpts.Columns = printers
+	kubeOpts.Columns, kubeOpts.Inventory = printers, inv
 	if auth.authz != nil {
 		kubeOpts.Authorizer = auth.authz
 	}

@@ -11,6 +11,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -46,12 +47,21 @@ type Health interface {
 	Clusters() ([]health.ClusterStatus, uint64)
 }
 
+// Inventory selects clusters by their labels; *inventory.Store implements
+// it.
+type Inventory interface {
+	Select(sel labels.Selector) (names []string, version uint64)
+}
+
 // Options configure a Server. Each field's comment states its default, used
 // when the field is zero.
 type Options struct {
 	// Authorizer decides each request for the verb it asks. Default nil:
 	// every caller may read everything (as /graphql without authorization).
 	Authorizer Authorizer
+	// Inventory holds the clusters' labels, which the fleet's
+	// ?clusterSelector= matches. Default nil: no cluster has labels.
+	Inventory Inventory
 	// Columns holds the printers of custom resource types (the informers
 	// fill it), for Table output. Default: an empty table, which prints
 	// custom resources by name.
