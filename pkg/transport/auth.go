@@ -142,19 +142,31 @@ func initToken(payload map[string]any) (string, bool) {
 // Retry-After, each with a JSON body carrying the error's code. Without an
 // Authenticator only the rate limit applies.
 func (s *Server) Guard(next http.Handler) http.Handler {
-	return s.guard(next, s.writeHTTPError)
+	return s.guard(next, s.writeHTTPError, func(r *http.Request) (operationKind, bool) {
+		return kindQuery, r.Method == http.MethodPost
+	})
 }
 
 // GuardStatus is Guard for the Kubernetes API (/clusters/…, /fleet/…): its
 // rejections are the Kubernetes API's Status objects, whose message
 // kubectl and client-go print ("Error from server (Forbidden): users "bob"
-// is forbidden: …").
+// is forbidden: …"), and every request counts against the caller's rate
+// limits: a watch (?watch=true) as a subscription, any other request as a
+// query, each GraphQL's budget shared with /graphql. Over the rate it
+// answers 429 with Retry-After, which client-go waits for and retries.
 func (s *Server) GuardStatus(next http.Handler) http.Handler {
-	return s.guard(next, func(w http.ResponseWriter, _ *http.Request, herr *httpError) { writeStatus(w, herr) })
+	return s.guard(next, func(w http.ResponseWriter, _ *http.Request, herr *httpError) { writeStatus(w, herr) }, func(r *http.Request) (operationKind, bool) {
+		if w := r.URL.Query().Get("watch"); w == "true" || w == "1" {
+			return kindSubscription, true
+		}
+		return kindQuery, true
+	})
 }
 
-// guard is Guard answering its rejections with write.
-func (s *Server) guard(next http.Handler, write func(http.ResponseWriter, *http.Request, *httpError)) http.Handler {
+// guard is Guard answering its rejections with write, counting the
+// requests that counts says count against the caller's rate limit of the
+// kind it says.
+func (s *Server) guard(next http.Handler, write func(http.ResponseWriter, *http.Request, *httpError), counts func(*http.Request) (operationKind, bool)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, herr := s.authenticate(r)
 		if herr != nil {
@@ -165,8 +177,8 @@ func (s *Server) guard(next http.Handler, write func(http.ResponseWriter, *http.
 			return
 		}
 		r = r.WithContext(ctx)
-		if r.Method == http.MethodPost {
-			if wait, err := s.allowRate(callerOf(ctx, clientAddress(r)), kindQuery); err != nil {
+		if kind, ok := counts(r); ok {
+			if wait, err := s.allowRate(callerOf(ctx, clientAddress(r)), kind); err != nil {
 				w.Header().Set("Retry-After", retrySeconds(wait))
 				write(w, r, &httpError{http.StatusTooManyRequests, CodeRateLimited, err})
 				return
