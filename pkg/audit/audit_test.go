@@ -18,35 +18,29 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/authn"
 )
 
-// syncBuffer is a bytes.Buffer safe for the handler's and the test's
-// goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) lines(t *testing.T) []map[string]any {
-	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(b.buf.String()), "\n") {
-		if line == "" {
-			continue
+// logFile returns the path of a new audit log file, and a function that
+// reads its lines, decoded.
+func logFile(t *testing.T) (string, func() []map[string]any) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	return path, func() []map[string]any {
+		t.Helper()
+		data, err := os.ReadFile(path)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
 		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("line %q: %v", line, err)
+		var out []map[string]any
+		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			if line == "" {
+				continue
+			}
+			var m map[string]any
+			if err := json.Unmarshal([]byte(line), &m); err != nil {
+				t.Fatalf("line %q: %v", line, err)
+			}
+			out = append(out, m)
 		}
-		out = append(out, m)
+		return out
 	}
-	return out
 }
 
 func fakeClock() func() time.Time {
@@ -64,8 +58,8 @@ func fakeClock() func() time.Time {
 // a long request writes a line when its response starts too; the request's
 // headers (its token) are never written.
 func TestMiddleware(t *testing.T) {
-	var out syncBuffer
-	log, err := New(Options{Path: "-", Stdout: &out, Now: fakeClock()})
+	path, lines := logFile(t)
+	log, err := New(Options{Path: path, Now: fakeClock()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,9 +83,9 @@ func TestMiddleware(t *testing.T) {
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 
-	lines := out.lines(t)
-	if len(lines) != 2 {
-		t.Fatalf("%d lines, want 2: %v", len(lines), lines)
+	got := lines()
+	if len(got) != 2 {
+		t.Fatalf("%d lines, want 2: %v", len(got), got)
 	}
 	id := rec.Header().Get(HeaderAuditID)
 	common := map[string]any{
@@ -112,10 +106,10 @@ func TestMiddleware(t *testing.T) {
 	complete["responseStatus"] = map[string]any{"metadata": map[string]any{}, "code": float64(200)}
 	complete["annotations"] = map[string]any{"authorization.k8s.io/decision": "allow", "fleetcache.io/http-method": "GET",
 		"fleetcache.io/clusters": "c1", "fleetcache.io/resources": "pods", "fleetcache.io/latency-seconds": "0.500000"}
-	if diff := cmp.Diff([]map[string]any{started, complete}, lines); diff != "" {
+	if diff := cmp.Diff([]map[string]any{started, complete}, got); diff != "" {
 		t.Errorf("lines (-want +got):\n%s", diff)
 	}
-	if strings.Contains(fmtLines(lines), "secret-token") {
+	if strings.Contains(fmtLines(got), "secret-token") {
 		t.Error("the token is in the log")
 	}
 }
@@ -136,8 +130,8 @@ func fmtLines(lines []map[string]any) string {
 // TestSub: each operation of a WebSocket is an event of its own, with the
 // connection's caller, and the connection is an event of 101.
 func TestSub(t *testing.T) {
-	var out syncBuffer
-	log, err := New(Options{Path: "-", Stdout: &out})
+	path, read := logFile(t)
+	log, err := New(Options{Path: path})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +159,7 @@ func TestSub(t *testing.T) {
 	var lines []map[string]any
 	deadline := time.Now().Add(10 * time.Second)
 	for len(lines) < 3 && time.Now().Before(deadline) {
-		lines = out.lines(t)
+		lines = read()
 	}
 	if len(lines) != 3 {
 		t.Fatalf("%d lines, want 3: %v", len(lines), lines)
@@ -198,7 +192,7 @@ func TestSub(t *testing.T) {
 // TestOff: level None, or no path, writes nothing and leaves handlers as
 // they are; a path appends to its file.
 func TestOff(t *testing.T) {
-	var out syncBuffer
+	var out bytes.Buffer
 	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if From(r.Context()) != nil {
 			t.Error("an event without a log")
@@ -212,8 +206,8 @@ func TestOff(t *testing.T) {
 		}
 		log.Middleware(FullURI)(next).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
 	}
-	if len(out.lines(t)) != 0 {
-		t.Errorf("lines written: %v", out.lines(t))
+	if out.Len() != 0 {
+		t.Errorf("lines written: %s", out.String())
 	}
 	if _, err := New(Options{Level: "Request"}); err == nil {
 		t.Error("level Request accepted")

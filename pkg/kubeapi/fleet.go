@@ -164,17 +164,7 @@ func (s *Server) serveFleetGet(w http.ResponseWriter, req *request, f form, clus
 		warn(w, fmt.Sprintf("fleetcache: %q is also in cluster %s: this is cluster %s's; read the others at %s{cluster} or narrow with ?clusterSelector=",
 			req.name, strings.Join(also, ", "), found.Cluster, PathPrefix))
 	}
-	raw := withCluster(found.Raw(), found.Cluster)
-	switch f.kind {
-	case formTable:
-		tw := s.newTable(req, f)
-		tw.add(found)
-		writeJSON(w, "application/json", tw.finish(found.ResourceVersion, ""))
-	case formMetadata:
-		writeJSON(w, "application/json", partialMetadata(nil, f.version, raw))
-	default:
-		writeJSON(w, "application/json", raw)
-	}
+	s.writeObject(w, req, f, found, withCluster(found.Raw(), found.Cluster))
 }
 
 // serveFleetWatch answers a watch across clusters (see watch.go): from the

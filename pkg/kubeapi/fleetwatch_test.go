@@ -3,7 +3,6 @@ package kubeapi_test
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -13,80 +12,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/inventory"
 	"github.com/fleetcache/fleetcache/pkg/kubeapi"
 )
-
-// fleetObjects writes and deletes ConfigMaps of one namespace in the test
-// clusters, whose data v is its value.
-type fleetObjects struct {
-	t    *testing.T
-	ns   string
-	kube map[string]kubernetes.Interface
-}
-
-func newFleetObjects(t *testing.T, f *fleet, ns string) *fleetObjects {
-	o := &fleetObjects{t: t, ns: ns, kube: map[string]kubernetes.Interface{}}
-	for _, c := range f.env.Clusters() {
-		o.kube[c.Name()] = kubernetes.NewForConfigOrDie(c.AdminConfig())
-		if _, err := o.kube[c.Name()].CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return o
-}
-
-func (o *fleetObjects) put(cluster, name, value string) {
-	o.t.Helper()
-	cms := o.kube[cluster].CoreV1().ConfigMaps(o.ns)
-	cm, err := cms.Get(o.t.Context(), name, metav1.GetOptions{})
-	if err != nil {
-		cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: o.ns}}
-	}
-	cm.Data = map[string]string{"v": value}
-	if err == nil {
-		_, err = cms.Update(o.t.Context(), cm, metav1.UpdateOptions{})
-	} else {
-		_, err = cms.Create(o.t.Context(), cm, metav1.CreateOptions{})
-	}
-	if err != nil {
-		o.t.Fatal(err)
-	}
-}
-
-func (o *fleetObjects) remove(cluster, name string) {
-	o.t.Helper()
-	if err := o.kube[cluster].CoreV1().ConfigMaps(o.ns).Delete(o.t.Context(), name, metav1.DeleteOptions{}); err != nil {
-		o.t.Fatal(err)
-	}
-}
-
-// members returns the members' ConfigMaps, cluster/name → value.
-func (o *fleetObjects) members() map[string]string {
-	o.t.Helper()
-	out := map[string]string{}
-	for c, kube := range o.kube {
-		list, err := kube.CoreV1().ConfigMaps(o.ns).List(o.t.Context(), metav1.ListOptions{})
-		if err != nil {
-			o.t.Fatal(err)
-		}
-		for _, cm := range list.Items {
-			if cm.Name != "kube-root-ca.crt" {
-				out[c+"/"+cm.Name] = cm.Data["v"]
-			}
-		}
-	}
-	return out
-}
 
 // TestFleetWatch: kubectl get -w on the fleet's API prints every cluster's
 // changes with their cluster; a client-go informer over /fleet syncs,
@@ -135,50 +66,8 @@ func TestFleetWatch(t *testing.T) {
 	})
 
 	t.Run("informer", func(t *testing.T) {
-		proxy, err := testcluster.StartProxy(strings.TrimPrefix(f.url, "https://"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer proxy.Close()
-		cfg := f.restConfig("c1")
-		cfg.Host = "https://" + proxy.Addr() + "/fleet"
-		client, err := dynamic.NewForConfig(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, ns, nil)
-		informer := factory.ForResource(configMaps).Informer()
-		reg, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		stop := make(chan struct{})
-		factory.Start(stop)
-		defer func() {
-			close(stop)
-			factory.Shutdown()
-		}()
-		// The informer's objects are keyed by namespace and name: one per
-		// name across clusters. Its state is cluster/name → value, read
-		// from the annotation.
-		state := func() map[string]string {
-			out := map[string]string{}
-			for _, o := range informer.GetStore().List() {
-				u := o.(*unstructured.Unstructured)
-				v, _, _ := unstructured.NestedString(u.Object, "data", "v")
-				if u.GetName() != "kube-root-ca.crt" {
-					out[u.GetAnnotations()[kubeapi.ClusterAnnotation]+"/"+u.GetName()] = v
-				}
-			}
-			return out
-		}
-		converged := func(what string) {
-			t.Helper()
-			testcluster.Eventually(t, 60*time.Second, what, func() (bool, string) {
-				want, got := objs.members(), state()
-				return reg.HasSynced() && maps.Equal(want, got), cmp.Diff(want, got)
-			})
-		}
+		inf := f.startInformer(t, "/fleet", ns)
+		converged := func(what string) { t.Helper(); inf.converge(t, what, objs.members) }
 		converged("the informer synced")
 		objs.put("c1", "d", "1")
 		objs.put("c2", "e", "1")
@@ -186,24 +75,10 @@ func TestFleetWatch(t *testing.T) {
 		objs.remove("c2", "e")
 		converged("the informer followed changes in both clusters")
 
-		_, mark := f.requests.since(0)
-		proxy.Cut()
-		objs.put("c2", "f", "1")
-		objs.put("c1", "d", "2")
-		if err := proxy.Restore(); err != nil {
-			t.Fatal(err)
-		}
-		converged("the informer caught up after its connection was cut")
-		after, _ := f.requests.since(mark)
-		if slices.ContainsFunc(after, isList) {
-			t.Errorf("the informer listed again after a cut connection: %v", after)
-		}
-		if !slices.ContainsFunc(after, func(a answered) bool {
-			rv := a.Query.Get("resourceVersion")
-			return isWatch(a) && strings.HasPrefix(a.Path, "/fleet/") && rv != "" && rv != "0" && a.Status == http.StatusOK
-		}) {
-			t.Errorf("no watch of /fleet resumed from a resourceVersion after the cut: %v", after)
-		}
+		inf.resumesAfterCut(t, f, "/fleet/", objs.members, func() {
+			objs.put("c2", "f", "1")
+			objs.put("c1", "d", "2")
+		})
 	})
 
 	t.Run("clusterSelector and get", func(t *testing.T) {

@@ -72,29 +72,7 @@ func TestImpersonation(t *testing.T) {
 		{"as another UID", alice, []string{"--as", "bob", "--as-uid", "alice-uid", "get", "cm", "-n", "imp-a"}, false},
 		{"a caller without rights", carol, []string{"--as", "bob", "get", "cm", "-n", "imp-a"}, false},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			want, wantErr := tt.as.kubectl(t, append([]string{"--context", "c1"}, tt.args...)...)
-			got, gotErr := tt.as.kubectl(t, append([]string{"--context", "fleet-c1"}, tt.args...)...)
-			if tt.name == "as bob, a watch" {
-				// Both end at the request timeout, after the list.
-				wantErr, gotErr = nil, nil
-			}
-			if (wantErr == nil) != tt.allowed {
-				t.Fatalf("the member answered %q, %v: the test's rights are not what it expects", want, wantErr)
-			}
-			if tt.allowed {
-				if gotErr != nil || withoutAge(got) != withoutAge(want) {
-					t.Errorf("through fleetcache: %q, %v\nfrom the member: %q", got, gotErr, want)
-				}
-				return
-			}
-			if gotErr == nil {
-				t.Fatalf("allowed through fleetcache: %q", got)
-			}
-			if w, g := forbidden(wantErr.Error()), forbidden(gotErr.Error()); w == "" || w != g {
-				t.Errorf("through fleetcache: %s\nfrom the member: %s", g, w)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { tt.as.sameAsMember(t, "c1", tt.args, tt.allowed, tt.name == "as bob, a watch") })
 	}
 
 	t.Run("extras", func(t *testing.T) {

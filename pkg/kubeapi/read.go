@@ -115,15 +115,20 @@ func (s *Server) serveGet(w http.ResponseWriter, req *request, f form) {
 		writeStatus(w, apierrors.NewNotFound(schema.GroupResource{Group: req.typ.gv.Group, Resource: req.typ.res.Name}, req.name))
 		return
 	}
+	s.writeObject(w, req, f, o, o.Raw())
+}
+
+// writeObject answers a get with o, whose JSON is raw, in the form f.
+func (s *Server) writeObject(w http.ResponseWriter, req *request, f form, o *object.Object, raw []byte) {
 	switch f.kind {
 	case formTable:
 		tw := s.newTable(req, f)
 		tw.add(o)
 		writeJSON(w, "application/json", tw.finish(o.ResourceVersion, ""))
 	case formMetadata:
-		writeJSON(w, "application/json", partialMetadata(nil, f.version, o.Raw()))
+		writeJSON(w, "application/json", partialMetadata(nil, f.version, raw))
 	default:
-		writeJSON(w, "application/json", o.Raw())
+		writeJSON(w, "application/json", raw)
 	}
 }
 
