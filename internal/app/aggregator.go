@@ -22,6 +22,7 @@ import (
 
 	"github.com/fleetcache/fleetcache/internal/memlimit"
 	"github.com/fleetcache/fleetcache/internal/servingcert"
+	"github.com/fleetcache/fleetcache/pkg/audit"
 	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/columns"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
@@ -132,6 +133,9 @@ type Options struct {
 	KubeAPI kubeapi.Options
 	// Snapshot keeps the index in a store for warm starts.
 	Snapshot SnapshotOptions
+	// Audit configures the audit log of the API endpoints (/graphql, /mcp,
+	// /clusters, /fleet). Default: none (audit.Options.Path "").
+	Audit audit.Options
 }
 
 // SnapshotOptions configure the snapshot of the index (pkg/warmstart).
@@ -213,6 +217,9 @@ type Aggregator struct {
 	// KubeAPI serves each member's Kubernetes API, read-only, from the
 	// index at /clusters/{cluster}/…, with /graphql's callers and rights.
 	KubeAPI *kubeapi.Server
+	// Audit writes the audit log; it writes nothing unless
+	// Options.Audit.Path is set.
+	Audit *audit.Log
 	// Metrics holds every metric of this aggregator, served at /metrics.
 	Metrics *prometheus.Registry
 	// Handler serves the HTTP API (see routes).
@@ -280,6 +287,11 @@ func New(opts Options) (*Aggregator, error) {
 	}
 	if auth.authn != nil {
 		trOpts.Authenticator, gqlOpts.Authorizer = auth.authn, auth.authz
+		trOpts.Impersonator = auth.impersonator
+	}
+	auditLog, err := audit.New(opts.Audit)
+	if err != nil {
+		return nil, err
 	}
 	api, err := graphql.New(views.Of(ix), tr, gqlOpts)
 	if err != nil {
@@ -296,7 +308,7 @@ func New(opts Options) (*Aggregator, error) {
 		}
 	}
 	kubeOpts := opts.KubeAPI
-	kubeOpts.Columns = printers
+	kubeOpts.Columns, kubeOpts.Inventory = printers, inv
 	if auth.authz != nil {
 		kubeOpts.Authorizer = auth.authz
 	}
@@ -310,6 +322,7 @@ func New(opts Options) (*Aggregator, error) {
 		API:       api,
 		Transport: tp,
 		MCP:       assistants,
+		Audit:     auditLog,
 		Metrics:   reg,
 		fleet:     fleet,
 		snapshot:  snap,
@@ -337,7 +350,9 @@ func (a *Aggregator) Start(ctx context.Context) error {
 	}
 	regErr := a.Registry.Start(ctx)
 	wg.Wait()
-	return errors.Join(regErr, apiErr, transportErr, fleetErr, snapErr)
+	// Requests still served after this are not audited.
+	auditErr := a.Audit.Close()
+	return errors.Join(regErr, apiErr, transportErr, fleetErr, snapErr, auditErr)
 }
 
 // tombstonePruning is how often the index drops the tombs that aged out:

@@ -52,6 +52,9 @@ type AuthOptions struct {
 type auth struct {
 	authn *authn.TokenReview
 	authz *authz.Authorizer
+	// impersonator decides, in the cluster that reviews tokens, whom a
+	// caller may impersonate.
+	impersonator *authz.Impersonator
 	// home is the cluster that reviews tokens; it also decides who may use
 	// the operator endpoints (/debug/pprof).
 	home kubernetes.Interface
@@ -101,5 +104,15 @@ func (o AuthOptions) build(reg *clusters.Registry) (auth, error) {
 	default:
 		return auth{}, fmt.Errorf("authz: unknown mode %q", o.Authz)
 	}
-	return auth{authn: an, authz: authz.New(d, authz.Options{TTL: o.AuthzCacheTTL, CacheSize: o.AuthzCacheSize}), home: client}, nil
+	azOpts := authz.Options{TTL: o.AuthzCacheTTL, CacheSize: o.AuthzCacheSize}
+	// Impersonation is decided where tokens are reviewed, as
+	// kube-apiserver decides it where it authenticates.
+	im := authz.NewImpersonator(authz.NewSubjectAccessReview(homeConfig{cfg}, 0), azOpts)
+	return auth{authn: an, authz: authz.New(d, azOpts), impersonator: im, home: client}, nil
 }
+
+// homeConfig is the cluster that reviews tokens, as an authz.ConfigSource
+// of one cluster, whatever its name.
+type homeConfig struct{ cfg *rest.Config }
+
+func (h homeConfig) ClusterConfig(string) (*rest.Config, bool) { return h.cfg, true }

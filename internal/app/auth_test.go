@@ -58,6 +58,17 @@ func startAuthFixture(t *testing.T) *authFixture {
 // aggregator's AuthOptions.
 func startAuthFixtureWith(t *testing.T, edit func(*app.AuthOptions)) *authFixture {
 	t.Helper()
+	return startAuthFixtureOpts(t, func(o *app.Options) {
+		if edit != nil {
+			edit(&o.Auth)
+		}
+	})
+}
+
+// startAuthFixtureOpts is startAuthFixture with edit applied to the
+// aggregator's Options.
+func startAuthFixtureOpts(t *testing.T, edit func(*app.Options)) *authFixture {
+	t.Helper()
 	env := testbed.Env(t)
 	f := &authFixture{kube: map[string]kubernetes.Interface{}, dyn: map[string]dynamic.Interface{}, removed: map[obj]bool{}, top: t}
 	ctx := t.Context()
@@ -102,14 +113,15 @@ func startAuthFixtureWith(t *testing.T, edit func(*app.AuthOptions)) *authFixtur
 		AuthnConfig:   env.Cluster("c1").AdminConfig(),
 		AuthzCacheTTL: authzTTL, // revocation shows within it
 	}
-	if edit != nil {
-		edit(&auth)
-	}
-	f.addr = startRun(t, app.Options{
+	opts := app.Options{
 		Kubeconfigs: []string{kubeconfig},
 		Informers:   informers.Options{Resources: []string{"namespaces", "configmaps", "pods"}},
 		Auth:        auth,
-	})
+	}
+	if edit != nil {
+		edit(&opts)
+	}
+	f.addr = startRun(t, opts)
 	for _, c := range []string{"c1", "c2", "c3"} {
 		testcluster.Eventually(t, 60*time.Second, "clusters synced", func() (bool, string) {
 			var d struct{ Cluster struct{ Status string } }
@@ -154,8 +166,16 @@ func token(tb testing.TB, user string) string {
 // post sends a query with a bearer token ("" for none) and returns the
 // status and the decoded body.
 func (f *authFixture) post(tok, query string) (int, graphQLResponse, error) {
+	return f.postAs(tok, nil, query)
+}
+
+// postAs is post with the headers of header added (Impersonate-*).
+func (f *authFixture) postAs(tok string, header http.Header, query string) (int, graphQLResponse, error) {
 	body, _ := json.Marshal(map[string]string{"query": query})
 	req, _ := http.NewRequest(http.MethodPost, "http://"+f.addr+"/graphql", bytes.NewReader(body))
+	for k, v := range header {
+		req.Header[k] = v
+	}
 	req.Header.Set("Content-Type", "application/json")
 	if tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
@@ -180,7 +200,12 @@ type graphQLResponse struct {
 
 // query runs a query as user and decodes its data into out.
 func (f *authFixture) query(user, query string, out any) error {
-	status, r, err := f.post(token(f.top, user), query)
+	return f.queryAs(user, nil, query, out)
+}
+
+// queryAs is query with the headers of header added (Impersonate-*).
+func (f *authFixture) queryAs(user string, header http.Header, query string, out any) error {
+	status, r, err := f.postAs(token(f.top, user), header, query)
 	if err != nil {
 		return err
 	}
@@ -194,6 +219,15 @@ func (f *authFixture) query(user, query string, out any) error {
 // namespaces, as cluster/namespace/kind/name, with the total count.
 func (f *authFixture) visible(t *testing.T, user string) ([]string, int, []string) {
 	t.Helper()
+	return f.visibleAs(t, user, nil)
+}
+
+// visibleQuery is the query of visible.
+var visibleQuery = fmt.Sprintf(`{ resources(filter: {namespaces: [%q, %q], kinds: ["ConfigMap", "Pod"]}, first: 1000) { totalCount deniedClusters edges { node { cluster namespace kind name } } } }`, nsA, nsB)
+
+// visibleAs is visible with the headers of header added (Impersonate-*).
+func (f *authFixture) visibleAs(t *testing.T, user string, header http.Header) ([]string, int, []string) {
+	t.Helper()
 	var d struct {
 		Resources struct {
 			TotalCount     int
@@ -203,8 +237,7 @@ func (f *authFixture) visible(t *testing.T, user string) ([]string, int, []strin
 			}
 		}
 	}
-	q := fmt.Sprintf(`{ resources(filter: {namespaces: [%q, %q], kinds: ["ConfigMap", "Pod"]}, first: 1000) { totalCount deniedClusters edges { node { cluster namespace kind name } } } }`, nsA, nsB)
-	if err := f.query(user, q, &d); err != nil {
+	if err := f.queryAs(user, header, visibleQuery, &d); err != nil {
 		t.Fatal(err)
 	}
 	var out []string

@@ -20,6 +20,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fleetcache/fleetcache/pkg/audit"
 	"github.com/fleetcache/fleetcache/pkg/authz"
 	"github.com/fleetcache/fleetcache/pkg/fanout"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
@@ -110,6 +111,18 @@ type Config struct {
 	MCP MCPConfig `json:"mcp,omitzero"`
 	// Snapshot keeps the index on a volume for warm starts.
 	Snapshot SnapshotConfig `json:"snapshot,omitzero"`
+	// Audit writes the audit log (docs/operations.md, "Audit log").
+	Audit AuditConfig `json:"audit,omitzero"`
+}
+
+// AuditConfig configures the audit log: a JSON line per API request.
+type AuditConfig struct {
+	// LogPath is the file the events are appended to, "-" for standard
+	// output. Default "": no audit log.
+	LogPath string `json:"logPath,omitempty"`
+	// Level is None or Metadata. Default audit.DefaultOptions().Level
+	// (Metadata): with a path, a line per request.
+	Level string `json:"level,omitempty"`
 }
 
 // SnapshotConfig configures the snapshot of the index (docs/operations.md,
@@ -368,6 +381,11 @@ func (c Config) Validate() error {
 	} else if c.ClusterSecrets.Kubeconfig != "" {
 		bad("clusterSecrets.kubeconfig", "set without clusterSecrets.namespace")
 	}
+	if c.Audit.Level != "" {
+		if _, err := audit.ParseLevel(c.Audit.Level); err != nil {
+			bad("audit.level", "%v", err)
+		}
+	}
 	validateInventory("clusterProfiles", c.ClusterProfiles, bad)
 	validateInventory("clusterAPI", c.ClusterAPI, bad)
 	validateInventory("argoCD", c.ArgoCD, bad)
@@ -573,7 +591,15 @@ func (c Config) Options() Options {
 		DisableMCP: c.MCP.Enabled != nil && !*c.MCP.Enabled,
 		MCP:        mcp.Options{ResultBytes: c.MCP.ResultBytes},
 		Snapshot:   SnapshotOptions{Dir: c.Snapshot.Dir, Interval: c.Snapshot.Interval.Duration},
+		Audit:      audit.Options{Path: c.Audit.LogPath, Level: auditLevel(c.Audit.Level)},
 	}
+}
+
+// auditLevel is the level a valid audit.level names, in audit's spelling;
+// "" (the default) when unset.
+func auditLevel(s string) audit.Level {
+	l, _ := audit.ParseLevel(s)
+	return l
 }
 
 func (c InventorySourceConfig) options() InventorySourceOptions {

@@ -201,6 +201,9 @@ func TestConfigValidate(t *testing.T) {
 		}},
 		{name: "contexts without files", config: app.Config{KubeconfigDir: dir, Contexts: []string{"a"}}, want: []string{"contexts: applies to kubeconfigs"}},
 		{name: "bad port", config: app.Config{Addr: "127.0.0.1:http"}, want: []string{`addr: bad port "http"`}},
+		{name: "audit", config: app.Config{Audit: app.AuditConfig{LogPath: "-", Level: "metadata"}}},
+		{name: "bad audit level", config: app.Config{Audit: app.AuditConfig{LogPath: "-", Level: "RequestResponse"}},
+			want: []string{`audit.level: unknown audit level "RequestResponse": use None or Metadata`}},
 		{name: "indexes", config: app.Config{Indexes: map[string][]string{
 			"pods": {"status.phase", `metadata.annotations["a/b"]`}, "nodes": {}, "widgets.example.com": {"spec.size"}}}},
 		{name: "bad indexes", config: app.Config{Indexes: map[string][]string{

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetcache/fleetcache/pkg/audit"
 	"github.com/fleetcache/fleetcache/pkg/authn"
 	"github.com/fleetcache/fleetcache/pkg/authz"
 	"github.com/fleetcache/fleetcache/pkg/fanout"
@@ -92,6 +93,8 @@ var flagDefaults = []struct {
 	{flag: "argocd"},
 	{flag: "argocd-namespace"},
 	{flag: "argocd-kubeconfig"},
+	{flag: "audit-log-path"}, // none
+	{flag: "audit-level", def: audit.DefaultOptions().Level},
 	{flag: "mcp"}, // on unless false: its usage says so
 	{flag: "mcp-result-bytes", def: mcp.DefaultOptions().ResultBytes},
 	{flag: "v", def: 0},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/fleetcache/fleetcache/pkg/audit"
 	"github.com/fleetcache/fleetcache/pkg/authn"
 	"github.com/fleetcache/fleetcache/pkg/authz"
 	"github.com/fleetcache/fleetcache/pkg/fanout"
@@ -160,6 +161,10 @@ var flagDefs = []flagDef{
 		func(c *Config) any { return &c.Authz.CacheTTL.Duration }},
 	{"authz-cache-size", withDefault("access decisions kept", authz.DefaultOptions().CacheSize),
 		func(c *Config) any { return &c.Authz.CacheSize }},
+	{"audit-log-path", "file the audit log is appended to, a JSON line per API request; - for standard output (default none: no audit log)",
+		func(c *Config) any { return &c.Audit.LogPath }},
+	{"audit-level", withDefault("what each audit line records: None (nothing) or Metadata (caller, operation, decision, status; never bodies or tokens)", audit.DefaultOptions().Level),
+		func(c *Config) any { return &c.Audit.Level }},
 	{"mcp", "serve the MCP server at /mcp, for AI assistants, with the authentication and authorization of /graphql; --mcp=false leaves it out (default true)",
 		func(c *Config) any { return &c.MCP.Enabled }},
 	{"mcp-result-bytes", withDefault("size budget of one MCP tool call's answer, in bytes; longer answers stop there with a cursor to continue", mcp.DefaultOptions().ResultBytes),

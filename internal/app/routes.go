@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/fleetcache/fleetcache/internal/statuspage"
+	"github.com/fleetcache/fleetcache/pkg/audit"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/kubeapi"
 )
@@ -16,17 +17,22 @@ import (
 // guards the operator endpoints (profiling).
 func (a *Aggregator) routes(opts Options, operators func(http.Handler) http.Handler) http.Handler {
 	r := chi.NewRouter()
-	r.With(cors(opts.CORSAllowedOrigins)).Handle("/graphql", a.Transport)
+	// Every API endpoint is audited (a line per request, and per
+	// operation on a WebSocket); its query string, for the Kubernetes API
+	// only: /graphql's holds documents and variables.
+	audited, auditedURI := a.Audit.Middleware(audit.PathOnly), a.Audit.Middleware(audit.FullURI)
+	r.With(audited, cors(opts.CORSAllowedOrigins)).Handle("/graphql", a.Transport)
 	if a.MCP != nil {
 		// The same callers, rights and rate limits as /graphql. No CORS:
 		// MCP clients are not browser pages (a cross-origin page's POST
 		// needs a preflight, which gets no CORS answer).
-		r.Handle("/mcp", a.Transport.Guard(a.MCP))
+		r.With(audited).Handle("/mcp", a.Transport.Guard(a.MCP))
 	}
 	// Each member's Kubernetes API, and the fleet's, read-only: the same
-	// callers as /graphql, each request authorized for its verb.
-	r.Handle(kubeapi.PathPrefix+"*", a.Transport.Guard(a.KubeAPI))
-	r.Handle(kubeapi.FleetPrefix+"*", a.Transport.Guard(a.KubeAPI))
+	// callers as /graphql, each request authorized for its verb; refusals
+	// are Kubernetes Status objects.
+	r.With(auditedURI).Handle(kubeapi.PathPrefix+"*", a.Transport.GuardStatus(a.KubeAPI))
+	r.With(auditedURI).Handle(kubeapi.FleetPrefix+"*", a.Transport.GuardStatus(a.KubeAPI))
 	r.Handle("/metrics", promhttp.HandlerFor(a.Metrics, promhttp.HandlerOpts{Registry: a.Metrics}))
 
 	// Kubernetes-style probes; /readyz/NAME runs one check, e.g.

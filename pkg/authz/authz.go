@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -99,8 +100,11 @@ func (az *Authorizer) Visible(ctx context.Context, u *authn.User, cluster, names
 	return ok, min(left, nsLeft), err
 }
 
+// cacheKey identifies a question of u. Subresource and Name come from
+// request headers (impersonation) and may hold any byte: they are quoted.
 func cacheKey(u *authn.User, a Attributes) string {
-	return u.Key() + "\x00" + a.Cluster + "\x00" + a.Namespace + "\x00" + a.Resource + "\x00" + a.verb()
+	return u.Key() + "\x00" + a.Cluster + "\x00" + a.Namespace + "\x00" + a.Resource + "\x00" + a.verb() + "\x00" +
+		strconv.Quote(a.Subresource) + strconv.Quote(a.Name)
 }
 
 // Grant is what a caller may list of one resource type in one cluster: in

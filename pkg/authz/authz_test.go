@@ -215,17 +215,17 @@ func TestPolicy(t *testing.T) {
 		a    Attributes
 		want bool
 	}{
-		{alice, Attributes{"c1", "team-a", "configmaps", ""}, true},
-		{alice, Attributes{"c1", "", "configmaps", ""}, false}, // namespaced rule: not cluster-wide
-		{alice, Attributes{"c3", "team-a", "configmaps", ""}, false},
-		{alice, Attributes{"c1", "team-a", "pods", ""}, false},
-		{bob, Attributes{"c3", "", "pods", ""}, true},
-		{bob, Attributes{"c3", "x", "pods", ""}, true},
-		{bob, Attributes{"c1", "", "pods", ""}, false},
-		{ops, Attributes{"any", "", "secrets", ""}, true},
-		{bob, Attributes{"c3", "", "pods", "watch"}, true},
-		{bob, Attributes{"c3", "x", "pods", "get"}, true},
-		{bob, Attributes{"c3", "x", "pods", "delete"}, false}, // rules grant reading only
+		{alice, Attributes{Cluster: "c1", Namespace: "team-a", Resource: "configmaps", Verb: ""}, true},
+		{alice, Attributes{Cluster: "c1", Namespace: "", Resource: "configmaps", Verb: ""}, false}, // namespaced rule: not cluster-wide
+		{alice, Attributes{Cluster: "c3", Namespace: "team-a", Resource: "configmaps", Verb: ""}, false},
+		{alice, Attributes{Cluster: "c1", Namespace: "team-a", Resource: "pods", Verb: ""}, false},
+		{bob, Attributes{Cluster: "c3", Namespace: "", Resource: "pods", Verb: ""}, true},
+		{bob, Attributes{Cluster: "c3", Namespace: "x", Resource: "pods", Verb: ""}, true},
+		{bob, Attributes{Cluster: "c1", Namespace: "", Resource: "pods", Verb: ""}, false},
+		{ops, Attributes{Cluster: "any", Namespace: "", Resource: "secrets", Verb: ""}, true},
+		{bob, Attributes{Cluster: "c3", Namespace: "", Resource: "pods", Verb: "watch"}, true},
+		{bob, Attributes{Cluster: "c3", Namespace: "x", Resource: "pods", Verb: "get"}, true},
+		{bob, Attributes{Cluster: "c3", Namespace: "x", Resource: "pods", Verb: "delete"}, false}, // rules grant reading only
 	} {
 		if got, _ := p.Decide(t.Context(), tt.u, tt.a); got != tt.want {
 			t.Errorf("%s %+v = %v, want %v", tt.u.Name, tt.a, got, tt.want)

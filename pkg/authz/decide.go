@@ -23,9 +23,14 @@ import (
 type Attributes struct {
 	Cluster, Namespace, Resource string
 	// Verb is the verb asked: "get", "list" or "watch" (the Kubernetes API,
-	// package kubeapi, asks for the verb of each request). Default "list",
-	// what seeing objects in the index means.
+	// package kubeapi, asks for the verb of each request), or "impersonate"
+	// (Impersonator). Default "list", what seeing objects in the index
+	// means.
 	Verb string
+	// Subresource and Name narrow the question to a subresource and an
+	// object's name, as impersonation asks (userextras/<key>, a user's
+	// name). Default "": none.
+	Subresource, Name string
 }
 
 // verb returns a.Verb, "list" when empty.
@@ -91,7 +96,7 @@ func (s *SubjectAccessReview) Decide(ctx context.Context, u *authn.User, a Attri
 		UID:    u.UID,
 		Groups: u.Groups,
 		ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Verb: a.verb(), Group: group, Resource: resource, Namespace: a.Namespace,
+			Verb: a.verb(), Group: group, Resource: resource, Subresource: a.Subresource, Namespace: a.Namespace, Name: a.Name,
 		},
 	}}
 	if len(u.Extra) > 0 {

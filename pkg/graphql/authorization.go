@@ -45,9 +45,11 @@ func (s *Server) restricted(ctx context.Context) (*authn.User, bool) {
 func (s *Server) scopeFilters(ctx context.Context, f planner.Filter) ([]planner.Filter, []string) {
 	u, ok := s.restricted(ctx)
 	if !ok {
+		s.auditAll(ctx, f)
 		return []planner.Filter{f}, nil
 	}
 	scope := s.opts.Authorizer.Scope(ctx, u, s.ix.Contents(f), s.ix)
+	auditScope(ctx, scope)
 	if len(scope.Denied) > 0 {
 		s.opts.Logger.V(2).Info("Access reviews failed: clusters hidden", "user", u.Name, "err", scope.Err())
 	}

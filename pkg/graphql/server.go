@@ -316,6 +316,14 @@ const (
 // OperationSubscription.
 func (o *Operation) Type() string { return o.op.Operation }
 
+// Name returns the operation's name, "" for an anonymous one.
+func (o *Operation) Name() string {
+	if o.op.Name == nil {
+		return ""
+	}
+	return o.op.Name.Value
+}
+
 // Prepare takes the request's document from the cache or parses and
 // validates it, and selects the operation to run. A request that fails
 // there gets a nil Operation and a Result with the errors, whose Executed

@@ -53,25 +53,7 @@ func TestAuthorization(t *testing.T) {
 		{"list without watch", []string{"get", "cm", "-n", "team-b"}, true},
 		{"watch without the right", []string{"get", "cm", "-n", "team-b", "-w", "--request-timeout=10s"}, false},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			want, wantErr := alice.kubectl(t, append([]string{"--context", "c1"}, tt.args...)...)
-			got, gotErr := alice.kubectl(t, append([]string{"--context", "fleet-c1"}, tt.args...)...)
-			if (wantErr == nil) != tt.allowed {
-				t.Fatalf("the member answered %q, %v: the test's rights are not what it expects", want, wantErr)
-			}
-			if tt.allowed {
-				if gotErr != nil || withoutAge(got) != withoutAge(want) {
-					t.Errorf("through fleetcache: %q, %v\nfrom the member: %q", got, gotErr, want)
-				}
-				return
-			}
-			if gotErr == nil {
-				t.Fatalf("allowed through fleetcache: %q", got)
-			}
-			if w, g := forbidden(wantErr.Error()), forbidden(gotErr.Error()); w == "" || w != g {
-				t.Errorf("through fleetcache: %s\nfrom the member: %s", g, w)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { alice.sameAsMember(t, "c1", tt.args, tt.allowed, false) })
 	}
 	t.Run("other member", func(t *testing.T) {
 		_, err := alice.kubectl(t, "--context", "fleet-c2", "get", "cm", "-n", "team-a")
@@ -90,4 +72,33 @@ func forbidden(stderr string) string {
 		}
 	}
 	return ""
+}
+
+// sameAsMember runs kubectl with args against the member cluster and
+// through fleetcache (context fleet-<cluster>) and checks that both answer
+// alike: the same output, AGE aside, when allowed, the same Forbidden line
+// when not. endsByTimeout says both end with an error that is not a
+// refusal (a watch's --request-timeout).
+func (f *fleet) sameAsMember(t *testing.T, cluster string, args []string, allowed, endsByTimeout bool) {
+	t.Helper()
+	want, wantErr := f.kubectl(t, append([]string{"--context", cluster}, args...)...)
+	got, gotErr := f.kubectl(t, append([]string{"--context", "fleet-" + cluster}, args...)...)
+	if endsByTimeout {
+		wantErr, gotErr = nil, nil
+	}
+	if (wantErr == nil) != allowed {
+		t.Fatalf("the member answered %q, %v: the test's rights are not what it expects", want, wantErr)
+	}
+	if allowed {
+		if gotErr != nil || withoutAge(got) != withoutAge(want) {
+			t.Errorf("through fleetcache: %q, %v\nfrom the member: %q", got, gotErr, want)
+		}
+		return
+	}
+	if gotErr == nil {
+		t.Fatalf("allowed through fleetcache: %q", got)
+	}
+	if w, g := forbidden(wantErr.Error()), forbidden(gotErr.Error()); w == "" || w != g {
+		t.Errorf("through fleetcache: %s\nfrom the member: %s", g, w)
+	}
 }

@@ -18,8 +18,16 @@
 //     (member.go), listing only the cached types, with the verbs get, list
 //     and watch.
 //
-// Under /fleet (fleet.go), the fleet's API lists a type across the clusters
-// the caller may list it in, each object annotated with its cluster.
+// Under /fleet (fleet.go), the fleet's API lists, watches and gets a type
+// across the clusters the caller may read it in (those ?clusterSelector=
+// matches), each object annotated with its cluster; its resourceVersion
+// is the vector of the clusters' clocks, from which a watch resumes every
+// stream at once (index.Index.Since).
+//
+// Impersonation and the audit log are the application's: the guard in
+// front of the Server authenticates and impersonates (package transport,
+// authz.Impersonator), and the Server adds what it reads and decides to
+// the request's audit event (package audit).
 //
 // Writes answer 405 MethodNotAllowed with a Status saying where to write.
 // Who may read what is an Authorizer's decision per request, for the verb

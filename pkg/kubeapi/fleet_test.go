@@ -85,10 +85,6 @@ func TestFleetList(t *testing.T) {
 		t.Errorf("-o json (-want +got):\n%s", diff)
 	}
 
-	if _, err := f.kubectl(t, "--context", "fleet", "get", "cm", "-n", ns, "-w", "--request-timeout=10s"); err == nil || !strings.Contains(err.Error(), "MethodNotAllowed") {
-		t.Errorf("get -w on the fleet's API: %v", err)
-	}
-
 	// carol may list ConfigMaps in the namespace of c2 only.
 	if err := f.env.Cluster("c2").Grant(t.Context(), "carol", ns, rbacv1.PolicyRule{Verbs: []string{"list"}, APIGroups: []string{""}, Resources: []string{"configmaps"}}); err != nil {
 		t.Fatal(err)

@@ -148,6 +148,7 @@ func startFleetWith(t *testing.T, opts app.Options) *fleet {
 		Auth:      app.AuthOptions{Authn: app.AuthnTokenReview, AuthnConfig: env.Cluster("c1").AdminConfig()},
 		KubeAPI:   opts.KubeAPI,
 		Index:     opts.Index,
+		Audit:     opts.Audit,
 	}, apptest.Serving{TLS: true, Wrap: func(h http.Handler) http.Handler { rec.next = h; return rec }})
 	agg := af.Aggregator
 	f := &fleet{env: env, agg: agg, url: af.URL, requests: rec, kubeconfig: filepath.Join(t.TempDir(), "kubeconfig"), ca: af.CA}

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/fleetcache/fleetcache/pkg/audit"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
@@ -89,6 +90,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, req *requ
 		writeStatus(w, notFound("the server could not find the requested resource"))
 		return
 	}
+	audit.From(r.Context()).Touch(req.cluster, req.typ.name)
 	if !s.authorize(w, r, req, req.verb) {
 		return
 	}
@@ -113,15 +115,20 @@ func (s *Server) serveGet(w http.ResponseWriter, req *request, f form) {
 		writeStatus(w, apierrors.NewNotFound(schema.GroupResource{Group: req.typ.gv.Group, Resource: req.typ.res.Name}, req.name))
 		return
 	}
+	s.writeObject(w, req, f, o, o.Raw())
+}
+
+// writeObject answers a get with o, whose JSON is raw, in the form f.
+func (s *Server) writeObject(w http.ResponseWriter, req *request, f form, o *object.Object, raw []byte) {
 	switch f.kind {
 	case formTable:
 		tw := s.newTable(req, f)
 		tw.add(o)
 		writeJSON(w, "application/json", tw.finish(o.ResourceVersion, ""))
 	case formMetadata:
-		writeJSON(w, "application/json", partialMetadata(nil, f.version, o.Raw()))
+		writeJSON(w, "application/json", partialMetadata(nil, f.version, raw))
 	default:
-		writeJSON(w, "application/json", o.Raw())
+		writeJSON(w, "application/json", raw)
 	}
 }
 

@@ -11,10 +11,12 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/fleetcache/fleetcache/pkg/audit"
 	"github.com/fleetcache/fleetcache/pkg/authn"
 	"github.com/fleetcache/fleetcache/pkg/authz"
 	"github.com/fleetcache/fleetcache/pkg/columns"
@@ -45,12 +47,21 @@ type Health interface {
 	Clusters() ([]health.ClusterStatus, uint64)
 }
 
+// Inventory selects clusters by their labels; *inventory.Store implements
+// it.
+type Inventory interface {
+	Select(sel labels.Selector) (names []string, version uint64)
+}
+
 // Options configure a Server. Each field's comment states its default, used
 // when the field is zero.
 type Options struct {
 	// Authorizer decides each request for the verb it asks. Default nil:
 	// every caller may read everything (as /graphql without authorization).
 	Authorizer Authorizer
+	// Inventory holds the clusters' labels, which the fleet's
+	// ?clusterSelector= matches. Default nil: no cluster has labels.
+	Inventory Inventory
 	// Columns holds the printers of custom resource types (the informers
 	// fill it), for Table output. Default: an empty table, which prints
 	// custom resources by name.
@@ -152,6 +163,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeStatus(w, err)
 			return
 		}
+		auditRequest(r, req)
 		s.serveResource(w, r, req)
 	}
 }
@@ -193,9 +205,12 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, req *request,
 	if err != nil {
 		s.opts.Logger.Info("Authorization failed", "cluster", req.cluster, "resource", req.typ.name, "err", err)
 	}
+	ev := audit.From(r.Context())
 	if ok {
+		ev.Decide(true, "")
 		return true
 	}
+	ev.Deny(req.cluster)
 	scope := "at the cluster scope"
 	if req.namespace != "" {
 		scope = fmt.Sprintf("in the namespace %q", req.namespace)
@@ -206,6 +221,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, req *request,
 		msg += fmt.Sprintf(": the decision failed in cluster %q", req.cluster)
 	}
 	reason := errors.New(msg)
+	ev.Decide(false, msg)
 	writeStatus(w, apierrors.NewForbidden(schema.GroupResource{Group: req.typ.gv.Group, Resource: req.typ.res.Name}, req.name, reason))
 	return false
 }
@@ -251,4 +267,12 @@ func writeJSON(w http.ResponseWriter, contentType string, body []byte) {
 	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	_, _ = w.Write(body)
+}
+
+// auditRequest records in r's audit event what req reads.
+func auditRequest(r *http.Request, req *request) {
+	audit.From(r.Context()).SetResource(req.verb, audit.ObjectRef{
+		Resource: req.resource, Namespace: req.namespace, Name: req.name, Subresource: req.subresource,
+		APIGroup: req.gv.Group, APIVersion: req.gv.Version,
+	}, req.cluster)
 }

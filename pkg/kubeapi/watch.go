@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"time"
@@ -15,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fleetcache/fleetcache/pkg/audit"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/feed"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
@@ -66,22 +68,49 @@ type watchEvent struct {
 	deleted bool
 }
 
-// watcher is one watch being served.
+// streamWatch is what a watch knows of one of its streams.
+type streamWatch struct {
+	stream index.Stream
+	// sent is the resourceVersion the client has every change of the
+	// stream up to.
+	sent    uint64
+	pending []watchEvent
+}
+
+// watcher is one watch being served: of one stream (/clusters), or of a
+// type in several clusters (/fleet), whose events carry the fleet's
+// resourceVersion, the vector of its streams' (fleetVersion).
 type watcher struct {
-	s        *Server
-	req      *request
-	f        form
-	w        http.ResponseWriter
-	flusher  http.Flusher
-	stream   index.Stream
+	s       *Server
+	req     *request
+	f       form
+	w       http.ResponseWriter
+	flusher http.Flusher
+	// streams are the watched streams, in Stream order.
+	streams  []*streamWatch
+	byStream map[index.Stream]*streamWatch
+	fleet    bool
 	matcher  *planner.Matcher
 	table    bool
 	headers  bool // the table's column definitions were sent
-	sent     uint64
-	pending  []watchEvent
 	bookmark bool
 	lastMark time.Time
 	buf      bytes.Buffer
+}
+
+// newWatcher returns the watcher of req's streams, with the resourceVersions
+// the client has of them (sent), each 0 when absent.
+func (s *Server) newWatcher(w http.ResponseWriter, req *request, f form, filter planner.Filter, streams []index.Stream, sent map[index.Stream]uint64) *watcher {
+	wt := &watcher{s: s, req: req, f: f, w: w, fleet: req.cluster == "", byStream: map[index.Stream]*streamWatch{},
+		matcher: planner.NewMatcher(filter), table: f.kind == formTable, bookmark: req.query.Get("allowWatchBookmarks") == "true",
+		lastMark: time.Now()}
+	wt.flusher, _ = w.(http.Flusher)
+	for _, st := range slices.SortedFunc(slices.Values(streams), index.CompareStreams) {
+		sw := &streamWatch{stream: st, sent: sent[st]}
+		wt.streams = append(wt.streams, sw)
+		wt.byStream[st] = sw
+	}
+	return wt
 }
 
 func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req *request, f form) {
@@ -101,54 +130,75 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req *request
 		}
 		from = n
 	}
-	initial := q.Get("sendInitialEvents") == "true"
-	ctx := r.Context()
-	timeout := s.opts.WatchTimeout
-	if t, err := strconv.Atoi(q.Get("timeoutSeconds")); err == nil && t > 0 && time.Duration(t)*time.Second < timeout {
-		timeout = time.Duration(t) * time.Second
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := s.watchContext(r.Context(), q)
 	defer cancel()
-
-	wt := &watcher{s: s, req: req, f: f, w: w, stream: index.Stream{Cluster: req.cluster, Resource: req.typ.name},
-		matcher: planner.NewMatcher(filter), table: f.kind == formTable, bookmark: q.Get("allowWatchBookmarks") == "true",
-		lastMark: time.Now()}
-	wt.flusher, _ = w.(http.Flusher)
+	stream := index.Stream{Cluster: req.cluster, Resource: req.typ.name}
 	clock, err := s.waitClock(ctx, req, from)
 	if err != nil {
 		writeStatus(w, err)
 		return
 	}
-	var clocks []index.Clock
-	if from > 0 && !initial {
+	var resume []index.Clock
+	if from > 0 && q.Get("sendInitialEvents") != "true" {
 		// A resume: the client has everything up to from.
-		clocks = []index.Clock{{Stream: wt.stream, RV: from}}
-		wt.sent = from
+		resume = []index.Clock{{Stream: stream, RV: from}}
 	}
+	wt := s.newWatcher(w, req, f, filter, []index.Stream{stream}, map[index.Stream]uint64{stream: clockOf(resume, stream)})
+	wt.run(ctx, resume, map[index.Stream]uint64{stream: clock}, func(err error) error {
+		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", from, clock))
+	})
+}
+
+// clockOf returns the resourceVersion of stream in clocks, 0 if absent.
+func clockOf(clocks []index.Clock, stream index.Stream) uint64 {
+	for _, c := range clocks {
+		if c.Stream == stream {
+			return c.RV
+		}
+	}
+	return 0
+}
+
+// watchContext bounds a watch by its timeoutSeconds and Options.WatchTimeout.
+func (s *Server) watchContext(ctx context.Context, q url.Values) (context.Context, context.CancelFunc) {
+	timeout := s.opts.WatchTimeout
+	if t, err := strconv.Atoi(q.Get("timeoutSeconds")); err == nil && t > 0 && time.Duration(t)*time.Second < timeout {
+		timeout = time.Duration(t) * time.Second
+	}
+	return context.WithTimeout(ctx, timeout)
+}
+
+// run serves the watch: from resume (the client's clocks; none for every
+// object as ADDED) with the streams' clocks read first, then the feed. gone
+// turns index.ErrHistoryGone into the 410 to answer.
+func (wt *watcher) run(ctx context.Context, resume []index.Clock, clocks map[index.Stream]uint64, gone func(error) error) {
+	s, q := wt.s, wt.req.query
 	var events []feed.Event[*object.Object]
 	var after uint64
-	if from == 0 && q.Get("sendInitialEvents") == "false" {
+	var err error
+	if len(resume) == 0 && (q.Get("resourceVersion") == "" || q.Get("resourceVersion") == "0") && q.Get("sendInitialEvents") == "false" {
 		// From the present, without the objects as they are.
 		after = s.ix.Revision()
 	} else {
-		events, after, err = s.ix.Since(clocks, func(st index.Stream) bool { return st == wt.stream }, wt.matcher.Matches)
+		events, after, err = s.ix.Since(resume, func(st index.Stream) bool { return wt.byStream[st] != nil }, wt.matcher.Matches)
 	}
 	switch {
 	case errors.Is(err, index.ErrHistoryGone):
-		writeStatus(w, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", from, clock)))
+		writeStatus(wt.w, gone(err))
 		return
 	case err != nil:
-		writeStatus(w, apierrors.NewInternalError(err))
+		writeStatus(wt.w, apierrors.NewInternalError(err))
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-cache, private")
-	w.WriteHeader(http.StatusOK)
+	wt.w.Header().Set("Content-Type", "application/json")
+	wt.w.Header().Set("Cache-Control", "no-cache, private")
+	wt.w.WriteHeader(http.StatusOK)
 	if wt.flusher != nil {
 		// The headers now, as the API server sends them: a client waits
 		// for them before it goes on.
 		wt.flusher.Flush()
 	}
+	audit.From(ctx).Started()
 	for _, e := range events {
 		typ := "ADDED"
 		switch e.Type {
@@ -159,19 +209,29 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req *request
 		}
 		wt.queue(typ, e.Object)
 	}
-	wt.release(clock)
-	if initial {
-		wt.sendBookmark(clock, true)
+	wt.release(clocks)
+	if q.Get("sendInitialEvents") == "true" {
+		wt.sendBookmark(clocks, true)
 	}
 	wt.flush()
 	wt.follow(ctx, after)
 }
 
-// follow sends the feed's events of the stream after the revision after,
+// clocks returns the clocks of the watch's streams now (0 for a stream
+// without one).
+func (wt *watcher) clocks() map[index.Stream]uint64 {
+	out := make(map[index.Stream]uint64, len(wt.streams))
+	for _, st := range wt.streams {
+		out[st.stream], _ = wt.s.ix.Clock(st.stream)
+	}
+	return out
+}
+
+// follow sends the feed's events of the streams after the revision after,
 // until ctx ends or the feed expires.
 func (wt *watcher) follow(ctx context.Context, after uint64) {
 	for ctx.Err() == nil {
-		clock, _ := wt.s.ix.Clock(wt.stream)
+		clocks := wt.clocks()
 		events, err := wt.s.ix.Events(after, watchBatch)
 		if err != nil {
 			wt.sendError(apierrors.NewResourceExpired(fmt.Sprintf("the watch fell behind what fleetcache retains: %v", err)))
@@ -181,9 +241,14 @@ func (wt *watcher) follow(ctx context.Context, after uint64) {
 			after = e.Revision
 			wt.apply(e)
 		}
-		wt.release(clock)
-		if wt.bookmark && len(wt.pending) == 0 && clock > wt.sent && time.Since(wt.lastMark) >= wt.s.opts.BookmarkInterval {
-			wt.sendBookmark(clock, false)
+		wt.release(clocks)
+		pending, moved := false, false
+		for _, st := range wt.streams {
+			pending = pending || len(st.pending) > 0
+			moved = moved || clocks[st.stream] > st.sent
+		}
+		if wt.bookmark && !pending && moved && time.Since(wt.lastMark) >= wt.s.opts.BookmarkInterval {
+			wt.sendBookmark(clocks, false)
 		}
 		if !wt.flush() {
 			return
@@ -192,7 +257,7 @@ func (wt *watcher) follow(ctx context.Context, after uint64) {
 			continue
 		}
 		wait := wt.s.opts.BookmarkInterval
-		if len(wt.pending) > 0 {
+		if pending {
 			wait = clockPoll
 		}
 		wctx, cancel := context.WithTimeout(ctx, wait)
@@ -205,7 +270,7 @@ func (wt *watcher) follow(ctx context.Context, after uint64) {
 // or leaving the watch's selection is ADDED or DELETED.
 func (wt *watcher) apply(e feed.Event[*object.Object]) {
 	o := e.Object
-	if o.Cluster != wt.stream.Cluster || o.Type.Resource != wt.stream.Resource {
+	if wt.byStream[index.Stream{Cluster: o.Cluster, Resource: o.Type.Resource}] == nil {
 		return
 	}
 	now := wt.matcher.Matches(o)
@@ -231,49 +296,62 @@ func (wt *watcher) apply(e feed.Event[*object.Object]) {
 	}
 }
 
-// queue adds an event to the pending ones. A deletion supersedes the
-// pending changes of its object.
+// queue adds an event to the pending ones of its stream. A deletion
+// supersedes the pending changes of its object.
 func (wt *watcher) queue(typ string, o *object.Object) {
+	st := wt.byStream[index.Stream{Cluster: o.Cluster, Resource: o.Type.Resource}]
 	e := watchEvent{typ: typ, o: o, deleted: typ == "DELETED"}
 	if e.deleted {
 		k := o.Key()
-		wt.pending = slices.DeleteFunc(wt.pending, func(p watchEvent) bool { return !p.deleted && p.o.Key() == k })
+		st.pending = slices.DeleteFunc(st.pending, func(p watchEvent) bool { return !p.deleted && p.o.Key() == k })
 	} else {
 		e.rv, _ = index.ParseResourceVersion(o.ResourceVersion)
 	}
-	wt.pending = append(wt.pending, e)
+	st.pending = append(st.pending, e)
 }
 
-// release sends, in order of resourceVersion, the pending events that clock
-// covers: the deletions, at clock, and the changes up to it.
-func (wt *watcher) release(clock uint64) {
-	var ready, wait []watchEvent
-	for _, e := range wt.pending {
-		switch {
-		case e.deleted:
-			e.rv = max(clock, wt.sent)
-			ready = append(ready, e)
-		case e.rv <= clock:
-			ready = append(ready, e)
-		default:
-			wait = append(wait, e)
+// release sends, for each stream in order of resourceVersion, the pending
+// events that its clock covers: the deletions, at the clock, and the
+// changes up to it.
+func (wt *watcher) release(clocks map[index.Stream]uint64) {
+	for _, st := range wt.streams {
+		clock := clocks[st.stream]
+		var ready, wait []watchEvent
+		for _, e := range st.pending {
+			switch {
+			case e.deleted && clock > 0:
+				e.rv = max(clock, st.sent)
+				ready = append(ready, e)
+			case !e.deleted && e.rv <= clock:
+				ready = append(ready, e)
+			default:
+				wait = append(wait, e)
+			}
 		}
+		slices.SortStableFunc(ready, func(a, b watchEvent) int { return cmp.Compare(a.rv, b.rv) })
+		for _, e := range ready {
+			wt.send(st, e)
+		}
+		st.pending = wait
 	}
-	slices.SortStableFunc(ready, func(a, b watchEvent) int { return cmp.Compare(a.rv, b.rv) })
-	for _, e := range ready {
-		wt.send(e)
-	}
-	wt.pending = wait
 }
 
-// send writes one event.
-func (wt *watcher) send(e watchEvent) {
+// send writes one event of st: at the stream's resourceVersion on
+// /clusters, at the fleet's (the vector after it) on /fleet, where the
+// object is annotated with its cluster.
+func (wt *watcher) send(st *streamWatch, e watchEvent) {
+	st.sent = max(st.sent, e.rv)
+	rv := strconv.FormatUint(st.sent, 10)
+	if wt.fleet {
+		rv = wt.fleetVersion()
+	}
 	raw := e.o.Raw()
-	rv := strconv.FormatUint(max(e.rv, wt.sent), 10)
 	if e.deleted || rv != e.o.ResourceVersion {
 		raw = withResourceVersion(raw, rv)
 	}
-	wt.sent = max(wt.sent, e.rv)
+	if wt.fleet {
+		raw = withCluster(raw, e.o.Cluster)
+	}
 	fmt.Fprintf(&wt.buf, `{"type":%q,"object":`, e.typ)
 	switch {
 	case wt.table:
@@ -290,9 +368,30 @@ func (wt *watcher) send(e watchEvent) {
 	wt.buf.WriteString("}\n")
 }
 
-// sendBookmark writes a BOOKMARK at rv.
-func (wt *watcher) sendBookmark(rv uint64, initialEnd bool) {
-	meta := metav1.ObjectMeta{ResourceVersion: strconv.FormatUint(rv, 10)}
+// fleetVersion is the fleet's resourceVersion: the clocks the client has
+// of the streams (fleetVersion in fleet.go).
+func (wt *watcher) fleetVersion() string {
+	clocks := make([]index.Clock, 0, len(wt.streams))
+	for _, st := range wt.streams {
+		if st.sent > 0 {
+			clocks = append(clocks, index.Clock{Stream: st.stream, RV: st.sent})
+		}
+	}
+	return encodeFleetVersion(clocks)
+}
+
+// sendBookmark writes a BOOKMARK at the streams' clocks.
+func (wt *watcher) sendBookmark(clocks map[index.Stream]uint64, initialEnd bool) {
+	for _, st := range wt.streams {
+		st.sent = max(st.sent, clocks[st.stream])
+	}
+	rv := ""
+	if wt.fleet {
+		rv = wt.fleetVersion()
+	} else {
+		rv = strconv.FormatUint(wt.streams[0].sent, 10)
+	}
+	meta := metav1.ObjectMeta{ResourceVersion: rv}
 	if initialEnd {
 		meta.Annotations = map[string]string{metav1.InitialEventsAnnotationKey: "true"}
 	}
@@ -304,7 +403,6 @@ func (wt *watcher) sendBookmark(rv uint64, initialEnd bool) {
 		kind, apiVersion = "PartialObjectMetadata", "meta.k8s.io/"+wt.f.version
 	}
 	fmt.Fprintf(&wt.buf, `{"type":"BOOKMARK","object":{"kind":%q,"apiVersion":%q,"metadata":%s}}`+"\n", kind, apiVersion, marshal(meta))
-	wt.sent = max(wt.sent, rv)
 	wt.lastMark = time.Now()
 }
 

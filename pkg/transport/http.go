@@ -253,14 +253,18 @@ func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "
 func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, req graphql.Request) {
 	o, res := s.engine.Prepare(req)
 	if res != nil {
+		auditResult(r.Context(), res)
 		s.writeResult(w, r, res)
 		return
 	}
+	auditOperation(r.Context(), o)
 	if r.Method == http.MethodGet && o.Type() == graphql.OperationMutation {
 		s.methodNotAllowed(w, r, "POST")
 		return
 	}
-	s.writeResult(w, r, s.engine.ExecuteOperation(r.Context(), o))
+	res = s.engine.ExecuteOperation(r.Context(), o)
+	auditResult(r.Context(), res)
+	s.writeResult(w, r, res)
 }
 
 // writeResult writes a GraphQL result: 200, or 400 for a request that

@@ -67,6 +67,15 @@ type Options struct {
 	// and the rate limits. Default nil: no authentication (then the
 	// engine's Authorizer, if any, sees an anonymous caller).
 	Authenticator Authenticator
+	// Impersonator lets an authenticated caller act as another user with
+	// the Impersonate-User, Impersonate-Group, Impersonate-Uid and
+	// Impersonate-Extra-* headers (on a WebSocket, the upgrade request's
+	// headers, or keys of the same names in connection_init's payload),
+	// on every request, stream and endpoint that Guard fronts, when it
+	// allows it (authz.Impersonator); the impersonated user is then the
+	// caller. Default nil: the headers are ignored. It applies only with
+	// an Authenticator.
+	Impersonator Impersonator
 	// AllowedOrigins are the browser origins, exactly as a browser sends
 	// them ("https://portal.example.com"), whose pages may open WebSockets
 	// to the server, besides pages of the server's own origin. A WebSocket
@@ -141,6 +150,14 @@ type Engine interface {
 // implements it.
 type Authenticator interface {
 	Authenticate(ctx context.Context, token string) (*authn.User, error)
+}
+
+// Impersonator decides whom a caller acts as, from a request's
+// Impersonate-* headers; authz.Impersonator implements it. Its refusals
+// are apierrors.APIStatus errors (400, 403); any other error means it
+// could not decide.
+type Impersonator interface {
+	Impersonate(ctx context.Context, caller *authn.User, h http.Header) (*authn.User, error)
 }
 
 // Server serves an Engine over HTTP, graphql-transport-ws and GraphQL over

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fleetcache/fleetcache/pkg/audit"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
 	"k8s.io/klog/v2"
 )
@@ -64,9 +65,11 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 		if res == nil {
 			res = graphql.ErrorResult(graphql.CodeInternal, errors.New("the operation did not start"))
 		}
+		auditResult(ctx, res)
 		st.endWith(res)
 		return
 	}
+	audit.From(ctx).Started()
 	s.stream(ctx, s.opts.Logger.WithValues("remote", r.RemoteAddr, "transport", "sse"), sub, st)
 }
 
@@ -91,6 +94,8 @@ func (s *Server) sseOperation(w http.ResponseWriter, r *http.Request) (o *graphq
 		return nil, nil, false
 	}
 	o, res = s.engine.Prepare(req)
+	auditOperation(r.Context(), o)
+	auditResult(r.Context(), res)
 	if r.Method == http.MethodGet && o != nil && o.Type() == graphql.OperationMutation {
 		s.methodNotAllowed(w, r, "POST")
 		return nil, nil, false

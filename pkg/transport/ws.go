@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/fleetcache/fleetcache/internal/wsconn"
+	"github.com/fleetcache/fleetcache/pkg/audit"
 	"github.com/fleetcache/fleetcache/pkg/authn"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
 )
@@ -165,7 +167,7 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	// connection_init must carry it.
 	var user *authn.User
 	if token, ok := authn.BearerToken(r.Header.Get("Authorization")); ok && s.opts.Authenticator != nil {
-		u, herr := s.authenticateToken(r.Context(), token)
+		u, herr := s.identify(r.Context(), token, r.Header)
 		if herr != nil {
 			s.writeHTTPError(w, r, herr)
 			return
@@ -178,6 +180,8 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	wc.addr = clientAddress(r)
 	wc.user = user
+	wc.header = impersonationHeaders(r.Header)
+	wc.audit = audit.From(r.Context())
 	wc.run(r.Context())
 }
 
@@ -237,6 +241,12 @@ type wsConn struct {
 	// user is the authenticated caller, set before connection_ack; only
 	// readLoop uses it.
 	user *authn.User
+	// header holds the upgrade request's Impersonate-* headers, for a
+	// connection that authenticates at connection_init.
+	header http.Header
+	// audit is the upgrade request's audit event, of which each operation
+	// is a Sub event; nil without an audit log.
+	audit *audit.Event
 
 	mu  sync.Mutex
 	ops map[string]*wsOperation // by id
@@ -381,13 +391,48 @@ func (wc *wsConn) authenticate(payload json.RawMessage) bool {
 		wc.requestClose(closeForbidden, "Forbidden: send {\"authorization\": \"Bearer <token>\"} in connection_init")
 		return false
 	}
-	u, herr := wc.s.authenticateToken(wc.opsCtx, token)
+	u, herr := wc.s.identify(audit.WithEvent(wc.opsCtx, wc.audit), token, withPayloadHeaders(wc.header, p))
 	if herr != nil {
 		wc.requestClose(closeForbidden, "Forbidden: "+herr.err.Error())
 		return false
 	}
 	wc.user = u
 	return true
+}
+
+// impersonationHeaders returns the Impersonate-* headers of h.
+func impersonationHeaders(h http.Header) http.Header {
+	out := http.Header{}
+	for name, values := range h {
+		if strings.HasPrefix(name, "Impersonate-") {
+			out[name] = values
+		}
+	}
+	return out
+}
+
+// withPayloadHeaders returns h with the keys of connection_init's payload
+// that name Impersonate-* headers, in any case, added: a string or a list
+// of strings each (browsers cannot set a WebSocket's headers).
+func withPayloadHeaders(h http.Header, payload map[string]any) http.Header {
+	out := h.Clone()
+	for k, v := range payload {
+		name := http.CanonicalHeaderKey(k)
+		if !strings.HasPrefix(name, "Impersonate-") {
+			continue
+		}
+		switch v := v.(type) {
+		case string:
+			out.Add(name, v)
+		case []any:
+			for _, e := range v {
+				if s, ok := e.(string); ok {
+					out.Add(name, s)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // caller is whom Options.RateLimit counts the connection's operations
@@ -403,15 +448,22 @@ func (wc *wsConn) caller() callerKey {
 // subscribe starts operation id.
 func (wc *wsConn) subscribe(id string, req graphql.Request) {
 	o, res := wc.s.engine.Prepare(req) // outside the lock
+	// Each operation is an audit event of its own.
+	ev := wc.audit.Sub(id)
+	evCtx := audit.WithEvent(wc.opsCtx, ev)
+	auditOperation(evCtx, o)
 	wc.mu.Lock()
 	if _, dup := wc.ops[id]; dup {
 		wc.mu.Unlock()
+		ev.Complete(http.StatusConflict)
 		wc.requestClose(closeSubscriberExists, "Subscriber for "+id+" already exists")
 		return
 	}
 	if max := wc.s.opts.MaxSubscriptionsPerConnection; len(wc.ops) >= max {
 		wc.mu.Unlock()
 		err := formatted(CodeTooManySubscriptions, fmt.Errorf("the connection already runs %d operations, the limit: complete one first, or open another connection", max))
+		ev.SetErrors([]string{CodeTooManySubscriptions})
+		ev.Complete(http.StatusTooManyRequests)
 		wc.send(wc.opsCtx, wsOut{ID: id, Type: msgError, Payload: errorList([]gqlerrors.FormattedError{err})})
 		return
 	}
@@ -421,10 +473,12 @@ func (wc *wsConn) subscribe(id string, req graphql.Request) {
 	// dropping every other subscription of the connection.
 	if _, err := wc.s.allowRate(wc.caller(), kindOf(o)); err != nil {
 		wc.mu.Unlock()
+		ev.SetErrors([]string{CodeRateLimited})
+		ev.Complete(http.StatusTooManyRequests)
 		wc.send(wc.opsCtx, wsOut{ID: id, Type: msgError, Payload: errorList([]gqlerrors.FormattedError{formatted(CodeRateLimited, err)})})
 		return
 	}
-	ctx, cancel := context.WithCancel(wc.opsCtx)
+	ctx, cancel := context.WithCancel(evCtx)
 	if wc.user != nil {
 		ctx = authn.WithUser(ctx, wc.user)
 	}
@@ -453,6 +507,8 @@ func (wc *wsConn) forget(id string, op *wsOperation) bool {
 func (wc *wsConn) runOperation(ctx context.Context, id string, op *wsOperation, o *graphql.Operation, res *graphql.Result) {
 	defer op.cancel()
 	defer wc.forget(id, op)
+	ev := audit.From(ctx)
+	defer ev.Complete(http.StatusOK)
 	next := nextPrefix(id)
 	var sub *graphql.Subscription
 	if o != nil {
@@ -462,6 +518,7 @@ func (wc *wsConn) runOperation(ctx context.Context, id string, op *wsOperation, 
 		if res == nil {
 			res = graphql.ErrorResult(graphql.CodeInternal, errors.New("the operation did not start"))
 		}
+		auditResult(ctx, res)
 		if !res.Executed {
 			wc.finish(ctx, id, op, wsOut{ID: id, Type: msgError, Payload: errorList(res.Errors)})
 			return
@@ -473,6 +530,7 @@ func (wc *wsConn) runOperation(ctx context.Context, id string, op *wsOperation, 
 	}
 	defer sub.Close()
 	defer wc.s.metrics.subscriptionOpened(transportWebSocket)()
+	ev.Started()
 	sink := &wsSink{wc: wc, ctx: ctx, id: id, op: op, prefix: next}
 	for deliver(ctx, wc.log.WithValues("id", id), nextEvent(ctx, sub), sink) {
 	}
@@ -500,6 +558,7 @@ func (k *wsSink) next(res *graphql.Result, _ bool) error {
 func (k *wsSink) complete() { k.wc.finish(k.ctx, k.id, k.op, wsOut{ID: k.id, Type: msgComplete}) }
 
 func (k *wsSink) endWith(res *graphql.Result) {
+	auditResult(k.ctx, res)
 	k.wc.finish(k.ctx, k.id, k.op, wsOut{ID: k.id, Type: msgError, Payload: errorList(res.Errors)})
 }
 
