@@ -19,7 +19,7 @@ import (
 // values, and the tokens the body adds to the searched text. A load then
 // neither parses nor compresses JSON: about 2 µs an object instead of 50.
 //
-//	version 1 | uid | resourceVersion | created (varint Unix ns, 0: none)
+//	version 1 | uid | resourceVersion | created (Unix ns as a uvarint, 0: none)
 //	| labels (count, then key, value) | owners (count, then apiVersion,
 //	kind, name, uid, controller) | specAt | statusAt | projected
 //	| text tokens (count, then each) | body (the rest)
@@ -58,7 +58,7 @@ func appendRecord(dst []byte, o *object.Object, text []string) []byte {
 	if !s.Created.IsZero() {
 		created = s.Created.UnixNano()
 	}
-	e.b = binary.AppendVarint(e.b, created)
+	e.uint(uint64(created)) // two's complement: times before 1970 too
 	e.uint(uint64(len(s.Labels)))
 	for _, l := range s.Labels {
 		e.string(l.Key)
@@ -103,7 +103,7 @@ func decodeRecord(namespace, name string, b []byte) (object.Stored, []string, er
 	s := object.Stored{Meta: object.Meta{Namespace: namespace, Name: name}}
 	s.UID = types.UID(d.string())
 	s.ResourceVersion = d.string()
-	if ns := d.varint(); ns != 0 {
+	if ns := int64(d.uint()); ns != 0 {
 		s.Created = time.Unix(0, ns)
 	}
 	if n := d.count(); n > 0 {
@@ -158,16 +158,6 @@ func (d *recordDecoder) byte() byte {
 
 func (d *recordDecoder) uint() uint64 {
 	v, n := binary.Uvarint(d.b)
-	if d.bad || n <= 0 {
-		d.bad = true
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *recordDecoder) varint() int64 {
-	v, n := binary.Varint(d.b)
 	if d.bad || n <= 0 {
 		d.bad = true
 		return 0
