@@ -1,6 +1,7 @@
 package informers_test
 
 import (
+	"iter"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -19,6 +20,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/snapshot"
 )
 
 // lists returns the list requests (not watches) of path the log saw.
@@ -265,5 +267,52 @@ func assertRestoredStale(t *testing.T, f *fleet, cluster string) {
 	st, ok := f.health.Cluster(cluster)
 	if !ok || st.Status == health.Synced || st.CurrentAsOf.IsZero() || !strings.Contains(st.Message, "snapshot") {
 		t.Errorf("restored cluster %s before its watch resumed: %+v; want not SYNCED, a currentAsOf, and a message about the snapshot", cluster, st)
+	}
+}
+
+// TestWarmStartBehindTheMember restarts on a snapshot whose resourceVersion
+// the member has not reached (as after the member was restored from a
+// backup): the resume's consistent read finds the member behind, and the
+// type lists instead of resuming on another history.
+func TestWarmStartBehindTheMember(t *testing.T) {
+	c := testbed.Env(t).Cluster("c2")
+	dc := testcluster.Dynamic(t, c.AdminConfig())
+	dir := filepath.Join(t.TempDir(), "snapshot")
+	_, stop := firstRun(t, c, dc, "behind", dir)
+	stop()
+	// The snapshot's clocks moved far past the member's.
+	store, err := snapshot.Open(dir, snapshot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var metas []snapshot.StreamMeta
+	rev, _, err := store.Load(nil, func(m snapshot.StreamMeta, _ iter.Seq[snapshot.Object], _ iter.Seq[snapshot.Tomb]) error {
+		if m.Cluster == "c2" && m.Clock != 0 {
+			m.Clock += 1_000_000
+			metas = append(metas, m)
+		}
+		return nil
+	})
+	if err != nil || len(metas) == 0 {
+		t.Fatalf("the snapshot holds %d streams of c2 (%v)", len(metas), err)
+	}
+	if err := store.Apply(snapshot.Batch{Revision: rev + 1, Streams: metas}); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	var log requestLog
+	second, _ := startWarm(t, c, dir, &log, 0)
+	var m moment
+	select {
+	case m = <-syncedMoment(t, second, "c2", 0):
+	case <-time.After(60 * time.Second):
+		t.Fatal("c2 not SYNCED within 60s of a start on a snapshot ahead of it")
+	}
+	checkMoment(t, second, m, "c2", dc)
+	if !slices.ContainsFunc(log.lists("/api/v1/configmaps"), func(l string) bool { q, _ := url.ParseQuery(l); return q.Get("limit") != "1" }) {
+		t.Error("no list of the member: a resourceVersion it has not reached was resumed")
 	}
 }
