@@ -212,13 +212,16 @@ func (c *Codec) EncodeParts(raw []byte, at int) Body {
 	}
 	// One buffer of the worst case for both blocks (S2 encodes into dst
 	// only when its length is the worst case), then a copy of the exact
-	// size: the worst case is larger than the raw JSON.
+	// size: the worst case is larger than the raw JSON. S2's fast mode,
+	// not EncodeBetter: the better mode clears 576 KB of hash tables for
+	// each block, 4 times the fast mode's time on a 3 KB Pod, for bodies
+	// only 3 % smaller.
 	n := s2.MaxEncodedLen(at)
 	buf := make([]byte, n+s2.MaxEncodedLen(len(raw)-at))
-	first := d.EncodeBetter(buf[:n], raw[:at])
+	first := d.Encode(buf[:n], raw[:at])
 	var second []byte
 	if at < len(raw) {
-		second = d.EncodeBetter(buf[n:], raw[at:])
+		second = d.Encode(buf[n:], raw[at:])
 		head = binary.AppendUvarint(head, uint64(len(first)))
 	}
 	size := len(head) + len(first) + len(second)
