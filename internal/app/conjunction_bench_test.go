@@ -15,6 +15,7 @@ import (
 	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/graphqltest"
 	"github.com/fleetcache/fleetcache/internal/procmem"
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
@@ -69,7 +70,7 @@ func benchConjunction(b *testing.B, n int) {
 	t := portalStorage()[0].t // compressed, as the informers store Pods
 	c := serve(b, app.Options{}, func(a *app.Aggregator) {
 		// As the informers set up a type.
-		t.Projected = a.Index.IndexedPaths("pods")
+		t.Projected = fieldpath.NewSet(a.Index.IndexedPaths("pods"))
 		fillPodsWith(a.Index, t, conjunctionClusters, n, func(t *object.Type, cluster string, i int, base time.Time) *object.Object {
 			return graphqltest.RealisticPodIn(t, cluster, graphqltest.PodAppNamespace(i), i, base)
 		})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/graphqltest"
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
@@ -49,7 +50,7 @@ func BenchmarkMCPFind(b *testing.B) {
 func benchMCPFind(b *testing.B, n int) {
 	t := portalStorage()[0].t // compressed, as the informers store Pods
 	gql := serve(b, app.Options{}, func(a *app.Aggregator) {
-		t.Projected = a.Index.IndexedPaths("pods")
+		t.Projected = fieldpath.NewSet(a.Index.IndexedPaths("pods"))
 		fillPodsWith(a.Index, t, mcpClusters, n, func(t *object.Type, cluster string, i int, base time.Time) *object.Object {
 			return graphqltest.RealisticPodIn(t, cluster, graphqltest.PodAppNamespace(i), i, base)
 		})

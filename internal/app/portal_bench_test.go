@@ -25,6 +25,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/compact"
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/informers"
 )
@@ -151,7 +152,7 @@ func BenchmarkPortalQueries(b *testing.B) {
 				c := serve(b, app.Options{}, func(a *app.Aggregator) {
 					agg = a
 					// As the informers set up a type.
-					st.t.Projected = a.Index.IndexedPaths("pods")
+					st.t.Projected = fieldpath.NewSet(a.Index.IndexedPaths("pods"))
 					fillPods(a.Index, st.t, 10, size)
 				})
 				for _, q := range portalQueries {

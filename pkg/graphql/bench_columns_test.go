@@ -10,6 +10,7 @@ import (
 
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/compact"
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
@@ -76,7 +77,7 @@ func benchPodIndex(b testing.TB, n int) *index.Index {
 	ix := index.New(index.Options{})
 	t := *podType
 	t.Codec = compact.NewCodec("pods", 0)
-	t.Projected = ix.IndexedPaths("pods")
+	t.Projected = fieldpath.NewSet(ix.IndexedPaths("pods"))
 	// Train the codec, then keep the page.
 	newBenchPodsOf(b, &t, 40)
 	for _, o := range newBenchPodsOf(b, &t, n) {

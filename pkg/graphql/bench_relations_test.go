@@ -14,6 +14,7 @@ import (
 	"github.com/fleetcache/fleetcache/internal/graphqltest"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/compact"
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/openapi"
 )
@@ -97,7 +98,7 @@ func relBenchIndex(b testing.TB, n int) *index.Index {
 	ix := index.New(index.Options{Retention: 1000})
 	podType := *relKinds["Pod"].typ()
 	podType.Codec = compact.NewCodec("pods", 0)
-	podType.Projected = ix.IndexedPaths("pods")
+	podType.Projected = fieldpath.NewSet(ix.IndexedPaths("pods"))
 	svcType, cmType := relKinds["Service"].typ(), relKinds["ConfigMap"].typ()
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	perCluster := n / relBenchClusters

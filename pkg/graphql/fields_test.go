@@ -210,7 +210,7 @@ func TestFieldProjected(t *testing.T) {
 		ix := index.New(index.Options{})
 		ty := *podType
 		if projected {
-			ty.Projected = append(ix.IndexedPaths("pods"), fieldpath.MustParse("status.nominatedNodeName"))
+			ty.Projected = fieldpath.NewSet(append(ix.IndexedPaths("pods"), fieldpath.MustParse("status.nominatedNodeName")))
 		}
 		kept := 0
 		for _, o := range newBenchPodsOf(t, &ty, 5) {

@@ -3,12 +3,13 @@ package index_test
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
+	"testing"
+
 	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
-	"strings"
-	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -107,7 +108,7 @@ func TestMemoryBudget(t *testing.T) {
 func TestProjectedMetadataOnly(t *testing.T) {
 	projected := indextest.Paths("status.phase", "spec.nodeName", "spec.containers[].image", "status.n", "metadata.name")
 	ty := *indextest.PodType
-	ty.Projected = projected
+	ty.Projected = fieldpath.NewSet(projected)
 	ix := index.New(index.Options{MemoryBudget: 2 * index.ObjectOverhead})
 	o := indextest.Obj("c1", &ty, "ns", "p", indextest.WithRaw(`{"metadata":{"name":"p"},"spec":{"data":"`+strings.Repeat("a", index.ObjectOverhead)+`"},"status":{"phase":"Running"}}`))
 	ix.Upsert(o)

@@ -53,7 +53,7 @@ func (ix *Index) Verify() error {
 	for _, o := range all {
 		// Field indexes read the values kept beside the body: they must
 		// be the body's.
-		for _, p := range o.Type.Projected {
+		for _, p := range o.Type.Projected.Paths() {
 			if v, ok := o.Projected(p); ok && !bytes.Equal(v, p.AppendJSONIn(nil, o.Doc())) {
 				return fmt.Errorf("%s keeps %s at %s, its body has %s", o.Key(), v, p, p.AppendJSONIn(nil, o.Doc()))
 			}

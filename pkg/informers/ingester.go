@@ -783,7 +783,7 @@ func (c *Ingester) startServed(ctx context.Context, names []resourceName) []reso
 			t = restored.Type
 		} else {
 			t.Codec = c.opts.Codecs.For(t.Resource)
-			t.Projected = c.sink.IndexedPaths(t.Resource)
+			t.Projected = fieldpath.NewSet(c.sink.IndexedPaths(t.Resource))
 		}
 		c.setPrinter(t)
 		run, err := c.startRun(ctx, t, restored)

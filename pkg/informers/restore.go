@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
@@ -127,7 +128,7 @@ func (c *Ingester) restoredType(t *object.Type) (Restored, bool) {
 		return Restored{}, false
 	case r.Type == nil:
 		t.Codec = c.opts.Codecs.For(t.Resource)
-		t.Projected = c.sink.IndexedPaths(t.Resource)
+		t.Projected = fieldpath.NewSet(c.sink.IndexedPaths(t.Resource))
 		r.Type = t
 		return r, true
 	case r.Type.GVR != t.GVR || r.Type.Kind != t.Kind || r.Type.Namespaced != t.Namespaced:

@@ -17,6 +17,7 @@ import (
 	"github.com/fleetcache/fleetcache/internal/graphqltest"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/compact"
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/snapshot"
@@ -118,7 +119,7 @@ func BenchmarkSnapshot(b *testing.B) {
 	// As the informers make it: compressed, the indexed paths projected.
 	podType := *podType
 	podType.Codec = codecs.For("pods")
-	podType.Projected = ix.IndexedPaths("pods")
+	podType.Projected = fieldpath.NewSet(ix.IndexedPaths("pods"))
 	base := time.Now().Add(-time.Hour)
 	const clusters = 100
 	for i := range n {

@@ -310,7 +310,7 @@ func (b *builder) finish() (n, rebuilt int, err error) {
 func newType(m snapshot.StreamMeta, codecs *compact.Codecs, projected []fieldpath.Path) *object.Type {
 	plural, _, _ := strings.Cut(m.Resource, ".")
 	t := &object.Type{Resource: m.Resource, GVR: schema.GroupVersionResource{Group: m.Group, Version: m.Version, Resource: plural},
-		Kind: m.Kind, Namespaced: m.Namespaced, Projected: projected}
+		Kind: m.Kind, Namespaced: m.Namespaced, Projected: fieldpath.NewSet(projected)}
 	if codecs != nil {
 		t.Codec = codecs.For(m.Resource)
 	}

@@ -37,7 +37,7 @@ func derivation(t *object.Type) string {
 	const textVersion = "1"
 	var b strings.Builder
 	b.WriteString("text=" + textVersion + " paths=")
-	for i, p := range t.Projected {
+	for i, p := range t.Projected.Paths() {
 		if i > 0 {
 			b.WriteByte(',')
 		}

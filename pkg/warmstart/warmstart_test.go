@@ -41,7 +41,7 @@ func informerTypes(ix *index.Index, codecs *compact.Codecs) []*object.Type {
 		if codecs != nil {
 			c.Codec = codecs.For(t.Resource)
 		}
-		c.Projected = ix.IndexedPaths(t.Resource)
+		c.Projected = fieldpath.NewSet(ix.IndexedPaths(t.Resource))
 		out = append(out, &c)
 	}
 	return out

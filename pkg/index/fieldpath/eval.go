@@ -231,24 +231,48 @@ func (p Path) AppendJSON(dst []byte, cluster string, raw []byte) []byte {
 
 // AppendJSONIn is AppendJSON in d.
 func (p Path) AppendJSONIn(dst []byte, d Doc) []byte {
-	n := 0
-	start := len(dst)
-	if p.crosses {
-		dst = append(dst, '[')
-	}
+	w := newJSONList(dst, p.crosses)
 	p.EachIn(d, func(v Value) bool {
-		if n > 0 {
-			dst = append(dst, ',')
-		}
-		dst = v.AppendJSON(dst)
-		n++
+		w.add(v)
 		return p.crosses
 	})
-	switch {
-	case n == 0:
-		return append(dst[:start], "null"...)
-	case p.crosses:
-		return append(dst, ']')
+	return w.end()
+}
+
+// jsonList writes a path's values as AppendJSONIn does: null when there
+// are none, the list of them for a path that crosses an array, the first
+// otherwise.
+type jsonList struct {
+	dst      []byte
+	start, n int
+	crosses  bool
+}
+
+func newJSONList(dst []byte, crosses bool) jsonList {
+	w := jsonList{dst: dst, start: len(dst), crosses: crosses}
+	if crosses {
+		w.dst = append(w.dst, '[')
 	}
-	return dst
+	return w
+}
+
+func (w *jsonList) add(v Value) {
+	switch {
+	case w.n > 0 && !w.crosses:
+		return
+	case w.n > 0:
+		w.dst = append(w.dst, ',')
+	}
+	w.dst = v.AppendJSON(w.dst)
+	w.n++
+}
+
+func (w *jsonList) end() []byte {
+	switch {
+	case w.n == 0:
+		return append(w.dst[:w.start], "null"...)
+	case w.crosses:
+		return append(w.dst, ']')
+	}
+	return w.dst
 }

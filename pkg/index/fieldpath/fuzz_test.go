@@ -160,3 +160,66 @@ func eachValues(each func(fn func(Value) bool)) string {
 	})
 	return string(out)
 }
+
+// FuzzSet checks that a Set reads what each of its paths reads alone in
+// valid JSON without repeated keys (as API servers send), from the start, from spec or status, and in a status alone;
+// and that it never panics on any bytes.
+func FuzzSet(f *testing.F) {
+	f.Add("status.phase", "spec.containers[].image", "spec.containers[].env[].name", []byte(pod))
+	f.Add("a[].b", "a[].b", "a", []byte(`{"a":[{"b":1},{"b":[1,{"c"`))
+	f.Add("status.x", "status", "cluster", []byte(`{"spec":{"status":1},"status":{"x":[1,2]},"z":{"x":3}}`))
+	f.Add("a.0.b", "a[].b", "x.0.b", []byte(`{"a":[{"b":1}],"x":{"0":{"b":2}}}`))
+	f.Add("a.b.c", "a.b", "a.b[].c", []byte(`{"a":{"b":[{"c":1}]},"a":{"b":2}}`))
+	f.Fuzz(func(t *testing.T, p1, p2, p3 string, raw []byte) {
+		var paths []Path
+		for _, text := range []string{p1, p2, p3} {
+			if p, err := Parse(text); err == nil {
+				paths = append(paths, p)
+			}
+		}
+		s := NewSet(paths)
+		// Among repeated keys, one lookup of a.b may find b in a later a.
+		comparable := json.Valid(raw) && !repeatsKeys(raw)
+		docs := []Doc{{Cluster: "c", Raw: raw}}
+		if json.Valid(raw) {
+			docs = append(docs, Members("c", raw))
+			if st := gjson.GetBytes(raw, "status"); st.Index > 0 {
+				docs = append(docs, Doc{Cluster: "c", Raw: raw[st.Index : st.Index+len(st.Raw)], StatusOnly: true})
+			}
+		}
+		for _, d := range docs {
+			n := 0
+			s.EachJSONIn(d, func(i int, got []byte) {
+				if i != n {
+					t.Fatalf("path %d given as %d", n, i)
+				}
+				n++
+				if want := paths[i].AppendJSONIn(nil, d); comparable && string(got) != string(want) {
+					t.Fatalf("%s in %s (status alone %t): %s in a set, %s alone", paths[i], d.Raw, d.StatusOnly, got, want)
+				}
+			})
+			if n != len(paths) {
+				t.Fatalf("%d of %d paths given", n, len(paths))
+			}
+		}
+	})
+}
+
+// repeatsKeys reports whether an object in raw, valid JSON, has a key twice.
+func repeatsKeys(raw []byte) bool {
+	var repeats func(r gjson.Result) bool
+	repeats = func(r gjson.Result) bool {
+		seen := map[string]bool{}
+		found := false
+		r.ForEach(func(k, v gjson.Result) bool {
+			if r.IsObject() {
+				found = seen[k.Str]
+				seen[k.Str] = true
+			}
+			found = found || (v.IsObject() || v.IsArray()) && repeats(v)
+			return !found
+		})
+		return found
+	}
+	return repeats(gjson.ParseBytes(raw))
+}

@@ -72,7 +72,7 @@ func TestProjected(t *testing.T) {
 		if compressed {
 			ty = *indextest.CompressedTwin(indextest.PodType, r)
 		}
-		ty.Projected = projected
+		ty.Projected = fieldpath.NewSet(projected)
 		for i := range 300 {
 			raw := `{"metadata":{"name":"p` + fmt.Sprint(i) + `"},` + indextest.RandomFieldRaw(r)[1:]
 			o := indextest.Obj("c1", &ty, "ns", fmt.Sprint("p", i), indextest.WithRaw(raw))

@@ -41,8 +41,9 @@ type Type struct {
 	// showing them (Resource.field) decodes and parses no body: about
 	// 1.5 µs per path and object otherwise. pkg/informers sets them to the
 	// paths the index has secondary indexes on (index.Index.IndexedPaths), before
-	// any object points at the type.
-	Projected []fieldpath.Path
+	// any object points at the type. A Set reads them in one walk of
+	// the object.
+	Projected fieldpath.Set
 }
 
 // KindName is the kind as filters name it: "Pod" for the core group,
@@ -171,18 +172,17 @@ func (o *Object) SetRaw(raw []byte) {
 // project keeps the values of the type's Projected paths in d, o's JSON.
 func (o *Object) project(d fieldpath.Doc) {
 	o.projected = ""
-	if o.Type == nil || len(o.Type.Projected) == 0 {
+	if o.Type == nil || o.Type.Projected.Len() == 0 {
 		return
 	}
-	// Stack buffers for the common case: the values are copied into the
+	// A stack buffer for the common case: the values are copied into the
 	// identity's allocation (setIdentity), so ingest allocates once.
-	var outBuf, vBuf [256]byte
-	out, v := outBuf[:0], vBuf[:0]
-	for _, p := range o.Type.Projected {
-		v = p.AppendJSONIn(v[:0], d)
+	var outBuf [512]byte
+	out := outBuf[:0]
+	o.Type.Projected.EachJSONIn(d, func(_ int, v []byte) {
 		out = binary.AppendUvarint(out, uint64(len(v)))
 		out = append(out, v...)
-	}
+	})
 	o.setIdentity(string(out))
 }
 
@@ -209,17 +209,20 @@ func (o *Object) Projected(p fieldpath.Path) ([]byte, bool) {
 	}
 	// A view of the string, not a copy: a page reads it for every object.
 	rest := unsafe.Slice(unsafe.StringData(o.projected), len(o.projected))
-	for _, q := range o.Type.Projected {
+	i, ok := o.Type.Projected.Index(p)
+	if !ok {
+		return nil, false
+	}
+	for ; ; i-- {
 		n, k := binary.Uvarint(rest)
 		if k <= 0 || uint64(len(rest)-k) < n {
 			return nil, false // written by project: this cannot happen
 		}
-		if q.String() == p.String() {
+		if i == 0 {
 			return rest[k : k+int(n) : k+int(n)], true
 		}
 		rest = rest[k+int(n):]
 	}
-	return nil, false
 }
 
 // Each calls fn, as p.EachIn would, with each value at p in o, until fn

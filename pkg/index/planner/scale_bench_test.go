@@ -2,10 +2,6 @@ package planner_test
 
 import (
 	"fmt"
-	"github.com/fleetcache/fleetcache/internal/indextest"
-	"github.com/fleetcache/fleetcache/pkg/index/object"
-	"github.com/fleetcache/fleetcache/pkg/index/planner"
-	"github.com/fleetcache/fleetcache/pkg/index/views"
 	"os"
 	"runtime"
 	"slices"
@@ -13,6 +9,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fleetcache/fleetcache/internal/indextest"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
+	"github.com/fleetcache/fleetcache/pkg/index/views"
 
 	"github.com/fleetcache/fleetcache/internal/procmem"
 
@@ -118,7 +119,7 @@ func benchScale(b *testing.B, n int, compress, byApp bool) {
 	if os.Getenv("FLEETCACHE_SCALE_PROJECTED") != "off" {
 		// As the informers set up a type: the indexed paths' values
 		// beside each body.
-		podType.Projected = ix.IndexedPaths("pods")
+		podType.Projected = fieldpath.NewSet(ix.IndexedPaths("pods"))
 	}
 	// Objects are built in batches and then applied, so that the apply
 	// rate is the index's alone.
