@@ -269,6 +269,13 @@ func (ix *Index) emitLocked(t feed.EventType, o, old *object.Object) {
 // recording the deletion of an object it replaces): callers must not read
 // o's body concurrently with Upsert.
 func (ix *Index) Upsert(o *object.Object) bool {
+	// The tokens of o's body, most of an insert's work, are read before
+	// the lock is taken: on the caller's goroutine, in parallel with other
+	// callers' (wasted for an unchanged object, which a relist repeats,
+	// but never time under the lock).
+	r := bodyReaders.Get().(*object.BodyReader)
+	defer bodyReaders.Put(r)
+	p := Prepared{Object: o, Text: TextTokens(o, r)}
 	ix.mu.Lock()
 	e := ix.findLocked(o.Key(), &ix.scratch)
 	old := e.o
@@ -278,7 +285,7 @@ func (ix *Index) Upsert(o *object.Object) bool {
 			ix.mu.Unlock()
 			return false
 		}
-		ix.insertLocked(o)
+		ix.insertLocked(p)
 		ix.emitLocked(feed.Added, o, nil)
 	case old.UID == o.UID && old.ResourceVersion == o.ResourceVersion && sameVersion(old.Type, o.Type):
 		ix.mu.Unlock()
@@ -290,11 +297,11 @@ func (ix *Index) Upsert(o *object.Object) bool {
 			ix.mu.Unlock()
 			return true
 		}
-		ix.insertLocked(o)
+		ix.insertLocked(p)
 		ix.emitLocked(feed.Added, o, nil)
 	default:
 		ix.admitLocked(o, old)
-		ix.replaceLocked(e, o)
+		ix.replaceLocked(e, p)
 		ix.emitLocked(feed.Modified, o, old)
 	}
 	ix.mu.Unlock()
@@ -484,13 +491,14 @@ func (ix *Index) entriesLocked(cluster, resource string, pivot *object.Object) [
 	return out
 }
 
-// insertLocked adds o, which the index does not hold, to every posting and
-// count.
-func (ix *Index) insertLocked(o *object.Object) {
+// insertLocked adds p's object, which the index does not hold, to every
+// posting and count.
+func (ix *Index) insertLocked(p Prepared) {
+	o := p.Object
 	id := ix.ids.hold(o)
 	ix.insertIDLocked(o, id)
 	ix.rankLocked(entry{o: o, id: id})
-	ix.indexTokensLocked(o, id, nil, &ix.bodies, nil)
+	ix.indexTokensLocked(o, id, p.Text, nil)
 }
 
 // insertIDLocked is insertLocked for o, which holds id, but for its rank
@@ -571,12 +579,12 @@ func (ix *Index) removeLocked(e entry) {
 // replaceLocked replaces the object of e by o, a newer version with the
 // same key. o takes its id, so only the postings whose membership changes
 // are written. Nothing is counted twice: counts depend only on the key.
-func (ix *Index) replaceLocked(e entry, o *object.Object) {
-	old, id := e.o, e.id
+func (ix *Index) replaceLocked(e entry, p Prepared) {
+	old, id, o := e.o, e.id, p.Object
 	if old.Type != o.Type && !o.Type.KindNameIs(ix.types[old.Type].kindName) {
 		// The kind changed, and with it the Position: start over.
 		ix.removeLocked(e)
-		ix.insertLocked(o)
+		ix.insertLocked(p)
 		return
 	}
 	ix.chargeLocked(old, -1)
@@ -584,7 +592,7 @@ func (ix *Index) replaceLocked(e entry, o *object.Object) {
 	ix.ids.objs[id] = o
 	ix.all.ReplaceOrInsert(entry{o: o, id: id})
 	ix.created.remove(old)
-	ix.unindexTokensLocked(old, id, searchTokens(o, &ix.bodies))
+	ix.unindexTokensLocked(old, id, p.tokens())
 	ix.reindexFieldsLocked(old, o, id)
 	ix.reindexSelectorLocked(old, o, id)
 	if old.Type != o.Type {
@@ -618,7 +626,7 @@ func (ix *Index) replaceLocked(e entry, o *object.Object) {
 	for _, r := range o.Owners {
 		postingFor(ix.owners, r.UID).Add(id)
 	}
-	ix.indexTokensLocked(o, id, nil, &ix.bodies, nil)
+	ix.indexTokensLocked(o, id, p.Text, nil)
 	ix.created.put(o)
 }
 

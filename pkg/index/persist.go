@@ -125,15 +125,6 @@ func (ix *Index) streamStatesLocked(tombsFrom func(Stream, uint64) uint64) []Str
 // streams already.
 var ErrNotEmpty = errors.New("the index is not empty")
 
-// Saved is an object as a snapshot keeps it: the object, and the tokens
-// its body adds to its searched text (TextTokens), so that restoring it
-// reads no body: the values at indexed paths are those it keeps beside
-// its body (object.Type.Projected).
-type Saved struct {
-	Object *object.Object
-	Text   []string
-}
-
 // Restoring fills an empty index with what a snapshot kept: its streams
 // (Stream), then their objects (Objects), in batches from any number of
 // goroutines, so that decoding them is spread over the CPUs while one
@@ -191,27 +182,21 @@ func (r *Restoring) Stream(st StreamState) error {
 // Objects restores objects of streams given to Stream, which the index
 // must not hold yet. The index must not be read before Finish, which
 // ranks them.
-func (r *Restoring) Objects(objs []Saved) error {
+func (r *Restoring) Objects(objs []Prepared) error {
 	ix := r.ix
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	// The search tokens, most of an insert's work, go into their postings
 	// on a goroutine of their own meanwhile: nothing else touches them.
 	type held struct {
-		s  *Saved
+		p  *Prepared
 		id uint32
 	}
 	admitted := make(chan held, len(objs))
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		var bodies object.BodyReader
 		for h := range admitted {
-			if h.s.Object.MetadataOnly() {
-				// The budget dropped its body, and the text with it.
-				ix.indexTokensLocked(h.s.Object, h.id, nil, &bodies, r.recent)
-			} else {
-				ix.indexTokensLocked(h.s.Object, h.id, h.s, &bodies, r.recent)
-			}
+			ix.indexTokensLocked(h.p.Object, h.id, h.p.Text, r.recent)
 		}
 	})
 	defer wg.Wait()

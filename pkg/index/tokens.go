@@ -3,6 +3,7 @@ package index
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/search"
@@ -79,12 +80,41 @@ func searchTokens(o *object.Object, r *object.BodyReader) []string {
 	return slices.Compact(out)
 }
 
-// indexTokensLocked adds id, o's, to the postings of o's tokens: those
-// of its body, read with r, or with saved those a snapshot kept
-// (TextTokens). recent, when not nil, holds postings of tokens met
-// lately, which a restore's objects share (namespaces, labels, images):
-// a map finds them faster than the token tree.
-func (ix *Index) indexTokensLocked(o *object.Object, id uint32, saved *Saved, r *object.BodyReader, recent map[string]*Posting) {
+// Prepared is an object with the tokens its body adds to its searched
+// text (TextTokens), read beforehand: inserting it then reads no body
+// under the index's lock. Upsert prepares objects before it takes the
+// lock; a snapshot keeps them prepared (package warmstart).
+type Prepared struct {
+	Object *object.Object
+	Text   []string
+}
+
+// tokens returns all the prepared object's tokens, sorted and without
+// repeats: its name's, namespace's and labels', and Text.
+func (p Prepared) tokens() []string {
+	var out []string
+	eachMetaToken(p.Object, func(tok string) bool {
+		out = append(out, tok)
+		return true
+	})
+	if !p.Object.MetadataOnly() {
+		out = append(out, p.Text...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// bodyReaders decode the bodies Upsert prepares, outside the index's
+// lock.
+var bodyReaders = sync.Pool{New: func() any { return new(object.BodyReader) }}
+
+// indexTokensLocked adds id, o's, to the postings of o's tokens: its
+// name's, namespace's and labels', and text, those its body adds
+// (TextTokens), unless the budget dropped the body. recent, when not
+// nil, holds postings of tokens met lately, which a restore's objects
+// share (namespaces, labels, images): a map finds them faster than the
+// token tree.
+func (ix *Index) indexTokensLocked(o *object.Object, id uint32, text []string, recent map[string]*Posting) {
 	add := func(tok string) bool {
 		p := recent[tok]
 		if p == nil {
@@ -103,12 +133,11 @@ func (ix *Index) indexTokensLocked(o *object.Object, id uint32, saved *Saved, r 
 		p.Add(id)
 		return true
 	}
-	if saved == nil {
-		EachSearchToken(o, r, add)
+	eachMetaToken(o, add)
+	if o.MetadataOnly() {
 		return
 	}
-	eachMetaToken(o, add)
-	for _, tok := range saved.Text {
+	for _, tok := range text {
 		add(tok)
 	}
 }

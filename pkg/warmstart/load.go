@@ -170,30 +170,30 @@ type recipe struct {
 
 // build returns the object whose record is value, with its text tokens
 // when text is set; r reads the bodies of objects built again.
-func (rec recipe) build(namespace, name string, value []byte, r *object.BodyReader, text bool) (saved index.Saved, rebuilt bool, err error) {
+func (rec recipe) build(namespace, name string, value []byte, r *object.BodyReader, text bool) (saved index.Prepared, rebuilt bool, err error) {
 	if rec.t == nil {
-		return index.Saved{}, false, errors.New("no kind in the stream's meta")
+		return index.Prepared{}, false, errors.New("no kind in the stream's meta")
 	}
 	s, tokens, err := decodeRecord(namespace, name, value)
 	if err != nil {
-		return index.Saved{}, false, err
+		return index.Prepared{}, false, err
 	}
 	if rec.derived && (!s.Body.Compressed() || rec.adopted) || s.Body.Dropped() {
 		// As it was held. A dropped body: its metadata is all there was.
-		return index.Saved{Object: object.Restore(rec.k.Cluster, rec.t, s), Text: tokens}, false, nil
+		return index.Prepared{Object: object.Restore(rec.k.Cluster, rec.t, s), Text: tokens}, false, nil
 	}
 	// Built again from its JSON, as an informer builds it.
 	raw, plain := compact.View(s.Body)
 	if !plain {
 		if rec.dict == nil {
-			return index.Saved{}, false, errors.New("a compressed body but no dictionary in the store")
+			return index.Prepared{}, false, errors.New("a compressed body but no dictionary in the store")
 		}
 		if raw, err = rec.dict.Decode(nil, s.Body); err != nil {
-			return index.Saved{}, false, err
+			return index.Prepared{}, false, err
 		}
 	}
 	o := object.Build(rec.k.Cluster, rec.t, s.Meta, raw)
-	saved = index.Saved{Object: o}
+	saved = index.Prepared{Object: o}
 	if text {
 		// Copies: they point into r's buffers, which the next body reuses.
 		for _, tok := range index.TextTokens(o, r) {
@@ -231,7 +231,7 @@ func newBuilder(r *index.Restoring, workers int) *builder {
 	for range workers {
 		b.wg.Go(func() {
 			var bodies object.BodyReader
-			saved := make([]index.Saved, 0, buildBatch)
+			saved := make([]index.Prepared, 0, buildBatch)
 			for j := range b.jobs {
 				saved = saved[:0]
 				rebuilt := 0

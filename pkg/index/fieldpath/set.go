@@ -85,6 +85,21 @@ func (s Set) Index(p Path) (int, bool) {
 // Len is the number of paths.
 func (s Set) Len() int { return len(s.paths) }
 
+// EachIn calls fn with each value of the Set's paths in d, as Path.EachIn
+// finds them: path after path in the Set's order, i the path's index,
+// each path's values in document order; until fn returns false. It
+// returns false if fn did.
+func (s Set) EachIn(d Doc, fn func(i int, v Value) bool) bool {
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	for _, f := range s.sorted(d, sc) {
+		if !fn(f.path, f.v) {
+			return false
+		}
+	}
+	return true
+}
+
 // EachJSONIn calls fn for each path of the Set, in order, with i its
 // index and json the value Paths()[i].AppendJSONIn writes for d. json is
 // valid during the call only.
@@ -92,15 +107,9 @@ func (s Set) EachJSONIn(d Doc, fn func(i int, json []byte)) {
 	if len(s.paths) == 0 {
 		return
 	}
-	// The values found, in the walk's order: each path's in document
-	// order, the paths' interleaved. Pooled, as the buffer of a path's
-	// JSON: on the stack, the walk's recursion and fn would move them to
-	// the heap.
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
-	sc.found = s.values(d, sc.found[:0])
-	all := sc.found
-	slices.SortStableFunc(all, func(a, b found) int { return a.path - b.path })
+	all := s.sorted(d, sc)
 	for i, p := range s.paths {
 		w := newJSONList(sc.json[:0], p.crosses)
 		for ; len(all) > 0 && all[0].path == i; all = all[1:] {
@@ -109,6 +118,16 @@ func (s Set) EachJSONIn(d Doc, fn func(i int, json []byte)) {
 		sc.json = w.end()
 		fn(i, sc.json)
 	}
+}
+
+// sorted returns the values of the paths in d, in sc's buffer: by path,
+// each path's in document order. The walk finds them in document order,
+// the paths' interleaved. The buffers are pooled: on the stack, the
+// walk's recursion and the callers' fn would move them to the heap.
+func (s Set) sorted(d Doc, sc *scratch) []found {
+	sc.found = s.values(d, sc.found[:0])
+	slices.SortStableFunc(sc.found, func(a, b found) int { return a.path - b.path })
+	return sc.found
 }
 
 type scratch struct {

@@ -150,6 +150,9 @@ var Paths = []fieldpath.Path{
 	fieldpath.MustParse("spec.jobTemplate.spec.template.spec.containers[].image"),
 }
 
+// paths reads Paths in one walk of an object.
+var paths = fieldpath.NewSet(Paths)
+
 // StoredText calls fn with each token of the searched parts of an object
 // as paths read it (its stored JSON, and where spec begins when known),
 // until fn returns false: the values of its metadata.annotations, then the
@@ -171,16 +174,10 @@ func StoredText(d fieldpath.Doc, fn func(tok string) bool) bool {
 			return more
 		})
 	}
-	for _, p := range Paths {
-		if !more {
-			return false
-		}
-		p.EachIn(d, func(v fieldpath.Value) bool {
-			if v.Kind == fieldpath.String {
-				more = Tokens(v.Str, fn)
-			}
-			return more
-		})
+	if !more {
+		return false
 	}
-	return more
+	return paths.EachIn(d, func(_ int, v fieldpath.Value) bool {
+		return v.Kind != fieldpath.String || Tokens(v.Str, fn)
+	})
 }
