@@ -184,6 +184,24 @@ func fieldValues(path fieldpath.Path, o *object.Object, r *object.BodyReader, ds
 		}
 		return true
 	})
+	return distinct(dst, start)
+}
+
+// distinctValues is fieldValues for json, the value at path that an
+// object keeps beside its body (object.Object.Projected).
+func distinctValues(path fieldpath.Path, json []byte, dst []string) []string {
+	start := len(dst)
+	path.EachInJSON(json, func(v fieldpath.Value) bool {
+		if s, ok := IndexedValue(v); ok {
+			dst = append(dst, s)
+		}
+		return true
+	})
+	return distinct(dst, start)
+}
+
+// distinct sorts dst[start:] and drops its repeats.
+func distinct(dst []string, start int) []string {
 	if len(dst)-start > 1 {
 		slices.Sort(dst[start:])
 		dst = dst[:start+len(slices.Compact(dst[start:]))]
@@ -193,21 +211,30 @@ func fieldValues(path fieldpath.Path, o *object.Object, r *object.BodyReader, ds
 
 // indexFieldsLocked adds o, of kind kindName, to the postings of its
 // values; insertLocked calls it.
-func (ix *Index) indexFieldsLocked(o *object.Object, id uint32, kindName string) {
+func (ix *Index) indexFieldsLocked(o *object.Object, id uint32, te *typeEntry) {
 	kinds := ix.fields.kinds[o.Type.Resource]
 	if kinds == nil {
 		kinds = map[string]int{}
 		ix.fields.kinds[o.Type.Resource] = kinds
 	}
-	kinds[kindName]++
+	kinds[te.kindName]++
+	fis := ix.fields.byResource[o.Type.Resource]
 	var buf [4]string
-	for _, fi := range ix.fields.byResource[o.Type.Resource] {
-		for _, v := range fieldValues(fi.path, o, &ix.bodies, buf[:0]) {
+	add := func(fi *FieldIndex, values []string) {
+		for _, v := range values {
 			fi.postingLocked(v).Add(id)
 		}
 		if fi.ordered != nil {
 			fi.ordered.put(o, id, &ix.bodies)
 		}
+	}
+	if te.fieldsProjected && o.EachProjected(func(i int, json []byte) {
+		add(fis[i], distinctValues(fis[i].path, json, buf[:0]))
+	}) {
+		return
+	}
+	for _, fi := range fis {
+		add(fi, fieldValues(fi.path, o, &ix.bodies, buf[:0]))
 	}
 }
 

@@ -176,6 +176,11 @@ type typeEntry struct {
 	kind     *Posting
 	resource *Posting
 	objects  int
+	// fieldsProjected: the type's objects keep the values of the
+	// resource's field indexes beside their bodies, in the same order
+	// (object.Type.Projected, as the informers set it), so that indexing
+	// an object reads them one after the other.
+	fieldsProjected bool
 }
 
 // ClusterCounts counts one cluster's objects, by resource and by
@@ -520,7 +525,7 @@ func (ix *Index) insertIDLocked(o *object.Object, id uint32) {
 		postingFor(ix.owners, r.UID).Add(id)
 	}
 	ix.created.put(o)
-	ix.indexFieldsLocked(o, id, te.kindName)
+	ix.indexFieldsLocked(o, id, te)
 	ix.indexSelectorLocked(o, id)
 	ix.chargeLocked(o, 1)
 
@@ -636,7 +641,10 @@ func (ix *Index) typeLocked(t *object.Type) *typeEntry {
 		return te
 	}
 	kn := t.KindName()
-	te := &typeEntry{kindName: kn, kind: postingFor(ix.kinds, kn), resource: postingFor(ix.resources, t.Resource)}
+	te := &typeEntry{kindName: kn, kind: postingFor(ix.kinds, kn), resource: postingFor(ix.resources, t.Resource),
+		fieldsProjected: slices.EqualFunc(t.Projected.Paths(), ix.fields.byResource[t.Resource], func(p fieldpath.Path, fi *FieldIndex) bool {
+			return p.String() == fi.path.String()
+		})}
 	ix.types[t] = te
 	return te
 }

@@ -198,6 +198,26 @@ func (o *Object) setIdentity(projected string) {
 	o.Name, o.projected, o.UID, o.ResourceVersion = all[:n], all[n:p], types.UID(all[p:u]), all[u:]
 }
 
+// EachProjected calls fn with the JSON text of each value o keeps beside
+// its body, in the order of its type's Projected paths, as Projected
+// returns them; it returns false, calling fn for none, when o keeps none
+// (no paths, or stored without its body).
+func (o *Object) EachProjected(fn func(i int, json []byte)) bool {
+	if o.projected == "" {
+		return false
+	}
+	rest := unsafe.Slice(unsafe.StringData(o.projected), len(o.projected))
+	for i := 0; len(rest) > 0; i++ {
+		n, k := binary.Uvarint(rest)
+		if k <= 0 || uint64(len(rest)-k) < n {
+			return true // written by project: this cannot happen
+		}
+		fn(i, rest[k:k+int(n):k+int(n)])
+		rest = rest[k+int(n):]
+	}
+	return true
+}
+
 // Projected returns the JSON text of the value at p, as
 // fieldpath.Path.AppendJSONIn writes it ("null" when absent), when p is
 // one of the type's Projected paths, without decoding the body. The bytes
