@@ -206,8 +206,11 @@ func (rec recipe) build(namespace, name string, value []byte, r *object.BodyRead
 // builder builds objects from their records in batches on its workers,
 // and restores each batch.
 type builder struct {
-	r          *index.Restoring
-	jobs       chan *buildJob
+	r    *index.Restoring
+	jobs chan *buildJob
+	// free holds batches built already, whose buffers the next ones
+	// reuse: nothing built points into them.
+	free       chan *buildJob
 	wg         sync.WaitGroup
 	pending    *buildJob
 	mu         sync.Mutex
@@ -227,7 +230,7 @@ type buildJob struct {
 const buildBatch = 256
 
 func newBuilder(r *index.Restoring, workers int) *builder {
-	b := &builder{r: r, jobs: make(chan *buildJob, 2*workers)}
+	b := &builder{r: r, jobs: make(chan *buildJob, 2*workers), free: make(chan *buildJob, 3*workers+1)}
 	for range workers {
 		b.wg.Go(func() {
 			var bodies object.BodyReader
@@ -249,6 +252,10 @@ func newBuilder(r *index.Restoring, workers int) *builder {
 				}
 				if err == nil {
 					err = b.r.Objects(saved)
+				}
+				select {
+				case b.free <- j:
+				default:
 				}
 				b.mu.Lock()
 				b.err = cmp.Or(b.err, err)
@@ -278,7 +285,14 @@ func (b *builder) add(rec recipe, o snapshot.Object) error {
 		b.flush()
 	}
 	if b.pending == nil {
-		b.pending = &buildJob{rec: rec, keys: make([]snapshot.ObjectKey, 0, buildBatch), ends: make([]int, 0, buildBatch)}
+		select {
+		case j := <-b.free:
+			clear(j.keys)
+			j.rec, j.keys, j.ends, j.value = rec, j.keys[:0], j.ends[:0], j.value[:0]
+			b.pending = j
+		default:
+			b.pending = &buildJob{rec: rec, keys: make([]snapshot.ObjectKey, 0, buildBatch), ends: make([]int, 0, buildBatch)}
+		}
 	}
 	j := b.pending
 	j.keys = append(j.keys, o.ObjectKey)
