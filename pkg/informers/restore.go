@@ -66,7 +66,7 @@ type Restored struct {
 // watches: the first ends with the bookmark the watch cache sends two
 // seconds before a timeout, the second is long enough for its periodic
 // one (every minute). The run lists if they end before it caught up.
-var resumeWatchTimeouts = []int64{5, 75}
+var resumeWatchTimeouts = []int64{3, 75}
 
 // memberID returns the identity of the cluster's member, the UID of its
 // kube-system namespace, reading it once and telling health; "" when the
