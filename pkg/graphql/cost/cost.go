@@ -11,6 +11,7 @@ import (
 	"github.com/graphql-go/graphql/language/ast"
 
 	"github.com/fleetcache/fleetcache/pkg/graphql/document"
+	"github.com/fleetcache/fleetcache/pkg/graphql/filter"
 )
 
 // The lengths counted for the Resource lists without a first argument: an
@@ -115,6 +116,9 @@ func (w *walker) walk(t composite, sets []*ast.SelectionSet, n, page int) error 
 		if !ok {
 			continue // a scalar, an enum or a union (none holds objects)
 		}
+		// A filter through relations consults up to its limits' related
+		// objects each time the field resolves.
+		w.cost = saturatingAdd(w.cost, saturatingMul(n, w.throughCost(f)))
 		values := n
 		if isList(def.Type) {
 			values = saturatingMul(n, listLength(parent, f.Name.Value, page))
@@ -252,6 +256,68 @@ func (w *walker) intArgument(v ast.Value) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// throughCost returns how many related objects the filter argument of f
+// may consult: the sum of the limits of its through's relations
+// (filter.DefaultThroughLimit where absent), 0 without through.
+func (w *walker) throughCost(f *ast.Field) int {
+	n := 0
+	for _, a := range f.Arguments {
+		if a.Name == nil || a.Name.Value != "filter" {
+			continue
+		}
+		m, _ := w.valueOf(a.Value).(map[string]any)
+		through, _ := m["through"].(map[string]any)
+		for _, rel := range through {
+			r, ok := rel.(map[string]any)
+			if !ok {
+				continue
+			}
+			limit, ok := intValue(r["limit"])
+			if !ok {
+				limit = filter.DefaultThroughLimit
+			}
+			n = saturatingAdd(n, min(max(limit, 0), filter.MaxThroughLimit))
+		}
+	}
+	return n
+}
+
+// valueOf returns an argument's value as variables give it: objects as
+// maps, integers as ints, a variable's value (or its default); nil for
+// what the cost does not read.
+func (w *walker) valueOf(v ast.Value) any {
+	switch v := v.(type) {
+	case *ast.ObjectValue:
+		m := map[string]any{}
+		for _, f := range v.Fields {
+			if f != nil && f.Name != nil {
+				m[f.Name.Value] = w.valueOf(f.Value)
+			}
+		}
+		return m
+	case *ast.IntValue:
+		n, ok := w.intArgument(v)
+		if !ok {
+			return nil
+		}
+		return n
+	case *ast.Variable:
+		if v.Name == nil {
+			return nil
+		}
+		w.dynamic = true
+		if val, ok := w.vars[v.Name.Value]; ok {
+			return val
+		}
+		if d := w.varDefs[v.Name.Value]; d != nil && d.DefaultValue != nil {
+			if _, isVar := d.DefaultValue.(*ast.Variable); !isVar {
+				return w.valueOf(d.DefaultValue)
+			}
+		}
+	}
+	return nil
 }
 
 // intValue returns a variable's value as an integer, as decoded from JSON

@@ -16,6 +16,10 @@
 //     their lengths are the fleet's, not the query's;
 //   - for the other lists (clusters, facets, …), which hold no Resource, 1.
 //
+// A field whose filter goes through relations (ResourceFilter.through)
+// adds, each time it resolves, the limits of its relations: the related
+// objects it may consult (filter.DefaultThroughLimit where absent).
+//
 // Lists multiply through nesting, and fields add up over aliases and
 // fragments; fields of one response key merge as execution merges them.
 // @skip and @include are not read: the cost is what the operation can
