@@ -325,30 +325,24 @@ func (s *Server) resolveConnection(p graphql.ResolveParams, resource string) (an
 	if err := s.checkContext(p.Context); err != nil {
 		return nil, err
 	}
-	f, clusters, _, err := s.resolveFilter(p.Args["filter"])
+	arg, through, err := filter.SplitThrough(p.Args["filter"])
+	if err != nil {
+		return nil, badInput("%w", err)
+	}
+	f, clusters, _, err := s.resolveFilter(arg)
 	if err != nil {
 		return nil, err
 	}
 	if resource != "" {
 		f.Resources = []string{resource}
 	}
-	c, err := s.newConnection(p, f, clusters, resource)
+	c, err := s.pageOf(p, f, clusters, resource)
 	if err != nil {
 		return nil, err
 	}
-	return c, nil
-}
-
-// newConnection returns the page of the objects f selects that p's first,
-// after and sort ask for; clusters are those the caller named (nil for
-// all), query names what selects them beside the filter argument, for the
-// cursors of sorted pages.
-func (s *Server) newConnection(p graphql.ResolveParams, f planner.Filter, clusters []string, query string) (*connection, error) {
-	c, err := s.pageOf(p, f, clusters, query)
-	if err != nil {
+	if c.visible, c.denied, err = s.scopeThrough(p.Context, f, through); err != nil {
 		return nil, err
 	}
-	c.visible, c.denied = s.scopeFilters(p.Context, f)
 	return c, nil
 }
 
@@ -480,7 +474,11 @@ func (s *Server) resolveFacets(p graphql.ResolveParams) (any, error) {
 	if err := s.checkContext(p.Context); err != nil {
 		return nil, err
 	}
-	f, _, _, err := s.resolveFilter(p.Args["filter"])
+	arg, through, err := filter.SplitThrough(p.Args["filter"])
+	if err != nil {
+		return nil, badInput("%w", err)
+	}
+	f, _, _, err := s.resolveFilter(arg)
 	if err != nil {
 		return nil, err
 	}
@@ -488,7 +486,10 @@ func (s *Server) resolveFacets(p graphql.ResolveParams) (any, error) {
 	if err != nil {
 		return nil, badInput("%w", err)
 	}
-	fs, _ := s.scopeFilters(p.Context, f)
+	fs, _, err := s.scopeThrough(p.Context, f, through)
+	if err != nil {
+		return nil, err
+	}
 	if by.Key == filter.FacetClusterLabel {
 		return s.facetsByClusterLabel(s.ix.FacetsUnion(fs, views.FacetBy{Key: views.FacetCluster}), by.Label), nil
 	}

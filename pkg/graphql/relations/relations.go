@@ -21,10 +21,18 @@ type Engine interface {
 	// Selecting returns the objects of resource in cluster and namespace
 	// whose label selector selects labels (index.Index.Selecting).
 	Selecting(cluster, namespace, resource string, labels object.Labels) []*object.Object
-	// Find returns the first limit objects f selects (0: all), whatever
-	// the caller may see: the hops of a relation (a Deployment's
-	// ReplicaSets on the way to its Pods), which it does not show.
-	Find(f planner.Filter, limit int) []*object.Object
+	// Find returns the first limit objects that the disjoint filters fs
+	// select (0: all), whatever the caller may see: the hops of a
+	// relation (a Deployment's ReplicaSets on the way to its Pods), which
+	// it does not show, or what Scope lets the caller see.
+	Find(fs []planner.Filter, limit int) []*object.Object
+	// Scope returns the disjoint filters of what the caller of ctx may
+	// see of f, each naming its clusters when the caller is restricted,
+	// and the clusters whose access reviews failed.
+	Scope(ctx context.Context, f planner.Filter) ([]planner.Filter, []string)
+	// Holding returns the resources of f's resources and kinds that the
+	// index holds objects of, by cluster, in f's clusters.
+	Holding(f planner.Filter) map[string][]string
 	// Visible reports whether the caller of ctx may see o; an error is a
 	// failed access review, coded for the caller.
 	Visible(ctx context.Context, o *object.Object) (bool, error)
