@@ -84,17 +84,6 @@ func (s *Server) visible(ctx context.Context, o *object.Object) (bool, error) {
 	return ok, nil
 }
 
-// visibleObjects keeps the objects the caller of ctx may see.
-func (s *Server) visibleObjects(ctx context.Context, objs []*object.Object) []*object.Object {
-	out := objs[:0:0]
-	for _, o := range objs {
-		if ok, _ := s.visible(ctx, o); ok {
-			out = append(out, o)
-		}
-	}
-	return out
-}
-
 // mayReadDetails reports whether the caller of ctx may read the details of
 // a cluster's health (messages, errors, its server): whether it may list
 // namespaces across the cluster.
