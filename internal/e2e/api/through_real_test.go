@@ -148,18 +148,7 @@ func TestThroughOnRealClusters(t *testing.T) {
 			t.Fatal(err)
 		}
 		// c1's web-1-x rescheduled from n1 (zone a) to n2 (zone b).
-		if err := c1.Resource(podsGVR).Namespace(ns).Delete(ctx, "web-1-x", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
-			t.Fatal(err)
-		}
-		testcluster.Eventually(t, 30*time.Second, "web-1-x deleted", func() (bool, string) {
-			_, err := c1.Resource(podsGVR).Namespace(ns).Get(ctx, "web-1-x", metav1.GetOptions{})
-			return err != nil, fmt.Sprint(err)
-		})
-		rs, err := c1.Resource(gvr("apps", "v1", "replicasets")).Namespace(ns).Get(ctx, "web-1", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		throughPod(t, c1, ns, "web-1-x", ns+"-n2", rs)
+		throughPod(t, c1, ns, "web-1-x", ns+"-n2", deletePodOf(t, c1, ns, "web-1-x", "web-1"))
 		// c3's Deployment api now tier=fe.
 		patch = []byte(`{"metadata":{"labels":{"tier":"fe"}}}`)
 		if _, err := c3.Resource(gvr("apps", "v1", "deployments")).Namespace(ns).Patch(ctx, "api", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
@@ -207,7 +196,9 @@ func (f *fleet) throughPages(t *testing.T, token, field string, filter map[strin
 				HasNextPage bool
 				EndCursor   string
 			}
-			Edges []struct{ Node struct{ Cluster, Name string } }
+			Edges []struct {
+				Node struct{ Cluster, Name string }
+			}
 		}
 		q := fmt.Sprintf(`query($f: ResourceFilter, $first: Int, $after: String) { %s(filter: $f, first: $first, after: $after) {
 		  totalCount deniedClusters pageInfo { hasNextPage endCursor } edges { node { cluster name } } } }`, field)

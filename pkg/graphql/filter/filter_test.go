@@ -34,14 +34,8 @@ func TestParse(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, clusters, err := Parse(tc.arg)
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("error %v, want %q", err, tc.err)
-				}
+			if failed(t, err, tc.err) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			var parts []string
 			add := func(name string, v any, set bool) {
@@ -102,14 +96,8 @@ func TestSplitThrough(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rest, through, err := SplitThrough(tc.arg)
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("error %v, want %q", err, tc.err)
-				}
+			if failed(t, err, tc.err) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			var got []string
 			for _, th := range through {
@@ -175,13 +163,7 @@ func TestFacetBy(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			by, err := FacetBy(tc.args)
-			if tc.err == "" && err != nil {
-				t.Fatal(err)
-			}
-			if tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
-				t.Fatalf("error %v, want %q", err, tc.err)
-			}
-			if err == nil && by.Key != tc.args["by"] {
+			if !failed(t, err, tc.err) && by.Key != tc.args["by"] {
 				t.Errorf("key %v, want %v", by.Key, tc.args["by"])
 			}
 		})
@@ -202,4 +184,18 @@ func TestClusterSelector(t *testing.T) {
 	if got := Strings([]any{"a", 1, "b"}); !cmp.Equal(got, []string{"a", "b"}) {
 		t.Errorf("Strings = %v", got)
 	}
+}
+
+// failed checks err against want, a part of the error expected ("": none),
+// and reports whether there was an error (the test has nothing more to
+// check then).
+func failed(t *testing.T, err error, want string) bool {
+	t.Helper()
+	switch {
+	case want == "" && err != nil:
+		t.Fatal(err)
+	case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+		t.Fatalf("error %v, want %q", err, want)
+	}
+	return err != nil
 }
