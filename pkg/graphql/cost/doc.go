@@ -18,7 +18,10 @@
 //
 // A field whose filter goes through relations (ResourceFilter.through)
 // adds, each time it resolves, the limits of its relations: the related
-// objects it may consult (filter.DefaultThroughLimit where absent).
+// objects it may consult (filter.DefaultThroughLimit where absent). Of
+// keeps the filters that hold variables apart, in a Cost whose Of reads
+// them from each request's variables, so that the rest is kept with the
+// document.
 //
 // Lists multiply through nesting, and fields add up over aliases and
 // fragments; fields of one response key merge as execution merges them.
