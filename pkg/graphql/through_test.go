@@ -260,6 +260,7 @@ func (f *throughFixture) page(t testing.TB, ctx context.Context, field, filter, 
 // object at a time, and sorted.
 func TestThrough(t *testing.T) {
 	f := newThroughFixture(t)
+	workloads := []string{"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob", "ReplicationController"}
 	kinds := func(ks ...string) func(*object.Object) bool {
 		return func(o *object.Object) bool { return slices.Contains(ks, o.Type.Kind) }
 	}
@@ -280,9 +281,11 @@ func TestThrough(t *testing.T) {
 		{name: "owners: Deployments", filter: `{through: {owners: {kinds: ["Deployment.apps"], labelSelector: "tier=fe"}}}`,
 			owner: "tier=fe", ownerKinds: []string{"Deployment"}},
 		{name: "owners: a CronJob through its Job", filter: `{through: {owners: {kinds: ["CronJob"]}}}`, ownerKinds: []string{"CronJob"}},
-		{name: "owners of any kind", filter: `{through: {owners: {labelSelector: "tier=fe"}}}`, owner: "tier=fe"},
+		{name: "owners of the workload kinds", filter: `{through: {owners: {labelSelector: "tier=fe"}}}`, owner: "tier=fe", ownerKinds: workloads},
+		{name: "owners of a kind that is not a workload", filter: `{through: {owners: {kinds: ["Service"], labelSelector: "tier=fe"}}}`,
+			owner: "tier=fe", ownerKinds: []string{"Service"}},
 		{name: "owners and nodes", filter: `{through: {nodes: {labelSelector: "zone=b"}, owners: {labelSelector: "tier=fe"}}}`,
-			node: "zone=b", owner: "tier=fe"},
+			node: "zone=b", owner: "tier=fe", ownerKinds: workloads},
 		{name: "ReplicaSets through their Deployments", filter: `{kinds: ["ReplicaSet"], through: {owners: {kinds: ["Deployment.apps"], labelSelector: "tier"}}}`,
 			target: kinds("ReplicaSet"), owner: "tier", ownerKinds: []string{"Deployment"}},
 		{name: "nodes select Pods only", filter: `{kinds: ["ReplicaSet", "Pod"], through: {nodes: {labelSelector: "zone=a"}}}`,

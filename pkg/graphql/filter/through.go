@@ -63,7 +63,8 @@ var relatedInput = graphql.NewInputObject(graphql.InputObjectConfig{
 	Description: "Selects the related objects of a filter through a relation, in the cluster of each object filtered. " +
 		"Fields are ANDed, the values of a list are ORed.",
 	Fields: graphql.InputObjectConfigFieldMap{
-		"kinds":         {Type: stringList(), Description: `The owners' kinds, for owners only: "Deployment.apps", "Job"; null: any kind.`},
+		"kinds": {Type: stringList(), Description: `The owners' kinds, for owners only: "Deployment.apps", "Job", ` +
+			`a custom resource's; null: the workloads (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, ReplicationController).`},
 		"labelSelector": {Type: graphql.String, Description: `A Kubernetes label selector over the related objects' labels: "zone=a".`},
 		"nameContains":  {Type: graphql.String, Description: "A substring of the related objects' names."},
 		"fieldSelector": {Type: graphql.String, Description: `Requirements on the values at paths inside the related objects, ` +

@@ -19,6 +19,11 @@ import (
 // a CronJob's through its Jobs.
 var hopResources = []string{replicaSetsRes, "jobs.batch"}
 
+// workloadKinds are the owners a filter through owners consults when it
+// names no kinds: the kinds that own Pods, and ReplicaSets and Jobs.
+var workloadKinds = []string{"Deployment.apps", "ReplicaSet.apps", "StatefulSet.apps", "DaemonSet.apps", "Job.batch",
+	"CronJob.batch", "ReplicationController"}
+
 // constraint is what one relation of a filter through relations asks of
 // the objects of one cluster: a node name in nodes, an owner in owners.
 type constraint struct {
@@ -120,8 +125,11 @@ func targetClusters(fs []planner.Filter) []string {
 func consult(ctx context.Context, e Engine, t gqlfilter.Through, targets []string) (map[string]*constraint, []string, error) {
 	rf := t.Filter
 	rf.Clusters = targets
-	if t.Relation == gqlfilter.Nodes {
+	switch {
+	case t.Relation == gqlfilter.Nodes:
 		rf.Resources = []string{"nodes"}
+	case rf.Kinds == nil:
+		rf.Kinds = workloadKinds
 	}
 	related, hidden := visibleFind(ctx, e, rf, targets, t.Limit)
 	if len(related) > t.Limit {
