@@ -361,6 +361,8 @@ func TestThroughRights(t *testing.T) {
 			scopes: []string{"c2/pods", "c1/nodes"}, want: []string{}, denied: []string{"c2"}},
 		{name: "Deployments without their ReplicaSets", filter: `{through: {owners: {kinds: ["Deployment.apps"]}}}`,
 			scopes: []string{"pods", "deployments.apps"}, want: []string{}, denied: []string{"c1", "c2"}},
+		{name: "Jobs, which need no hop", filter: `{through: {owners: {kinds: ["Job.batch"], labelSelector: "tier=fe"}}}`,
+			scopes: []string{"pods", "jobs.batch"}, want: []string{"c1/b/batch-x"}},
 		{name: "Jobs without CronJobs", filter: `{through: {owners: {kinds: ["Job.batch", "CronJob.batch"]}}}`,
 			scopes: []string{"pods", "jobs.batch"}, want: []string{"c1/b/batch-x", "c1/b/nightly-1-x"}, denied: []string{"c1"}},
 	} {

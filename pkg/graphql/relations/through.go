@@ -14,10 +14,21 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 )
 
-// hopResources are the kinds through which owners reach their objects'
-// objects: a Deployment's (or a rollout's) Pods through its ReplicaSets,
-// a CronJob's through its Jobs.
-var hopResources = []string{replicaSetsRes, "jobs.batch"}
+// hopsOf returns the resources through which owners of kind k reach
+// their objects' objects: a Deployment's Pods through its ReplicaSets, a
+// CronJob's through its Jobs, a custom resource's (a rollout's) through
+// either; none for the kinds that own Pods directly.
+func hopsOf(k *object.Type) []string {
+	switch k.KindName() {
+	case "Deployment.apps":
+		return []string{replicaSetsRes}
+	case "CronJob.batch":
+		return []string{"jobs.batch"}
+	case "ReplicaSet.apps", "Job.batch", "StatefulSet.apps", "DaemonSet.apps", "ReplicationController":
+		return nil
+	}
+	return []string{replicaSetsRes, "jobs.batch"}
+}
 
 // workloadKinds are the owners a filter through owners consults when it
 // names no kinds: the kinds that own Pods, and ReplicaSets and Jobs.
@@ -149,13 +160,16 @@ func consult(ctx context.Context, e Engine, t gqlfilter.Through, targets []strin
 			at(o.Cluster).owners = append(at(o.Cluster).owners, o.UID)
 		}
 	}
-	if t.Relation == gqlfilter.Owners && len(related) > 0 {
-		// The owners' ReplicaSets and Jobs own the objects too: one query
-		// over the owner postings of all of them.
-		hf := planner.Filter{Clusters: slices.Sorted(maps.Keys(out)), Resources: hopResources}
-		for _, o := range related {
+	var hf planner.Filter // the owners' ReplicaSets and Jobs, which own too
+	for _, o := range related {
+		if hops := hopsOf(o.Type); t.Relation == gqlfilter.Owners && hops != nil {
+			hf.Clusters = union(hf.Clusters, []string{o.Cluster})
+			hf.Resources = union(hf.Resources, hops)
 			hf.OwnerUIDs = append(hf.OwnerUIDs, o.UID)
 		}
+	}
+	if hf.OwnerUIDs != nil {
+		// One query over the owner postings of all of them.
 		left := t.Limit - len(related)
 		hops, h := visibleFind(ctx, e, hf, hf.Clusters, left)
 		if len(hops) > left {
