@@ -58,11 +58,11 @@ func Narrow(ctx context.Context, e Engine, fs []planner.Filter, through []gqlfil
 	if len(through) == 0 || len(fs) == 0 {
 		return fs, nil, nil
 	}
-	targets := targetClusters(fs)
+	targets, namespaces := targetClusters(fs), targetNamespaces(fs)
 	var hidden []string
 	perCluster := map[string]*constraint{}
 	for i, t := range through {
-		found, h, err := consult(ctx, e, t, targets)
+		found, h, err := consult(ctx, e, t, targets, namespaces)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -129,18 +129,35 @@ func targetClusters(fs []planner.Filter) []string {
 	return out
 }
 
+// targetNamespaces returns the namespaces fs name, and "" (the
+// cluster-scoped objects), nil when one names none (every namespace).
+func targetNamespaces(fs []planner.Filter) []string {
+	out := []string{""}
+	for _, f := range fs {
+		if f.Namespaces == nil {
+			return nil
+		}
+		out = union(out, f.Namespaces)
+	}
+	return out
+}
+
 // consult finds the related objects of t that the caller may see in
-// targets (nil: every cluster), at most t.Limit of them, and returns the
+// targets (nil: every cluster), owners in namespaces (nil: any), at most
+// t.Limit of them, and returns the
 // constraint of each cluster that has some, and the clusters hidden from
 // the caller.
-func consult(ctx context.Context, e Engine, t gqlfilter.Through, targets []string) (map[string]*constraint, []string, error) {
+func consult(ctx context.Context, e Engine, t gqlfilter.Through, targets, namespaces []string) (map[string]*constraint, []string, error) {
 	rf := t.Filter
 	rf.Clusters = targets
-	switch {
-	case t.Relation == gqlfilter.Nodes:
+	if t.Relation == gqlfilter.Nodes {
 		rf.Resources = []string{"nodes"}
-	case rf.Kinds == nil:
-		rf.Kinds = workloadKinds
+	} else {
+		// An owner is in its object's namespace, or cluster-scoped.
+		rf.Namespaces = namespaces
+		if rf.Kinds == nil {
+			rf.Kinds = workloadKinds
+		}
 	}
 	related, hidden := visibleFind(ctx, e, rf, targets, t.Limit)
 	if len(related) > t.Limit {

@@ -144,6 +144,8 @@ func TestNarrow(t *testing.T) {
 			through: []gqlfilter.Through{through(t, gqlfilter.Owners, 10, "", "Deployment.apps")},
 			grants:  []authz.Grant{{Cluster: "c1", Resource: "deployments.apps"}, {Cluster: "c2", Resource: "deployments.apps"}, {Cluster: "c1", Resource: "replicasets.apps"}},
 			filters: []string{"[c1] [pods] ", "[c2] [pods] "}, want: []string{"c1/pods/a/web-1-x", "c1/pods/a/web-1-y"}, hidden: []string{"c2"}},
+		{name: "owners in the objects' namespaces only", fs: []planner.Filter{{Namespaces: []string{"b"}}},
+			through: []gqlfilter.Through{through(t, gqlfilter.Owners, 1, "", "Deployment.apps")}},
 		{name: "over the limit", fs: all, through: []gqlfilter.Through{through(t, gqlfilter.Nodes, 3, "zone")},
 			err: "the filter through nodes matches more than 3 objects (its limit)"},
 		{name: "over the limit with the hops", fs: all, through: []gqlfilter.Through{through(t, gqlfilter.Owners, 3, "", "Deployment.apps")},
