@@ -309,7 +309,7 @@ func (w *walker) throughCost(f *ast.Field, n int) {
 		if a.Name == nil || a.Name.Value != "filter" {
 			continue
 		}
-		if hasVariable(a.Value) {
+		if document.ReadsVariables(a.Value) {
 			w.through = append(w.through, throughSite{filter: a.Value, times: n})
 			continue
 		}
@@ -335,27 +335,6 @@ func (w *walker) limits(filterArg ast.Value) int {
 		n = saturatingAdd(n, min(max(limit, 0), filter.MaxThroughLimit))
 	}
 	return n
-}
-
-// hasVariable reports whether v is or holds a variable.
-func hasVariable(v ast.Value) bool {
-	switch v := v.(type) {
-	case *ast.Variable:
-		return true
-	case *ast.ObjectValue:
-		for _, f := range v.Fields {
-			if f != nil && hasVariable(f.Value) {
-				return true
-			}
-		}
-	case *ast.ListValue:
-		for _, x := range v.Values {
-			if hasVariable(x) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // valueOf returns an argument's value as variables give it: objects as
