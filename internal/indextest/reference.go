@@ -56,6 +56,9 @@ func (r *Reference) Matches(f planner.Filter, o *object.Object) bool {
 	if f.OwnerUID != "" && !slices.ContainsFunc(o.Owners, func(ref object.OwnerRef) bool { return ref.UID == f.OwnerUID }) {
 		return false
 	}
+	if len(f.OwnerUIDs) > 0 && !slices.ContainsFunc(o.Owners, func(ref object.OwnerRef) bool { return slices.Contains(f.OwnerUIDs, ref.UID) }) {
+		return false
+	}
 	for _, req := range f.Fields.Requirements() {
 		if !r.fieldMatches(req, o) {
 			return false

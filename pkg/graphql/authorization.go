@@ -3,10 +3,13 @@ package graphql
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/fleetcache/fleetcache/pkg/authn"
 	"github.com/fleetcache/fleetcache/pkg/authz"
+	"github.com/fleetcache/fleetcache/pkg/graphql/filter"
+	"github.com/fleetcache/fleetcache/pkg/graphql/relations"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/index/views"
@@ -56,6 +59,18 @@ func (s *Server) scopeFilters(ctx context.Context, f planner.Filter) ([]planner.
 	return scope.Filters(f), scope.DeniedClusters()
 }
 
+// scopeThrough is scopeFilters of f narrowed to the objects whose related
+// objects match through (relations.Narrow), with the clusters hidden
+// either way; a filter through too many related objects is BAD_USER_INPUT.
+func (s *Server) scopeThrough(ctx context.Context, f planner.Filter, through []filter.Through) ([]planner.Filter, []string, error) {
+	visible, denied := s.scopeFilters(ctx, f)
+	visible, hidden, err := relations.Narrow(ctx, relationEngine{s}, visible, through)
+	if err != nil {
+		return nil, nil, badInput("%w", err)
+	}
+	return visible, slices.Compact(slices.Sorted(slices.Values(append(denied, hidden...)))), nil
+}
+
 // visible reports whether the caller of ctx may see o.
 func (s *Server) visible(ctx context.Context, o *object.Object) (bool, error) {
 	u, ok := s.restricted(ctx)
@@ -67,17 +82,6 @@ func (s *Server) visible(ctx context.Context, o *object.Object) (bool, error) {
 		return false, newCodedError(CodeAccessReviewFailed, fmt.Errorf("cluster %q: access review failed: its objects are hidden", o.Cluster))
 	}
 	return ok, nil
-}
-
-// visibleObjects keeps the objects the caller of ctx may see.
-func (s *Server) visibleObjects(ctx context.Context, objs []*object.Object) []*object.Object {
-	out := objs[:0:0]
-	for _, o := range objs {
-		if ok, _ := s.visible(ctx, o); ok {
-			out = append(out, o)
-		}
-	}
-	return out
 }
 
 // mayReadDetails reports whether the caller of ctx may read the details of

@@ -59,6 +59,10 @@ func BenchmarkRelations(b *testing.B) {
 			owner { name } node { name } } } } } }`},
 		{"ConfigMap.pods", `{ configmaps(filter: {clusters: ["c000"]}, first: 50) { edges { node { name ... on ConfigMap {
 			pods(first: 0) { totalCount } } } } } }`},
+		// A fifth of the fleet's Nodes, and of its Pods: a page and the count.
+		{"Pod/through nodes", `{ pods(filter: {through: {nodes: {labelSelector: "zone=z1"}}}, first: 50) { totalCount edges { node { name } } } }`},
+		{"Pod/through nodes, one namespace", `{ pods(filter: {namespaces: ["ns-07"], through: {nodes: {labelSelector: "zone=z1"}}}, first: 50) {
+			totalCount edges { node { name } } } }`},
 	}
 	for _, n := range sizes {
 		var s *Server
@@ -93,7 +97,7 @@ func relBenchKinds(b testing.TB) Kinds {
 }
 
 // relBenchIndex returns the index of BenchmarkRelations: n realistic
-// Pods with their Services and ConfigMaps.
+// Pods with their Services and ConfigMaps, and their Nodes, in five zones.
 func relBenchIndex(b testing.TB, n int) *index.Index {
 	ix := index.New(index.Options{Retention: 1000})
 	podType := *relKinds["Pod"].typ()
@@ -115,6 +119,10 @@ func relBenchIndex(b testing.TB, n int) *index.Index {
 	}
 	for c := range relBenchClusters {
 		cluster := fmt.Sprintf("c%03d", c)
+		for j := range graphqltest.PodNodes {
+			put(relKinds["Node"].typ(), cluster, fmt.Sprintf(`{"apiVersion":"v1","kind":"Node","metadata":{"name":"node-%02d",`+
+				`"uid":"%s-node-%02d","labels":{"zone":"z%d"}}}`, j, cluster, j, j%5))
+		}
 		apps := map[string]string{}
 		for i := range perCluster {
 			o := graphqltest.RealisticPodIn(&podType, cluster, graphqltest.PodAppNamespace(i), i, base)

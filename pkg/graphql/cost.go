@@ -9,10 +9,10 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/graphql/cost"
 )
 
-// costed is the cost of an operation that holds for any variables, kept
-// with its document.
+// costed is the cost of an operation that holds for any variables but
+// those of its filters (cost.Cost.Of reads them), kept with its document.
 type costed struct {
-	cost int
+	cost cost.Cost
 	err  error
 }
 
@@ -21,14 +21,14 @@ type costed struct {
 // that hold for any variables are kept with the document.
 func (s *Server) costOf(d *parsedDocument, op *ast.OperationDefinition, vars map[string]any) (int, error) {
 	if c, ok := d.costs.Load(op); ok {
-		return c.(costed).cost, c.(costed).err
+		return c.(costed).cost.Of(vars), c.(costed).err
 	}
-	n, static, err := cost.Compute(&d.gen.schema, d.ast, op, vars,
+	c, err := cost.Of(&d.gen.schema, d.ast, op, vars,
 		cost.Options{DefaultPageSize: s.opts.DefaultPageSize, MaxPageSize: s.opts.MaxPageSize})
-	if static {
-		d.costs.Store(op, costed{n, err})
+	if c.Static() {
+		d.costs.Store(op, costed{c, err})
 	}
-	return n, err
+	return c.Of(vars), err
 }
 
 // checkCost returns the error result of an operation over

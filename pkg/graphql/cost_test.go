@@ -46,6 +46,12 @@ func TestCostOf(t *testing.T) {
 			vars: []map[string]any{{"kids": true}, {"kids": false}}, want: []int{6, 6}, kept: true},
 		{name: "a subscription, kept", query: `subscription { resourceEvents { resource { name } } }`,
 			vars: []map[string]any{nil, nil}, want: []int{1, 1}, kept: true},
+		{name: "a filter variable, kept, its through read each time", query: `query($f: ResourceFilter) { resources(filter: $f, first: 10) { edges { cursor } } }`,
+			vars: []map[string]any{{"f": map[string]any{"kinds": []any{"Pod"}}}, {"f": map[string]any{"through": map[string]any{"nodes": map[string]any{}}}},
+				{"f": map[string]any{"through": map[string]any{"nodes": map[string]any{"limit": 5}, "owners": map[string]any{"limit": 7.0}}}}, nil},
+			want: []int{10, 1010, 22, 10}, kept: true},
+		{name: "a limit variable in a literal filter, kept", query: `query($n: Int) { resources(filter: {through: {owners: {limit: $n}}}, first: 1) { edges { cursor } } }`,
+			vars: []map[string]any{{"n": 30}, nil}, want: []int{31, 1001}, kept: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc, errs := s.prepare(tc.query)

@@ -171,8 +171,22 @@ func (e relationEngine) Selecting(cluster, namespace, resource string, labels ob
 	return e.s.ix.Selecting(cluster, namespace, resource, labels)
 }
 
-func (e relationEngine) Find(f planner.Filter, limit int) []*object.Object {
-	return e.s.ix.ListUnion([]planner.Filter{f}, nil, limit).Objects
+func (e relationEngine) Find(fs []planner.Filter, limit int) []*object.Object {
+	return e.s.ix.ListUnion(fs, nil, limit).Objects
+}
+
+func (e relationEngine) Scope(ctx context.Context, f planner.Filter) ([]planner.Filter, []string) {
+	return e.s.scopeFilters(ctx, f)
+}
+
+func (e relationEngine) Holding(f planner.Filter) map[string][]string {
+	out := map[string][]string{}
+	for _, c := range e.s.ix.Contents(f) {
+		for _, r := range c.Resources {
+			out[c.Cluster] = append(out[c.Cluster], r.Resource)
+		}
+	}
+	return out
 }
 
 func (e relationEngine) Visible(ctx context.Context, o *object.Object) (bool, error) {

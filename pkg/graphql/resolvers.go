@@ -3,8 +3,6 @@ package graphql
 import (
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
-	"slices"
 	"strings"
 	"sync"
 
@@ -13,6 +11,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
 	"github.com/fleetcache/fleetcache/pkg/graphql/execute"
 	"github.com/fleetcache/fleetcache/pkg/graphql/filter"
+	"github.com/fleetcache/fleetcache/pkg/graphql/relations"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
@@ -149,47 +148,6 @@ func resourceWriter(t *graphql.Object, def *graphql.FieldDefinition, args map[st
 	}
 }
 
-// resolveOwners returns the cached objects named in the object's
-// ownerReferences: in the object's namespace, or cluster-scoped, with the
-// reference's UID.
-func (s *Server) resolveOwners(p graphql.ResolveParams) (any, error) {
-	if err := s.checkContext(p.Context); err != nil {
-		return nil, err
-	}
-	o := p.Source.(*object.Object)
-	out := []*object.Object{}
-	for _, ref := range o.Owners {
-		found := false
-		for _, ns := range []string{o.Namespace, ""} {
-			for _, c := range s.ix.Lookup(o.Cluster, ns, ref.Name) {
-				if c.UID == ref.UID {
-					out = append(out, c)
-					found = true
-				}
-			}
-			if found || ns == "" {
-				break
-			}
-		}
-	}
-	return s.visibleObjects(p.Context, out), nil
-}
-
-// resolveChildren returns the cached objects of the same cluster whose
-// ownerReferences name the object's UID.
-func (s *Server) resolveChildren(p graphql.ResolveParams) (any, error) {
-	if err := s.checkContext(p.Context); err != nil {
-		return nil, err
-	}
-	o := p.Source.(*object.Object)
-	fs, _ := s.scopeFilters(p.Context, planner.Filter{Clusters: []string{o.Cluster}, OwnerUID: o.UID})
-	page := s.ix.ListUnion(fs, nil, 0)
-	if page.Objects == nil {
-		return []*object.Object{}, nil
-	}
-	return page.Objects, nil
-}
-
 // connection is the value of a ResourceConnection: the page is read once,
 // when the first field that needs it is resolved.
 type connection struct {
@@ -228,7 +186,7 @@ func (c *connection) page() planner.Page {
 			}
 			p = c.s.ix.ListUnion(c.visible, after, limit)
 			if c.fixed != nil {
-				p = mergeFixed(p, c.fixed, after, limit)
+				p = relations.MergeFixed(p, c.fixed, after, limit)
 			}
 		} else {
 			// The sort paths and the cursor's values were checked by
@@ -241,34 +199,6 @@ func (c *connection) page() planner.Page {
 		c.p = p
 	})
 	return c.p
-}
-
-// mergeFixed merges into p, a page of at most limit objects after after,
-// the objects of fixed after after, keeping the first limit.
-func mergeFixed(p planner.Page, fixed []*object.Object, after *object.Position, limit int) planner.Page {
-	if after != nil {
-		from := after.Placeholder()
-		i, _ := slices.BinarySearchFunc(fixed, from, object.CompareObjects)
-		if i < len(fixed) && object.CompareObjects(fixed[i], from) == 0 {
-			i++
-		}
-		fixed = fixed[i:]
-	}
-	merged := make([]*object.Object, 0, min(limit+1, len(p.Objects)+len(fixed)))
-	a, b := p.Objects, fixed
-	for len(merged) <= limit && (len(a) > 0 || len(b) > 0) {
-		if len(b) == 0 || (len(a) > 0 && object.CompareObjects(a[0], b[0]) < 0) {
-			merged, a = append(merged, a[0]), a[1:]
-		} else {
-			merged, b = append(merged, b[0]), b[1:]
-		}
-	}
-	p.More = p.More || len(merged) > limit || len(b) > 0
-	if len(merged) > limit {
-		merged = merged[:limit]
-	}
-	p.Objects = merged
-	return p
 }
 
 // cursor returns the cursor of o, an object of the page.
@@ -325,30 +255,24 @@ func (s *Server) resolveConnection(p graphql.ResolveParams, resource string) (an
 	if err := s.checkContext(p.Context); err != nil {
 		return nil, err
 	}
-	f, clusters, _, err := s.resolveFilter(p.Args["filter"])
+	arg, through, err := filter.SplitThrough(p.Args["filter"])
+	if err != nil {
+		return nil, badInput("%w", err)
+	}
+	f, clusters, _, err := s.resolveFilter(arg)
 	if err != nil {
 		return nil, err
 	}
 	if resource != "" {
 		f.Resources = []string{resource}
 	}
-	c, err := s.newConnection(p, f, clusters, resource)
+	c, err := s.pageOf(p, f, clusters, resource)
 	if err != nil {
 		return nil, err
 	}
-	return c, nil
-}
-
-// newConnection returns the page of the objects f selects that p's first,
-// after and sort ask for; clusters are those the caller named (nil for
-// all), query names what selects them beside the filter argument, for the
-// cursors of sorted pages.
-func (s *Server) newConnection(p graphql.ResolveParams, f planner.Filter, clusters []string, query string) (*connection, error) {
-	c, err := s.pageOf(p, f, clusters, query)
-	if err != nil {
+	if c.visible, c.denied, err = s.scopeThrough(p.Context, f, through); err != nil {
 		return nil, err
 	}
-	c.visible, c.denied = s.scopeFilters(p.Context, f)
 	return c, nil
 }
 
@@ -364,7 +288,7 @@ func (s *Server) pageOf(p graphql.ResolveParams, f planner.Filter, clusters []st
 		return nil, badInput("%w", err)
 	}
 	if c.sort != nil {
-		c.query = queryFingerprint(p.Args, query)
+		c.query = cursor.Fingerprint(p.Args["filter"], p.Args["sort"], query)
 	}
 	if v, ok := p.Args["after"].(string); ok {
 		if c.after, err = c.decodeAfter(v); err != nil {
@@ -405,26 +329,6 @@ func (c *connection) decodeAfter(v string) (*planner.SortedPosition, error) {
 		return nil, badInput("invalid after cursor: it continues a page with another filter or sort")
 	}
 	return &sc.SortedPosition, nil
-}
-
-// queryFingerprint returns a fingerprint of a resources query's filter and
-// sort arguments (and of what else selects, query), as graphql-go coerced them: a sorted page cursor holds
-// it, so that it is not used with another filter or sort, where its sort
-// values would mean nothing.
-func queryFingerprint(args map[string]any, query string) uint64 {
-	// encoding/json writes map keys sorted: equal arguments encode
-	// equally. Coerced arguments always encode. A kind's root field or a
-	// relation (query) is another query than resources with the same
-	// arguments.
-	var b []byte
-	if query == "" {
-		b, _ = json.Marshal([]any{args["filter"], args["sort"]})
-	} else {
-		b, _ = json.Marshal([]any{args["filter"], args["sort"], query})
-	}
-	h := fnv.New64a()
-	h.Write(b)
-	return h.Sum64()
 }
 
 func (s *Server) resolveTotalCount(p graphql.ResolveParams) (any, error) {
@@ -480,7 +384,11 @@ func (s *Server) resolveFacets(p graphql.ResolveParams) (any, error) {
 	if err := s.checkContext(p.Context); err != nil {
 		return nil, err
 	}
-	f, _, _, err := s.resolveFilter(p.Args["filter"])
+	arg, through, err := filter.SplitThrough(p.Args["filter"])
+	if err != nil {
+		return nil, badInput("%w", err)
+	}
+	f, _, _, err := s.resolveFilter(arg)
 	if err != nil {
 		return nil, err
 	}
@@ -488,7 +396,10 @@ func (s *Server) resolveFacets(p graphql.ResolveParams) (any, error) {
 	if err != nil {
 		return nil, badInput("%w", err)
 	}
-	fs, _ := s.scopeFilters(p.Context, f)
+	fs, _, err := s.scopeThrough(p.Context, f, through)
+	if err != nil {
+		return nil, err
+	}
 	if by.Key == filter.FacetClusterLabel {
 		return s.facetsByClusterLabel(s.ix.FacetsUnion(fs, views.FacetBy{Key: views.FacetCluster}), by.Label), nil
 	}

@@ -227,9 +227,9 @@ func (s *Server) resourceFields(resource *graphql.Interface) graphql.Fields {
 			Args:    graphql.FieldConfigArgument{"path": {Type: graphql.NewNonNull(graphql.String), Description: "The path."}},
 			Resolve: s.resolveField},
 		"owners": {Type: nonNullList(resource), Description: "The cached objects named in ownerReferences (same cluster).",
-			Resolve: s.resolveOwners},
+			Resolve: relations.Owners(relationEngine{s})},
 		"children": {Type: nonNullList(resource), Description: "The cached objects whose ownerReferences name this one (same cluster).",
-			Resolve: s.resolveChildren},
+			Resolve: relations.Children(relationEngine{s})},
 		"columns": {Type: nonNullList(columnType), Description: "What `kubectl get -o wide` prints for the object, in its order, without the age " +
 			`unless age is true (see "Columns" in docs/graphql.md).`,
 			Args: graphql.FieldConfigArgument{"age": {Type: graphql.Boolean, DefaultValue: false,

@@ -176,17 +176,7 @@ func TestMoreRelationsOnRealClusters(t *testing.T) {
 			t.Fatal(err)
 		}
 		// web-1 rescheduled to node 2, now mounting cm-extra too.
-		if err := c1.Resource(podsGVR).Namespace(ns).Delete(ctx, "web-1", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
-			t.Fatal(err)
-		}
-		testcluster.Eventually(t, 30*time.Second, "web-1 deleted", func() (bool, string) {
-			_, err := c1.Resource(podsGVR).Namespace(ns).Get(ctx, "web-1", metav1.GetOptions{})
-			return err != nil, fmt.Sprint(err)
-		})
-		rs, err := c1.Resource(gvr("apps", "v1", "replicasets")).Namespace(ns).Get(ctx, "web-rs", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		rs := deletePodOf(t, c1, ns, "web-1", "web-rs")
 		createRelationsPod(t, c1, ns, "web-1", ns+"-node-2", map[string]any{"app": "web"}, rs, "cm-extra")
 		// The Service db now selects app=other: web-2.
 		svc, err := c1.Resource(gvr("", "v1", "services")).Namespace(ns).Get(ctx, "db", metav1.GetOptions{})
@@ -207,6 +197,26 @@ func TestMoreRelationsOnRealClusters(t *testing.T) {
 		}
 		f.expectMoreRelations(t, admin, ns, want)
 	})
+}
+
+// deletePodOf deletes a Pod of ns at once (no kubelet ends it
+// gracefully), waits until it is gone, and returns its ReplicaSet rs, to
+// create it again elsewhere: a Pod rescheduled.
+func deletePodOf(t *testing.T, d dynamic.Interface, ns, pod, rs string) *unstructured.Unstructured {
+	t.Helper()
+	ctx := t.Context()
+	if err := d.Resource(podsGVR).Namespace(ns).Delete(ctx, pod, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 30*time.Second, pod+" deleted", func() (bool, string) {
+		_, err := d.Resource(podsGVR).Namespace(ns).Get(ctx, pod, metav1.GetOptions{})
+		return err != nil, fmt.Sprint(err)
+	})
+	owner, err := d.Resource(gvr("apps", "v1", "replicasets")).Namespace(ns).Get(ctx, rs, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return owner
 }
 
 // seedRelations creates, in ns of a cluster, two Nodes, a Deployment with

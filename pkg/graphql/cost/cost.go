@@ -11,6 +11,7 @@ import (
 	"github.com/graphql-go/graphql/language/ast"
 
 	"github.com/fleetcache/fleetcache/pkg/graphql/document"
+	"github.com/fleetcache/fleetcache/pkg/graphql/filter"
 )
 
 // The lengths counted for the Resource lists without a first argument: an
@@ -59,6 +60,39 @@ type walker struct {
 	// dynamic records that a variable's value was read: the cost then
 	// holds for these variables only.
 	dynamic bool
+	// through are the filter arguments with variables: what their through
+	// adds is read from each request's variables (Cost.Of).
+	through []throughSite
+}
+
+// throughSite is a filter argument that holds variables, and how many
+// times its field resolves.
+type throughSite struct {
+	filter ast.Value
+	times  int
+}
+
+// Cost is an operation's cost without the variables of its filters:
+// Of adds what their through adds with a request's variables.
+type Cost struct {
+	n       int
+	static  bool
+	through []throughSite
+	varDefs map[string]*ast.VariableDefinition
+}
+
+// Static reports whether the cost holds for any variables, but for the
+// filters' (which Of reads): the engine may keep it with the document.
+func (c Cost) Static() bool { return c.static }
+
+// Of returns the cost with the variables vars.
+func (c Cost) Of(vars map[string]any) int {
+	n := c.n
+	w := &walker{varDefs: c.varDefs, vars: vars}
+	for _, site := range c.through {
+		n = saturatingAdd(n, saturatingMul(site.times, w.limits(site.filter)))
+	}
+	return n
 }
 
 // Compute returns the cost of op, an operation of doc over schema (of one
@@ -66,9 +100,17 @@ type walker struct {
 // whether it holds for any variables; or ErrTooManyFields. An operation
 // of a type the schema does not have costs 0 (the engine refuses it).
 func Compute(schema *graphql.Schema, doc *ast.Document, op *ast.OperationDefinition, vars map[string]any, opts Options) (n int, static bool, err error) {
+	c, err := Of(schema, doc, op, vars, opts)
+	return c.Of(vars), c.static && len(c.through) == 0, err
+}
+
+// Of returns the Cost of op as Compute does, with the filters that hold
+// variables apart, so that a cost whose other parts hold for any
+// variables is kept (Cost.Static) and only those are read per request.
+func Of(schema *graphql.Schema, doc *ast.Document, op *ast.OperationDefinition, vars map[string]any, opts Options) (Cost, error) {
 	root := document.RootType(schema, op)
 	if root == nil {
-		return 0, true, nil
+		return Cost{static: true}, nil
 	}
 	w := &walker{schema: schema, fragments: document.Fragments(doc), varDefs: map[string]*ast.VariableDefinition{}, vars: vars, opts: opts}
 	for _, d := range op.VariableDefinitions {
@@ -76,10 +118,11 @@ func Compute(schema *graphql.Schema, doc *ast.Document, op *ast.OperationDefinit
 			w.varDefs[d.Variable.Name.Value] = d
 		}
 	}
-	if err := w.walk(root, []*ast.SelectionSet{op.SelectionSet}, 1, 0); err != nil {
-		return 0, !w.dynamic, err
+	err := w.walk(root, []*ast.SelectionSet{op.SelectionSet}, 1, 0)
+	if err != nil {
+		return Cost{static: !w.dynamic}, err
 	}
-	return w.cost, !w.dynamic, nil
+	return Cost{n: w.cost, static: !w.dynamic, through: w.through, varDefs: w.varDefs}, nil
 }
 
 // walk adds the cost of the fields that sets select of n values of type t.
@@ -115,6 +158,9 @@ func (w *walker) walk(t composite, sets []*ast.SelectionSet, n, page int) error 
 		if !ok {
 			continue // a scalar, an enum or a union (none holds objects)
 		}
+		// A filter through relations consults up to its limits' related
+		// objects each time the field resolves.
+		w.throughCost(f, n)
 		values := n
 		if isList(def.Type) {
 			values = saturatingMul(n, listLength(parent, f.Name.Value, page))
@@ -252,6 +298,78 @@ func (w *walker) intArgument(v ast.Value) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// throughCost adds, for a field that resolves n times, how many related
+// objects its filter argument may consult: the sum of the limits of its
+// through's relations (filter.DefaultThroughLimit where absent). A filter
+// with variables is kept apart, for Cost.Of.
+func (w *walker) throughCost(f *ast.Field, n int) {
+	for _, a := range f.Arguments {
+		if a.Name == nil || a.Name.Value != "filter" {
+			continue
+		}
+		if document.ReadsVariables(a.Value) {
+			w.through = append(w.through, throughSite{filter: a.Value, times: n})
+			continue
+		}
+		w.cost = saturatingAdd(w.cost, saturatingMul(n, w.limits(a.Value)))
+	}
+}
+
+// limits returns the sum of the limits of the relations of the through of
+// a filter argument.
+func (w *walker) limits(filterArg ast.Value) int {
+	n := 0
+	m, _ := w.valueOf(filterArg).(map[string]any)
+	through, _ := m["through"].(map[string]any)
+	for _, rel := range through {
+		r, ok := rel.(map[string]any)
+		if !ok {
+			continue
+		}
+		limit, ok := intValue(r["limit"])
+		if !ok {
+			limit = filter.DefaultThroughLimit
+		}
+		n = saturatingAdd(n, min(max(limit, 0), filter.MaxThroughLimit))
+	}
+	return n
+}
+
+// valueOf returns an argument's value as variables give it: objects as
+// maps, integers as ints, a variable's value (or its default); nil for
+// what the cost does not read.
+func (w *walker) valueOf(v ast.Value) any {
+	switch v := v.(type) {
+	case *ast.ObjectValue:
+		m := map[string]any{}
+		for _, f := range v.Fields {
+			if f != nil && f.Name != nil {
+				m[f.Name.Value] = w.valueOf(f.Value)
+			}
+		}
+		return m
+	case *ast.IntValue:
+		n, err := strconv.Atoi(v.Value)
+		if err != nil {
+			return nil
+		}
+		return n
+	case *ast.Variable:
+		if v.Name == nil {
+			return nil
+		}
+		if val, ok := w.vars[v.Name.Value]; ok {
+			return val
+		}
+		if d := w.varDefs[v.Name.Value]; d != nil && d.DefaultValue != nil {
+			if _, isVar := d.DefaultValue.(*ast.Variable); !isVar {
+				return w.valueOf(d.DefaultValue)
+			}
+		}
+	}
+	return nil
 }
 
 // intValue returns a variable's value as an integer, as decoded from JSON

@@ -177,6 +177,19 @@ func TestCompute(t *testing.T) {
 			pods: resources(filter: {kinds: ["Pod"]}) { totalCount edges { cursor } }
 			one: resource(cluster: "prod", kind: "Pod", namespace: "web", name: "web-1") { owners { name } }
 		}`, want: 2902},
+		{name: "a filter through a relation counts its default limit", query: `{ resources(first: 10, filter: {through: {nodes: {labelSelector: "zone=a"}}}) { edges { cursor } } }`,
+			want: 10 + 1000},
+		{name: "a filter through relations counts their limits", query: `{ resources(first: 10, filter: {through: {nodes: {limit: 50}, owners: {kinds: ["Deployment.apps"], limit: 7}}}) { totalCount } }`,
+			want: 57},
+		{name: "a limit over the maximum counts the maximum", query: `{ resources(first: 0, filter: {through: {nodes: {limit: 99999}}}) { totalCount } }`,
+			want: 10000},
+		{name: "a filter without through counts nothing more", query: `{ resources(first: 10, filter: {kinds: ["Pod"]}) { totalCount } }`, want: 0},
+		{name: "a filter through a relation from a variable", query: `query($f: ResourceFilter) { resources(first: 10, filter: $f) { totalCount } }`,
+			vars: map[string]any{"f": map[string]any{"through": map[string]any{"owners": map[string]any{"limit": 20.0}}}}, dynamic: true, want: 20},
+		{name: "a limit from a variable", query: `query($n: Int) { resources(filter: {through: {nodes: {limit: $n}}}) { totalCount } }`,
+			vars: map[string]any{"n": 30}, dynamic: true, want: 30},
+		{name: "a filter variable without through", query: `query($f: ResourceFilter) { resources(first: 10, filter: $f) { totalCount } }`,
+			vars: map[string]any{"f": map[string]any{"kinds": []any{"Pod"}}}, dynamic: true, want: 0},
 		{name: "a clusterHealth subscription", query: `subscription { clusterHealth { name resources { resource } } }`, want: 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,6 +16,13 @@
 //     their lengths are the fleet's, not the query's;
 //   - for the other lists (clusters, facets, …), which hold no Resource, 1.
 //
+// A field whose filter goes through relations (ResourceFilter.through)
+// adds, each time it resolves, the limits of its relations: the related
+// objects it may consult (filter.DefaultThroughLimit where absent). Of
+// keeps the filters that hold variables apart, in a Cost whose Of reads
+// them from each request's variables, so that the rest is kept with the
+// document.
+//
 // Lists multiply through nesting, and fields add up over aliases and
 // fragments; fields of one response key merge as execution merges them.
 // @skip and @include are not read: the cost is what the operation can

@@ -3,9 +3,11 @@ package cursor
 import (
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"hash/fnv"
 	"math"
 	"slices"
 
@@ -395,4 +397,25 @@ func (r Revision) Check(epoch string) error {
 		return fmt.Errorf("%w: revision %d of index %q, the current index is %q", ErrExpired, r.Revision, r.Epoch, epoch)
 	}
 	return nil
+}
+
+// Fingerprint returns a fingerprint of a query's filter and sort
+// arguments, as graphql-go coerced them, and of what else selects (query:
+// a kind's root field, a relation and its object; "" for resources). A
+// sorted page cursor holds it (Sorted.Query), so that it is not used with
+// another filter or sort, where its sort values would mean nothing.
+func Fingerprint(filter, sort any, query string) uint64 {
+	// encoding/json writes map keys sorted: equal arguments encode
+	// equally. Coerced arguments always encode. A kind's root field or a
+	// relation (query) is another query than resources with the same
+	// arguments.
+	var b []byte
+	if query == "" {
+		b, _ = json.Marshal([]any{filter, sort})
+	} else {
+		b, _ = json.Marshal([]any{filter, sort, query})
+	}
+	h := fnv.New64a()
+	h.Write(b)
+	return h.Sum64()
 }

@@ -116,3 +116,25 @@ func ResponseKey(f *ast.Field) string {
 	}
 	return ""
 }
+
+// ReadsVariables reports whether the argument value v is a variable or
+// holds one (in a list or an input object).
+func ReadsVariables(v ast.Value) bool {
+	switch v := v.(type) {
+	case *ast.Variable:
+		return true
+	case *ast.ListValue:
+		for _, e := range v.Values {
+			if ReadsVariables(e) {
+				return true
+			}
+		}
+	case *ast.ObjectValue:
+		for _, f := range v.Fields {
+			if f != nil && ReadsVariables(f.Value) {
+				return true
+			}
+		}
+	}
+	return false
+}

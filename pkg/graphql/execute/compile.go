@@ -314,28 +314,8 @@ func setsReadVariables(sets []*ast.SelectionSet, fragments map[string]*ast.Fragm
 // readsVariables reports whether any argument refers to a variable.
 func readsVariables(args []*ast.Argument) bool {
 	for _, a := range args {
-		if a != nil && valueReadsVariables(a.Value) {
+		if a != nil && document.ReadsVariables(a.Value) {
 			return true
-		}
-	}
-	return false
-}
-
-func valueReadsVariables(v ast.Value) bool {
-	switch v := v.(type) {
-	case *ast.Variable:
-		return true
-	case *ast.ListValue:
-		for _, e := range v.Values {
-			if valueReadsVariables(e) {
-				return true
-			}
-		}
-	case *ast.ObjectValue:
-		for _, f := range v.Fields {
-			if f != nil && valueReadsVariables(f.Value) {
-				return true
-			}
 		}
 	}
 	return false

@@ -5,6 +5,7 @@
 // their reading into the planner's terms (package planner): Parse turns a
 // ResourceFilter into a planner.Filter, ParseSort a sort into
 // planner.SortKeys, FacetBy a facets query's arguments into a
-// views.FacetBy. Errors say what is wrong with the argument; the engine
+// views.FacetBy; SplitThrough reads a ResourceFilter's through (Through:
+// the relations a filter goes through), which Parse refuses. Errors say what is wrong with the argument; the engine
 // reports them as BAD_USER_INPUT.
 package filter

@@ -51,11 +51,16 @@ var Input = graphql.NewInputObject(graphql.InputObjectConfig{
 		"clusterSelector": {Type: graphql.String, Description: `A Kubernetes label selector over the clusters' labels (Cluster.labels): ` +
 			`"env=prod,region in (eu,us)". With clusters, the clusters of both. In resourceEvents, a cluster that starts or stops ` +
 			`matching (relabelled) brings its objects as ADDED or DELETED.`},
-		"search": {Type: graphql.String, Description: `Words, each of which must begin (case-insensitively) a token of the name, ` +
-			`namespace, a label key or value, an annotation value or a container image: "redis prod". Tokens are the runs of ` +
-			`letters and digits. See "Search" in docs/graphql.md.`},
+		"search": {Type: graphql.String, Description: searchDesc},
+		"through": {Type: throughInput, Description: `Objects whose related objects, in the same cluster, match: ` +
+			`{nodes: {labelSelector: "zone=a"}} selects the Pods on Nodes labelled zone=a. Answered by resources, the kinds' ` +
+			`root fields and facets; refused by subscriptions and changes. See "Filtering through a relation" in docs/graphql.md.`},
 	},
 })
+
+const searchDesc = `Words, each of which must begin (case-insensitively) a token of the name, ` +
+	`namespace, a label key or value, an annotation value or a container image: "redis prod". Tokens are the runs of ` +
+	`letters and digits. See "Search" in docs/graphql.md.`
 
 // Order is the enum SortOrder.
 var Order = graphql.NewEnum(graphql.EnumConfig{
@@ -155,12 +160,16 @@ func FacetBy(args map[string]any) (views.FacetBy, error) {
 }
 
 // Parse turns a ResourceFilter argument into a planner.Filter, and
-// returns the clusters it names (nil if none).
+// returns the clusters it names (nil if none). A filter with through is
+// refused: SplitThrough reads it where it is answered.
 func Parse(arg any) (planner.Filter, []string, error) {
 	var f planner.Filter
 	m, _ := arg.(map[string]any)
 	if m == nil {
 		return f, nil, nil
+	}
+	if m["through"] != nil {
+		return f, nil, errThroughHere
 	}
 	f.Clusters = Strings(m["clusters"])
 	f.Kinds = Strings(m["kinds"])

@@ -16,5 +16,12 @@
 // (index.Index.Selecting), the caller's rights, and the connection of a
 // Related (paging, totalCount, authorization, as resources). Add adds the
 // fields of the kinds to their types, leaving out a relation whose target
-// kind is not cached; ResourceFields are those of every object.
+// kind is not cached; ResourceFields are those of every object, and
+// Owners and Children resolve Resource.owners and Resource.children.
+//
+// Narrow (through.go) answers a filter through a relation
+// (ResourceFilter.through: a Pod's Node, an object's owners): it reads the
+// related objects the caller may see and narrows the caller's scoped
+// filters to one filter per cluster, with the related objects' node names
+// or owner UIDs, so that the planner pages, sorts and counts them.
 package relations

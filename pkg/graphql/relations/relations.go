@@ -21,10 +21,18 @@ type Engine interface {
 	// Selecting returns the objects of resource in cluster and namespace
 	// whose label selector selects labels (index.Index.Selecting).
 	Selecting(cluster, namespace, resource string, labels object.Labels) []*object.Object
-	// Find returns the first limit objects f selects (0: all), whatever
-	// the caller may see: the hops of a relation (a Deployment's
-	// ReplicaSets on the way to its Pods), which it does not show.
-	Find(f planner.Filter, limit int) []*object.Object
+	// Find returns the first limit objects that the disjoint filters fs
+	// select (0: all), whatever the caller may see: the hops of a
+	// relation (a Deployment's ReplicaSets on the way to its Pods), which
+	// it does not show, or what Scope lets the caller see.
+	Find(fs []planner.Filter, limit int) []*object.Object
+	// Scope returns the disjoint filters of what the caller of ctx may
+	// see of f, each naming its clusters when the caller is restricted,
+	// and the clusters whose access reviews failed.
+	Scope(ctx context.Context, f planner.Filter) ([]planner.Filter, []string)
+	// Holding returns the resources of f's resources and kinds that the
+	// index holds objects of, by cluster, in f's clusters.
+	Holding(f planner.Filter) map[string][]string
 	// Visible reports whether the caller of ctx may see o; an error is a
 	// failed access review, coded for the caller.
 	Visible(ctx context.Context, o *object.Object) (bool, error)
@@ -247,4 +255,77 @@ func (r *resolver) related(p graphql.ResolveParams) (any, error) {
 		all.add(found)
 	}
 	return r.e.Connection(p, all, "related/"+o.Cluster+"/"+o.Namespace+"/"+o.Name)
+}
+
+// MergeFixed merges into p, a page of at most limit objects after after,
+// the objects of fixed (a Related's Objects, in Position order) after
+// after, keeping the first limit.
+func MergeFixed(p planner.Page, fixed []*object.Object, after *object.Position, limit int) planner.Page {
+	if after != nil {
+		from := after.Placeholder()
+		i, _ := slices.BinarySearchFunc(fixed, from, object.CompareObjects)
+		if i < len(fixed) && object.CompareObjects(fixed[i], from) == 0 {
+			i++
+		}
+		fixed = fixed[i:]
+	}
+	merged := make([]*object.Object, 0, min(limit+1, len(p.Objects)+len(fixed)))
+	a, b := p.Objects, fixed
+	for len(merged) <= limit && (len(a) > 0 || len(b) > 0) {
+		if len(b) == 0 || (len(a) > 0 && object.CompareObjects(a[0], b[0]) < 0) {
+			merged, a = append(merged, a[0]), a[1:]
+		} else {
+			merged, b = append(merged, b[0]), b[1:]
+		}
+	}
+	p.More = p.More || len(merged) > limit || len(b) > 0
+	if len(merged) > limit {
+		merged = merged[:limit]
+	}
+	p.Objects = merged
+	return p
+}
+
+// Owners resolves Resource.owners: the cached objects named in the
+// object's ownerReferences, in its namespace or cluster-scoped, with the
+// reference's UID, that the caller may see.
+func Owners(e Engine) graphql.FieldResolveFn {
+	return func(p graphql.ResolveParams) (any, error) {
+		if err := e.CheckContext(p.Context); err != nil {
+			return nil, err
+		}
+		o := p.Source.(*object.Object)
+		out := []*object.Object{}
+		for _, ref := range o.Owners {
+			found := false
+			for _, ns := range []string{o.Namespace, ""} {
+				for _, c := range e.Lookup(o.Cluster, ns, ref.Name) {
+					if ok, _ := e.Visible(p.Context, c); ok && c.UID == ref.UID {
+						out = append(out, c)
+					}
+					found = found || c.UID == ref.UID
+				}
+				if found {
+					break
+				}
+			}
+		}
+		return out, nil
+	}
+}
+
+// Children resolves Resource.children: the cached objects of the object's
+// cluster whose ownerReferences name its UID, that the caller may see.
+func Children(e Engine) graphql.FieldResolveFn {
+	return func(p graphql.ResolveParams) (any, error) {
+		if err := e.CheckContext(p.Context); err != nil {
+			return nil, err
+		}
+		o := p.Source.(*object.Object)
+		fs, _ := e.Scope(p.Context, planner.Filter{Clusters: []string{o.Cluster}, OwnerUID: o.UID})
+		if out := e.Find(fs, 0); out != nil {
+			return out, nil
+		}
+		return []*object.Object{}, nil
+	}
 }

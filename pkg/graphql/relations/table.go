@@ -264,7 +264,7 @@ func (r *resolver) deploymentPods(o *object.Object) Related {
 	rel := Related{Cluster: o.Cluster}
 	f := filter(o, replicaSetsRes)
 	f.OwnerUID = o.UID
-	for _, rs := range r.e.Find(f, maxHops) {
+	for _, rs := range r.e.Find([]planner.Filter{f}, maxHops) {
 		// Disjoint: a Pod has one controller; a Pod that two of them
 		// owned would be listed twice.
 		pf := filter(o, podsResource)

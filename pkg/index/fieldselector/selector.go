@@ -120,6 +120,20 @@ func Compare(path fieldpath.Path, op Operator, value string) Requirement {
 	return r
 }
 
+// CompareIn returns the requirement path in (values…), without parsing:
+// what Parse returns for it, the values sorted and without duplicates. It
+// needs at least one value.
+func CompareIn(path fieldpath.Path, values ...string) Requirement {
+	r := Requirement{path: path, op: In, values: make([]operand, 0, len(values))}
+	for _, v := range values {
+		r.values = append(r.values, newOperand(v))
+	}
+	slices.SortFunc(r.values, func(a, b operand) int { return strings.Compare(a.text, b.text) })
+	r.values = slices.CompactFunc(r.values, func(a, b operand) bool { return a.text == b.text })
+	r.text = r.format()
+	return r
+}
+
 // parser reads a selector's text.
 type parser struct {
 	text string

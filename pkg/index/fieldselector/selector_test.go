@@ -236,3 +236,31 @@ func TestOf(t *testing.T) {
 		}
 	}
 }
+
+func TestCompareIn(t *testing.T) {
+	path := fieldpath.MustParse("spec.nodeName")
+	tests := []struct {
+		name   string
+		values []string
+		want   string
+	}{
+		{name: "one", values: []string{"node-1"}, want: "spec.nodeName in (node-1)"},
+		{name: "sorted and deduplicated", values: []string{"node-2", "node-1", "node-2"}, want: "spec.nodeName in (node-1,node-2)"},
+		{name: "escaped", values: []string{"a,b", "(c)"}, want: `spec.nodeName in (\(c\),a\,b)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := CompareIn(path, tt.values...)
+			if r.String() != tt.want {
+				t.Errorf("CompareIn = %q, want %q", r.String(), tt.want)
+			}
+			parsed, err := Parse(tt.want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(parsed.Requirements()[0].Values(), r.Values()); diff != "" {
+				t.Errorf("values differ from Parse's (-parsed +CompareIn):\n%s", diff)
+			}
+		})
+	}
+}

@@ -663,6 +663,14 @@ func (d *differential) filter(c chooser) planner.Filter {
 			f.OwnerUID = pick(c, p.Owners...).UID
 		}
 	}
+	if c.IntN(8) == 0 {
+		for range 1 + c.IntN(3) {
+			f.OwnerUIDs = append(f.OwnerUIDs, types.UID(fmt.Sprintf("owner-%d", c.IntN(7))))
+		}
+		if near() && len(p.Owners) > 0 {
+			f.OwnerUIDs = append(f.OwnerUIDs, pick(c, p.Owners...).UID)
+		}
+	}
 	if c.IntN(2) == 0 {
 		var reqs []string
 		for range 1 + c.IntN(3) {
@@ -743,7 +751,7 @@ func (d *differential) fieldRequirementOf(c chooser, o *object.Object) string {
 
 // loosen drops constraints of f, to select more objects.
 func loosen(c chooser, f planner.Filter) planner.Filter {
-	keep := c.IntN(1 << 9)
+	keep := c.IntN(1 << 10)
 	kept := func() bool {
 		k := keep&1 != 0
 		keep >>= 1
@@ -769,6 +777,9 @@ func loosen(c chooser, f planner.Filter) planner.Filter {
 	}
 	if !kept() {
 		f.OwnerUID = ""
+	}
+	if !kept() {
+		f.OwnerUIDs = nil
 	}
 	if !kept() {
 		f.Fields = fieldselector.Selector{}
@@ -1460,6 +1471,7 @@ func describe(f planner.Filter) string {
 	}
 	add("name", f.NameContains, f.NameContains != "")
 	add("owner", f.OwnerUID, f.OwnerUID != "")
+	add("owners", f.OwnerUIDs, f.OwnerUIDs != nil)
 	add("fields", f.Fields.String(), !f.Fields.Empty())
 	add("search", f.Search.String(), !f.Search.Empty())
 	return "{" + strings.Join(parts, " ") + "}"

@@ -40,6 +40,10 @@ type Filter struct {
 	NameContains string
 	// OwnerUID selects objects that have an owner reference with this UID.
 	OwnerUID types.UID
+	// OwnerUIDs selects objects that have an owner reference with one of
+	// these UIDs (a union of owner postings); empty: no constraint. With
+	// OwnerUID, both hold.
+	OwnerUIDs []types.UID
 	// Fields selects by the values at paths inside the objects; the empty
 	// Selector selects everything. Its =, == and in narrow like label
 	// requirements where Options.Indexes index the path for every
@@ -184,6 +188,7 @@ type query struct {
 	nothing bool // the selector selects nothing
 	name    string
 	owner   types.UID
+	owners  []types.UID // sorted, no duplicates
 	// fields is the field selector, evaluated last: it reads the object's
 	// bytes: fieldReqs are its requirements, fieldDims those an index may
 	// narrow.
@@ -207,6 +212,7 @@ func compile(f Filter) query {
 		resources:  sortedSet(f.Resources),
 		name:       f.NameContains,
 		owner:      f.OwnerUID,
+		owners:     sortedUIDs(f.OwnerUIDs),
 		fields:     f.Fields,
 		search:     f.Search,
 		dims:       len(f.Search.Words()),
@@ -226,7 +232,7 @@ func compile(f Filter) query {
 		q.dims += len(reqs)
 	}
 	for _, c := range []bool{q.clusters != nil || q.namespaces != nil, q.resources != nil,
-		q.kinds != nil || q.bareKinds != nil, q.name != "", q.owner != ""} {
+		q.kinds != nil || q.bareKinds != nil, q.name != "", q.owner != "", q.owners != nil} {
 		if c {
 			q.dims++
 		}
@@ -265,6 +271,16 @@ func sortedSet(vs []string) []string {
 	return slices.Compact(vs)
 }
 
+// sortedUIDs returns the UIDs sorted and without duplicates, nil if none.
+func sortedUIDs(uids []types.UID) []types.UID {
+	if len(uids) == 0 {
+		return nil
+	}
+	uids = slices.Clone(uids)
+	slices.Sort(uids)
+	return slices.Compact(uids)
+}
+
 // matches reports whether o satisfies every constraint of the query.
 func (q *query) matches(o *object.Object, r *object.BodyReader) bool { return q.matchesBut(o, -1, r) }
 
@@ -288,6 +304,9 @@ func (q *query) matchesBut(o *object.Object, skipField int, r *object.BodyReader
 		return false
 	}
 	if q.owner != "" && !o.HasOwner(q.owner) {
+		return false
+	}
+	if q.owners != nil && !slices.ContainsFunc(q.owners, o.HasOwner) {
 		return false
 	}
 	for i := range q.reqs {
@@ -492,6 +511,16 @@ func (ix snapshot) planFor(q *query) plan {
 	}
 	if q.owner != "" && !include([]*index.Posting{ix.Owner(q.owner)}, false) {
 		return plan{none: true}
+	}
+	if q.owners != nil {
+		sets := make([]*index.Posting, len(q.owners))
+		for i, uid := range q.owners {
+			sets[i] = ix.Owner(uid)
+		}
+		// An object may name two of them: the postings overlap.
+		if !include(sets, true) {
+			return plan{none: true}
+		}
 	}
 	var excludes [][]*index.Posting
 	for i := range q.reqs {
@@ -947,7 +976,7 @@ func (ix snapshot) eachIn(q *query, p *plan, ranges []object.Range, fn func(*obj
 // constrain nothing but clusters, namespaces or resources, and not both
 // namespaces and resources.
 func (ix snapshot) countFromStats(q *query) (int, bool) {
-	if q.nothing || q.reqs != nil || q.kinds != nil || q.bareKinds != nil || q.name != "" || q.owner != "" || !q.fields.Empty() ||
+	if q.nothing || q.reqs != nil || q.kinds != nil || q.bareKinds != nil || q.name != "" || q.owner != "" || q.owners != nil || !q.fields.Empty() ||
 		!q.search.Empty() || (q.namespaces != nil && q.resources != nil) {
 		return 0, false
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // smallFleet is a two-cluster fleet; the comment lists it in index order.
@@ -94,6 +95,9 @@ func TestFilters(t *testing.T) {
 		{"name", planner.Filter{NameContains: "web-1"}, []string{web1, prodWeb, c2Web, c2Foo}},
 		{"owner", planner.Filter{OwnerUID: "rs-web"}, []string{web1, web2}},
 		{"unknown owner", planner.Filter{OwnerUID: "nope"}, nil},
+		{"owners", planner.Filter{OwnerUIDs: []types.UID{"rs-api", "rs-web", "nope"}}, []string{web1, web2, api1}},
+		{"owners and owner", planner.Filter{OwnerUID: "rs-web", OwnerUIDs: []types.UID{"rs-api", "rs-web"}}, []string{web1, web2}},
+		{"unknown owners", planner.Filter{OwnerUIDs: []types.UID{"nope", "nope-2"}}, nil},
 		{"combined", planner.Filter{Clusters: []string{"c1"}, Namespaces: []string{"default"}, Kinds: []string{"Pod"}, Selector: sel("tier in (fe,be)")}, []string{web1, web2}},
 		{"namespace, kind and label", planner.Filter{Namespaces: []string{"default"}, Kinds: []string{"Pod"}, Selector: sel("app=web")}, []string{web1, web2, c2Web, c2Foo}},
 		{"resource and owner", planner.Filter{Resources: []string{"pods"}, OwnerUID: "rs-api"}, []string{api1}},
