@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -30,13 +31,14 @@ func tablePods(n int) []*object.Object {
 }
 
 // tableOf is the Table of objs as /clusters/c01 (fleet false) or /fleet
-// answers it, at time now, with each row's metadata.
-func tableOf(objs []*object.Object, fleet bool, now time.Time) []byte {
-	tw := &tableWriter{version: "v1", include: "Metadata", now: now, cols: new(columns.Types), fleet: fleet}
+// answers a list, at time now, with each row's metadata: in the parts it
+// writes in turn.
+func tableOf(objs []*object.Object, fleet bool, now time.Time) (head, rows, tail []byte) {
+	tw := &tableWriter{version: "v1", include: "Metadata", now: now, cols: new(columns.Types), fleet: fleet, expect: len(objs)}
 	for _, o := range objs {
 		tw.add(o)
 	}
-	return tw.finish("12345", "")
+	return tw.parts("12345", "")
 }
 
 // updateGolden rewrites the golden files under testdata/ (UPDATE_GOLDEN=1).
@@ -65,7 +67,7 @@ func TestTableGolden(t *testing.T) {
 		fleet bool
 	}{{"clusters", false}, {"fleet", true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := tableOf(objs, tc.fleet, now)
+			got := slices.Concat(tableOf(objs, tc.fleet, now))
 			path := filepath.Join("testdata", "table-pods-"+tc.name+".json")
 			if updateGolden {
 				if err := os.WriteFile(path, got, 0o644); err != nil {
