@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,6 +28,7 @@ import (
 	"github.com/fleetcache/fleetcache/internal/app"
 	"github.com/fleetcache/fleetcache/internal/apptest"
 	"github.com/fleetcache/fleetcache/internal/graphqltest"
+	"github.com/fleetcache/fleetcache/internal/helperproc"
 	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/index/compact"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
@@ -48,10 +47,10 @@ const (
 	informerRunTimeout = 15 * time.Minute
 )
 
-// informerClientEnv, set in the environment of this package's test binary,
-// makes it an informer client instead (runInformerClient): it syncs a
-// typed Pod informer, says so on stdout, follows the changes its stdin
-// asks for and exits, before TestMain starts any cluster. Its value is an
+// informerClientEnv, set in the environment of this package's test binary
+// (helperproc), makes it an informer client instead (runInformerClient):
+// it syncs a typed Pod informer, says so, follows the changes it is asked
+// to and exits, before TestMain starts any cluster. Its value is an
 // informerClient in JSON.
 const informerClientEnv = "FLEETCACHE_INFORMER_CLIENT"
 
@@ -66,11 +65,15 @@ type informerClient struct {
 }
 
 func init() {
-	spec := os.Getenv(informerClientEnv)
-	if spec == "" {
+	var c informerClient
+	ok, err := helperproc.Task(informerClientEnv, &c)
+	if !ok {
 		return
 	}
-	if err := runInformerClient(spec, os.Stdin, os.Stdout); err != nil {
+	if err == nil {
+		err = runInformerClient(c, os.Stdin, os.Stdout)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "informer client:", err)
 		os.Exit(1)
 	}
@@ -85,11 +88,7 @@ const followLabel = "bench-follow"
 // handler has every Pod it writes "synced <nanoseconds> <pods>"; then, for
 // each line "follow <value> <n>" it reads, it writes "followed" once n
 // Pods carry label followLabel=value. It stops at the end of its input.
-func runInformerClient(spec string, in io.Reader, out io.Writer) error {
-	var c informerClient
-	if err := json.Unmarshal([]byte(spec), &c); err != nil {
-		return err
-	}
+func runInformerClient(c informerClient, in io.Reader, out io.Writer) error {
 	cfg := &rest.Config{Host: c.Host, BearerToken: c.Token, TLSClientConfig: rest.TLSClientConfig{CAData: c.CA}, QPS: -1}
 	cfg.ContentType, cfg.AcceptContentTypes = "application/json", "application/json"
 	if c.Protobuf {
@@ -315,42 +314,15 @@ func BenchmarkInformerThroughFleetcache(b *testing.B) {
 // measures the run.
 func runInformer(b *testing.B, env *testcluster.Env, member *testcluster.Cluster, c informerClient, n int, value string) informerRun {
 	b.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		b.Fatal(err)
-	}
-	spec, _ := json.Marshal(c)
 	ctx, cancel := context.WithTimeout(b.Context(), informerRunTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), informerClientEnv+"="+string(spec))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	lines := bufio.NewScanner(stdout)
-	next := func(what string) string {
-		if !lines.Scan() {
-			_ = cmd.Wait()
-			b.Fatalf("informer client against %s: no %q line: %v\n%s", c.Host, what, lines.Err(), stderr.String())
-		}
-		return lines.Text()
-	}
 	runtime.GC() // the runs do not pay for collecting each other's garbage
 	settle(b, member, env)
 	before := readCPUs(b, member, env)
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
+	p := helperproc.Start(ctx, b, informerClientEnv, c)
 	var r informerRun
 	var synced, pods int64
-	if _, err := fmt.Sscanf(next("synced"), "synced %d %d", &synced, &pods); err != nil {
+	if _, err := fmt.Sscanf(p.Line(b, "its sync"), "synced %d %d", &synced, &pods); err != nil {
 		b.Fatal(err)
 	}
 	if pods != int64(n) {
@@ -358,19 +330,13 @@ func runInformer(b *testing.B, env *testcluster.Env, member *testcluster.Cluster
 	}
 	r.sync = time.Duration(synced)
 	begin := time.Now()
-	fmt.Fprintf(stdin, "follow %s %d\n", value, followChanges)
+	p.Printf(b, "follow %s %d", value, followChanges)
 	labelPods(b, member, value)
-	next("followed")
+	p.Line(b, "the changes")
 	r.follow = time.Since(begin)
 	after := readCPUs(b, member, env)
-	if err := stdin.Close(); err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Wait(); err != nil {
-		b.Fatalf("informer client against %s: %v\n%s", c.Host, err, stderr.String())
-	}
+	r.child = p.Wait(b)
 	r.apiserver, r.etcd, r.fleet = after.apiserver-before.apiserver, after.etcd-before.etcd, after.fleet-before.fleet
-	r.child = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	return r
 }
 

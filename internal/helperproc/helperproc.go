@@ -1,0 +1,97 @@
+package helperproc
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Process is a helper process that Start started.
+type Process struct {
+	name   string
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  *bufio.Scanner
+	stderr strings.Builder
+}
+
+// Start starts the test binary again, running no test, with the
+// environment variable env set to task in JSON; ctx bounds the process.
+func Start(ctx context.Context, tb testing.TB, env string, task any) *Process {
+	tb.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	spec, err := json.Marshal(task)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p := &Process{name: env, cmd: exec.CommandContext(ctx, exe, "-test.run=^$")}
+	p.cmd.Env = append(os.Environ(), env+"="+string(spec))
+	p.cmd.Stderr = &p.stderr
+	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p.lines = bufio.NewScanner(stdout)
+	if err := p.cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// Line returns the next line the helper writes, without its newline; it
+// fails tb, saying it waited for what, when the helper ends first.
+func (p *Process) Line(tb testing.TB, what string) string {
+	tb.Helper()
+	if !p.lines.Scan() {
+		err := p.cmd.Wait()
+		tb.Fatalf("helper %s ended before %s: %v, %v\n%s", p.name, what, p.lines.Err(), err, p.stderr.String())
+	}
+	return p.lines.Text()
+}
+
+// Printf writes a line to the helper's standard input.
+func (p *Process) Printf(tb testing.TB, format string, args ...any) {
+	tb.Helper()
+	if _, err := fmt.Fprintf(p.stdin, format+"\n", args...); err != nil {
+		tb.Fatalf("helper %s: %v", p.name, err)
+	}
+}
+
+// Wait closes the helper's standard input, waits for it to end, and
+// returns the CPU time (user and system) it used. A helper that fails
+// fails tb.
+func (p *Process) Wait(tb testing.TB) time.Duration {
+	tb.Helper()
+	_ = p.stdin.Close()
+	if err := p.cmd.Wait(); err != nil {
+		tb.Fatalf("helper %s: %v\n%s", p.name, err, p.stderr.String())
+	}
+	return p.cmd.ProcessState.UserTime() + p.cmd.ProcessState.SystemTime()
+}
+
+// Task decodes the task of env into task and reports whether this process
+// is a helper with one. A helper's package calls it in an init function:
+// when it reports true, it does the task and exits.
+func Task(env string, task any) (bool, error) {
+	spec := os.Getenv(env)
+	if spec == "" {
+		return false, nil
+	}
+	if err := json.Unmarshal([]byte(spec), task); err != nil {
+		return true, fmt.Errorf("helper task %s: %w", env, err)
+	}
+	return true, nil
+}
