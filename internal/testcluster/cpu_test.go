@@ -2,27 +2,40 @@ package testcluster
 
 import (
 	"os"
+	"syscall"
 	"testing"
 	"time"
 )
 
-// TestProcessCPU: the calling process's CPU time grows by about the time it
-// spins, whether asked as pid 0 or by its pid, and an absent process is an
-// error.
+// rusageCPU is the calling process's CPU time as getrusage tells it.
+func rusageCPU(t *testing.T) time.Duration {
+	t.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestProcessCPU: the calling process's CPU time, asked as pid 0 or by its
+// pid, is what getrusage says before and after, to the ticks (10 ms) and
+// however loaded the machine; an absent process is an error.
 func TestProcessCPU(t *testing.T) {
-	before, err := ProcessCPU(0)
-	if err != nil {
-		t.Fatal(err)
+	// Spin until there is something to measure: 200 ms of CPU.
+	for start := rusageCPU(t); rusageCPU(t)-start < 200*time.Millisecond; { // spin
 	}
-	for start := time.Now(); time.Since(start) < 300*time.Millisecond; { // spin
-	}
-	after, err := ProcessCPU(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	// At least a third of the spin: a loaded machine may deschedule us.
-	if spent := after - before; spent < 100*time.Millisecond {
-		t.Errorf("ProcessCPU grew by %s over a 300ms spin", spent)
+	const tick = 10 * time.Millisecond
+	for _, pid := range []int{0, os.Getpid()} {
+		before := rusageCPU(t)
+		got, err := ProcessCPU(pid)
+		after := rusageCPU(t)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// /proc counts whole ticks, user and system apart.
+		if got < before-2*tick || got > after+tick {
+			t.Errorf("ProcessCPU(%d) = %s, getrusage says %s to %s", pid, got, before, after)
+		}
 	}
 	if _, err := ProcessCPU(1 << 30); err == nil {
 		t.Error("ProcessCPU of an absent process: no error")
