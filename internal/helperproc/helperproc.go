@@ -82,16 +82,35 @@ func (p *Process) Wait(tb testing.TB) time.Duration {
 	return p.cmd.ProcessState.UserTime() + p.cmd.ProcessState.SystemTime()
 }
 
-// Task decodes the task of env into task and reports whether this process
-// is a helper with one. A helper's package calls it in an init function:
-// when it reports true, it does the task and exits.
-func Task(env string, task any) (bool, error) {
+// Serve makes this process the helper that env asks for, if it asks for
+// one: it decodes the task, runs do with it and exits, with status 1 and
+// the error on standard error if there is one. Otherwise it returns at
+// once. A helper's package calls it in an init function.
+func Serve[T any](env string, do func(T) error) {
+	var t T
+	ok, err := task(env, &t)
+	if !ok {
+		return
+	}
+	if err == nil {
+		err = do(t)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "helper %s: %v\n", env, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// task decodes the task of env into t and reports whether env asks for
+// one.
+func task(env string, t any) (bool, error) {
 	spec := os.Getenv(env)
 	if spec == "" {
 		return false, nil
 	}
-	if err := json.Unmarshal([]byte(spec), task); err != nil {
-		return true, fmt.Errorf("helper task %s: %w", env, err)
+	if err := json.Unmarshal([]byte(spec), t); err != nil {
+		return true, fmt.Errorf("decode task: %w", err)
 	}
 	return true, nil
 }

@@ -17,19 +17,14 @@ const echoEnv = "FLEETCACHE_HELPERPROC_ECHO"
 type echoTask struct{ Greeting string }
 
 func TestMain(m *testing.M) {
-	var task echoTask
-	if ok, err := Task(echoEnv, &task); ok {
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		fmt.Println(task.Greeting)
+	Serve(echoEnv, func(t echoTask) error {
+		fmt.Println(t.Greeting)
 		in := bufio.NewScanner(os.Stdin)
 		for in.Scan() {
 			fmt.Println(strings.ToUpper(in.Text()))
 		}
-		os.Exit(0)
-	}
+		return in.Err()
+	})
 	goleak.VerifyTestMain(m)
 }
 
@@ -54,11 +49,11 @@ func TestEcho(t *testing.T) {
 // TestNoTask: without its variable, a process is no helper.
 func TestNoTask(t *testing.T) {
 	t.Setenv(echoEnv, "")
-	if ok, err := Task(echoEnv, &echoTask{}); ok || err != nil {
-		t.Errorf("Task = %v, %v; want false, nil", ok, err)
+	if ok, err := task(echoEnv, &echoTask{}); ok || err != nil {
+		t.Errorf("task = %v, %v; want false, nil", ok, err)
 	}
 	t.Setenv(echoEnv, "{")
-	if ok, err := Task(echoEnv, &echoTask{}); !ok || err == nil {
-		t.Errorf("Task of malformed JSON = %v, %v; want true and an error", ok, err)
+	if ok, err := task(echoEnv, &echoTask{}); !ok || err == nil {
+		t.Errorf("task of malformed JSON = %v, %v; want true and an error", ok, err)
 	}
 }

@@ -65,19 +65,7 @@ type informerClient struct {
 }
 
 func init() {
-	var c informerClient
-	ok, err := helperproc.Task(informerClientEnv, &c)
-	if !ok {
-		return
-	}
-	if err == nil {
-		err = runInformerClient(c, os.Stdin, os.Stdout)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "informer client:", err)
-		os.Exit(1)
-	}
-	os.Exit(0)
+	helperproc.Serve(informerClientEnv, func(c informerClient) error { return runInformerClient(c, os.Stdin, os.Stdout) })
 }
 
 // followLabel is the label whose value the changes set.

@@ -36,21 +36,7 @@ type wsClients struct {
 	PerConn     int    `json:"perConn"` // subscriptions per connection
 }
 
-func init() {
-	var p wsClients
-	ok, err := helperproc.Task(wsClientsEnv, &p)
-	if !ok {
-		return
-	}
-	if err == nil {
-		err = runWSClients(p)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "websocket clients:", err)
-		os.Exit(1)
-	}
-	os.Exit(0)
-}
+func init() { helperproc.Serve(wsClientsEnv, runWSClients) }
 
 // runWSClients opens the connections, each with its subscriptions (each
 // its own filter, namespace ns-i for subscription i), prints "ready", and
