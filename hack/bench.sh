@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the benchmarks behind every figure of docs/benchmarks.md, each with the
 # command the doc shows beside it (make bench). Several start real test
-# servers; together they take about an hour and a half on the project's 2
+# servers; together they take about two hours on the project's 2
 # cores. Each go test has its own -timeout, fitted to its slowest benchmark:
 # go test's default of 10 minutes is too short for several.
 set -euo pipefail
