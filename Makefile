@@ -66,7 +66,7 @@ lint: ## go vet and staticcheck (pinned).
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
 # Without BENCH, hack/bench.sh runs each figure's command of docs/benchmarks.md.
-bench: testbin ## Reproduce docs/benchmarks.md (about 1.5 h); BENCH=regexp runs just those (BENCH_FLAGS, BENCH_TIMEOUT=60m).
+bench: testbin ## Reproduce docs/benchmarks.md (about 2 h); BENCH=regexp runs just those (BENCH_FLAGS, BENCH_TIMEOUT=60m).
 ifeq ($(BENCH),)
 	hack/bench.sh
 else

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,19 +56,24 @@ var printers = map[schema.GroupKind]printer{
 // type (see Custom); kinds without a printer, and objects whose JSON does
 // not decode as their kind, get the name alone.
 func (ts *Types) For(o *object.Object, now time.Time) []Column {
+	return ts.forRaw(o, o.Raw(), now)
+}
+
+// forRaw is For of o, whose JSON is raw.
+func (ts *Types) forRaw(o *object.Object, raw []byte, now time.Time) []Column {
 	name := Column{Name: "Name", Value: o.Name}
 	printer := ts.Printer(o.Type)
 	if c, ok := printer.(*Custom); ok {
-		return plain(c.row(name, o.Raw(), o.Created, now, false))
+		return plain(c.row(name, raw, o.Created, now, false))
 	}
 	if o.Type.Kind == "Secret" && o.Type.GVR.Group == "" {
-		return printSecret(name, o.Raw(), printer == DataNotCached)
+		return printSecret(name, raw, printer == DataNotCached)
 	}
 	p := printers[schema.GroupKind{Group: o.Type.GVR.Group, Kind: o.Type.Kind}]
 	if p == nil {
 		return []Column{name}
 	}
-	cols, err := p(o.Raw(), now)
+	cols, err := p(raw, now)
 	if err != nil {
 		return []Column{name}
 	}
@@ -126,10 +132,16 @@ var layouts = map[schema.GroupKind]layout{
 // where the server has it (a column "Age", a custom resource's date
 // columns at .metadata.creationTimestamp), as the server computes it.
 func (ts *Types) Row(o *object.Object, now time.Time, ages bool) []Cell {
+	return ts.RowOf(o, o.Raw(), now, ages)
+}
+
+// RowOf is Row of o, whose JSON is raw (o.Raw(), or a copy of it that the
+// caller decoded into a buffer it reuses): raw is read, not kept.
+func (ts *Types) RowOf(o *object.Object, raw []byte, now time.Time, ages bool) []Cell {
 	if c, ok := ts.Printer(o.Type).(*Custom); ok {
-		return c.row(Column{Name: "Name", Value: o.Name}, o.Raw(), o.Created, now, ages)
+		return c.row(Column{Name: "Name", Value: o.Name}, raw, o.Created, now, ages)
 	}
-	cols := ts.For(o, now)
+	cols := ts.forRaw(o, raw, now)
 	l, ok := layouts[schema.GroupKind{Group: o.Type.GVR.Group, Kind: o.Type.Kind}]
 	if !ok {
 		l.ageAfter = "Name"
@@ -231,8 +243,11 @@ type field struct {
 // parts they do not print (a Pod's or a template's containers) use it: the
 // bytes outside the paths are skipped, not decoded, which costs a fraction.
 func decodeFields(raw []byte, fields ...field) error {
+	// A view of raw, not a copy (gjson.GetBytes copies what it finds):
+	// values are read from raw by their index.
+	text := unsafe.String(unsafe.SliceData(raw), len(raw))
 	for _, f := range fields {
-		r := gjson.GetBytes(raw, f.path)
+		r := gjson.Get(text, f.path)
 		if !r.Exists() {
 			continue
 		}

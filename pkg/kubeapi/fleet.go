@@ -1,6 +1,7 @@
 package kubeapi
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -9,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tidwall/gjson"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -339,28 +339,41 @@ func (e errorString) Error() string { return string(e) }
 // withCluster returns a copy of raw annotated with its cluster
 // (ClusterAnnotation), as kubectl fleet -o json annotates objects.
 func withCluster(raw []byte, cluster string) []byte {
-	member := append(marshal(ClusterAnnotation), ':')
-	member = append(member, marshal(cluster)...)
-	if ann := gjson.GetBytes(raw, "metadata.annotations"); ann.IsObject() && ann.Index > 0 {
-		return insertAfterBrace(raw, ann.Index, member, strings.TrimSpace(ann.Raw) != "{}")
-	}
-	meta := gjson.GetBytes(raw, "metadata")
-	if !meta.IsObject() || meta.Index <= 0 {
-		return raw
-	}
-	annotations := append([]byte(`"annotations":{`), member...)
-	annotations = append(annotations, '}')
-	return insertAfterBrace(raw, meta.Index, annotations, strings.TrimSpace(meta.Raw) != "{}")
+	return appendWithCluster(make([]byte, 0, len(raw)+len(ClusterAnnotation)+len(cluster)+24), raw, cluster)
 }
 
-// insertAfterBrace inserts member after the '{' at raw[at], with a comma
-// when the object has members already.
-func insertAfterBrace(raw []byte, at int, member []byte, comma bool) []byte {
-	out := make([]byte, 0, len(raw)+len(member)+1)
-	out = append(out, raw[:at+1]...)
-	out = append(out, member...)
-	if comma {
-		out = append(out, ',')
+// appendWithCluster appends raw, annotated with its cluster, to dst: raw
+// as it is when its metadata is not an object.
+func appendWithCluster(dst, raw []byte, cluster string) []byte {
+	at, meta, ok := span(raw, "metadata")
+	if !ok || meta[0] != '{' {
+		return append(dst, raw...)
 	}
-	return append(out, raw[at+1:]...)
+	dst = append(dst, raw[:at]...)
+	dst = appendMetadataWithCluster(dst, meta, cluster)
+	return append(dst, raw[at+len(meta):]...)
+}
+
+// appendMetadataWithCluster appends meta, an object's metadata (a JSON
+// object), to dst with the cluster annotation first among its annotations,
+// or as its first member, "annotations", when it has none.
+func appendMetadataWithCluster(dst, meta []byte, cluster string) []byte {
+	at, object := 0, meta // the brace the annotation follows, and the object it opens
+	if a, ann, ok := span(meta, "annotations"); ok && ann[0] == '{' {
+		at, object = a, ann
+	}
+	dst = append(dst, meta[:at+1]...)
+	if at == 0 {
+		dst = append(dst, `"annotations":{`...)
+	}
+	dst = appendJSONString(dst, ClusterAnnotation)
+	dst = append(dst, ':')
+	dst = appendJSONString(dst, cluster)
+	if at == 0 {
+		dst = append(dst, '}')
+	}
+	if len(bytes.TrimSpace(object)) > 2 { // not {}: members follow
+		dst = append(dst, ',')
+	}
+	return append(dst, meta[at+1:]...)
 }

@@ -1,7 +1,6 @@
 package kubeapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -13,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tidwall/gjson"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -126,7 +124,7 @@ func (s *Server) writeObject(w http.ResponseWriter, req *request, f form, o *obj
 		tw.add(o)
 		writeJSON(w, "application/json", tw.finish(o.ResourceVersion, ""))
 	case formMetadata:
-		writeJSON(w, "application/json", partialMetadata(nil, f.version, raw))
+		writeJSON(w, "application/json", partialMetadata(nil, f.version, raw, ""))
 	default:
 		writeJSON(w, "application/json", raw)
 	}
@@ -181,39 +179,44 @@ func (s *Server) writeList(w http.ResponseWriter, req *request, f form, filter p
 	if page.More && len(page.Objects) > 0 {
 		next = encodeContinue(continueToken{RV: version, After: page.Objects[len(page.Objects)-1].Position()})
 	}
-	raw := func(o *object.Object) []byte { return o.Raw() }
-	if req.cluster == "" {
-		raw = func(o *object.Object) []byte { return withCluster(o.Raw(), o.Cluster) }
-	}
+	// On the fleet's API, objects are annotated with their cluster.
+	fleet := req.cluster == ""
+	var body object.BodyReader // decodes into buffers reused from object to object
 	switch f.kind {
 	case formTable:
 		tw := s.newTable(req, f)
+		tw.expect = len(page.Objects)
 		for _, o := range page.Objects {
 			tw.add(o)
 		}
-		writeJSON(w, "application/json", tw.finish(version, next))
+		head, rows, tail := tw.parts(version, next)
+		writeJSON(w, "application/json", head, rows, tail)
 	case formMetadata:
-		var b bytes.Buffer
-		fmt.Fprintf(&b, `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/%s","metadata":%s,"items":[`, f.version, listMeta(version, next))
+		b := fmt.Appendf(nil, `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/%s","metadata":%s,"items":[`, f.version, listMeta(version, next))
 		for i, o := range page.Objects {
 			if i > 0 {
-				b.WriteByte(',')
+				b = append(b, ',')
 			}
-			b.Write(partialMetadata(nil, f.version, raw(o)))
+			cluster := ""
+			if fleet {
+				cluster = o.Cluster
+			}
+			b = partialMetadata(b, f.version, body.Raw(o), cluster)
 		}
-		b.WriteString("]}\n")
-		writeJSON(w, "application/json", b.Bytes())
+		writeJSON(w, "application/json", append(b, "]}\n"...))
 	default:
-		var b bytes.Buffer
-		fmt.Fprintf(&b, `{"kind":%q,"apiVersion":%q,"metadata":%s,"items":[`, req.typ.res.Kind+"List", req.typ.gv.String(), listMeta(version, next))
+		b := fmt.Appendf(nil, `{"kind":%q,"apiVersion":%q,"metadata":%s,"items":[`, req.typ.res.Kind+"List", req.typ.gv.String(), listMeta(version, next))
 		for i, o := range page.Objects {
 			if i > 0 {
-				b.WriteByte(',')
+				b = append(b, ',')
 			}
-			b.Write(raw(o))
+			if fleet {
+				b = appendWithCluster(b, body.Raw(o), o.Cluster)
+			} else {
+				b = append(b, body.Raw(o)...)
+			}
 		}
-		b.WriteString("]}\n")
-		writeJSON(w, "application/json", b.Bytes())
+		writeJSON(w, "application/json", append(b, "]}\n"...))
 	}
 }
 
@@ -325,10 +328,18 @@ func listMeta(rv, next string) []byte {
 	return marshal(metav1.ListMeta{ResourceVersion: rv, Continue: next})
 }
 
-// partialMetadata appends the object raw as a PartialObjectMetadata of meta.k8s.io's
-// version to dst.
-func partialMetadata(dst []byte, version string, raw []byte) []byte {
-	dst = fmt.Appendf(dst, `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/%s","metadata":`, version)
-	dst = append(dst, gjson.GetBytes(raw, "metadata").Raw...)
+// partialMetadata appends the object raw as a PartialObjectMetadata of
+// meta.k8s.io's version to dst; on the fleet's API, cluster is the
+// object's, which its metadata is annotated with ("" adds nothing).
+func partialMetadata(dst []byte, version string, raw []byte, cluster string) []byte {
+	dst = append(dst, `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/`...)
+	dst = append(dst, version...)
+	dst = append(dst, `","metadata":`...)
+	_, meta, _ := span(raw, "metadata")
+	if cluster != "" && len(meta) > 0 && meta[0] == '{' {
+		dst = appendMetadataWithCluster(dst, meta, cluster)
+	} else {
+		dst = append(dst, meta...)
+	}
 	return append(dst, '}')
 }

@@ -262,11 +262,16 @@ func notFound(msg string) error {
 	}}
 }
 
-// writeJSON answers 200 with body, JSON of contentType.
-func writeJSON(w http.ResponseWriter, contentType string, body []byte) {
+// writeJSON answers 200 with body, JSON of contentType, written part after
+// part (a large list is not copied into one piece).
+func writeJSON(w http.ResponseWriter, contentType string, body ...[]byte) {
 	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	_, _ = w.Write(body)
+	for _, b := range body {
+		if _, err := w.Write(b); err != nil {
+			return
+		}
+	}
 }
 
 // auditRequest records in r's audit event what req reads.

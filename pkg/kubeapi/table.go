@@ -1,8 +1,8 @@
 package kubeapi
 
 import (
-	"bytes"
 	"fmt"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,8 +26,14 @@ type tableWriter struct {
 	now   time.Time
 	cols  *columns.Types
 	defs  []metav1.TableColumnDefinition
-	rows  bytes.Buffer
+	rows  []byte
 	n     int
+	// expect is how many rows the Table will have, when known: the rows'
+	// buffer is sized after the first one.
+	expect int
+	// body decodes each row's object once, into buffers reused from row
+	// to row.
+	body object.BodyReader
 }
 
 func (s *Server) newTable(req *request, f form) *tableWriter {
@@ -40,67 +46,85 @@ func (s *Server) newTable(req *request, f form) *tableWriter {
 
 // add adds o's row; the first row's cells define the columns.
 func (tw *tableWriter) add(o *object.Object) {
-	cells := tw.cols.Row(o, tw.now, true)
-	raw := o.Raw()
+	raw := tw.body.Raw(o)
+	cells := tw.cols.RowOf(o, raw, tw.now, true)
+	cluster := "" // the annotation of the fleet's objects
 	if tw.fleet {
-		cells = append([]columns.Cell{{Column: columns.Column{Name: "Cluster", Value: o.Cluster}}}, cells...)
-		raw = withCluster(raw, o.Cluster)
+		cluster = o.Cluster
 	}
 	if tw.defs == nil {
-		tw.defs = definitions(cells)
+		tw.defs = definitions(cells, tw.fleet)
 	}
 	if tw.n > 0 {
-		tw.rows.WriteByte(',')
+		tw.rows = append(tw.rows, ',')
 	}
 	tw.n++
-	tw.rows.WriteString(`{"cells":[`)
-	for i, c := range cells {
-		if i > 0 {
-			tw.rows.WriteByte(',')
-		}
-		tw.rows.Write(marshal(c.Value))
+	tw.rows = append(tw.rows, `{"cells":[`...)
+	if tw.fleet {
+		tw.rows = appendJSONString(tw.rows, o.Cluster)
 	}
-	tw.rows.WriteString(`]`)
+	for i, c := range cells {
+		if i > 0 || tw.fleet {
+			tw.rows = append(tw.rows, ',')
+		}
+		tw.rows = appendJSONString(tw.rows, c.Value)
+	}
+	tw.rows = append(tw.rows, ']')
 	switch metav1.IncludeObjectPolicy(tw.include) {
 	case metav1.IncludeNone:
 	case metav1.IncludeObject:
-		tw.rows.WriteString(`,"object":`)
-		tw.rows.Write(raw)
+		tw.rows = append(tw.rows, `,"object":`...)
+		if tw.fleet {
+			tw.rows = appendWithCluster(tw.rows, raw, cluster)
+		} else {
+			tw.rows = append(tw.rows, raw...)
+		}
 	default:
-		tw.rows.WriteString(`,"object":`)
-		tw.rows.Write(partialMetadata(nil, tw.version, raw))
+		tw.rows = append(tw.rows, `,"object":`...)
+		tw.rows = partialMetadata(tw.rows, tw.version, raw, cluster)
 	}
-	tw.rows.WriteByte('}')
+	tw.rows = append(tw.rows, '}')
+	if tw.n == 1 && tw.expect > 1 {
+		// Room for the rows to come, if they are like the first.
+		tw.rows = slices.Grow(tw.rows, len(tw.rows)*(tw.expect-1)*9/8)
+	}
 }
 
-// finish returns the Table, with the list's resourceVersion and continue
-// token.
-func (tw *tableWriter) finish(rv, next string) []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, `{"kind":"Table","apiVersion":"meta.k8s.io/%s","metadata":%s`, tw.version, listMeta(rv, next))
+// parts returns the Table, with the list's resourceVersion and continue
+// token, in three parts: what precedes the rows, the rows, and what
+// follows them. A list writes them in turn, not copying the rows.
+func (tw *tableWriter) parts(rv, next string) (head, rows, tail []byte) {
+	head = fmt.Appendf(nil, `{"kind":"Table","apiVersion":"meta.k8s.io/%s","metadata":%s`, tw.version, listMeta(rv, next))
 	if !tw.noHeaders {
 		defs := tw.defs
 		if defs == nil {
 			defs = []metav1.TableColumnDefinition{}
 		}
-		b.WriteString(`,"columnDefinitions":`)
-		b.Write(marshal(defs))
+		head = append(head, `,"columnDefinitions":`...)
+		head = append(head, marshal(defs)...)
 	}
-	b.WriteString(`,"rows":[`)
-	b.Write(tw.rows.Bytes())
-	b.WriteString("]}\n")
-	return b.Bytes()
+	return append(head, `,"rows":[`...), tw.rows, []byte("]}\n")
 }
 
-// definitions returns the column definitions of a row's cells: all strings
-// (the cells are as kubectl prints them), the first one the name.
-func definitions(cells []columns.Cell) []metav1.TableColumnDefinition {
-	defs := make([]metav1.TableColumnDefinition, len(cells))
-	for i, c := range cells {
-		defs[i] = metav1.TableColumnDefinition{Name: c.Name, Type: "string", Priority: c.Priority}
+// finish returns the Table in one piece (see parts).
+func (tw *tableWriter) finish(rv, next string) []byte {
+	return slices.Concat(tw.parts(rv, next))
+}
+
+// definitions returns the column definitions of a row's cells, after a
+// Cluster column on the fleet's API: all strings (the cells are as kubectl
+// prints them), the first one the name.
+func definitions(cells []columns.Cell, fleet bool) []metav1.TableColumnDefinition {
+	defs := make([]metav1.TableColumnDefinition, 0, len(cells)+1)
+	if fleet {
+		defs = append(defs, metav1.TableColumnDefinition{Name: "Cluster", Type: "string"})
+	}
+	for _, c := range cells {
+		d := metav1.TableColumnDefinition{Name: c.Name, Type: "string", Priority: c.Priority}
 		if c.Name == "Name" {
-			defs[i].Format = "name"
+			d.Format = "name"
 		}
+		defs = append(defs, d)
 	}
 	return defs
 }

@@ -361,7 +361,7 @@ func (wt *watcher) send(st *streamWatch, e watchEvent) {
 		wt.headers = true
 		wt.buf.Write(bytes.TrimSuffix(tw.finish(rv, ""), []byte("\n")))
 	case wt.f.kind == formMetadata:
-		wt.buf.Write(partialMetadata(nil, wt.f.version, raw))
+		wt.buf.Write(partialMetadata(nil, wt.f.version, raw, ""))
 	default:
 		wt.buf.Write(raw)
 	}

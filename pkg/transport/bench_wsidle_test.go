@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,7 +9,6 @@ import (
 	"net"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"runtime/debug"
 	"sync"
 	"testing"
@@ -19,6 +17,7 @@ import (
 	"github.com/gobwas/ws"
 	"github.com/gobwas/ws/wsutil"
 
+	"github.com/fleetcache/fleetcache/internal/helperproc"
 	"github.com/fleetcache/fleetcache/internal/procmem"
 	"github.com/fleetcache/fleetcache/pkg/graphql"
 	"github.com/fleetcache/fleetcache/pkg/health"
@@ -37,26 +36,12 @@ type wsClients struct {
 	PerConn     int    `json:"perConn"` // subscriptions per connection
 }
 
-func init() {
-	spec := os.Getenv(wsClientsEnv)
-	if spec == "" {
-		return
-	}
-	if err := runWSClients(spec); err != nil {
-		fmt.Fprintln(os.Stderr, "websocket clients:", err)
-		os.Exit(1)
-	}
-	os.Exit(0)
-}
+func init() { helperproc.Serve(wsClientsEnv, runWSClients) }
 
 // runWSClients opens the connections, each with its subscriptions (each
 // its own filter, namespace ns-i for subscription i), prints "ready", and
 // keeps them open, answering pings, until its standard input closes.
-func runWSClients(spec string) error {
-	var p wsClients
-	if err := json.Unmarshal([]byte(spec), &p); err != nil {
-		return fmt.Errorf("decode %s: %w", wsClientsEnv, err)
-	}
+func runWSClients(p wsClients) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -113,35 +98,11 @@ func runWSClients(spec string) error {
 // stops it.
 func startWSClients(b *testing.B, p wsClients) (stop func()) {
 	b.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		b.Fatal(err)
-	}
-	spec, _ := json.Marshal(p)
-	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), wsClientsEnv+"="+string(spec))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	stop = func() {
-		_ = stdin.Close()
-		if err := cmd.Wait(); err != nil {
-			b.Errorf("websocket clients: %v\n%s", err, stderr.Bytes())
-		}
-	}
-	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "ready\n" {
+	proc := helperproc.Start(context.Background(), b, wsClientsEnv, p)
+	stop = func() { proc.Wait(b) }
+	if line := proc.Line(b, "the clients' subscriptions"); line != "ready" {
 		stop()
-		b.Fatalf("websocket clients: got %q, %v; want ready\n%s", line, err, stderr.Bytes())
+		b.Fatalf("websocket clients: got %q; want ready", line)
 	}
 	return stop
 }

@@ -277,6 +277,13 @@ func (c *Codec) Decode(dst []byte, b Body) ([]byte, error) {
 	}
 	if _, first, second, ok := b.parts(); ok {
 		start := len(dst)
+		// Room for both parts at once: the second would otherwise grow
+		// the buffer of the first to twice its size.
+		n1, err1 := s2.DecodedLen(first)
+		n2, err2 := s2.DecodedLen(second)
+		if err1 == nil && err2 == nil {
+			dst = grow(dst, n1+n2)[:start]
+		}
 		dst, err := c.decodeBlock(dst, first)
 		if err != nil {
 			return dst[:start], err
