@@ -207,3 +207,16 @@ func TestEachInMembers(t *testing.T) {
 		t.Errorf("Members found spec at %d and status at %d", d.Spec, d.Status)
 	}
 }
+
+func TestSetEqual(t *testing.T) {
+	a := NewSet([]Path{MustParse("status.phase"), MustParse("spec.nodeName")})
+	if !a.Equal(NewSet([]Path{MustParse("status.phase"), MustParse("spec.nodeName")})) {
+		t.Error("sets of the same paths differ")
+	}
+	if a.Equal(NewSet([]Path{MustParse("spec.nodeName"), MustParse("status.phase")})) || a.Equal(Set{}) {
+		t.Error("sets of other paths, or in another order, are equal")
+	}
+	if !(Set{}).Equal(NewSet(nil)) {
+		t.Error("empty sets differ")
+	}
+}

@@ -82,6 +82,11 @@ func (s Set) Index(p Path) (int, bool) {
 	return i, ok
 }
 
+// Equal reports whether s and o hold the same paths in the same order.
+func (s Set) Equal(o Set) bool {
+	return slices.EqualFunc(s.paths, o.paths, func(a, b Path) bool { return a.text == b.text })
+}
+
 // Len is the number of paths.
 func (s Set) Len() int { return len(s.paths) }
 
