@@ -311,16 +311,18 @@ func (wt *watcher) queue(typ string, o *object.Object) {
 }
 
 // release sends, for each stream in order of resourceVersion, the pending
-// events that its clock covers: the deletions, at the clock, and the
-// changes up to it.
+// events that its clock covers: the deletions, at the clock, once it is
+// past what was sent (a deletion happened after it: the clock read before
+// the feed may not cover it yet, and the next read will), and the changes
+// up to it.
 func (wt *watcher) release(clocks map[index.Stream]uint64) {
 	for _, st := range wt.streams {
 		clock := clocks[st.stream]
 		var ready, wait []watchEvent
 		for _, e := range st.pending {
 			switch {
-			case e.deleted && clock > 0:
-				e.rv = max(clock, st.sent)
+			case e.deleted && clock > st.sent:
+				e.rv = clock
 				ready = append(ready, e)
 			case !e.deleted && e.rv <= clock:
 				ready = append(ready, e)
