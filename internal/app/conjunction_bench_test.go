@@ -114,43 +114,49 @@ func benchConjunction(b *testing.B, n int) {
 
 	for _, clients := range []int{1, 4} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
-			// b.N requests in all, each client sending its next as soon
-			// as it has read the answer to its last.
-			var next atomic.Int64
-			lat := make([][]time.Duration, clients)
-			errs := make([]error, clients)
-			var wg sync.WaitGroup
-			b.ResetTimer()
-			start := time.Now()
-			for k := range clients {
-				wg.Go(func() {
-					for next.Add(1) <= int64(b.N) {
-						t0 := time.Now()
-						if _, err := c.try(query, nil); err != nil {
-							errs[k] = err
-							return
-						}
-						lat[k] = append(lat[k], time.Since(t0))
-					}
-				})
-			}
-			wg.Wait()
-			elapsed := time.Since(start)
-			b.StopTimer()
-			for _, err := range errs {
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
-			all := slices.Concat(lat...)
-			slices.Sort(all)
-			b.ReportMetric(float64(all[len(all)/2].Nanoseconds())/1e3, "p50-µs")
-			b.ReportMetric(float64(all[len(all)*99/100].Nanoseconds())/1e3, "p99-µs")
-			b.ReportMetric(float64(len(all))/elapsed.Seconds(), "qps")
+			timeClients(b, c, query, clients)
 			b.ReportMetric(heap, "heap-B/pod")
 			b.ReportMetric(rssAdded, "rss-B/pod")
 			b.ReportMetric(float64(rss.PeakRSS)/float64(n), "peak-rss-B/pod")
 			b.ReportMetric(float64(matches), "matches")
 		})
 	}
+}
+
+// timeClients sends query b.N times in all from clients concurrent
+// clients, each its next request as soon as it has read the answer to its
+// last, and reports the latencies' p50 and p99 and the requests per
+// second.
+func timeClients(b *testing.B, c graphqlClient, query string, clients int) {
+	var next atomic.Int64
+	lat := make([][]time.Duration, clients)
+	errs := make([]error, clients)
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start := time.Now()
+	for k := range clients {
+		wg.Go(func() {
+			for next.Add(1) <= int64(b.N) {
+				t0 := time.Now()
+				if _, err := c.try(query, nil); err != nil {
+					errs[k] = err
+					return
+				}
+				lat[k] = append(lat[k], time.Since(t0))
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	for _, err := range errs {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	all := slices.Concat(lat...)
+	slices.Sort(all)
+	b.ReportMetric(float64(all[len(all)/2].Nanoseconds())/1e3, "p50-µs")
+	b.ReportMetric(float64(all[len(all)*99/100].Nanoseconds())/1e3, "p99-µs")
+	b.ReportMetric(float64(len(all))/elapsed.Seconds(), "qps")
 }
