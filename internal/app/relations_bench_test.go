@@ -24,14 +24,16 @@ import (
 // cluster at 1,000,000.
 const relationsClusters = 10
 
-// BenchmarkRelationsHTTP answers issue 33's relation page over HTTP: 50
-// Services of one cluster, each with a page of 50 of the Pods it selects
-// and their count (Resource.related, which follows Service.pods), from
-// realistic Pods stored as the informers store them, each app's Pods in
-// one namespace, and a Service selecting app=<app> for every app of every
-// cluster. It reports p50 and p99 and the requests per second of one
-// client and of four concurrent ones. FLEETCACHE_RELATIONS_PODS sets the
-// sizes (comma-separated; default 100000).
+// BenchmarkRelationsHTTP answers issue 33's relation pages over HTTP,
+// from realistic Pods stored as the informers store them, each app's Pods
+// in one namespace, a Service selecting app=<app> for every app of every
+// cluster, and the clusters' 50 Nodes: 50 Services of one cluster, each
+// with a page of 50 of the Pods it selects and their count
+// (Resource.related, which follows Service.pods); and the 50 Nodes of one
+// cluster with the count of their Pods (Node.pods). It reports p50 and
+// p99 and the requests per second of one client and of four concurrent
+// ones. FLEETCACHE_RELATIONS_PODS sets the sizes (comma-separated;
+// default 100000).
 //
 //	FLEETCACHE_RELATIONS_PODS=1000000 go test -run '^$' -bench BenchmarkRelationsHTTP -benchtime 500x -timeout 30m ./internal/app/
 func BenchmarkRelationsHTTP(b *testing.B) {
@@ -49,70 +51,86 @@ func benchRelationsHTTP(b *testing.B, n int) {
 			return graphqltest.RealisticPodIn(t, cluster, graphqltest.PodAppNamespace(i), i, base)
 		}
 		fillPodsWith(a.Index, t, relationsClusters, n, pod)
-		fillServices(b, a.Index, relationsClusters, n)
+		fillServicesAndNodes(b, a.Index, relationsClusters, n)
 	})
 	b.Logf("%d Pods and their Services indexed in %s", n, time.Since(start).Round(time.Millisecond))
-	query := `{ resources(filter: {kinds: ["Service"], clusters: ["c01"]}, first: 50) { edges { node { name
-  related(kinds: ["Pod"], first: 50) { totalCount edges { node { name } } } } } } }`
-	var got struct {
-		Data struct {
-			Resources struct {
-				Edges []struct {
-					Node struct {
-						Related struct{ TotalCount int }
+	pages := []struct{ name, query string }{
+		{"services-with-pods", `{ resources(filter: {kinds: ["Service"], clusters: ["c01"]}, first: 50) { edges { node { name
+  related(kinds: ["Pod"], first: 50) { totalCount edges { node { name } } } } } } }`},
+		{"nodes-with-pod-count", `{ resources(filter: {kinds: ["Node"], clusters: ["c01"]}, first: 50) { edges { node { name
+  related(kinds: ["Pod"], first: 0) { totalCount } } } } }`},
+	}
+	for _, p := range pages {
+		var got struct {
+			Data struct {
+				Resources struct {
+					Edges []struct {
+						Node struct {
+							Related struct {
+								TotalCount int
+								Edges      []json.RawMessage
+							}
+						}
 					}
 				}
 			}
 		}
-	}
-	if err := json.Unmarshal(c.do(b, query, nil), &got); err != nil {
-		b.Fatal(err)
-	}
-	services, pods := len(got.Data.Resources.Edges), 0
-	for _, e := range got.Data.Resources.Edges {
-		if e.Node.Related.TotalCount == 0 {
-			b.Fatal("a Service selects no Pod")
+		if err := json.Unmarshal(c.do(b, p.query, nil), &got); err != nil {
+			b.Fatal(err)
 		}
-		pods += min(e.Node.Related.TotalCount, 50)
-	}
-	if services != 50 {
-		b.Fatalf("%d Services in the page, want 50", services)
-	}
-	for range 20 { // warm up
-		c.do(b, query, nil)
-	}
-	for _, clients := range []int{1, 4} {
-		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
-			timeClients(b, c, query, clients)
-			b.ReportMetric(float64(services+pods), "objects/answer")
-		})
+		objects := len(got.Data.Resources.Edges)
+		for _, e := range got.Data.Resources.Edges {
+			if e.Node.Related.TotalCount == 0 {
+				b.Fatalf("%s: an object relates to no Pod", p.name)
+			}
+			objects += len(e.Node.Related.Edges)
+		}
+		if len(got.Data.Resources.Edges) != 50 {
+			b.Fatalf("%s: %d objects in the page, want 50", p.name, len(got.Data.Resources.Edges))
+		}
+		for range 20 { // warm up
+			c.do(b, p.query, nil)
+		}
+		for _, clients := range []int{1, 4} {
+			b.Run(fmt.Sprintf("%s/clients=%d", p.name, clients), func(b *testing.B) {
+				timeClients(b, c, p.query, clients)
+				b.ReportMetric(float64(objects), "objects/answer")
+			})
+		}
 	}
 }
 
-// fillServices adds, in each cluster, a Service selecting app=<app> in
-// the namespace of each app of the Pods fillPodsWith added there.
-func fillServices(b *testing.B, ix *index.Index, clusterCount, n int) {
+// fillServicesAndNodes adds, in each cluster, a Service selecting app=<app> in
+// the namespace of each app of the Pods fillPodsWith added there, and the
+// Nodes those Pods run on.
+func fillServicesAndNodes(b *testing.B, ix *index.Index, clusterCount, n int) {
 	svcType := &object.Type{Resource: "services", GVR: schema.GroupVersionResource{Version: "v1", Resource: "services"},
 		Kind: "Service", Namespaced: true}
+	nodeType := &object.Type{Resource: "nodes", GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, Kind: "Node"}
+	put := func(cluster string, t *object.Type, raw string) {
+		var u unstructured.Unstructured
+		if err := u.UnmarshalJSON([]byte(raw)); err != nil {
+			b.Fatal(err)
+		}
+		o, err := object.NewObject(cluster, t, &u)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ix.Upsert(o)
+	}
 	for c := range clusterCount {
 		cluster := fmt.Sprintf("c%02d", c+1)
+		for j := range graphqltest.PodNodes {
+			put(cluster, nodeType, fmt.Sprintf(`{"apiVersion":"v1","kind":"Node","metadata":{"name":"node-%02d","uid":"%s-node-%02d"}}`, j, cluster, j))
+		}
 		apps := map[string]string{}
 		for i := range n / clusterCount {
 			apps[graphqltest.PodApp(i)] = graphqltest.PodAppNamespace(i)
 		}
 		names := slices.Sorted(maps.Keys(apps))
 		for _, app := range names {
-			var u unstructured.Unstructured
-			raw := fmt.Sprintf(`{"apiVersion":"v1","kind":"Service","metadata":{"name":%q,"namespace":%q,"uid":%q},"spec":{"selector":{"app":%q}}}`,
-				app, apps[app], strings.Join([]string{cluster, apps[app], app}, "-"), app)
-			if err := u.UnmarshalJSON([]byte(raw)); err != nil {
-				b.Fatal(err)
-			}
-			o, err := object.NewObject(cluster, svcType, &u)
-			if err != nil {
-				b.Fatal(err)
-			}
-			ix.Upsert(o)
+			put(cluster, svcType, fmt.Sprintf(`{"apiVersion":"v1","kind":"Service","metadata":{"name":%q,"namespace":%q,"uid":%q},"spec":{"selector":{"app":%q}}}`,
+				app, apps[app], strings.Join([]string{cluster, apps[app], app}, "-"), app))
 		}
 	}
 }
