@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fleetcache/fleetcache/internal/app"
@@ -107,17 +106,7 @@ func fillServicesAndNodes(b *testing.B, ix *index.Index, clusterCount, n int) {
 	svcType := &object.Type{Resource: "services", GVR: schema.GroupVersionResource{Version: "v1", Resource: "services"},
 		Kind: "Service", Namespaced: true}
 	nodeType := &object.Type{Resource: "nodes", GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, Kind: "Node"}
-	put := func(cluster string, t *object.Type, raw string) {
-		var u unstructured.Unstructured
-		if err := u.UnmarshalJSON([]byte(raw)); err != nil {
-			b.Fatal(err)
-		}
-		o, err := object.NewObject(cluster, t, &u)
-		if err != nil {
-			b.Fatal(err)
-		}
-		ix.Upsert(o)
-	}
+	put := func(cluster string, t *object.Type, raw string) { ix.Upsert(graphqltest.FromJSON(b, cluster, t, raw)) }
 	for c := range clusterCount {
 		cluster := fmt.Sprintf("c%02d", c+1)
 		for j := range graphqltest.PodNodes {

@@ -102,6 +102,21 @@ func NewObject(t testing.TB, s Spec) *object.Object {
 	return o
 }
 
+// FromJSON returns the object of type t in cluster whose JSON is raw, as
+// an informer makes it, failing t if raw is not an object of its kind.
+func FromJSON(tb testing.TB, cluster string, t *object.Type, raw string) *object.Object {
+	tb.Helper()
+	var u unstructured.Unstructured
+	if err := u.UnmarshalJSON([]byte(raw)); err != nil {
+		tb.Fatal(err)
+	}
+	o, err := object.NewObject(cluster, t, &u)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return o
+}
+
 // Fixture is a small fleet: three clusters, c3 disconnected.
 //
 //	every cluster: namespaces web and data; ConfigMap web/settings (app=web,

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/fleetcache/fleetcache/internal/graphqltest"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/compact"
@@ -106,17 +104,7 @@ func relBenchIndex(b testing.TB, n int) *index.Index {
 	svcType, cmType := relKinds["Service"].typ(), relKinds["ConfigMap"].typ()
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	perCluster := n / relBenchClusters
-	put := func(t *object.Type, cluster, raw string) {
-		var u unstructured.Unstructured
-		if err := u.UnmarshalJSON([]byte(raw)); err != nil {
-			b.Fatal(err)
-		}
-		o, err := object.NewObject(cluster, t, &u)
-		if err != nil {
-			b.Fatal(err)
-		}
-		ix.Upsert(o)
-	}
+	put := func(t *object.Type, cluster, raw string) { ix.Upsert(graphqltest.FromJSON(b, cluster, t, raw)) }
 	for c := range relBenchClusters {
 		cluster := fmt.Sprintf("c%03d", c)
 		for j := range graphqltest.PodNodes {
