@@ -7,11 +7,11 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fleetcache/fleetcache/internal/graphqltest"
+	"github.com/fleetcache/fleetcache/internal/testcluster"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/compact"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
@@ -76,7 +76,7 @@ func BenchmarkColdFill(b *testing.B) {
 		}
 		var next sync.Mutex
 		c := 0
-		start, cpu := time.Now(), cpuTime(b)
+		start, cpu := time.Now(), processCPU(b)
 		var wg sync.WaitGroup
 		for range runtime.GOMAXPROCS(0) {
 			wg.Go(func() {
@@ -103,7 +103,7 @@ func BenchmarkColdFill(b *testing.B) {
 			})
 		}
 		wg.Wait()
-		took, used := time.Since(start), cpuTime(b)-cpu
+		took, used := time.Since(start), processCPU(b)-cpu
 		if got := ix.ObjectCount("c000", "pods"); got != n/clusters {
 			b.Fatalf("cluster c000 holds %d Pods, want %d", got, n/clusters)
 		}
@@ -113,11 +113,11 @@ func BenchmarkColdFill(b *testing.B) {
 	}
 }
 
-// cpuTime returns the CPU time the process has used.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+// processCPU returns the CPU time, user and system, the process has used.
+func processCPU(b *testing.B) time.Duration {
+	d, err := testcluster.ProcessCPU(0)
+	if err != nil {
 		b.Fatal(err)
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return d
 }
