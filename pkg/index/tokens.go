@@ -51,8 +51,9 @@ func eachMetaToken(o *object.Object, fn func(tok string) bool) bool {
 
 // TextTokens returns the tokens o's body adds to its searched text, those
 // EachSearchToken gives after the name's, namespace's and labels', sorted
-// and without repeats: what a snapshot keeps beside o, so that Restoring
-// indexes it without reading its body. They may point into r's buffers.
+// and without repeats: a Prepared object's Text, which Upsert reads before
+// it takes the lock and a snapshot keeps beside o. They may point into r's
+// buffers.
 func TextTokens(o *object.Object, r *object.BodyReader) []string {
 	n := 0
 	eachMetaToken(o, func(string) bool { n++; return n <= maxObjectTokens })

@@ -219,4 +219,7 @@ func TestSetEqual(t *testing.T) {
 	if !(Set{}).Equal(NewSet(nil)) {
 		t.Error("empty sets differ")
 	}
+	if !(Set{}).EachIn(Doc{Raw: []byte(pod)}, func(int, Value) bool { return false }) {
+		t.Error("the zero Set found a value")
+	}
 }

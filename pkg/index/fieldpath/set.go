@@ -156,7 +156,7 @@ func (s Set) values(d Doc, dst []found) []found {
 		}
 	}
 	raw := d.Raw
-	if len(raw) == 0 {
+	if len(raw) == 0 || s.root == nil { // the zero Set
 		return dst
 	}
 	parse := func(b []byte) gjson.Result {
