@@ -390,3 +390,23 @@ func FuzzAgainstGraphQLGo(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAppendFloat checks AppendFloat against encoding/json, which the
+// other leaves' values go through.
+func FuzzAppendFloat(f *testing.F) {
+	for _, v := range []float64{0, math.Copysign(0, -1), 1, -1.5, 0.1, 1e-6, 9.99e-7, 1e-7, -1.234e-300, 1e20, 1e21, 123456789e20, math.MaxFloat64, math.SmallestNonzeroFloat64, 12.5} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v float64) {
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return
+		}
+		want, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendFloat(nil, v); string(got) != string(want) {
+			t.Errorf("AppendFloat(%v) = %s, encoding/json writes %s", v, got, want)
+		}
+	})
+}

@@ -381,6 +381,13 @@ func (w *writer) leaf(v any) error {
 	case json.RawMessage:
 		// Stored bytes: an object's JSON, or labels written compact.
 		w.buf = append(w.buf, v...)
+	case float64:
+		// Floats are common (a cluster's changeRate is 30 of them), and
+		// json.Marshal allocates for each.
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return fmt.Errorf("json: unsupported value: %v", v)
+		}
+		w.buf = AppendFloat(w.buf, v)
 	default:
 		b, err := json.Marshal(v)
 		if err != nil {
@@ -417,6 +424,25 @@ func isNull(v any) bool {
 		return math.IsNaN(rv.Float())
 	}
 	return false
+}
+
+// AppendFloat appends a finite v as encoding/json writes a float64: the
+// shortest form that reads back as v, in exponent notation below 1e-6 and
+// from 1e21 up ("1e-7", "1e+21").
+func AppendFloat(b []byte, v float64) []byte {
+	format := byte('f')
+	if abs := math.Abs(v); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, v, format, -1, 64)
+	if format == 'e' {
+		// strconv writes "1e-07"; encoding/json, like JavaScript, "1e-7".
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
 }
 
 // AppendString appends s as a JSON string. Label keys and values are
