@@ -11,7 +11,9 @@
 // built-in kinds (Pod, Deployment, Service, Node, … see printers) each
 // decode the few fields they need into a small struct of their own: gjson
 // finds those parts in the stored bytes and encoding/json decodes only them
-// (decodeFields), so that a Pod's container specs, say, are skipped. Custom
+// (decodeFields), so that a Pod's container specs, say, are skipped; the
+// Pod's printer, the most used, reads its values as gjson views of the
+// bytes and decodes nothing (printPod). Custom
 // resources are printed from their CustomResourceDefinition's
 // additionalPrinterColumns (PrinterColumn): a Custom, which pkg/informers
 // fills from the member cluster and records for the object.Type in a Types

@@ -1,74 +1,91 @@
 package columns
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
+	"unsafe"
+
+	"github.com/tidwall/gjson"
 )
 
-// pod is what printPod reads of a Pod.
+// pod is what printPod reads of a Pod: views of its JSON, read with gjson
+// where they are, not decoded (a Pod's status is most of what decoding it
+// allocated).
 type pod struct {
-	Metadata struct {
-		DeletionTimestamp *time.Time `json:"deletionTimestamp"`
-	} `json:"metadata"`
-	Spec struct {
-		NodeName       string `json:"nodeName"`
-		InitContainers []struct {
-			Name          string `json:"name"`
-			RestartPolicy string `json:"restartPolicy"`
-		} `json:"initContainers"`
-		// Containers is how many app containers there are.
-		Containers     int
-		ReadinessGates []struct {
-			ConditionType string `json:"conditionType"`
-		} `json:"readinessGates"`
-	} `json:"spec"`
-	Status struct {
-		Phase             string                `json:"phase"`
-		Reason            string                `json:"reason"`
-		PodIP             string                `json:"podIP"`
-		PodIPs            []struct{ IP string } `json:"podIPs"`
-		NominatedNodeName string                `json:"nominatedNodeName"`
-		Conditions        []struct {
-			Type   string `json:"type"`
-			Status string `json:"status"`
-			Reason string `json:"reason"`
-		} `json:"conditions"`
-		InitContainerStatuses []containerStatus `json:"initContainerStatuses"`
-		ContainerStatuses     []containerStatus `json:"containerStatuses"`
-	} `json:"status"`
+	status gjson.Result
 }
 
-type containerStatus struct {
-	Name         string         `json:"name"`
-	Ready        bool           `json:"ready"`
-	Started      *bool          `json:"started"`
-	RestartCount int64          `json:"restartCount"`
-	State        containerState `json:"state"`
-	LastState    containerState `json:"lastState"`
-}
-
-type containerState struct {
-	Waiting *struct {
-		Reason string `json:"reason"`
-	} `json:"waiting"`
-	Running    *struct{} `json:"running"`
-	Terminated *struct {
-		Reason     string    `json:"reason"`
-		ExitCode   int32     `json:"exitCode"`
-		Signal     int32     `json:"signal"`
-		FinishedAt time.Time `json:"finishedAt"`
-	} `json:"terminated"`
-}
-
-// condition returns the status of the Pod's condition of type t, "" when
-// it has none.
-func (p *pod) condition(t string) (status, reason string) {
-	for _, c := range p.Status.Conditions {
-		if c.Type == t {
-			return c.Status, c.Reason
+// condition returns the status and reason of the Pod's condition of type
+// t, "" when it has none.
+func (p pod) condition(t string) (status, reason string) {
+	p.status.Get("conditions").ForEach(func(_, c gjson.Result) bool {
+		if c.Get("type").Str != t {
+			return true
 		}
+		status, reason = c.Get("status").Str, c.Get("reason").Str
+		return false
+	})
+	return status, reason
+}
+
+// containerStatus is what printPod reads of a container's status.
+type containerStatus struct {
+	name         string
+	ready        bool
+	started      bool
+	restartCount int64
+	state        containerState
+	// lastFinished is when its last termination ended, zero if unknown.
+	lastFinished time.Time
+}
+
+// containerState is a container's state: waiting, running or terminated
+// (each flag says it is there), with the reasons, codes of a termination.
+type containerState struct {
+	waiting, running, terminated bool
+	waitingReason                string
+	terminatedReason             string
+	exitCode, signal             int32
+}
+
+// containerStatusOf reads a container's status from its JSON r.
+func containerStatusOf(r gjson.Result) containerStatus {
+	cs := containerStatus{
+		name:         r.Get("name").Str,
+		ready:        r.Get("ready").Bool(),
+		started:      r.Get("started").Bool(),
+		restartCount: r.Get("restartCount").Int(),
 	}
-	return "", ""
+	state := r.Get("state")
+	if w := state.Get("waiting"); present(w) {
+		cs.state.waiting, cs.state.waitingReason = true, w.Get("reason").Str
+	}
+	cs.state.running = present(state.Get("running"))
+	if t := state.Get("terminated"); present(t) {
+		cs.state.terminated, cs.state.terminatedReason = true, t.Get("reason").Str
+		cs.state.exitCode, cs.state.signal = int32(t.Get("exitCode").Int()), int32(t.Get("signal").Int())
+	}
+	if t := r.Get("lastState.terminated"); present(t) {
+		// As encoding/json reads a time.Time: RFC 3339, else zero.
+		cs.lastFinished, _ = time.Parse(time.RFC3339, t.Get("finishedAt").Str)
+	}
+	return cs
+}
+
+// present reports whether r is a value other than null, as a pointer
+// field decoded from it would be non-nil.
+func present(r gjson.Result) bool { return r.Exists() && r.Type != gjson.Null }
+
+// containerStatuses reads the list of container statuses r, into buf's
+// array while it fits.
+func containerStatuses(r gjson.Result, buf []containerStatus) []containerStatus {
+	r.ForEach(func(_, c gjson.Result) bool {
+		buf = append(buf, containerStatusOf(c))
+		return true
+	})
+	return buf
 }
 
 // restarts counts the restarts of containers and remembers the latest
@@ -79,9 +96,9 @@ type restarts struct {
 }
 
 func (r *restarts) add(cs containerStatus) {
-	r.count += cs.RestartCount
-	if t := cs.LastState.Terminated; t != nil && t.FinishedAt.After(r.last) {
-		r.last = t.FinishedAt
+	r.count += cs.restartCount
+	if cs.lastFinished.After(r.last) {
+		r.last = cs.lastFinished
 	}
 }
 
@@ -112,29 +129,47 @@ func terminatedText(signal, exitCode int32) string {
 // reason (or "Init:2/3"); then the last of the app containers, scanned from
 // the last, that waits or terminated; "Terminating" once deleted.
 // Restartable init containers (sidecars) count as containers once started.
+// printPod prints Ready, Status, Restarts, IP, Node, Nominated Node and
+// Readiness Gates.
+//
+// Status is the Pod's reason or phase, overridden by what its containers
+// report: while an init container has not succeeded, "Init:" and its
+// reason (or "Init:2/3"); then the last of the app containers, scanned from
+// the last, that waits or terminated; "Terminating" once deleted.
+// Restartable init containers (sidecars) count as containers once started.
 func printPod(raw []byte, now time.Time) ([]Column, error) {
-	var p pod
-	if err := decodeFields(raw,
-		field{"metadata.deletionTimestamp", &p.Metadata.DeletionTimestamp},
-		field{"spec.nodeName", &p.Spec.NodeName},
-		field{"spec.containers.#", &p.Spec.Containers},
-		field{"spec.initContainers", &p.Spec.InitContainers},
-		field{"spec.readinessGates", &p.Spec.ReadinessGates},
-		field{"status", &p.Status},
-	); err != nil {
-		return nil, err
+	// A view of raw, not a copy: the strings read are views of it too, and
+	// those that reach the cells are cloned (raw is not kept).
+	text := unsafe.String(unsafe.SliceData(raw), len(raw))
+	spec := gjson.Get(text, "spec")
+	p := pod{status: gjson.Get(text, "status")}
+	if present(p.status) && !p.status.IsObject() {
+		return nil, fmt.Errorf("status is a %s, not an object", p.status.Type)
 	}
-	sidecar := map[string]bool{}
-	for _, c := range p.Spec.InitContainers {
-		if c.RestartPolicy == "Always" {
-			sidecar[c.Name] = true
+	initContainers := spec.Get("initContainers")
+	var sidecars []string
+	initCount := 0
+	initContainers.ForEach(func(_, c gjson.Result) bool {
+		initCount++
+		if c.Get("restartPolicy").Str == "Always" {
+			sidecars = append(sidecars, c.Get("name").Str)
 		}
+		return true
+	})
+	sidecar := func(name string) bool {
+		for _, s := range sidecars {
+			if s == name {
+				return true
+			}
+		}
+		return false
 	}
-	total := p.Spec.Containers + len(sidecar)
+	total := int(spec.Get("containers.#").Int()) + len(sidecars)
 	ready := 0
-	status := p.Status.Phase
-	if p.Status.Reason != "" {
-		status = p.Status.Reason
+	phase, reason := p.status.Get("phase").Str, p.status.Get("reason").Str
+	status := phase
+	if reason != "" {
+		status = reason
 	}
 	if _, reason := p.condition("PodScheduled"); reason == "SchedulingGated" {
 		status = "SchedulingGated"
@@ -142,52 +177,54 @@ func printPod(raw []byte, now time.Time) ([]Column, error) {
 
 	// Init containers run in order: the first that has not succeeded (and
 	// is not a started sidecar) says why the Pod is still initializing.
-	var all, sidecars restarts
+	var all, sidecarRestarts restarts
 	initializing := false
-	for i, cs := range p.Status.InitContainerStatuses {
+	var buf [8]containerStatus
+	for i, cs := range containerStatuses(p.status.Get("initContainerStatuses"), buf[:0]) {
 		all.add(cs)
-		if sidecar[cs.Name] {
-			sidecars.add(cs)
+		if sidecar(cs.name) {
+			sidecarRestarts.add(cs)
 		}
-		t, w := cs.State.Terminated, cs.State.Waiting
-		if t != nil && t.ExitCode == 0 {
+		st := cs.state
+		if st.terminated && st.exitCode == 0 {
 			continue
 		}
-		if sidecar[cs.Name] && cs.Started != nil && *cs.Started {
-			if cs.Ready {
+		if sidecar(cs.name) && cs.started {
+			if cs.ready {
 				ready++
 			}
 			continue
 		}
 		initializing = true
 		switch {
-		case t != nil && t.Reason != "":
-			status = "Init:" + t.Reason
-		case t != nil:
-			status = "Init:" + terminatedText(t.Signal, t.ExitCode)
-		case w != nil && w.Reason != "" && w.Reason != "PodInitializing":
-			status = "Init:" + w.Reason
+		case st.terminated && st.terminatedReason != "":
+			status = "Init:" + st.terminatedReason
+		case st.terminated:
+			status = "Init:" + terminatedText(st.signal, st.exitCode)
+		case st.waiting && st.waitingReason != "" && st.waitingReason != "PodInitializing":
+			status = "Init:" + st.waitingReason
 		default:
-			status = "Init:" + ratio(i, len(p.Spec.InitContainers))
+			status = "Init:" + ratio(i, initCount)
 		}
 		break
 	}
 	count := all
 	if initialized, _ := p.condition("Initialized"); !initializing || initialized == "True" {
-		count = sidecars
+		count = sidecarRestarts
 		running := false
-		for i := len(p.Status.ContainerStatuses) - 1; i >= 0; i-- {
-			cs := p.Status.ContainerStatuses[i]
+		statuses := containerStatuses(p.status.Get("containerStatuses"), buf[:0])
+		for i := len(statuses) - 1; i >= 0; i-- {
+			cs := statuses[i]
 			count.add(cs)
-			t, w := cs.State.Terminated, cs.State.Waiting
+			st := cs.state
 			switch {
-			case w != nil && w.Reason != "":
-				status = w.Reason
-			case t != nil && t.Reason != "":
-				status = t.Reason
-			case t != nil:
-				status = terminatedText(t.Signal, t.ExitCode)
-			case cs.Ready && cs.State.Running != nil:
+			case st.waiting && st.waitingReason != "":
+				status = st.waitingReason
+			case st.terminated && st.terminatedReason != "":
+				status = st.terminatedReason
+			case st.terminated:
+				status = terminatedText(st.signal, st.exitCode)
+			case cs.ready && st.running:
 				running = true
 				ready++
 			}
@@ -201,36 +238,37 @@ func printPod(raw []byte, now time.Time) ([]Column, error) {
 			}
 		}
 	}
-	if p.Metadata.DeletionTimestamp != nil {
+	if present(gjson.Get(text, "metadata.deletionTimestamp")) {
 		switch {
-		case p.Status.Reason == "NodeLost":
+		case reason == "NodeLost":
 			status = "Unknown"
-		case p.Status.Phase != "Succeeded" && p.Status.Phase != "Failed":
+		case phase != "Succeeded" && phase != "Failed":
 			status = "Terminating"
 		}
 	}
 
-	ip := p.Status.PodIP
-	if len(p.Status.PodIPs) > 0 {
-		ip = p.Status.PodIPs[0].IP
+	ip := p.status.Get("podIP").Str
+	if first := p.status.Get("podIPs.0"); first.Exists() {
+		ip = first.Get("ip").Str
 	}
 	gates := "<none>"
-	if n := len(p.Spec.ReadinessGates); n > 0 {
+	if n := int(spec.Get("readinessGates.#").Int()); n > 0 {
 		met := 0
-		for _, g := range p.Spec.ReadinessGates {
-			if s, _ := p.condition(g.ConditionType); s == "True" {
+		spec.Get("readinessGates").ForEach(func(_, g gjson.Result) bool {
+			if s, _ := p.condition(g.Get("conditionType").Str); s == "True" {
 				met++
 			}
-		}
+			return true
+		})
 		gates = ratio(met, n)
 	}
 	return []Column{
 		{"Ready", ratio(ready, total)},
-		{"Status", status},
+		{"Status", strings.Clone(status)},
 		{"Restarts", count.text(now)},
-		{"IP", none(ip)},
-		{"Node", none(p.Spec.NodeName)},
-		{"Nominated Node", none(p.Status.NominatedNodeName)},
+		{"IP", none(strings.Clone(ip))},
+		{"Node", none(strings.Clone(spec.Get("nodeName").Str))},
+		{"Nominated Node", none(strings.Clone(p.status.Get("nominatedNodeName").Str))},
 		{"Readiness Gates", gates},
 	}, nil
 }

@@ -189,6 +189,8 @@ func (e relationEngine) Holding(f planner.Filter) map[string][]string {
 	return out
 }
 
+func (e relationEngine) Namespaces(cluster string) []string { return e.s.ix.Namespaces(cluster) }
+
 func (e relationEngine) Visible(ctx context.Context, o *object.Object) (bool, error) {
 	return e.s.visible(ctx, o)
 }

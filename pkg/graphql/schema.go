@@ -277,7 +277,9 @@ func (s *Server) connectionType(name string, node graphql.Output, pages pageType
 				Resolve: s.resolveStaleClusters},
 			"staleness": {Type: nonNullList(staleCluster), Description: "For each selected cluster that is not SYNCED, since when its data is not known current.",
 				Resolve: s.resolveStaleness},
-			"deniedClusters": {Type: nonNullList(graphql.String), Description: "Clusters left out because they could not say whether the caller may see their objects.",
+			"deniedClusters": {Type: nonNullList(graphql.String), Description: "Clusters left out because they could not say whether the caller may see their objects, " +
+				"and clusters where a related kind that a filter `through` a relation consults is hidden from the caller in all or part: " +
+				"their answer may be incomplete.",
 				Resolve: func(p graphql.ResolveParams) (any, error) {
 					if d := p.Source.(*connection).denied; d != nil {
 						return d, nil

@@ -39,7 +39,8 @@ type throughCase struct {
 // totalCount and paging; then after a Node relabelled, a Pod rescheduled
 // to another Node and a Deployment relabelled; and for a caller who may
 // list the Pods everywhere but the Nodes of c1 and c2 only: the Pods of c3
-// are not consulted, and deniedClusters says c3.
+// are not consulted, and deniedClusters says c3; and for a caller who may
+// list ReplicaSets in some of c3's namespaces only: c3 is named too.
 func TestThroughOnRealClusters(t *testing.T) {
 	testcluster.SkipShort(t, "real clusters")
 	env := testbed.Env(t)
@@ -137,6 +138,43 @@ func TestThroughOnRealClusters(t *testing.T) {
 		// Through owners it may not list anywhere: nothing, every cluster
 		// said.
 		expect(t, carol, cases[1], []string{}, all)
+	})
+
+	t.Run("a caller who may list the ReplicaSets of c3 in some of its namespaces only", func(t *testing.T) {
+		// c3 has a second namespace, ns2, seeded alike: carol may list its
+		// Pods and Deployments but not its ReplicaSets, so the Pods of
+		// ns2's Deployment tier=fe are not found, and c3 is named.
+		ns2 := freshNamespace("through")
+		c3 := env.Cluster("c3")
+		seedThrough(t, dyn(t, c3), ns2, zones["c3"])
+		rule := func(group string, resources ...string) rbacv1.PolicyRule {
+			return rbacv1.PolicyRule{Verbs: []string{"list", "watch"}, APIGroups: []string{group}, Resources: resources}
+		}
+		for _, c := range env.Clusters() {
+			if err := c.Grant(ctx, "carol", ns, rule("apps", "deployments", "replicasets"), rule("batch", "jobs", "cronjobs")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := c3.Grant(ctx, "carol", ns2, rule("", "pods"), rule("apps", "deployments")); err != nil {
+			t.Fatal(err)
+		}
+		tc := throughCase{name: "Pods of Deployments tier=fe in ns and ns2", ownerKinds: []string{"Deployment"}, owner: sel("tier=fe"),
+			through: map[string]any{"owners": map[string]any{"kinds": []any{"Deployment.apps"}, "labelSelector": "tier=fe"}}}
+		filter := map[string]any{"namespaces": []any{ns, ns2}, "through": tc.through}
+		want := throughTruth(t, ns, tc, all)
+		// What the admin sees of ns2: what carol is not shown.
+		if extra := throughTruth(t, ns2, tc, []string{"c3"}); len(extra) == 0 {
+			t.Fatalf("no Pods of ns2 match %s: the test hides nothing", tc.name)
+		}
+		testcluster.Eventually(t, 60*time.Second, "carol's answer, c3 denied in part", func() (bool, string) {
+			got, total, denied, err := f.throughPages(t, carol, "pods", filter, 100)
+			if err != "" {
+				return false, err
+			}
+			diff := gocmp.Diff(want, got)
+			return diff == "" && total == len(want) && slices.Equal(denied, []string{"c3"}),
+				fmt.Sprintf("totalCount %d, deniedClusters %v (want [c3]); (-servers +answer):\n%s", total, denied, diff)
+		})
 	})
 
 	t.Run("edits", func(t *testing.T) {

@@ -125,6 +125,12 @@ func (s *Query) decodeRevision(arg, v string) (uint64, error) {
 	if err != nil {
 		return 0, s.e.BadInput(fmt.Errorf("invalid %s cursor: %w", arg, err))
 	}
+	return s.checkRevision(arg, c)
+}
+
+// checkRevision returns the revision of c, a decoded revision cursor of
+// the argument arg, or what decodeRevision says is wrong with it.
+func (s *Query) checkRevision(arg string, c cursor.Revision) (uint64, error) {
 	if err := c.Check(s.ix.Epoch()); err != nil {
 		return 0, &revisionExpiredError{fmt.Errorf("%s: %w (ask with a time instead)", arg, err)}
 	}
@@ -158,13 +164,15 @@ func (s *Query) parseBound(arg, v string, now time.Time) (bound, error) {
 	if strings.Contains(v, ":") { // a time: a cursor is base64url
 		return bound{}, s.e.BadInput(fmt.Errorf("invalid %s %q: want a duration (1h, 30m), an RFC 3339 time (2026-01-02T15:04:05Z) or a revision cursor: %w", arg, v, terr))
 	}
-	rev, err := s.decodeRevision(arg, v)
+	c, err := cursor.DecodeRevision(v)
 	if err != nil {
-		var expired *revisionExpiredError
-		if errors.As(err, &expired) {
-			return bound{}, err
-		}
 		return bound{}, s.e.BadInput(fmt.Errorf("invalid %s %q: want a duration (1h, 30m), an RFC 3339 time (2026-01-02T15:04:05Z) or a revision cursor (ResourceEvent.cursor, ResourceConnection.revision)", arg, v))
+	}
+	// A revision cursor: what is wrong with it (ahead of the index, of
+	// another index) says more than the forms of the argument.
+	rev, err := s.checkRevision(arg, c)
+	if err != nil {
+		return bound{}, err
 	}
 	return bound{revision: rev}, nil
 }

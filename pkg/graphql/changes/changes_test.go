@@ -65,7 +65,8 @@ func TestParseBound(t *testing.T) {
 		{name: "a negative duration", v: "-5m", err: "BAD_USER_INPUT: invalid since \"-5m\": a duration before now must not be negative"},
 		{name: "a malformed time", v: "2026-11-28T25:00:00Z", err: "BAD_USER_INPUT: invalid since \"2026-11-28T25:00:00Z\": want a duration"},
 		{name: "garbage", v: "yesterday", err: "BAD_USER_INPUT: invalid since \"yesterday\": want a duration"},
-		{name: "a cursor ahead of the index", v: rev("e1", 101), err: "BAD_USER_INPUT: invalid since \"", expired: false},
+		{name: "a cursor ahead of the index", v: rev("e1", 101),
+			err: "BAD_USER_INPUT: invalid since cursor: revision 101 is ahead of the index (revision 100)"},
 		{name: "a cursor of another index", v: rev("e0", 70), err: "ask with a time instead", expired: true},
 		{name: "a page cursor", v: cursor.EncodePage(object.Position{Cluster: "c1"}), err: "BAD_USER_INPUT"},
 	} {

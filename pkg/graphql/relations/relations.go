@@ -33,6 +33,8 @@ type Engine interface {
 	// Holding returns the resources of f's resources and kinds that the
 	// index holds objects of, by cluster, in f's clusters.
 	Holding(f planner.Filter) map[string][]string
+	// Namespaces returns the namespaces of cluster that hold objects.
+	Namespaces(cluster string) []string
 	// Visible reports whether the caller of ctx may see o; an error is a
 	// failed access review, coded for the caller.
 	Visible(ctx context.Context, o *object.Object) (bool, error)

@@ -205,8 +205,8 @@ func consult(ctx context.Context, e Engine, t gqlfilter.Through, targets, namesp
 
 // visibleFind returns the first limit+1 objects of rf that the caller of
 // ctx may see, and the clusters of targets (nil: none) where the index
-// holds objects of a resource of rf that the caller may not list, or
-// whose access reviews failed.
+// holds objects of a resource of rf that the caller may not list (in any
+// namespace, or in some: partlyHidden), or whose access reviews failed.
 func visibleFind(ctx context.Context, e Engine, rf planner.Filter, targets []string, limit int) ([]*object.Object, []string) {
 	visible, hidden := e.Scope(ctx, rf)
 	if targets != nil {
@@ -215,7 +215,8 @@ func visibleFind(ctx context.Context, e Engine, rf planner.Filter, targets []str
 				continue
 			}
 			for _, r := range resources {
-				if !slices.ContainsFunc(visible, func(f planner.Filter) bool { return selects(f.Clusters, c) && selects(f.Resources, r) }) {
+				i := slices.IndexFunc(visible, func(f planner.Filter) bool { return selects(f.Clusters, c) && selects(f.Resources, r) })
+				if i < 0 || partlyHidden(e, rf, visible[i], c, r) {
 					hidden = union(hidden, []string{c})
 					break
 				}
@@ -223,6 +224,29 @@ func visibleFind(ctx context.Context, e Engine, rf planner.Filter, targets []str
 		}
 	}
 	return e.Find(visible, limit+1), hidden
+}
+
+// partlyHidden reports whether the index holds objects of resource r in
+// cluster c in namespaces that rf names (nil: any) but vf, the filter of
+// what the caller may see of them, leaves out: the caller may list r in
+// some namespaces only, and some of its objects were not consulted. Only
+// the type's presence is asked, as for a type hidden in all namespaces,
+// so that the answer says nothing of what the related filter matches.
+func partlyHidden(e Engine, rf, vf planner.Filter, c, r string) bool {
+	if vf.Namespaces == nil {
+		return false
+	}
+	candidates := rf.Namespaces
+	if candidates == nil {
+		candidates = e.Namespaces(c)
+	}
+	var rest []string
+	for _, ns := range candidates {
+		if ns != "" && !slices.Contains(vf.Namespaces, ns) {
+			rest = append(rest, ns)
+		}
+	}
+	return rest != nil && len(e.Find([]planner.Filter{{Clusters: []string{c}, Resources: []string{r}, Namespaces: rest}}, 1)) > 0
 }
 
 // selects reports whether a filter's list of values (nil: any) holds v.

@@ -53,6 +53,8 @@ func (e indexEngine) Holding(f planner.Filter) map[string][]string {
 	return out
 }
 
+func (e indexEngine) Namespaces(cluster string) []string { return e.ix.Namespaces(cluster) }
+
 func (e indexEngine) Visible(context.Context, *object.Object) (bool, error) { return true, nil }
 
 func (e indexEngine) Connection(graphql.ResolveParams, Related, string) (any, error) { return nil, nil }
@@ -143,6 +145,11 @@ func TestNarrow(t *testing.T) {
 		{name: "ReplicaSets hidden: the second hop", fs: []planner.Filter{{Clusters: []string{"c1", "c2"}, Resources: []string{"pods"}}},
 			through: []gqlfilter.Through{through(t, gqlfilter.Owners, 10, "", "Deployment.apps")},
 			grants:  []authz.Grant{{Cluster: "c1", Resource: "deployments.apps"}, {Cluster: "c2", Resource: "deployments.apps"}, {Cluster: "c1", Resource: "replicasets.apps"}},
+			filters: []string{"[c1] [pods] ", "[c2] [pods] "}, want: []string{"c1/pods/a/web-1-x", "c1/pods/a/web-1-y"}, hidden: []string{"c2"}},
+		{name: "ReplicaSets hidden in part: in c2's namespace a", fs: []planner.Filter{{Clusters: []string{"c1", "c2"}, Resources: []string{"pods"}}},
+			through: []gqlfilter.Through{through(t, gqlfilter.Owners, 10, "", "Deployment.apps")},
+			grants: []authz.Grant{{Cluster: "c1", Resource: "deployments.apps"}, {Cluster: "c2", Resource: "deployments.apps"},
+				{Cluster: "c1", Resource: "replicasets.apps", Namespaces: []string{"a"}}, {Cluster: "c2", Resource: "replicasets.apps", Namespaces: []string{"z"}}},
 			filters: []string{"[c1] [pods] ", "[c2] [pods] "}, want: []string{"c1/pods/a/web-1-x", "c1/pods/a/web-1-y"}, hidden: []string{"c2"}},
 		{name: "owners in the objects' namespaces only", fs: []planner.Filter{{Namespaces: []string{"b"}}},
 			through: []gqlfilter.Through{through(t, gqlfilter.Owners, 1, "", "Deployment.apps")}},
