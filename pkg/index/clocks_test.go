@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -258,5 +259,48 @@ func TestClock(t *testing.T) {
 	ix.RemoveCluster("c0")
 	if rv, ok := ix.Clock(s); ok {
 		t.Errorf("a removed cluster: %d", rv)
+	}
+}
+
+// TestRestoreRefuses checks that a restore refuses an object of a stream
+// it was not given and an object given twice, and that a restore whose
+// batches are whole verifies.
+func TestRestoreRefuses(t *testing.T) {
+	restore := func(objs ...*object.Object) (*index.Index, error) {
+		ix := index.New(index.Options{})
+		r, err := ix.Restore()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Stream(index.StreamState{Stream: index.Stream{Cluster: "c0", Resource: "pods"}, Clock: 10}); err != nil {
+			t.Fatal(err)
+		}
+		var batch []index.Prepared
+		for _, o := range objs {
+			batch = append(batch, index.Prepared{Object: o})
+		}
+		if err := r.Objects(batch); err != nil {
+			return ix, err
+		}
+		r.Finish()
+		return ix, nil
+	}
+	a := indextest.Obj("c0", indextest.PodType, "ns", "a", indextest.WithRV("5"), indextest.WithLabels("app", "web"))
+	b := indextest.Obj("c0", indextest.PodType, "ns", "b", indextest.WithRV("6"))
+	ix, err := restore(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if n := ix.ObjectCount("c0", "pods"); n != 2 {
+		t.Errorf("restored %d objects, want 2", n)
+	}
+	if _, err := restore(a, b, indextest.Obj("c0", indextest.PodType, "ns", "a", indextest.WithRV("7"))); err == nil || !strings.Contains(err.Error(), "given twice") {
+		t.Errorf("an object given twice: %v, want an error", err)
+	}
+	if _, err := restore(a, indextest.Obj("c1", indextest.PodType, "ns", "x")); err == nil || !strings.Contains(err.Error(), "of no stream given") {
+		t.Errorf("an object of no stream: %v, want an error", err)
 	}
 }

@@ -509,7 +509,23 @@ func (ix *Index) insertLocked(p Prepared) {
 // insertIDLocked is insertLocked for o, which holds id, but for its rank
 // and its search tokens.
 func (ix *Index) insertIDLocked(o *object.Object, id uint32) {
-	ix.all.ReplaceOrInsert(entry{o: o, id: id})
+	ix.orderLocked(o, id)
+	ix.postLocked(o, id)
+}
+
+// orderLocked puts o, which holds id, in the index's orders: the primary
+// one and by creation time. It reports whether the primary order held an
+// object with o's key already.
+func (ix *Index) orderLocked(o *object.Object, id uint32) (held bool) {
+	_, held = ix.all.ReplaceOrInsert(entry{o: o, id: id})
+	ix.created.put(o)
+	return held
+}
+
+// postLocked is the rest of insertIDLocked: o's postings, field and
+// selector indexes, and counts. It touches neither order, so that a
+// restore runs the two side by side.
+func (ix *Index) postLocked(o *object.Object, id uint32) {
 	te := ix.typeLocked(o.Type)
 	te.objects++
 	te.kind.Add(id)
@@ -524,7 +540,6 @@ func (ix *Index) insertIDLocked(o *object.Object, id uint32) {
 	for _, r := range o.Owners {
 		postingFor(ix.owners, r.UID).Add(id)
 	}
-	ix.created.put(o)
 	ix.indexFieldsLocked(o, id, te)
 	ix.indexSelectorLocked(o, id)
 	ix.chargeLocked(o, 1)

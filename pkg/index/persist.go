@@ -186,37 +186,50 @@ func (r *Restoring) Objects(objs []Prepared) error {
 	ix := r.ix
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	// The search tokens, most of an insert's work, go into their postings
-	// on a goroutine of their own meanwhile: nothing else touches them.
+	// Three goroutines share an insert's work, each on structures of its
+	// own: the search tokens, the orders (B-trees), and the postings and
+	// counts here. On one goroutine the decoding workers waited for them.
 	type held struct {
 		p  *Prepared
 		id uint32
 	}
-	admitted := make(chan held, len(objs))
+	tokens, orders := make(chan held, len(objs)), make(chan held, len(objs))
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		for h := range admitted {
+		for h := range tokens {
 			ix.indexTokensLocked(h.p.Object, h.id, h.p.Text, r.recent)
 		}
 	})
-	defer wg.Wait()
-	defer close(admitted)
+	var twice *object.Object
+	wg.Go(func() {
+		for h := range orders {
+			if ix.orderLocked(h.p.Object, h.id) && twice == nil {
+				twice = h.p.Object
+			}
+		}
+	})
+	var err error
 	for i := range objs {
 		o := objs[i].Object
 		if s := ix.streams[Stream{o.Cluster, o.Type.Resource}]; s == nil || s.removed {
-			return fmt.Errorf("restore: object %s is of no stream given", o.Key())
-		}
-		if ix.findLocked(o.Key(), &ix.scratch).o != nil {
-			return fmt.Errorf("restore: object %s given twice", o.Key())
+			err = fmt.Errorf("restore: object %s is of no stream given", o.Key())
+			break
 		}
 		if !ix.admitLocked(o, nil) {
 			continue
 		}
-		id := ix.ids.hold(o)
-		admitted <- held{&objs[i], id}
-		ix.insertIDLocked(o, id)
+		h := held{&objs[i], ix.ids.hold(o)}
+		tokens <- h
+		orders <- h
+		ix.postLocked(o, h.id)
 	}
-	return nil
+	close(tokens)
+	close(orders)
+	wg.Wait()
+	if err == nil && twice != nil {
+		err = fmt.Errorf("restore: object %s given twice", twice.Key())
+	}
+	return err
 }
 
 // Finish ends the restore: the objects are ranked, the tombs of every
