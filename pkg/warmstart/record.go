@@ -30,13 +30,16 @@ const recordVersion = 1
 
 // derivation names what a stream's records derive from their objects:
 // the paths whose values they keep (object.Type.Projected), and the
-// tokens' version. A load from records of another derivation builds each
-// object from its JSON again. Change textVersion with search.Tokens,
-// search.StoredText or index.TextTokens.
+// tokens' and the values' versions. A load from records of another
+// derivation builds each object from its JSON again. Change textVersion
+// with search.Tokens, search.StoredText or index.TextTokens, valuesVersion
+// with how object.Object keeps the projected values (2: absent ones as a
+// length of 0, or not at all at the end), so that a binary of another
+// version does not read them.
 func derivation(t *object.Type) string {
-	const textVersion = "1"
+	const textVersion, valuesVersion = "1", "2"
 	var b strings.Builder
-	b.WriteString("text=" + textVersion + " paths=")
+	b.WriteString("text=" + textVersion + " values=" + valuesVersion + " paths=")
 	for i, p := range t.Projected.Paths() {
 		if i > 0 {
 			b.WriteByte(',')

@@ -66,7 +66,8 @@ func TestRawConcurrently(t *testing.T) {
 // without their body).
 func TestProjected(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 7))
-	projected := indextest.Paths("status.phase", "spec.nodeName", "spec.containers[].image", "status.n", "metadata.name")
+	// metadata.name first: the others are often absent at the end.
+	projected := indextest.Paths("metadata.name", "status.phase", "spec.nodeName", "spec.containers[].image", "status.n")
 	for _, compressed := range []bool{false, true} {
 		ty := *indextest.PodType
 		if compressed {
@@ -80,6 +81,38 @@ func TestProjected(t *testing.T) {
 				got, ok := o.Projected(p)
 				if want := string(p.AppendJSONIn(nil, fieldpath.Doc{Cluster: "c1", Raw: []byte(raw)})); !ok || string(got) != want {
 					t.Fatalf("%s of %s: projected %q (%t), want %s", p, raw, got, ok, want)
+				}
+			}
+			// EachProjected gives the same values, one per path; an
+			// absent one is kept as its length alone, or not at all at
+			// the end (but for the first).
+			calls, size, kept := 0, 0, 0
+			o.EachProjected(func(i int, v []byte) {
+				if want, _ := o.Projected(projected[i]); i != calls || string(v) != string(want) {
+					t.Fatalf("%s of %s: EachProjected's call %d gives %q, Projected %q", projected[i], raw, calls, v, want)
+				}
+				calls++
+				size++
+				if string(v) != "null" {
+					size += len(v)
+					kept = size
+				}
+			})
+			if calls != len(projected) {
+				t.Fatalf("%s: EachProjected called %d times, want %d", raw, calls, len(projected))
+			}
+			if got := len(o.Stored().Projected); got != max(kept, 1) {
+				t.Fatalf("%s: %d bytes of projected values kept, want %d", raw, got, max(kept, 1))
+			}
+			if i == 0 {
+				// No value at all: one length kept, so that the object
+				// still says it keeps its values.
+				empty := indextest.Obj("c1", &ty, "ns", "empty", indextest.WithRaw(`{"spec":{}}`))
+				if got := empty.Stored().Projected; got != "\x00" {
+					t.Fatalf("no value: %q kept, want one length of 0", got)
+				}
+				if !empty.EachProjected(func(int, []byte) {}) {
+					t.Fatal("no value: EachProjected says none is kept")
 				}
 			}
 			if v, ok := o.Projected(fieldpath.MustParse("spec.unschedulable")); ok {

@@ -133,7 +133,8 @@ type Object struct {
 
 	Name string
 	// projected holds the values of Type.Projected in their order, each
-	// as its JSON text behind its length (a uvarint). Beside Name: a page
+	// as its JSON text behind its length (a uvarint), an absent one as a
+	// length of 0 and those absent at the end not at all. Beside Name: a page
 	// that asks for fields reads both of every object, and a cache line
 	// more per object was a quarter of what three fields cost a page.
 	projected       string
@@ -180,10 +181,23 @@ func (o *Object) project(d fieldpath.Doc) {
 	var outBuf [512]byte
 	out := outBuf[:0]
 	o.Type.Projected.EachJSONIn(d, func(_ int, v []byte) {
+		if string(v) == "null" {
+			// Most paths are absent from most objects (a Pod's relation
+			// paths: 13 of 14): a length of 0 stands for null, 4 bytes
+			// less each.
+			v = nil
+		}
 		out = binary.AppendUvarint(out, uint64(len(v)))
 		out = append(out, v...)
 	})
-	o.setIdentity(string(out))
+	// The absent values at the end are not kept at all (the relation
+	// paths come last), but for the first: no values at all would read as
+	// none kept. A JSON text holds no 0 byte, so trailing 0s are lengths.
+	end := len(out)
+	for end > 1 && out[end-1] == 0 {
+		end--
+	}
+	o.setIdentity(string(out[:end]))
 }
 
 // setIdentity puts o's name, the projected values, UID and
@@ -207,13 +221,17 @@ func (o *Object) EachProjected(fn func(i int, json []byte)) bool {
 		return false
 	}
 	rest := unsafe.Slice(unsafe.StringData(o.projected), len(o.projected))
-	for i := 0; len(rest) > 0; i++ {
+	i := 0
+	for ; len(rest) > 0; i++ {
 		n, k := binary.Uvarint(rest)
 		if k <= 0 || uint64(len(rest)-k) < n {
 			return true // written by project: this cannot happen
 		}
-		fn(i, rest[k:k+int(n):k+int(n)])
+		fn(i, projectedValue(rest[k:k+int(n):k+int(n)]))
 		rest = rest[k+int(n):]
+	}
+	for ; i < o.Type.Projected.Len(); i++ {
+		fn(i, null[:4:4]) // absent at the end: not kept
 	}
 	return true
 }
@@ -234,15 +252,29 @@ func (o *Object) Projected(p fieldpath.Path) ([]byte, bool) {
 		return nil, false
 	}
 	for ; ; i-- {
+		if len(rest) == 0 {
+			return null[:4:4], true // absent at the end: not kept
+		}
 		n, k := binary.Uvarint(rest)
 		if k <= 0 || uint64(len(rest)-k) < n {
 			return nil, false // written by project: this cannot happen
 		}
 		if i == 0 {
-			return rest[k : k+int(n) : k+int(n)], true
+			return projectedValue(rest[k : k+int(n) : k+int(n)]), true
 		}
 		rest = rest[k+int(n):]
 	}
+}
+
+// null is the JSON of an absent value, which project keeps as no bytes.
+var null = []byte("null")
+
+// projectedValue returns the JSON text of a value as project kept it.
+func projectedValue(v []byte) []byte {
+	if len(v) == 0 {
+		return null[:4:4]
+	}
+	return v
 }
 
 // Each calls fn, as p.EachIn would, with each value at p in o, until fn
