@@ -118,8 +118,8 @@ func RealisticPodIn(t *object.Type, cluster, ns string, i int, base time.Time) *
 		ResourceVersion: fmt.Sprint(1000 + i),
 		Labels:          object.Labels{{Key: "app", Value: app}, {Key: "pod-template-hash", Value: hash}, {Key: "tier", Value: tier}},
 		Owners:          []object.OwnerRef{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: app + "-" + hash, UID: types.UID(rsUID), Controller: true}},
-		Created:         created,
 	}
+	o.SetCreated(created)
 	o.SetRaw(raw)
 	return o
 }

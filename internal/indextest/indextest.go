@@ -327,7 +327,7 @@ func SortFleet(r *rand.Rand, n int) []*object.Object {
 	fleet := RandomFleet(r, n)
 	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, o := range fleet {
-		o.Created = base.Add(time.Duration(r.IntN(n/4+1)) * time.Second)
+		o.SetCreated(base.Add(time.Duration(r.IntN(n/4+1)) * time.Second))
 	}
 	return fleet
 }

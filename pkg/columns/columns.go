@@ -64,7 +64,7 @@ func (ts *Types) forRaw(o *object.Object, raw []byte, now time.Time) []Column {
 	name := Column{Name: "Name", Value: o.Name}
 	printer := ts.Printer(o.Type)
 	if c, ok := printer.(*Custom); ok {
-		return plain(c.row(name, raw, o.Created, now, false))
+		return plain(c.row(name, raw, o.Created(), now, false))
 	}
 	if o.Type.Kind == "Secret" && o.Type.GVR.Group == "" {
 		return printSecret(name, raw, printer == DataNotCached)
@@ -139,7 +139,7 @@ func (ts *Types) Row(o *object.Object, now time.Time, ages bool) []Cell {
 // caller decoded into a buffer it reuses): raw is read, not kept.
 func (ts *Types) RowOf(o *object.Object, raw []byte, now time.Time, ages bool) []Cell {
 	if c, ok := ts.Printer(o.Type).(*Custom); ok {
-		return c.row(Column{Name: "Name", Value: o.Name}, raw, o.Created, now, ages)
+		return c.row(Column{Name: "Name", Value: o.Name}, raw, o.Created(), now, ages)
 	}
 	cols := ts.forRaw(o, raw, now)
 	l, ok := layouts[schema.GroupKind{Group: o.Type.GVR.Group, Kind: o.Type.Kind}]
@@ -154,7 +154,7 @@ func (ts *Types) RowOf(o *object.Object, raw []byte, now time.Time, ages bool) [
 		}
 		out = append(out, cell)
 		if ages && c.Name == l.ageAfter {
-			out = append(out, Cell{Column: Column{Name: "Age", Value: since(o.Created, now)}})
+			out = append(out, Cell{Column: Column{Name: "Age", Value: since(o.Created(), now)}})
 		}
 	}
 	return out

@@ -78,7 +78,7 @@ func TestRowAges(t *testing.T) {
 	if got := age(testTypes.Row(o, now, true), "Age"); got != "<unknown>" {
 		t.Errorf("age without creationTimestamp = %q, want <unknown>", got)
 	}
-	o.Created = now.Add(-26 * time.Hour)
+	o.SetCreated(now.Add(-26 * time.Hour))
 	if got := age(testTypes.Row(o, now, true), "Age"); got != "26h" {
 		t.Errorf("age = %q, want 26h", got)
 	}
@@ -87,7 +87,7 @@ func TestRowAges(t *testing.T) {
 	c := &Custom{}
 	testTypes.Set(typ, c)
 	o = testObject(typ, `{"metadata":{"creationTimestamp":"{{ago:3h}}"},"spec":{"color":"blue"}}`)
-	o.Created = now.Add(-3 * time.Hour)
+	o.SetCreated(now.Add(-3 * time.Hour))
 	if got := header(testTypes.Row(o, now, true)); got != "Name|Age" {
 		t.Errorf("a custom resource without printer columns: %s, want Name|Age, the server's default", got)
 	}

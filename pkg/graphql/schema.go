@@ -218,7 +218,7 @@ func (s *Server) resourceFields(resource *graphql.Interface) graphql.Fields {
 		"resourceVersion":   {Type: graphql.NewNonNull(graphql.String), Description: "The resourceVersion of the cached version.", Resolve: objectField(func(o *object.Object) any { return o.ResourceVersion })},
 		"labels":            {Type: graphql.NewNonNull(jsonScalar), Description: "The labels, as an object.", Resolve: objectField(resolveLabels)},
 		"annotations":       {Type: graphql.NewNonNull(jsonScalar), Description: "The annotations, as an object.", Resolve: resolveAnnotations},
-		"creationTimestamp": {Type: typed.Time, Description: "When the object was created.", Resolve: objectField(func(o *object.Object) any { return o.Created })},
+		"creationTimestamp": {Type: typed.Time, Description: "When the object was created.", Resolve: objectField(func(o *object.Object) any { return o.Created() })},
 		"object": {Type: graphql.NewNonNull(jsonScalar), Description: "The whole cached object (without managedFields).",
 			Resolve: objectField(func(o *object.Object) any { return json.RawMessage(o.Raw()) })},
 		"field": {Type: jsonScalar, Description: "The value at path in the object (status.phase, spec.containers[].image, " +

@@ -246,7 +246,7 @@ func checkStored(t *testing.T, f *fleet, cs kubernetes.Interface, ns string, cou
 			t.Fatal(err)
 		}
 		qos[pod.Status.QOSClass]++
-		got := object.Meta{Namespace: o.Namespace, Name: o.Name, UID: o.UID, ResourceVersion: o.ResourceVersion, Labels: o.Labels, Owners: o.Owners, Created: o.Created}
+		got := object.Meta{Namespace: o.Namespace, Name: o.Name, UID: o.UID, ResourceVersion: o.ResourceVersion, Labels: o.Labels, Owners: o.Owners, Created: o.Created()}
 		wantMeta := object.Meta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, ResourceVersion: pod.ResourceVersion, Created: pod.CreationTimestamp.Time}
 		for k, v := range pod.Labels {
 			wantMeta.Labels = append(wantMeta.Labels, object.Label{Key: k, Value: v})

@@ -16,7 +16,7 @@ func TestRecord(t *testing.T) {
 	o := indextest.Obj("c1", indextest.PodType, "ns", "p", indextest.WithRaw(`{"metadata":{"name":"p"},"spec":{"x":1}}`))
 	o.Labels = object.Labels{{Key: "app", Value: "a"}, {Key: "tier", Value: "fe"}}
 	o.Owners = []object.OwnerRef{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs", UID: "u1", Controller: true}}
-	o.Created = time.Unix(-5, 7) // before 1970: the uvarint holds its two's complement
+	o.SetCreated(time.Unix(-5, 7)) // before 1970: the uvarint holds its two's complement
 	rec := appendRecord(nil, o, []string{"nginx", "v1"})
 	s, text, err := decodeRecord("ns", "p", rec)
 	if err != nil {

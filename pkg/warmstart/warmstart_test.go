@@ -149,7 +149,7 @@ func stateOf(ix *index.Index) state {
 	var s state
 	for _, o := range cp.Objects {
 		s.Objects = append(s.Objects, fmt.Sprintf("%s uid=%s rv=%s labels=%v owners=%v created=%d %s",
-			o.Key(), o.UID, o.ResourceVersion, o.Labels, o.Owners, o.Created.UnixNano(), o.Raw()))
+			o.Key(), o.UID, o.ResourceVersion, o.Labels, o.Owners, o.Created().UnixNano(), o.Raw()))
 	}
 	for _, st := range cp.Streams {
 		line := fmt.Sprintf("%s clock=%d since=%d pruned=%d removed=%v tombs:", st.Stream, st.Clock, st.Since, st.Pruned, st.Removed)

@@ -95,7 +95,7 @@ func TestObjectMeta(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := object.Meta{Namespace: o.Namespace, Name: o.Name, UID: o.UID, ResourceVersion: o.ResourceVersion, Labels: o.Labels, Owners: o.Owners, Created: o.Created}
+	got := object.Meta{Namespace: o.Namespace, Name: o.Name, UID: o.UID, ResourceVersion: o.ResourceVersion, Labels: o.Labels, Owners: o.Owners, Created: o.Created()}
 	want := object.Meta{Namespace: "prod", Name: "web-1", UID: "u-1", ResourceVersion: "42",
 		Labels:  object.Labels{{Key: "app", Value: "web"}, {Key: "tier", Value: "fe"}},
 		Owners:  []object.OwnerRef{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web", UID: "rs-1", Controller: true}, {APIVersion: "v1", Kind: "Node", Name: "n", UID: "n-1"}},

@@ -142,7 +142,34 @@ type Object struct {
 	ResourceVersion string
 	Labels          Labels
 	Owners          []OwnerRef
-	Created         time.Time
+	// created is metadata.creationTimestamp in nanoseconds since 1970, 0
+	// when unknown: 8 bytes where a time.Time takes 24, which put the
+	// struct in the 192 B size class instead of 208 B.
+	created int64
+}
+
+// Created returns metadata.creationTimestamp, in UTC; the zero time when
+// unknown.
+func (o *Object) Created() time.Time { return unixNano(o.created) }
+
+// SetCreated sets what Created returns. Like SetRaw, it is for code that
+// builds an Object field by field, before the object is shared.
+func (o *Object) SetCreated(t time.Time) { o.created = nanos(t) }
+
+// nanos returns t in nanoseconds since 1970, 0 for the zero time.
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// unixNano is the time of nanos' ns.
+func unixNano(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).UTC()
 }
 
 // SetRaw stores raw, the object encoded as compact JSON, as o's body
@@ -360,8 +387,8 @@ func metadataJSON(o *Object) []byte {
 		OwnerReferences   []owner           `json:"ownerReferences,omitempty"`
 	}
 	m := meta{Name: o.Name, Namespace: o.Namespace, UID: string(o.UID), ResourceVersion: o.ResourceVersion}
-	if !o.Created.IsZero() {
-		m.CreationTimestamp = o.Created.UTC().Format(time.RFC3339)
+	if o.created != 0 {
+		m.CreationTimestamp = o.Created().Format(time.RFC3339)
 	}
 	if len(o.Labels) > 0 {
 		m.Labels = o.Labels.Map()
@@ -548,7 +575,7 @@ func Build(cluster string, t *Type, m Meta, raw []byte) *Object {
 		Name:            m.Name,
 		UID:             m.UID,
 		ResourceVersion: m.ResourceVersion,
-		Created:         m.Created,
+		created:         nanos(m.Created),
 	}
 	o.SetRaw(raw)
 	o.setMeta(m.Labels, m.Owners)
@@ -598,7 +625,7 @@ type Stored struct {
 func (o *Object) Stored() Stored {
 	return Stored{
 		Meta: Meta{Namespace: o.Namespace, Name: o.Name, UID: o.UID, ResourceVersion: o.ResourceVersion,
-			Labels: o.Labels, Owners: o.Owners, Created: o.Created},
+			Labels: o.Labels, Owners: o.Owners, Created: o.Created()},
 		Body: o.body, SpecAt: o.specAt, StatusAt: o.statusAt, Projected: o.projected,
 	}
 }
@@ -616,7 +643,7 @@ func Restore(cluster string, t *Type, s Stored) *Object {
 		Name:            s.Name,
 		UID:             s.UID,
 		ResourceVersion: s.ResourceVersion,
-		Created:         s.Created,
+		created:         nanos(s.Created),
 		body:            s.Body,
 		specAt:          s.SpecAt,
 		statusAt:        s.StatusAt,

@@ -45,10 +45,10 @@ var creationTimestamp = fieldpath.MustParse("metadata.creationTimestamp")
 // buffers: whoever keeps the value beyond r's next read keeps v.Owned().
 func SortValueOf(p fieldpath.Path, o *Object, r *BodyReader) SortValue {
 	if p.String() == creationTimestamp.String() {
-		if o.Created.IsZero() {
+		if o.created == 0 {
 			return SortValue{}
 		}
-		return timeValue(o.Created)
+		return timeValue(o.Created())
 	}
 	var v SortValue
 	o.Each(p, r, func(x fieldpath.Value) bool {

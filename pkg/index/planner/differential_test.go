@@ -478,9 +478,9 @@ func (d *differential) fill(c chooser, o *object.Object) {
 	o.UID, o.ResourceVersion = types.UID(fmt.Sprintf("uid-%d", d.seq)), strconv.Itoa(d.seq)
 	indextest.WithLabels(d.labels(c)...)(o)
 	o.Owners = d.owners(c)
-	o.Created = time.Time{}
+	o.SetCreated(time.Time{})
 	if c.IntN(12) > 0 {
-		o.Created = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(time.Duration(c.IntN(40)) * time.Second)
+		o.SetCreated(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(time.Duration(c.IntN(40)) * time.Second))
 	}
 	o.SetRaw(d.body(c, o))
 }

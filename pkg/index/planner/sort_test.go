@@ -81,8 +81,8 @@ func TestSortedWalkAndTopAgree(t *testing.T) {
 
 func TestSortValues(t *testing.T) {
 	o := indextest.Obj("c1", indextest.PodType, "ns", "p", indextest.WithRaw(`{"a":{"n":3.5,"s":"x","t":"2026-01-02T03:04:05Z","tn":"2026-01-02T03:04:05.123456Z","b":true,"o":{"k":1},"z":null,"bad":"2026-13-02T03:04:05Z"}}`))
-	o.Created = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	t0 := float64(o.Created.UnixMicro())
+	o.SetCreated(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	t0 := float64(o.Created().UnixMicro())
 	tests := []struct {
 		path string
 		want object.SortValue
