@@ -177,7 +177,9 @@ func consult(ctx context.Context, e Engine, t gqlfilter.Through, targets, namesp
 			at(o.Cluster).owners = append(at(o.Cluster).owners, o.UID)
 		}
 	}
-	var hf planner.Filter // the owners' ReplicaSets and Jobs, which own too
+	// The owners' ReplicaSets and Jobs, which own too: in their owners'
+	// namespaces, so that those are all a partial denial is asked of.
+	hf := planner.Filter{Namespaces: rf.Namespaces}
 	for _, o := range related {
 		if hops := hopsOf(o.Type); t.Relation == gqlfilter.Owners && hops != nil {
 			hf.Clusters = union(hf.Clusters, []string{o.Cluster})

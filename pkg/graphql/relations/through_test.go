@@ -194,6 +194,36 @@ func TestNarrow(t *testing.T) {
 	}
 }
 
+// TestNarrowPartlyHiddenInTheFiltersNamespaces checks that a partial
+// denial is asked of the namespaces the filter reaches only, for the
+// owners and for their ReplicaSets: a ReplicaSet the caller may not see in
+// another namespace hides nothing from it.
+func TestNarrowPartlyHiddenInTheFiltersNamespaces(t *testing.T) {
+	ix := throughIndex(t)
+	ix.Upsert(indextest.Obj("c1", indextest.DeploymentType, "other", "db", indextest.WithLabels("tier", "fe")))
+	ix.Upsert(indextest.Obj("c1", indextest.ReplicaSetType, "other", "db-1"))
+	e := indexEngine{ix: ix, grants: []authz.Grant{
+		{Cluster: "c1", Resource: "deployments.apps", Namespaces: []string{"a"}},
+		{Cluster: "c1", Resource: "replicasets.apps", Namespaces: []string{"a"}},
+		{Cluster: "c1", Resource: "pods"},
+	}}
+	fs := []planner.Filter{{Clusters: []string{"c1"}, Resources: []string{"pods"}, Namespaces: []string{"a"}}}
+	got, hidden, err := Narrow(t.Context(), e, fs, []gqlfilter.Through{through(t, gqlfilter.Owners, 10, "tier=fe", "Deployment.apps")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, o := range e.Find(got, 0) {
+		keys = append(keys, o.Key().String())
+	}
+	if diff := cmp.Diff([]string{"c1/pods/a/web-1-x", "c1/pods/a/web-1-y"}, keys); diff != "" {
+		t.Errorf("objects (-want +got):\n%s", diff)
+	}
+	if len(hidden) != 0 {
+		t.Errorf("hidden %v, want none: the filter reaches namespace a only", hidden)
+	}
+}
+
 // TestMergeFixed checks the merge of a page with objects found by key:
 // in Position order, after the cursor, at most limit, More when either
 // has more.
