@@ -246,14 +246,15 @@ func New(opts Options) (*Aggregator, error) {
 	if infOpts.Codecs == nil {
 		infOpts.Codecs = new(compact.Codecs)
 	}
-	ix, snap, err := openSnapshot(opts, reg, infOpts.Codecs, klog.Background())
+	ix := index.New(opts.Index)
+	snap, err := openSnapshot(opts, reg, ix, infOpts.Codecs, klog.Background())
 	if err != nil {
 		return nil, err
 	}
 	tr := health.NewTracker(ix, opts.Health)
 	if snap != nil {
-		snap.attach(ix, tr)
-		infOpts.Restored = snap.take
+		snap.attach(tr)
+		infOpts.Restored, infOpts.Loading = snap.take, snap
 	}
 	printers := infOpts.Columns
 	// The informers tell the follower of the schemas which types each
@@ -340,19 +341,37 @@ func New(opts Options) (*Aggregator, error) {
 func (a *Aggregator) Start(ctx context.Context) error {
 	var wg sync.WaitGroup
 	var apiErr, transportErr, fleetErr error
+	var snapErr error
+	if a.snapshot != nil {
+		// While the clusters start: they write nothing to the index,
+		// and the API answers nothing, until it ends.
+		wg.Go(func() { a.snapshot.load(ctx, a.Health) })
+		wg.Go(func() { snapErr = a.snapshot.run(ctx, a.Index, a.Registry, a.fleet.ForgetCluster) })
+	}
 	wg.Go(func() { apiErr = a.API.Start(ctx) })
 	wg.Go(func() { transportErr = a.Transport.Start(ctx) })
 	wg.Go(func() { fleetErr = a.fleet.Start(ctx) })
-	wg.Go(func() { pruneTombstones(ctx, a.Index) })
-	var snapErr error
-	if a.snapshot != nil {
-		wg.Go(func() { snapErr = a.snapshot.run(ctx, a.Registry, a.fleet.ForgetCluster) })
-	}
+	wg.Go(func() {
+		if a.WaitLoaded(ctx) == nil {
+			pruneTombstones(ctx, a.Index)
+		}
+	})
 	regErr := a.Registry.Start(ctx)
 	wg.Wait()
 	// Requests still served after this are not audited.
 	auditErr := a.Audit.Close()
 	return errors.Join(regErr, apiErr, transportErr, fleetErr, snapErr, auditErr)
+}
+
+// WaitLoaded waits until the index holds what the snapshot kept (Start
+// loads it while the clusters start), or ctx ends. Without a snapshot it
+// returns at once. After a load that failed, the index is empty: a cold
+// start.
+func (a *Aggregator) WaitLoaded(ctx context.Context) error {
+	if a.snapshot == nil {
+		return nil
+	}
+	return a.snapshot.wait(ctx)
 }
 
 // tombstonePruning is how often the index drops the tombs that aged out:

@@ -12,6 +12,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 
 	"github.com/fleetcache/fleetcache/internal/app"
@@ -73,6 +75,15 @@ func snapshotRun(t *testing.T, dir string) *app.Aggregator {
 		st, _ := agg.Health.Cluster("c2")
 		return st.Status == health.Synced, st.Message
 	})
+	// SYNCED with every configmap, whatever became of the snapshot.
+	list, err := testcluster.Dynamic(t, testbed.Env(t).Cluster("c2").AdminConfig()).
+		Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := agg.Index.ObjectCount("c2", "configmaps"); n != len(list.Items) {
+		t.Errorf("c2 SYNCED with %d configmaps in the index, the server holds %d", n, len(list.Items))
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("aggregator: %v", err)
@@ -145,6 +156,7 @@ func table(t *testing.T, dir string) string {
 
 // TestSnapshotSetAside damages the snapshot between two runs the way a
 // volume or an upgrade can (a table cut short, bytes flipped in a table, a
+// record that does not decode, found while the cluster already runs, a
 // store written in an older format): the next start says so in a log line
 // and fleetcache_snapshot_discarded_total, starts cold and syncs, and writes
 // a snapshot the start after it loads.
@@ -153,10 +165,10 @@ func TestSnapshotSetAside(t *testing.T) {
 	logs := captureLogs(t)
 	flush := func(db *pebble.DB) {}
 	tests := []struct {
-		reason string
-		damage func(t *testing.T, dir string)
+		name, reason string
+		damage       func(t *testing.T, dir string)
 	}{
-		{"torn", func(t *testing.T, dir string) {
+		{"torn", "torn", func(t *testing.T, dir string) {
 			withEngine(t, dir, flush)
 			name := table(t, dir)
 			fi, err := os.Stat(name)
@@ -167,7 +179,7 @@ func TestSnapshotSetAside(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-		{"corrupt", func(t *testing.T, dir string) {
+		{"corrupt", "corrupt", func(t *testing.T, dir string) {
 			withEngine(t, dir, flush)
 			name := table(t, dir)
 			b, err := os.ReadFile(name)
@@ -181,7 +193,31 @@ func TestSnapshotSetAside(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-		{"format", func(t *testing.T, dir string) {
+		// Found half-way through the load, after the cluster started.
+		{"record", "corrupt", func(t *testing.T, dir string) {
+			withEngine(t, dir, func(db *pebble.DB) {
+				it, err := db.NewIter(nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var last []byte
+				for ok := it.First(); ok; ok = it.Next() {
+					if bytes.Contains(it.Key(), []byte("c2\x00configmaps\x00o")) {
+						last = bytes.Clone(it.Key())
+					}
+				}
+				if err := it.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if last == nil {
+					t.Fatal("the store holds no configmap of c2")
+				}
+				if err := db.Set(last, []byte("\xff\xff\xff\xff not a record"), pebble.Sync); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}},
+		{"format", "format", func(t *testing.T, dir string) {
 			withEngine(t, dir, func(db *pebble.DB) {
 				// The previous release's format version.
 				if err := db.Set([]byte("\x00\x00\x00\x00format"), []byte("fleetcache-snapshot/1"), pebble.Sync); err != nil {
@@ -191,7 +227,7 @@ func TestSnapshotSetAside(t *testing.T) {
 		}},
 	}
 	for _, tc := range tests {
-		t.Run(tc.reason, func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "snapshot")
 			first := snapshotRun(t, dir)
 			if n := metricValue(t, first.Metrics, "fleetcache_snapshot_writes_total", "result", "ok"); n == 0 {
@@ -213,24 +249,22 @@ func TestSnapshotSetAside(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- third.Start(ctx) }()
+			if err := third.WaitLoaded(ctx); err != nil {
+				t.Fatal(err)
+			}
 			if n := metricValue(t, third.Metrics, "fleetcache_snapshot_loaded_objects", "", ""); n == 0 {
 				t.Error("the snapshot written after a cold start loads no object")
 			}
 			if n := third.Index.ObjectCount("c2", "configmaps"); n == 0 {
 				t.Error("the index restored after a cold start holds no configmap of c2")
 			}
-			closeSnapshot(t, third)
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
 		})
-	}
-}
-
-// closeSnapshot runs an aggregator that was only made, so that it lets go
-// of its snapshot store.
-func closeSnapshot(t *testing.T, agg *app.Aggregator) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := agg.Start(ctx); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -68,13 +68,16 @@ type ReadyzOptions struct {
 	// as its only check, e.g. to receive traffic while clusters sync.
 	// Default false.
 	Disabled bool
+	// Checks are run before the clusters' (not when Disabled), e.g. the
+	// warm start's load of the snapshot. Default: none.
+	Checks []Check
 }
 
 // ClusterCheckPrefix starts the name of a cluster's readiness check:
 // "cluster:c1".
 const ClusterCheckPrefix = "cluster:"
 
-// Readyz returns the handler of /readyz: "ping", and for each cluster that
+// Readyz returns the handler of /readyz: "ping", opts.Checks, and for each cluster that
 // t tracks (less opts.Exclude, and less clusters whose registration is
 // unusable, which do not run) a check named ClusterCheckPrefix+name that
 // passes once the cluster has passed its initial sync (see
@@ -86,6 +89,7 @@ func Readyz(t *Tracker, opts ReadyzOptions) *Handler {
 		if opts.Disabled {
 			return checks
 		}
+		checks = append(checks, opts.Checks...)
 		// One snapshot per request: each check reports the state read here.
 		statuses, _ := t.Clusters()
 		for _, s := range statuses {

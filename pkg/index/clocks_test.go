@@ -304,3 +304,49 @@ func TestRestoreRefuses(t *testing.T) {
 		t.Errorf("an object of no stream: %v, want an error", err)
 	}
 }
+
+// TestRestoreAbort: a restore that failed half-way leaves, once aborted, an
+// index as empty as a new one, which takes objects and restores again.
+func TestRestoreAbort(t *testing.T) {
+	ix := index.New(index.Options{MemoryBudget: 1 << 30})
+	r, err := ix.Restore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := index.StreamState{Stream: index.Stream{Cluster: "c0", Resource: "pods"}, Clock: 10}
+	if err := r.Stream(st); err != nil {
+		t.Fatal(err)
+	}
+	a := indextest.Obj("c0", indextest.PodType, "ns", "a", indextest.WithRV("5"), indextest.WithLabels("app", "web"))
+	if err := r.Objects([]index.Prepared{{Object: a}, {Object: indextest.Obj("c1", indextest.PodType, "ns", "x")}}); err == nil {
+		t.Fatal("an object of no stream restored")
+	}
+	r.Abort()
+	if err := ix.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	_, stream := ix.Clock(st.Stream)
+	if n, used := ix.ObjectCount("", ""), ix.Budget().Used; n != 0 || stream || used != 0 {
+		t.Fatalf("after Abort: %d objects, the stream held %v, %d bytes of the budget; want none", n, stream, used)
+	}
+	if got := ix.Lookup("c0", "ns", "a"); len(got) != 0 {
+		t.Errorf("after Abort the index finds %d objects named a", len(got))
+	}
+	if r, err = ix.Restore(); err != nil {
+		t.Fatalf("restore after Abort: %v", err)
+	}
+	if err := r.Stream(st); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Objects([]index.Prepared{{Object: a}}); err != nil {
+		t.Fatal(err)
+	}
+	r.Finish()
+	ix.Upsert(indextest.Obj("c0", indextest.PodType, "ns", "b", indextest.WithRV("11")))
+	if err := ix.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if n := ix.ObjectCount("c0", "pods"); n != 2 {
+		t.Errorf("%d Pods after the second restore and an upsert, want 2", n)
+	}
+}

@@ -197,32 +197,35 @@ func New(opts Options) *Index {
 	opts = opts.withDefaults()
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never returns an error.
-	fl := btree.NewFreeListG[*object.Object](freeListSize)
 	ix := &Index{
-		epoch:        hex.EncodeToString(b[:]),
-		freelist:     fl,
-		all:          newEntryTree(),
-		types:        map[*object.Type]*typeEntry{},
-		kinds:        map[string]*Posting{},
-		resources:    map[string]*Posting{},
-		clusterIDs:   map[string]*Posting{},
-		namespaceIDs: map[string]*Posting{},
-		labels:       map[string]map[string]*Posting{},
-		labelSets:    newLabelSets(),
-		labelKeys:    map[string]*Posting{},
-		owners:       map[types.UID]*Posting{},
-		tokens:       search.NewTree[*Posting](),
-		created:      newTimeOrder(fl),
-		clusters:     map[string]*ClusterCounts{},
-		feed:         feed.NewWithMaxAge[*object.Object](opts.Retention, opts.RetentionAge),
-		streams:      map[Stream]*stream{},
-		opts:         opts,
-		budget:       budgetLocked{budget: opts.MemoryBudget},
-		budgetBytes:  opts.MemoryBudget,
+		epoch:       hex.EncodeToString(b[:]),
+		freelist:    btree.NewFreeListG[*object.Object](freeListSize),
+		feed:        feed.NewWithMaxAge[*object.Object](opts.Retention, opts.RetentionAge),
+		opts:        opts,
+		budgetBytes: opts.MemoryBudget,
 	}
-	ix.fields = newFieldIndexes(ix, opts.Indexes)
-	ix.selectors = newSelectorIndex()
+	ix.emptyLocked()
 	return ix
+}
+
+// emptyLocked gives ix empty structures: what New starts with, and what a
+// failed restore leaves (Restoring.Abort). The feed, which a restore does
+// not write, is kept.
+func (ix *Index) emptyLocked() {
+	ix.all = newEntryTree()
+	ix.ids, ix.ranks, ix.labelSets = ids{}, ranks{}, newLabelSets()
+	ix.types = map[*object.Type]*typeEntry{}
+	ix.kinds, ix.resources = map[string]*Posting{}, map[string]*Posting{}
+	ix.clusterIDs, ix.namespaceIDs = map[string]*Posting{}, map[string]*Posting{}
+	ix.labels, ix.labelKeys = map[string]map[string]*Posting{}, map[string]*Posting{}
+	ix.owners = map[types.UID]*Posting{}
+	ix.tokens = search.NewTree[*Posting]()
+	ix.created = newTimeOrder(ix.freelist)
+	ix.clusters, ix.clusterNames = map[string]*ClusterCounts{}, nil
+	ix.streams, ix.tombs, ix.tombHead = map[Stream]*stream{}, nil, 0
+	ix.budget = budgetLocked{budget: ix.opts.MemoryBudget}
+	ix.fields = newFieldIndexes(ix, ix.opts.Indexes)
+	ix.selectors = newSelectorIndex()
 }
 
 // Epoch returns the random identifier New gave this index. Cursors and

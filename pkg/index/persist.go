@@ -131,7 +131,7 @@ var ErrNotEmpty = errors.New("the index is not empty")
 // batch at a time is inserted; then Finish. It records no change in the
 // feed: followers of the index start after it, and a cursor of another
 // index resumes from its clocks (Since). An error leaves the index
-// holding part of the snapshot: start with a new one.
+// holding part of the snapshot: Abort empties it.
 type Restoring struct {
 	ix *Index
 	// tombs are the restored tombs with their times, and recent the
@@ -230,6 +230,16 @@ func (r *Restoring) Objects(objs []Prepared) error {
 		err = fmt.Errorf("restore: object %s given twice", twice.Key())
 	}
 	return err
+}
+
+// Abort ends a restore that failed: the index is left empty, as New made
+// it, for the clusters to list.
+func (r *Restoring) Abort() {
+	ix := r.ix
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.emptyLocked()
+	r.tombs, r.recent = nil, nil
 }
 
 // Finish ends the restore: the objects are ranked, the tombs of every

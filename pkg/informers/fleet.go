@@ -66,8 +66,11 @@ func (f *Fleet) RunCluster(ctx context.Context, c clusters.Cluster) error {
 }
 
 // ForgetCluster removes a removed cluster's objects from the index (the feed
-// carries the deletions) and its health.
+// carries the deletions) and its health, once a warm start's load ended.
 func (f *Fleet) ForgetCluster(name string) {
+	if f.opts.Loading != nil {
+		<-f.opts.Loading.Done()
+	}
 	f.index.RemoveCluster(name)
 	f.health.RemoveCluster(name)
 }

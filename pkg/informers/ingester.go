@@ -110,6 +110,11 @@ type Options struct {
 	// listing (restore.go), and restored types the cluster no longer
 	// caches are removed from the sink. Default: nothing restored.
 	Restored func(cluster string) map[string]Restored
+	// Loading, when set, is the warm start's load of the sink, under way
+	// while the clusters start: no run writes to the sink or reports
+	// itself synced before it ends (restore.go). Default nil: the sink is
+	// filled already, if at all.
+	Loading Loading
 	// Columns is the table in which the Ingester records its types'
 	// printers (pkg/columns): custom resources' printer columns, Secrets
 	// whose data is not cached. Whoever prints the objects' columns reads
@@ -303,8 +308,8 @@ type typeRun struct {
 	resuming atomic.Bool
 	target   uint64
 	// resumedList: the reflector's first list was answered from the
-	// snapshot, and its Replace has not come yet.
-	resumedList bool
+	// snapshot, and its Replace has not come yet; resumed: it was.
+	resumedList, resumed bool
 	// unserved is set while the server answers 404 for the run's
 	// version (Ingester.notServed).
 	unserved atomic.Bool
@@ -370,6 +375,14 @@ func (r *typeRun) markSynced(report func()) bool {
 
 // interrupt records the run interrupted and then runs report, if not nil
 // (see runReports); it returns true the first time.
+// interrupt reports that run's data is not known current any more, for
+// why, and replaces the run.
+func (c *Ingester) interrupt(run *typeRun, why string) {
+	if run.interrupt(func() { c.health.ResourceInterrupted(c.name, run.t.Resource, why, time.Now()) }) {
+		c.replace(run)
+	}
+}
+
 func (r *typeRun) interrupt(report func()) bool {
 	r.mu.Lock()
 	first := !r.interrupted
@@ -582,7 +595,7 @@ func (c *Ingester) Start(ctx context.Context) error {
 	defer c.prober.remove(target)
 	defer cancel()
 
-	c.takeRestored()
+	c.takeRestored(ctx)
 	pending := c.names
 	retry := time.NewTicker(c.opts.DiscoveryRetry)
 	defer retry.Stop()
@@ -778,7 +791,7 @@ func (c *Ingester) startServed(ctx context.Context, names []resourceName) []reso
 		c.health.ResourceError(c.name, name, "", err)
 	}
 	for _, t := range types {
-		restored, resume := c.restoredType(t)
+		restored, resume := c.restoredType(ctx, t)
 		if resume {
 			t = restored.Type
 		} else {

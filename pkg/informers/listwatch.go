@@ -210,12 +210,7 @@ func (lw *listWatch) expired() {
 
 // interrupted reports that this run's data is not known current any more
 // and asks the Ingester to replace the run.
-func (lw *listWatch) interrupted(why string) {
-	c := lw.cache
-	if lw.run.interrupt(func() { c.health.ResourceInterrupted(c.name, lw.t.Resource, why, time.Now()) }) {
-		c.replace(lw.run)
-	}
-}
+func (lw *listWatch) interrupted(why string) { lw.cache.interrupt(lw.run, why) }
 
 // observedDecoder tells its listWatch of the errors a watch stream
 // carries (a 410 Gone, say), in the goroutine that decodes the stream, and

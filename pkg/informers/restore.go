@@ -39,7 +39,14 @@ import (
 //     Servers whose cache does not learn the target so (consistent reads
 //     from etcd) get a second, longer watch, which the cache's periodic
 //     bookmark (a minute after a watch begins) may end.
-//  4. A member that answers 410 Gone (the resourceVersion was compacted)
+//  4. While a warm start still loads the snapshot (Options.Loading), a
+//     run writes nothing to the sink and reports nothing synced: its
+//     store waits for the load before its first write. The watch begins
+//     meanwhile (the resumed list writes nothing), so that its changes
+//     and bookmarks are waiting when the load ends. A load that fails
+//     leaves the sink empty: each run that resumed is interrupted, and
+//     lists.
+//  5. A member that answers 410 Gone (the resourceVersion was compacted)
 //     interrupts the run, as any expired watch does: its replacement
 //     lists, and the differences reach the index as events. So does a
 //     member whose resumed watches end without reaching the target, one
@@ -60,6 +67,45 @@ type Restored struct {
 	// another history, in which ResourceVersion means nothing, and is
 	// listed. Empty: unknown, listed too.
 	Member string
+}
+
+// Loading is a warm start's load of the sink, under way while the
+// clusters start: as with a context, Done is closed once it ended, and
+// Err then says whether it failed (the sink then holds nothing restored).
+type Loading interface {
+	Done() <-chan struct{}
+	Err() error
+}
+
+// loaded waits for the warm start's load to end (Options.Loading): nil
+// once it succeeded or when there is none, its error when it failed,
+// ctx's when ctx ended first.
+func (c *Ingester) loaded(ctx context.Context) error {
+	l := c.opts.Loading
+	if l == nil {
+		return nil
+	}
+	select {
+	case <-l.Done():
+		return l.Err()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// loadFailed reports, without waiting, whether the warm start's load
+// failed.
+func (c *Ingester) loadFailed() bool {
+	l := c.opts.Loading
+	if l == nil {
+		return false
+	}
+	select {
+	case <-l.Done():
+		return l.Err() != nil
+	default:
+		return false
+	}
 }
 
 // resumeWatchTimeouts are the timeouts, in seconds, of a resuming run's
@@ -97,8 +143,9 @@ func (c *Ingester) memberID(ctx context.Context) (string, error) {
 }
 
 // takeRestored takes the cluster's restored types from Options.Restored
-// and removes from the sink those the cluster no longer caches.
-func (c *Ingester) takeRestored() {
+// and removes from the sink those the cluster no longer caches, once the
+// load ended.
+func (c *Ingester) takeRestored(ctx context.Context) {
 	if c.opts.Restored == nil {
 		return
 	}
@@ -109,6 +156,9 @@ func (c *Ingester) takeRestored() {
 	}
 	for resource := range c.restored {
 		if !configured[resource] {
+			if c.loaded(ctx) != nil && ctx.Err() != nil {
+				return
+			}
 			c.sink.RemoveResource(c.name, resource)
 			c.health.RemoveResource(c.name, resource)
 			delete(c.restored, resource)
@@ -119,8 +169,8 @@ func (c *Ingester) takeRestored() {
 // restoredType returns what was restored of t's resource and whether its
 // first run resumes from it: the member still serves the restored type.
 // When it serves another version or kind, the restored objects are
-// removed and the run lists.
-func (c *Ingester) restoredType(t *object.Type) (Restored, bool) {
+// removed, once the load ended, and the run lists.
+func (c *Ingester) restoredType(ctx context.Context, t *object.Type) (Restored, bool) {
 	r, ok := c.restored[t.Resource]
 	delete(c.restored, t.Resource)
 	switch {
@@ -132,7 +182,9 @@ func (c *Ingester) restoredType(t *object.Type) (Restored, bool) {
 		r.Type = t
 		return r, true
 	case r.Type.GVR != t.GVR || r.Type.Kind != t.Kind || r.Type.Namespaced != t.Namespaced:
-		c.sink.RemoveResource(c.name, t.Resource)
+		if c.loaded(ctx) == nil || ctx.Err() == nil {
+			c.sink.RemoveResource(c.name, t.Resource)
+		}
 		return Restored{}, false
 	}
 	return r, true
@@ -145,7 +197,7 @@ func (g *gatedListWatch) resumeList(ctx context.Context) (runtime.Object, bool, 
 	run.mu.Lock()
 	rv, member := run.restoredRV, run.restoredMember
 	run.mu.Unlock()
-	if rv == "" {
+	if rv == "" || g.c.loadFailed() {
 		return nil, false, nil
 	}
 	id, err := g.c.memberID(ctx)
@@ -186,10 +238,18 @@ func (g *gatedListWatch) resumeList(ctx context.Context) (runtime.Object, bool, 
 		run.mu.Unlock()
 		return nil, false, nil
 	}
-	run.resumedList, run.target = true, current
+	run.resumedList, run.resumed, run.target = true, true, current
 	run.resuming.Store(true)
 	run.mu.Unlock()
 	return &metainternalversion.List{ListMeta: metav1.ListMeta{ResourceVersion: rv}}, true, nil
+}
+
+// wasResumed reports whether the run's first list was answered from the
+// snapshot.
+func (r *typeRun) wasResumed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.resumed
 }
 
 // takeResumedList reports, once, that a Replace applies a restored run's

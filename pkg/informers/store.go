@@ -25,6 +25,30 @@ type runStore struct {
 	// listed is set by the run's first Replace: later lists of the same
 	// run count their objects as modified.
 	listed bool
+	// loaded is set once a warm start's load has ended (see ready).
+	loaded bool
+}
+
+// ready waits, before the run's first write to the sink, for a warm
+// start's load to end (Options.Loading): until then the sink is the
+// load's alone, and the run reports nothing synced. After a failed load
+// the sink holds nothing restored: a run that resumed from the snapshot is
+// interrupted (its replacement lists) and writes nothing.
+func (s *runStore) ready() error {
+	if s.loaded {
+		return nil
+	}
+	err := s.c.loaded(s.run.ctx)
+	switch {
+	case err == nil:
+	case s.run.ctx.Err() != nil:
+		return err
+	case s.run.wasResumed():
+		s.c.interrupt(s.run, "the snapshot's load failed: listing")
+		return err
+	}
+	s.loaded = true
+	return nil
 }
 
 var _ cache.ReflectorStore = (*runStore)(nil)
@@ -33,6 +57,9 @@ func (s *runStore) Add(obj any) error    { return s.upsert(obj, health.EventAdde
 func (s *runStore) Update(obj any) error { return s.upsert(obj, health.EventModified) }
 
 func (s *runStore) Delete(obj any) error {
+	if err := s.ready(); err != nil {
+		return err
+	}
 	o, err := s.object(obj)
 	if err != nil {
 		return err
@@ -45,6 +72,9 @@ func (s *runStore) Delete(obj any) error {
 // UpdateResourceVersion advances the stream's clock: the reflector calls
 // it after each watch event it applied and for each bookmark.
 func (s *runStore) UpdateResourceVersion(rv string) {
+	if s.ready() != nil {
+		return
+	}
 	s.c.sink.Progress(s.c.name, s.run.t.Resource, rv)
 	s.c.caughtUp(s.run, rv)
 }
@@ -62,9 +92,27 @@ func (s *runStore) Replace(list []any, rv string) error {
 	if s.run.takeResumedList() {
 		s.listed = true // the objects restored from a snapshot stay (restore.go)
 		// Synced at once when the member has not moved on since the
-		// snapshot: no event or bookmark past it would come.
-		s.c.caughtUp(s.run, rv)
+		// snapshot: no event or bookmark past it would come. While the
+		// snapshot still loads, that waits on a goroutine of the run's
+		// own, and the watch begins meanwhile.
+		if s.loaded || s.c.opts.Loading == nil {
+			s.c.caughtUp(s.run, rv)
+			return nil
+		}
+		run := s.run
+		run.wg.Go(func() {
+			err := s.c.loaded(run.ctx)
+			switch {
+			case err == nil:
+				s.c.caughtUp(run, rv)
+			case run.ctx.Err() == nil:
+				s.c.interrupt(run, "the snapshot's load failed: listing")
+			}
+		})
 		return nil
+	}
+	if err := s.ready(); err != nil {
+		return err
 	}
 	typ := health.EventAdded
 	if s.listed {
@@ -95,6 +143,9 @@ func (s *runStore) Replace(list []any, rv string) error {
 }
 
 func (s *runStore) upsert(obj any, typ health.EventType) error {
+	if err := s.ready(); err != nil {
+		return err
+	}
 	changed := changeTime(obj)
 	o, err := s.object(obj)
 	if err != nil {

@@ -1,11 +1,14 @@
 package informers_test
 
 import (
+	"context"
+	"errors"
 	"iter"
 	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,7 +23,9 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/clusters"
 	"github.com/fleetcache/fleetcache/pkg/health"
 	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/informers"
 	"github.com/fleetcache/fleetcache/pkg/snapshot"
+	"github.com/fleetcache/fleetcache/pkg/warmstart"
 )
 
 // lists returns the list requests (not watches) of path the log saw.
@@ -51,7 +56,116 @@ func startWarm(t *testing.T, c *testcluster.Cluster, dir string, log *requestLog
 	if err := agg.Registry.Add(clusters.Cluster{Name: c.Name(), Config: log.config(c.AdminConfig())}); err != nil {
 		t.Fatal(err)
 	}
-	return &fleet{index: agg.Index, health: agg.Health, registry: agg.Registry}, runAggregator(t, agg)
+	stop := runAggregator(t, agg)
+	// Start loads the snapshot while the cluster starts.
+	if err := agg.WaitLoaded(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return &fleet{index: agg.Index, health: agg.Health, registry: agg.Registry}, stop
+}
+
+// heldLoad is a warm start's load that the test ends (informers.Loading).
+type heldLoad struct {
+	done chan struct{}
+	err  error
+}
+
+func (l *heldLoad) Done() <-chan struct{} { return l.done }
+func (l *heldLoad) Err() error            { return l.err }
+
+// TestWarmStartWhileLoading starts a cluster while its snapshot is still
+// loading, as the aggregator does, with the load held open by the test: the
+// resumed watch begins, but nothing reaches the index and nothing is SYNCED
+// until the load ends. Then the changes made while fleetcache was down
+// arrive as events, without a list, and SYNCED comes with the server's
+// truth (checked at the moment it is claimed). A load that fails instead
+// leaves the index empty: the type lists, and is SYNCED with the server's
+// truth.
+func TestWarmStartWhileLoading(t *testing.T) {
+	for _, failed := range []bool{false, true} {
+		name := map[bool]string{false: "loaded", true: "failed"}[failed]
+		t.Run(name, func(t *testing.T) {
+			c := testbed.Env(t).Cluster("c1")
+			dc := testcluster.Dynamic(t, c.AdminConfig())
+			ns := "while-" + name
+			dir := filepath.Join(t.TempDir(), "snapshot")
+			_, stop := firstRun(t, c, dc, ns, dir)
+			stop()
+			changeDuringOutage(t, dc, ns)
+
+			store, err := snapshot.Open(dir, snapshot.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = store.Close() })
+			opts := testOptions("configmaps")
+			ix := index.New(index.Options{})
+			loader, err := warmstart.Prepare(store, ix, opts.Codecs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := health.NewTracker(ix, health.Options{})
+			restored := map[string]informers.Restored{}
+			for k, s := range loader.Streams() {
+				if k.Cluster == "c1" && !s.Removed {
+					restored[k.Resource] = informers.Restored{Type: s.Type, ResourceVersion: s.ResourceVersion, Member: s.Member}
+					tr.ResourceRestored(k.Cluster, k.Resource, s.Type.KindName(), s.AsOf)
+				}
+			}
+			if restored["configmaps"].ResourceVersion == "" {
+				t.Fatalf("the snapshot holds no configmaps of c1: %v", loader.Streams())
+			}
+			load := &heldLoad{done: make(chan struct{})}
+			opts.Restored = func(string) map[string]informers.Restored { return restored }
+			opts.Loading = load
+			f, err := informers.NewFleet(ix, tr, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			registry := clusters.NewRegistry(f, clusters.Options{})
+			var log requestLog
+			if err := registry.Add(clusters.Cluster{Name: "c1", Config: log.config(c.AdminConfig())}); err != nil {
+				t.Fatal(err)
+			}
+			second := &fleet{index: ix, health: tr, registry: registry}
+			synced := syncedMoment(t, second, "c1", 0)
+			ctx, cancel := context.WithCancel(context.Background())
+			var wg sync.WaitGroup
+			wg.Go(func() { _ = f.Start(ctx) })
+			wg.Go(func() { _ = registry.Start(ctx) })
+			t.Cleanup(func() { cancel(); wg.Wait() })
+
+			testcluster.Eventually(t, 30*time.Second, "the resumed watch of configmaps begun", func() (bool, string) {
+				return log.saw("/api/v1/configmaps", "watch=true"), "no watch yet"
+			})
+			if n := ix.ObjectCount("", ""); n != 0 {
+				t.Errorf("the index holds %d objects while the snapshot loads: the informers wrote to it", n)
+			}
+			if st, _ := tr.Cluster("c1"); st.Status == health.Synced {
+				t.Errorf("c1 SYNCED while its snapshot loads: %+v", st)
+			}
+			if failed {
+				loader.Abort()
+				load.err = errors.New("the test failed the load")
+			} else if _, err := loader.Load(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			close(load.done)
+
+			m := awaitRecovery(t, synced, "c1", time.Now(), "the load's end")
+			checkMoment(t, second, m, "c1", dc)
+			listed := slices.ContainsFunc(log.lists("/api/v1/configmaps"), func(l string) bool { q, _ := url.ParseQuery(l); return q.Get("limit") != "1" })
+			if listed != failed {
+				t.Errorf("listed configmaps: %v, want %v", listed, failed)
+			}
+			if !failed {
+				want := []string{"ADDED new", "MODIFIED change", "DELETED gone", "DELETED recreate", "ADDED recreate"}
+				if diff := cmp.Diff(want, eventsFor(eventsAfter(t, ix, 0), "c1", ns)); diff != "" {
+					t.Errorf("events after the load (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
 }
 
 // TestWarmStart stops fleetcache, changes objects while it is down (an add,

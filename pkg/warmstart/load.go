@@ -2,6 +2,7 @@ package warmstart
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"iter"
@@ -67,54 +68,101 @@ type Stream struct {
 	tombs, pending uint64
 }
 
-// Load fills ix, which must be empty, from the store's snapshot. Each
-// stream's objects get a type made from the stream's meta, compressed by
-// codecs (nil: none) and with the paths ix indexes projected, as the
-// informers make theirs. The codecs adopt the store's dictionaries, so
-// that the stored bodies are kept as they are: a load neither parses nor
-// compresses JSON, and the objects' records are decoded by a worker per
-// CPU while the index takes them in batches (index.Restoring). Where that
-// cannot be (a codec with another dictionary, records that kept other
-// paths' values), the objects are built from their JSON again, as the
-// informers build them. A store with no snapshot loads nothing and returns
-// a Loaded with no stream.
-//
-// An error leaves ix holding part of the snapshot: start cold with a new
-// index. A *snapshot.DiscardedError means the store found itself corrupt
-// and is now empty.
-func Load(store *snapshot.Store, ix *index.Index, codecs *compact.Codecs) (*Loaded, error) {
-	start := time.Now()
-	l := &Loaded{Streams: map[index.Stream]Stream{}, codecs: map[string]bool{}}
+// A Loader fills an index from a store's snapshot in two steps, so that
+// the clusters can start while the objects load: Prepare reads, at once,
+// what they start from (each stream's meta: its type, resourceVersion and
+// member), and the codecs adopt the stored dictionaries; Load then fills
+// the index, which nothing else may read or write until it returns.
+type Loader struct {
+	store  *snapshot.Store
+	ix     *index.Index
+	r      *index.Restoring
+	codecs *compact.Codecs
+	// prepared holds the streams Prepare read, their types the ones the
+	// clusters take; Load fills in the rest of l.
+	prepared map[index.Stream]Stream
+	l        *Loaded
+	// dicts holds each stored dictionary in a codec of its own (it decodes
+	// the bodies of objects built again); adopted, the resources whose
+	// codec took the stored dictionary.
+	dicts    map[string]*compact.Codec
+	adopted  map[string]bool
+	revision uint64
+	epoch    string
+	start    time.Time
+}
+
+// Prepare begins a load of the store's snapshot into ix, which must be
+// empty: it reads the stored dictionaries, which codecs (nil: none) adopt,
+// and each stream's meta, and makes each stream's type as the informers
+// make theirs (compressed by codecs, with the paths ix indexes projected).
+// An error leaves ix as it was; a *snapshot.DiscardedError means the store
+// found itself corrupt and is now empty.
+func Prepare(store *snapshot.Store, ix *index.Index, codecs *compact.Codecs) (*Loader, error) {
+	p := &Loader{store: store, ix: ix, codecs: codecs, start: time.Now(), prepared: map[index.Stream]Stream{},
+		l: &Loaded{Streams: map[index.Stream]Stream{}, codecs: map[string]bool{}}, dicts: map[string]*compact.Codec{}, adopted: map[string]bool{}}
 	r, err := ix.Restore()
 	if err != nil {
 		return nil, fmt.Errorf("load the snapshot: %w", err)
 	}
-	// Each stored dictionary, in a codec of its own: it decodes the bodies
-	// of objects built again.
-	dicts := map[string]*compact.Codec{}
-	// adopted: the resources whose codec took the stored dictionary.
-	adopted := map[string]bool{}
-	b := newBuilder(r, runtime.GOMAXPROCS(0))
-	_, _, err = store.Load(func(resource string, dict []byte) error {
+	p.r = r
+	p.revision, p.epoch, err = store.Load(func(resource string, dict []byte) error {
 		own := compact.NewCodec(resource, 0)
 		if !own.Adopt(dict) {
 			return fmt.Errorf("the dictionary of %s does not decode", resource)
 		}
-		dicts[resource] = own
-		l.codecs[resource] = true
-		adopted[resource] = codecs != nil && codecs.For(resource).Adopt(dict)
-		l.stale = l.stale || !adopted[resource]
+		p.dicts[resource] = own
+		p.l.codecs[resource] = true
+		p.adopted[resource] = codecs != nil && codecs.For(resource).Adopt(dict)
+		p.l.stale = p.l.stale || !p.adopted[resource]
 		return nil
-	}, func(m snapshot.StreamMeta, objs iter.Seq[snapshot.Object], tombs iter.Seq[snapshot.Tomb]) error {
+	}, func(m snapshot.StreamMeta, _ iter.Seq[snapshot.Object], _ iter.Seq[snapshot.Tomb]) error {
+		// The objects and tombs are not read: the store skips them.
 		k := index.Stream{Cluster: m.Cluster, Resource: m.Resource}
 		s := Stream{ResourceVersion: strconv.FormatUint(m.Clock, 10), AsOf: m.AsOf, Removed: m.Removed, Member: m.Member, meta: m}
 		if m.Clock == 0 {
 			s.ResourceVersion = ""
 		}
-		rec := recipe{k: k, dict: dicts[m.Resource], adopted: adopted[m.Resource]}
 		if m.Kind != "" {
 			s.Type = newType(m, codecs, ix.IndexedPaths(m.Resource))
-			rec.t, rec.derived = s.Type, m.Derivation == derivation(s.Type)
+		}
+		p.prepared[k] = s
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load the snapshot: %w", err)
+	}
+	return p, nil
+}
+
+// Streams returns the streams Prepare read, removed ones included: what
+// the clusters resume from.
+func (p *Loader) Streams() map[index.Stream]Stream { return p.prepared }
+
+// Load fills the index with the snapshot's objects and tombs. The
+// objects' records are decoded by a worker per CPU while the index takes
+// them in batches (index.Restoring): a load neither parses nor compresses
+// JSON, the stored bodies kept as they are. Where that cannot be (a codec
+// with another dictionary, records that kept other paths' values), the
+// objects are built from their JSON again, as the informers build them.
+// A store with no snapshot loads nothing and returns a Loaded with no
+// stream.
+//
+// An error (ctx's among them) leaves the index holding part of the
+// snapshot: Abort empties it. A *snapshot.DiscardedError means the store
+// found itself corrupt and is now empty.
+func (p *Loader) Load(ctx context.Context) (*Loaded, error) {
+	l, ix := p.l, p.ix
+	b := newBuilder(p.r, runtime.GOMAXPROCS(0))
+	revision, epoch, err := p.store.Load(nil, func(m snapshot.StreamMeta, objs iter.Seq[snapshot.Object], tombs iter.Seq[snapshot.Tomb]) error {
+		k := index.Stream{Cluster: m.Cluster, Resource: m.Resource}
+		s, ok := p.prepared[k]
+		if !ok || s.meta != m {
+			return fmt.Errorf("stream %s is not the one prepared: the store changed", k)
+		}
+		rec := recipe{k: k, dict: p.dicts[m.Resource], adopted: p.adopted[m.Resource], t: s.Type}
+		if s.Type != nil {
+			rec.derived = m.Derivation == derivation(s.Type)
 			l.stale = l.stale || !rec.derived
 		}
 		st := index.StreamState{Stream: k, Clock: m.Clock, Since: m.Since, Pruned: m.Pruned, Removed: m.Removed}
@@ -133,10 +181,16 @@ func Load(store *snapshot.Store, ix *index.Index, codecs *compact.Codecs) (*Load
 				break
 			}
 		}
-		if err := r.Stream(st); err != nil {
+		if err := p.r.Stream(st); err != nil {
 			return err
 		}
+		n := 0
 		for obj := range objs {
+			if n++; n%buildBatch == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
 			if err := b.add(rec, obj); err != nil {
 				return err
 			}
@@ -146,13 +200,32 @@ func Load(store *snapshot.Store, ix *index.Index, codecs *compact.Codecs) (*Load
 		return nil
 	})
 	n, rebuilt, buildErr := b.finish()
+	switch {
+	case err != nil || buildErr != nil:
+	case revision != p.revision || epoch != p.epoch || len(l.Streams) != len(p.prepared):
+		err = errors.New("the snapshot is not the one prepared: the store changed")
+	}
 	if err = cmp.Or(err, buildErr); err != nil {
 		return nil, fmt.Errorf("load the snapshot: %w", err)
 	}
-	r.Finish()
+	p.r.Finish()
 	l.Epoch, l.Revision, l.Objects, l.Rebuilt = ix.Epoch(), ix.Revision(), n, rebuilt
-	l.Took = time.Since(start)
+	l.Took = time.Since(p.start)
 	return l, nil
+}
+
+// Abort empties the index after a Load that failed (index.Restoring.Abort).
+func (p *Loader) Abort() { p.r.Abort() }
+
+// Load fills ix, which must be empty, from the store's snapshot: Prepare,
+// then Loader.Load. An error leaves ix holding part of the snapshot: start
+// cold with a new index.
+func Load(store *snapshot.Store, ix *index.Index, codecs *compact.Codecs) (*Loaded, error) {
+	p, err := Prepare(store, ix, codecs)
+	if err != nil {
+		return nil, err
+	}
+	return p.Load(context.Background())
 }
 
 // recipe is how the objects of one stream are built from their records.
