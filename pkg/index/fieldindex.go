@@ -190,6 +190,10 @@ func fieldValues(path fieldpath.Path, o *object.Object, r *object.BodyReader, ds
 // distinctValues is fieldValues for json, the value at path that an
 // object keeps beside its body (object.Object.Projected).
 func distinctValues(path fieldpath.Path, json []byte, dst []string) []string {
+	if string(json) == "null" {
+		// Absent, as most of a Pod's relation paths are: not parsed.
+		return dst
+	}
 	start := len(dst)
 	path.EachInJSON(json, func(v fieldpath.Value) bool {
 		if s, ok := IndexedValue(v); ok {
