@@ -228,7 +228,9 @@ func (w *warmStart) take(cluster string) map[string]informers.Restored {
 // that are not registered again within unregisteredGrace. It closes the
 // store once the last write is done.
 func (w *warmStart) run(ctx context.Context, ix *index.Index, reg *clusters.Registry, forget func(cluster string)) error {
-	if w.wait(ctx) != nil {
+	if w.wait(ctx) != nil || ctx.Err() != nil {
+		// Stopped before the load ended, which may have been cut short:
+		// the store stays as it was, for the next start.
 		return w.store.Close()
 	}
 	w.writer = warmstart.NewWriter(ix, w.store, w.loaded, w.opts)

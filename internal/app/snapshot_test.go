@@ -268,3 +268,44 @@ func TestSnapshotSetAside(t *testing.T) {
 		})
 	}
 }
+
+// TestSnapshotKeptWhenStoppedWhileLoading stops aggregators before their
+// load of the snapshot ended (the load cut short): none of them writes
+// the store, and the next start loads what the first run wrote.
+func TestSnapshotKeptWhenStoppedWhileLoading(t *testing.T) {
+	testcluster.SkipShort(t, "real kube-apiservers")
+	dir := filepath.Join(t.TempDir(), "snapshot")
+	first := snapshotRun(t, dir)
+	written := first.Index.ObjectCount("c2", "configmaps")
+	if written == 0 {
+		t.Fatal("the first run holds no configmap")
+	}
+	for range 8 {
+		agg, err := app.New(app.Options{Snapshot: app.SnapshotOptions{Dir: dir}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := agg.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	last, err := app.New(app.Options{Snapshot: app.SnapshotOptions{Dir: dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- last.Start(ctx) }()
+	if err := last.WaitLoaded(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := last.Index.ObjectCount("c2", "configmaps"); n != written {
+		t.Errorf("after starts stopped while loading, the snapshot loads %d configmaps of c2, the first run wrote %d", n, written)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -152,6 +152,9 @@ func (p *Loader) Streams() map[index.Stream]Stream { return p.prepared }
 // snapshot: Abort empties it. A *snapshot.DiscardedError means the store
 // found itself corrupt and is now empty.
 func (p *Loader) Load(ctx context.Context) (*Loaded, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("load the snapshot: %w", err)
+	}
 	l, ix := p.l, p.ix
 	b := newBuilder(p.r, runtime.GOMAXPROCS(0))
 	revision, epoch, err := p.store.Load(nil, func(m snapshot.StreamMeta, objs iter.Seq[snapshot.Object], tombs iter.Seq[snapshot.Tomb]) error {
