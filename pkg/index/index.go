@@ -133,8 +133,10 @@ type Index struct {
 	// created orders objects by metadata.creationTimestamp, for sorting.
 	created *timeOrder
 	// tokens holds a posting per search token (see tokens.go), in token
-	// order for prefix lookups.
-	tokens *search.Tree[*Posting]
+	// order for prefix lookups; recentTokens, those of the tokens met
+	// lately, by token (indexTokensLocked).
+	tokens       *search.Tree[*Posting]
+	recentTokens map[string]*Posting
 	// fields are the secondary indexes on configured paths (fieldindex.go).
 	fields fieldIndexes
 	// selectors index the label selectors objects hold (selectors.go).
@@ -219,7 +221,7 @@ func (ix *Index) emptyLocked() {
 	ix.clusterIDs, ix.namespaceIDs = map[string]*Posting{}, map[string]*Posting{}
 	ix.labels, ix.labelKeys = map[string]map[string]*Posting{}, map[string]*Posting{}
 	ix.owners = map[types.UID]*Posting{}
-	ix.tokens = search.NewTree[*Posting]()
+	ix.tokens, ix.recentTokens = search.NewTree[*Posting](), map[string]*Posting{}
 	ix.created = newTimeOrder(ix.freelist)
 	ix.clusters, ix.clusterNames = map[string]*ClusterCounts{}, nil
 	ix.streams, ix.tombs, ix.tombHead = map[Stream]*stream{}, nil, 0
@@ -506,7 +508,7 @@ func (ix *Index) insertLocked(p Prepared) {
 	id := ix.ids.hold(o)
 	ix.insertIDLocked(o, id)
 	ix.rankLocked(entry{o: o, id: id})
-	ix.indexTokensLocked(o, id, p.Text, nil)
+	ix.indexTokensLocked(o, id, p.Text)
 }
 
 // insertIDLocked is insertLocked for o, which holds id, but for its rank
@@ -649,7 +651,7 @@ func (ix *Index) replaceLocked(e entry, p Prepared) {
 	for _, r := range o.Owners {
 		postingFor(ix.owners, r.UID).Add(id)
 	}
-	ix.indexTokensLocked(o, id, p.Text, nil)
+	ix.indexTokensLocked(o, id, p.Text)
 	ix.created.put(o)
 }
 

@@ -134,10 +134,8 @@ var ErrNotEmpty = errors.New("the index is not empty")
 // holding part of the snapshot: Abort empties it.
 type Restoring struct {
 	ix *Index
-	// tombs are the restored tombs with their times, and recent the
-	// postings of tokens met lately (indexTokensLocked), under ix.mu.
-	tombs  []heldTomb
-	recent map[string]*Posting
+	// tombs are the restored tombs with their times, under ix.mu.
+	tombs []heldTomb
 }
 
 type heldTomb struct {
@@ -152,7 +150,7 @@ func (ix *Index) Restore() (*Restoring, error) {
 	if ix.all.Len() > 0 || len(ix.streams) > 0 || ix.feed.Revision() > 0 {
 		return nil, ErrNotEmpty
 	}
-	return &Restoring{ix: ix, recent: map[string]*Posting{}}, nil
+	return &Restoring{ix: ix}, nil
 }
 
 // Stream restores a stream with its clocks and tombs (TombGen, TombBase
@@ -197,7 +195,7 @@ func (r *Restoring) Objects(objs []Prepared) error {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for h := range tokens {
-			ix.indexTokensLocked(h.p.Object, h.id, h.p.Text, r.recent)
+			ix.indexTokensLocked(h.p.Object, h.id, h.p.Text)
 		}
 	})
 	var twice *object.Object
@@ -239,7 +237,7 @@ func (r *Restoring) Abort() {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.emptyLocked()
-	r.tombs, r.recent = nil, nil
+	r.tombs = nil
 }
 
 // Finish ends the restore: the objects are ranked, the tombs of every
@@ -264,6 +262,6 @@ func (r *Restoring) Finish() {
 	for _, t := range r.tombs {
 		ix.tombs = append(ix.tombs, ix.streams[Stream{t.Cluster, t.Type.Resource}])
 	}
-	r.tombs, r.recent = nil, nil
+	r.tombs = nil
 	ix.pruneTombsLocked(time.Now())
 }

@@ -15,7 +15,8 @@ import (
 // values and images (search.StoredText), until the bound.
 const maxObjectTokens = 1024
 
-// maxRecentTokens bounds the tokens a restore keeps at hand.
+// maxRecentTokens bounds the tokens kept at hand (Index.recentTokens):
+// a few MB.
 const maxRecentTokens = 1 << 16
 
 // EachSearchToken calls fn with each token of o's searched text, the
@@ -111,11 +112,12 @@ var bodyReaders = sync.Pool{New: func() any { return new(object.BodyReader) }}
 
 // indexTokensLocked adds id, o's, to the postings of o's tokens: its
 // name's, namespace's and labels', and text, those its body adds
-// (TextTokens), unless the budget dropped the body. recent, when not
-// nil, holds postings of tokens met lately, which a restore's objects
-// share (namespaces, labels, images): a map finds them faster than the
-// token tree.
-func (ix *Index) indexTokensLocked(o *object.Object, id uint32, text []string, recent map[string]*Posting) {
+// (TextTokens), unless the budget dropped the body. Most of an object's
+// tokens are shared with others (namespaces, labels, images): the
+// postings of those met lately are kept in a map (recentTokens), which
+// finds them faster than the token tree.
+func (ix *Index) indexTokensLocked(o *object.Object, id uint32, text []string) {
+	recent := ix.recentTokens
 	add := func(tok string) bool {
 		p := recent[tok]
 		if p == nil {
@@ -124,12 +126,10 @@ func (ix *Index) indexTokensLocked(o *object.Object, id uint32, text []string, r
 				p = new(Posting)
 				ix.tokens.Put(tok, p)
 			}
-			if recent != nil {
-				if len(recent) == maxRecentTokens {
-					clear(recent)
-				}
-				recent[strings.Clone(tok)] = p
+			if len(recent) == maxRecentTokens {
+				clear(recent)
 			}
+			recent[strings.Clone(tok)] = p
 		}
 		p.Add(id)
 		return true
@@ -153,6 +153,7 @@ func (ix *Index) unindexTokensLocked(o *object.Object, id uint32, keep []string)
 		if p, ok := ix.tokens.Get(tok); ok {
 			if p.Remove(id); p.Len() == 0 {
 				ix.tokens.Delete(tok)
+				delete(ix.recentTokens, tok)
 			}
 		}
 		return true

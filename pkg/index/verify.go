@@ -76,6 +76,11 @@ func (ix *Index) Verify() error {
 	}
 	tokens := map[string]*Posting{}
 	ix.tokens.Prefix("", func(tok string, p *Posting) bool { tokens[tok] = p; return true })
+	for tok, p := range ix.recentTokens {
+		if tokens[tok] != p {
+			return fmt.Errorf("recent tokens: %q is not the token tree's posting", tok)
+		}
+	}
 	for _, c := range []struct {
 		name string
 		err  error
