@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -180,6 +181,14 @@ func member(out, b []byte, ks, ke, vs, ve int, spaced, first bool) ([]byte, erro
 	return appendValue(out, b, vs, ve, spaced)
 }
 
+// moved returns offset at, 0 for none, shifted by shift.
+func moved(at, shift int) int {
+	if at == 0 {
+		return 0
+	}
+	return at + shift
+}
+
 // object decodes the object at or after b[i] and returns the offset after it.
 func (d *Decoder) object(b []byte, i int) (*object.Object, int, error) {
 	i, err := expect(b, i, '{')
@@ -194,6 +203,8 @@ func (d *Decoder) object(b []byte, i int) (*object.Object, int, error) {
 	}
 	hasKind, hasAPIVersion := false, false
 	written := 0
+	// Where the values of spec and status begin in out (object.BuildAt).
+	spec, status := 0, 0
 	for first := true; ; first = false {
 		ks, ke, esc, vi, done, err := nextKey(b, i, first)
 		if err != nil {
@@ -229,6 +240,16 @@ func (d *Decoder) object(b []byte, i int) (*object.Object, int, error) {
 		vs, ve, spaced, err := d.sc.skipValue(b, vi)
 		if err != nil {
 			return nil, ve, err
+		}
+		at := len(out) + ke - ks + 1 // the key and its colon
+		if written > 0 {
+			at++ // the comma
+		}
+		switch string(name(b, ks, ke, esc)) {
+		case "spec":
+			spec = cmp.Or(spec, at)
+		case "status":
+			status = cmp.Or(status, at)
 		}
 		if out, err = member(out, b, ks, ke, vs, ve, spaced, written == 0); err != nil {
 			return nil, ve, err
@@ -276,7 +297,11 @@ func (d *Decoder) object(b []byte, i int) (*object.Object, int, error) {
 	if len(d.owners) > 0 {
 		m.Owners = slices.Clone(d.owners)
 	}
-	return object.Build(d.cluster, d.t, m, raw), i, nil
+	// raw is out behind kind and apiVersion, when added.
+	if shift := len(raw) - len(out); written > 0 {
+		spec, status = moved(spec, shift), moved(status, shift)
+	}
+	return object.BuildAt(d.cluster, d.t, m, raw, spec, status), i, nil
 }
 
 // metadata decodes the object metadata whose key is b[ks:ke] and whose

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
@@ -288,6 +289,8 @@ func FuzzObject(f *testing.F) {
 		"{ \"a\" : [ { } , [ ] ] }",
 		`{"data":{"k":"v"},"stringData":1}`,
 		`{"a":"\u00e9\ud83d\ude00\\"}`,
+		`{"status":{"phase":"x"},"metadata":{"name":"a"},"spec":{"b":1}}`,
+		"{ \"spec\" : [ 1 ] , \"sp\\u0065c\" : 2 , \"status\":\"s\",\"status\":{}}",
 	} {
 		f.Add([]byte(s))
 	}
@@ -298,6 +301,12 @@ func FuzzObject(f *testing.F) {
 		}
 		if !json.Valid(o.Raw()) {
 			t.Fatalf("stored invalid JSON %q from %q", o.Raw(), in)
+		}
+		// The offsets of spec and status the decoder gave, as reading the
+		// stored bytes finds them.
+		given, read := (&object.BodyReader{}).Doc(o), fieldpath.Members("c1", o.Raw())
+		if given.Spec != read.Spec || given.Status != read.Status {
+			t.Fatalf("%q stored as %q: spec and status at %d and %d, read at %d and %d", in, o.Raw(), given.Spec, given.Status, read.Spec, read.Status)
 		}
 		var want map[string]any
 		if err := json.Unmarshal(in, &want); err != nil {

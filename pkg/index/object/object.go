@@ -180,6 +180,16 @@ func unixNano(ns int64) time.Time {
 // field calls it once, before the object is shared. raw must not change
 // afterwards: an uncompressed body is raw itself.
 func (o *Object) SetRaw(raw []byte) {
+	var d fieldpath.Doc
+	if len(raw) <= math.MaxUint32 {
+		d = fieldpath.Members(o.Cluster, raw)
+	}
+	o.setRaw(raw, d)
+}
+
+// setRaw is SetRaw with d, raw with the offsets of its members spec and
+// status as fieldpath.Members finds them.
+func (o *Object) setRaw(raw []byte, d fieldpath.Doc) {
 	var codec *compact.Codec
 	if o.Type != nil {
 		codec = o.Type.Codec
@@ -189,7 +199,6 @@ func (o *Object) SetRaw(raw []byte) {
 		o.body = codec.Encode(raw)
 		return
 	}
-	d := fieldpath.Members(o.Cluster, raw)
 	o.specAt, o.statusAt = uint32(d.Spec), uint32(d.Status)
 	// Status apart: reads of status fields (phases, start times,
 	// container statuses) then decode that part alone.
@@ -568,7 +577,25 @@ type Meta struct {
 // values, owner API versions and kinds) are interned so each distinct
 // value is held once.
 func Build(cluster string, t *Type, m Meta, raw []byte) *Object {
-	o := &Object{
+	o := newObject(cluster, t, m)
+	o.SetRaw(raw)
+	o.setMeta(m.Labels, m.Owners)
+	return o
+}
+
+// BuildAt is Build for raw whose top-level members spec and status have
+// their values at offsets spec and status (0 when absent; the first of
+// repeated keys), as fieldpath.Members would find them: a decoder that
+// wrote raw knows them, and saves a reading of it.
+func BuildAt(cluster string, t *Type, m Meta, raw []byte, spec, status int) *Object {
+	o := newObject(cluster, t, m)
+	o.setRaw(raw, fieldpath.Doc{Cluster: o.Cluster, Raw: raw, Spec: spec, Status: status})
+	o.setMeta(m.Labels, m.Owners)
+	return o
+}
+
+func newObject(cluster string, t *Type, m Meta) *Object {
+	return &Object{
 		Cluster:         intern(cluster),
 		Type:            t,
 		Namespace:       intern(m.Namespace),
@@ -577,9 +604,6 @@ func Build(cluster string, t *Type, m Meta, raw []byte) *Object {
 		ResourceVersion: m.ResourceVersion,
 		created:         nanos(m.Created),
 	}
-	o.SetRaw(raw)
-	o.setMeta(m.Labels, m.Owners)
-	return o
 }
 
 // setMeta takes labels and owners, interning the strings that repeat
