@@ -14,7 +14,10 @@ import (
 // kubectl events prints (LAST SEEN first, the object as kind/name), with
 // the warning of a truncated history on stderr.
 func TestChangesCommand(t *testing.T) {
-	at := time.Now().Add(-3 * time.Minute).UTC().Format(time.RFC3339)
+	// Half an hour ago: printed "30m" whatever the second (under ten
+	// minutes, an age shows its seconds, which the RFC 3339 time's cut
+	// and the run move by one).
+	at := time.Now().Add(-30 * time.Minute).UTC().Format(time.RFC3339)
 	change := func(typ, cluster, kind, resource, name, rv string) string {
 		return `{"type":"` + typ + `","time":"` + at + `","cursor":"R","resource":{"cluster":"` + cluster + `","namespace":"web","name":"` + name +
 			`","kind":"` + kind + `","resource":"` + resource + `","apiVersion":"v1","resourceVersion":"` + rv + `"}}`
@@ -30,8 +33,8 @@ func TestChangesCommand(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	want := `LAST SEEN   CLUSTER   NAMESPACE   EVENT     OBJECT                TIME                   RESOURCE VERSION
-3m          prod-eu   web         ADDED     pod/web-1             ` + at + `   11
-3m          prod-us   web         DELETED   deployment.apps/web   ` + at + `   12
+30m         prod-eu   web         ADDED     pod/web-1             ` + at + `   11
+30m         prod-us   web         DELETED   deployment.apps/web   ` + at + `   12
 `
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
