@@ -11,7 +11,8 @@ import (
 // TestRequestsWaitForTheLoad: while the snapshot loads, an API request
 // waits, and one whose context ends first gets 503 with Retry-After;
 // /readyz's check says the snapshot is loading. Once the load ended,
-// requests go on and the check passes.
+// requests go on and the check passes; after a load the process stopping
+// cut short, they get 503.
 func TestRequestsWaitForTheLoad(t *testing.T) {
 	w := &warmStart{done: make(chan struct{})}
 	a := &Aggregator{snapshot: w}
@@ -45,5 +46,14 @@ func TestRequestsWaitForTheLoad(t *testing.T) {
 	}
 	if err := w.ready(nil); err != nil {
 		t.Errorf("/readyz's snapshot check after the load: %v", err)
+	}
+
+	// A load the process stopping cut short: the index is empty.
+	stopped := &Aggregator{snapshot: &warmStart{done: make(chan struct{}), err: context.Canceled, stopped: true}}
+	close(stopped.snapshot.done)
+	rec = httptest.NewRecorder()
+	stopped.loaded(h).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/graphql", nil))
+	if rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("a request once the stopping process cut the load short: %d, want 503", rec.Code)
 	}
 }

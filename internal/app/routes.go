@@ -65,7 +65,8 @@ func (a *Aggregator) routes(opts Options, operators func(http.Handler) http.Hand
 
 // loaded holds an API request until the index holds what the snapshot
 // kept (the load runs while the clusters start, and the index is the
-// load's alone until it ends); a request whose context ends first is
+// load's alone until it ends); a request whose context ends first, or
+// whose wait the process stopping ended (the index is then empty), is
 // answered 503 with Retry-After. Requests of an aggregator without a
 // snapshot go on at once.
 func (a *Aggregator) loaded(next http.Handler) http.Handler {
@@ -73,7 +74,7 @@ func (a *Aggregator) loaded(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a.WaitLoaded(r.Context()) != nil {
+		if a.WaitLoaded(r.Context()) != nil || a.snapshot.stopped {
 			w.Header().Set("Retry-After", "1")
 			http.Error(w, "fleetcache is loading its snapshot", http.StatusServiceUnavailable)
 			return

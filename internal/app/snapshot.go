@@ -49,10 +49,12 @@ type warmStart struct {
 	restored map[string]map[string]informers.Restored
 
 	// done is closed once the load ended; then loaded is what it loaded
-	// (nil: nothing, a cold start) and err why it failed.
-	done   chan struct{}
-	loaded *warmstart.Loaded
-	err    error
+	// (nil: nothing, a cold start), err why it failed, and stopped says
+	// that the process stopping cut it short.
+	done    chan struct{}
+	loaded  *warmstart.Loaded
+	err     error
+	stopped bool
 }
 
 var _ informers.Loading = (*warmStart)(nil)
@@ -152,7 +154,7 @@ func (w *warmStart) load(ctx context.Context, tr *health.Tracker) {
 				tr.RemoveResource(k.Cluster, k.Resource)
 			}
 		}
-		w.err = err
+		w.err, w.stopped = err, ctx.Err() != nil
 		return
 	}
 	if len(loaded.Streams) > 0 {
