@@ -74,10 +74,9 @@ type Stream struct {
 // member), and the codecs adopt the stored dictionaries; Load then fills
 // the index, which nothing else may read or write until it returns.
 type Loader struct {
-	store  *snapshot.Store
-	ix     *index.Index
-	r      *index.Restoring
-	codecs *compact.Codecs
+	store *snapshot.Store
+	ix    *index.Index
+	r     *index.Restoring
 	// prepared holds the streams Prepare read, their types the ones the
 	// clusters take; Load fills in the rest of l.
 	prepared map[index.Stream]Stream
@@ -99,7 +98,7 @@ type Loader struct {
 // An error leaves ix as it was; a *snapshot.DiscardedError means the store
 // found itself corrupt and is now empty.
 func Prepare(store *snapshot.Store, ix *index.Index, codecs *compact.Codecs) (*Loader, error) {
-	p := &Loader{store: store, ix: ix, codecs: codecs, start: time.Now(), prepared: map[index.Stream]Stream{},
+	p := &Loader{store: store, ix: ix, start: time.Now(), prepared: map[index.Stream]Stream{},
 		l: &Loaded{Streams: map[index.Stream]Stream{}, codecs: map[string]bool{}}, dicts: map[string]*compact.Codec{}, adopted: map[string]bool{}}
 	r, err := ix.Restore()
 	if err != nil {
