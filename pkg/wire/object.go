@@ -2,7 +2,6 @@ package wire
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -214,7 +213,14 @@ func (d *Decoder) object(b []byte, i int) (*object.Object, int, error) {
 			i = vi
 			break
 		}
+		// mark is where this member's value is recorded, if it is spec
+		// or status (the first of each).
+		var mark *int
 		switch string(name(b, ks, ke, esc)) {
+		case "spec":
+			mark = &spec
+		case "status":
+			mark = &status
 		case "metadata":
 			if vi = skipSpace(b, vi); vi < len(b) && b[vi] == '{' {
 				if out, i, err = d.metadata(out, b, ks, ke, vi, written == 0, &m); err != nil {
@@ -241,15 +247,11 @@ func (d *Decoder) object(b []byte, i int) (*object.Object, int, error) {
 		if err != nil {
 			return nil, ve, err
 		}
-		at := len(out) + ke - ks + 1 // the key and its colon
-		if written > 0 {
-			at++ // the comma
-		}
-		switch string(name(b, ks, ke, esc)) {
-		case "spec":
-			spec = cmp.Or(spec, at)
-		case "status":
-			status = cmp.Or(status, at)
+		if mark != nil && *mark == 0 {
+			*mark = len(out) + ke - ks + 1 // after the key and its colon
+			if written > 0 {
+				*mark++ // and the comma
+			}
 		}
 		if out, err = member(out, b, ks, ke, vs, ve, spaced, written == 0); err != nil {
 			return nil, ve, err
