@@ -170,6 +170,11 @@ func FuzzSet(f *testing.F) {
 	f.Add("status.x", "status", "cluster", []byte(`{"spec":{"status":1},"status":{"x":[1,2]},"z":{"x":3}}`))
 	f.Add("a.0.b", "a[].b", "x.0.b", []byte(`{"a":[{"b":1}],"x":{"0":{"b":2}}}`))
 	f.Add("a.b.c", "a.b", "a.b[].c", []byte(`{"a":{"b":[{"c":1}]},"a":{"b":2}}`))
+	// What the walk of a Set skips or reads by hand: escaped quotes and
+	// backslashes before a closing quote, an escaped key, whitespace
+	// everywhere, nested arrays, brackets in strings, and a number.
+	f.Add("a[].b", "c", "d.e", []byte(` { "x" : "q\"}]\\" , "a" : [ [ {"b":"\\"} ] , {"b" : 2.5e3 } ] , "c\u0022":1, "c" : "{[" , "d":{"e":null} } `))
+	f.Add("status.conditions[].type", "spec.x", "status", []byte(`{"spec":{"x":"]}\""},"status":{"conditions":[{"type":"A"},{"type":"B\u00e9"}]}}`))
 	f.Fuzz(func(t *testing.T, p1, p2, p3 string, raw []byte) {
 		var paths []Path
 		for _, text := range []string{p1, p2, p3} {

@@ -3,9 +3,6 @@ package fieldpath
 import (
 	"slices"
 	"sync"
-	"unsafe"
-
-	"github.com/tidwall/gjson"
 )
 
 // Set is several paths read together: the steps they share are taken
@@ -30,8 +27,8 @@ type setNode struct {
 }
 
 type setKey struct {
-	key, gkey string
-	next      *setNode
+	key  string
+	next *setNode
 }
 
 // NewSet returns the Set of paths, in their order.
@@ -67,7 +64,7 @@ func (n *setNode) step(seg segment) *setNode {
 		}
 	}
 	next := new(setNode)
-	n.keys = append(n.keys, setKey{key: seg.key, gkey: seg.gkey, next: next})
+	n.keys = append(n.keys, setKey{key: seg.key, next: next})
 	return next
 }
 
@@ -159,92 +156,31 @@ func (s Set) values(d Doc, dst []found) []found {
 	if len(raw) == 0 || s.root == nil { // the zero Set
 		return dst
 	}
-	parse := func(b []byte) gjson.Result {
-		// Raw is never modified: a string view of it saves gjson a copy.
-		return gjson.Parse(unsafe.String(unsafe.SliceData(b), len(b)))
-	}
 	if d.StatusOnly {
 		// Raw is the value of status: the paths into it, not status
 		// itself (see IntoStatus).
 		for _, k := range s.root.keys {
-			if k.key == "status" {
-				dst = k.next.children(parse(raw), dst)
+			if i := skipSpace(raw, 0); k.key == "status" && i < len(raw) {
+				_, dst = k.next.childrenAt(raw, i, dst)
 			}
 		}
 		return dst
 	}
-	root := parse(raw)
-	if !root.IsObject() {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
 		return dst
 	}
-	for _, k := range s.root.keys {
-		at := d.memberAt(segment{key: k.key})
-		if at <= 0 || at >= len(raw) {
-			dst = k.next.walk(root.Get(k.gkey), dst)
-			continue
-		}
-		// As in EachIn: the paths under spec or status start at its
-		// value, which gjson reads to its end and no further; the value
-		// itself, whose end gjson does not find so, is looked up.
-		if len(k.next.ends) > 0 {
-			dst = k.next.ended(root.Get(k.gkey), dst)
-		}
-		dst = k.next.children(parse(raw[at:]), dst)
-	}
-	return dst
-}
-
-// walk appends the values of the paths that end at n or after it, r
-// being the value at n.
-func (n *setNode) walk(r gjson.Result, dst []found) []found {
-	return n.children(r, n.ended(r, dst))
-}
-
-// ended appends r, the value at n, for each path that ends at n.
-func (n *setNode) ended(r gjson.Result, dst []found) []found {
-	if len(n.ends) == 0 {
-		return dst
-	}
-	if v, ok := valueOf(r); ok {
-		for _, i := range n.ends {
-			dst = append(dst, found{i, v})
+	// The paths under spec or status start at its value when d says
+	// where it is; the others are found in one pass over the members.
+	var walked uint64
+	for k, key := range s.root.keys {
+		if at := d.memberAt(segment{key: key.key}); k < 64 && at > 0 && at < len(raw) {
+			_, dst = key.next.walkAt(raw, at, dst)
+			walked |= 1 << k
 		}
 	}
-	return dst
-}
-
-// children is walk for the paths that go on after n.
-func (n *setNode) children(r gjson.Result, dst []found) []found {
-	if n.each != nil && r.IsArray() {
-		r.ForEach(func(_, e gjson.Result) bool {
-			dst = n.each.walk(e, dst)
-			return true
-		})
+	if walked != 1<<len(s.root.keys)-1 {
+		_, dst = s.root.membersAt(raw, i+1, dst, walked, true)
 	}
-	if len(n.keys) == 0 || !r.IsObject() {
-		return dst
-	}
-	if len(n.keys) == 1 {
-		return n.keys[0].next.walk(r.Get(n.keys[0].gkey), dst)
-	}
-	// One pass over the members for several keys, instead of a lookup
-	// each; the first of repeated keys, as a lookup finds it.
-	var seen uint64
-	left := len(n.keys)
-	r.ForEach(func(k, v gjson.Result) bool {
-		for i := range n.keys {
-			if n.keys[i].key != k.Str {
-				continue
-			}
-			if i < 64 && seen&(1<<i) != 0 {
-				break
-			}
-			seen |= 1 << i
-			left--
-			dst = n.keys[i].next.walk(v, dst)
-			break
-		}
-		return left > 0
-	})
 	return dst
 }
