@@ -176,6 +176,11 @@ func (c *countingIndex) CountUnion(fs []planner.Filter) int {
 	return c.Index.CountUnion(fs)
 }
 
+func (c *countingIndex) ListCountUnion(fs []planner.Filter, after *object.Position, limit int) (planner.Page, int) {
+	c.calls["ListCount"]++
+	return c.Index.ListCountUnion(fs, after, limit)
+}
+
 // blockingIndex's List blocks until release is closed: a read that takes
 // longer than any timeout.
 type blockingIndex struct {

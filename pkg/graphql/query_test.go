@@ -234,7 +234,14 @@ func TestReadsOnlyWhatIsSelected(t *testing.T) {
 	}{
 		{name: "edges", query: `{ resources { edges { cursor } pageInfo { hasNextPage } revision } }`, want: map[string]int{"List": 1}},
 		{name: "totalCount", query: `{ resources { totalCount } }`, want: map[string]int{"Count": 1}},
-		{name: "both", query: `{ resources { totalCount edges { cursor } } }`, want: map[string]int{"List": 1, "Count": 1}},
+		// Read together when both are selected, whatever their order.
+		{name: "both", query: `{ resources { totalCount edges { cursor } } }`, want: map[string]int{"ListCount": 1}},
+		{name: "both, the count last", query: `{ resources { pageInfo { hasNextPage } totalCount } }`, want: map[string]int{"ListCount": 1}},
+		{name: "both, in an inline fragment", query: `{ resources { ... on ResourceConnection { totalCount } edges { cursor } } }`, want: map[string]int{"ListCount": 1}},
+		// A fragment spread may or may not select the page: apart.
+		{name: "both, a fragment spread", query: `{ resources { totalCount ...e } } fragment e on ResourceConnection { edges { cursor } }`, want: map[string]int{"List": 1, "Count": 1}},
+		// A sorted page is read apart from its count.
+		{name: "both, sorted", query: `{ resources(sort: [{field: "name"}]) { totalCount edges { cursor } } }`, want: map[string]int{"Count": 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ci := &countingIndex{Index: views.Of(f.ix), calls: map[string]int{}}

@@ -3,12 +3,14 @@ package graphql
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/graphql-go/graphql"
 
 	"github.com/fleetcache/fleetcache/pkg/graphql/cursor"
+	"github.com/fleetcache/fleetcache/pkg/graphql/document"
 	"github.com/fleetcache/fleetcache/pkg/graphql/execute"
 	"github.com/fleetcache/fleetcache/pkg/graphql/filter"
 	"github.com/fleetcache/fleetcache/pkg/graphql/relations"
@@ -171,8 +173,12 @@ type connection struct {
 	// never sorted.
 	fixed []*object.Object
 
-	once sync.Once
-	p    planner.Page
+	// counted: the page and totalCount are both selected, and read
+	// together (planner.ListCountUnion) into p and count.
+	counted bool
+	once    sync.Once
+	p       planner.Page
+	count   int
 }
 
 func (c *connection) page() planner.Page {
@@ -184,7 +190,11 @@ func (c *connection) page() planner.Page {
 			if c.after != nil {
 				after = &c.after.Position
 			}
-			p = c.s.ix.ListUnion(c.visible, after, limit)
+			if c.counted {
+				p, c.count = c.s.ix.ListCountUnion(c.visible, after, limit)
+			} else {
+				p = c.s.ix.ListUnion(c.visible, after, limit)
+			}
 			if c.fixed != nil {
 				p = relations.MergeFixed(p, c.fixed, after, limit)
 			}
@@ -295,6 +305,9 @@ func (s *Server) pageOf(p graphql.ResolveParams, f planner.Filter, clusters []st
 			return nil, err
 		}
 	}
+	names, complete := document.Subfields(p.Info.FieldASTs)
+	c.counted = c.sort == nil && complete && slices.Contains(names, "totalCount") &&
+		slices.ContainsFunc(names, func(n string) bool { return n == "edges" || n == "pageInfo" })
 	return c, nil
 }
 
@@ -336,6 +349,10 @@ func (s *Server) resolveTotalCount(p graphql.ResolveParams) (any, error) {
 		return nil, err
 	}
 	c := p.Source.(*connection)
+	if c.counted {
+		c.page()
+		return c.count + len(c.fixed), nil
+	}
 	return s.ix.CountUnion(c.visible) + len(c.fixed), nil
 }
 

@@ -35,11 +35,13 @@ import (
 // Index is the part of the global index the API reads; views.View
 // implements it.
 type Index interface {
-	// ListUnion, CountUnion and FacetsUnion answer over disjoint filters:
+	// ListUnion, CountUnion, ListCountUnion and FacetsUnion answer over disjoint filters:
 	// what a caller may see is a union of them (see authz.Scope.Filters).
 	ListUnion(fs []planner.Filter, after *object.Position, limit int) planner.Page
 	ListSorted(fs []planner.Filter, keys []planner.SortKey, after *planner.SortedPosition, limit int) (planner.Page, error)
 	CountUnion(fs []planner.Filter) int
+	// ListCountUnion is ListUnion and CountUnion read together.
+	ListCountUnion(fs []planner.Filter, after *object.Position, limit int) (planner.Page, int)
 	FacetsUnion(fs []planner.Filter, by views.FacetBy) []views.Facet
 	// Contents says which types and namespaces of which clusters a
 	// filter's answer may involve, for authorization.

@@ -138,3 +138,33 @@ func ReadsVariables(v ast.Value) bool {
 	}
 	return false
 }
+
+// Subfields returns the names of the fields selected in the selection
+// sets of fields, inline fragments expanded whatever their type condition
+// and directives (what the fields may select); complete is false when a
+// fragment spread may select more.
+func Subfields(fields []*ast.Field) (names []string, complete bool) {
+	complete = true
+	var walk func(set *ast.SelectionSet)
+	walk = func(set *ast.SelectionSet) {
+		if set == nil {
+			return
+		}
+		for _, s := range set.Selections {
+			switch s := s.(type) {
+			case *ast.Field:
+				if s.Name != nil {
+					names = append(names, s.Name.Value)
+				}
+			case *ast.InlineFragment:
+				walk(s.SelectionSet)
+			default:
+				complete = false
+			}
+		}
+	}
+	for _, f := range fields {
+		walk(f.SelectionSet)
+	}
+	return names, complete
+}

@@ -177,11 +177,12 @@ func (w *writer) resolve(parent *graphql.Object, f *Field, src any, args map[str
 	// Built in place: ResolveInfo is large, and a page resolves a few
 	// fields per object.
 	p := graphql.ResolveParams{Source: src, Args: args, Context: w.ctx}
-	p.Info.FieldName, p.Info.ParentType = f.Name, parent
+	// fleetcache's resolvers read the field's name and nodes (what it
+	// selects: a page and its count are read together).
+	p.Info.FieldName, p.Info.ParentType, p.Info.FieldASTs = f.Name, parent, f.Nodes
 	if f.schema != nil {
-		// Introspection's resolvers read the schema; fleetcache's only
-		// the field's name and type.
-		p.Info.Schema, p.Info.FieldASTs, p.Info.ReturnType = *f.schema, f.Nodes, f.Def.Type
+		// Introspection's resolvers read the schema and the type.
+		p.Info.Schema, p.Info.ReturnType = *f.schema, f.Def.Type
 	}
 	return fn(p)
 }

@@ -976,6 +976,15 @@ func (d *differential) checkList(c chooser, name string, fs []planner.Filter, wa
 	if count != len(want) {
 		d.t.Fatalf("%s: Count = %d, want %d", name, count, len(want))
 	}
+	// A page with its count, read together: as List and Count read them.
+	first := c.IntN(8)
+	counted, count := planner.ListCountUnion(d.ix, fs, nil, first)
+	if count != len(want) {
+		d.t.Fatalf("%s: ListCountUnion's count = %d, want %d", name, count, len(want))
+	}
+	if diff := cmp.Diff(d.list(fs, nil, first), counted, cmp.Comparer(func(a, b *object.Object) bool { return a == b })); diff != "" {
+		d.t.Fatalf("%s: ListCountUnion's page of %d (-List +ListCountUnion):\n%s", name, first, diff)
+	}
 	by := d.facetBy(c)
 	facets := views.FacetsUnion(d.ix, fs, by)
 	if len(fs) == 1 {

@@ -87,6 +87,19 @@ func List(ix *index.Index, f Filter, after *object.Position, limit int) Page {
 // snapshot. The filters must be disjoint (no object matches two of them):
 // authorization builds such unions, one filter per cluster and grant.
 func ListUnion(ix *index.Index, fs []Filter, after *object.Position, limit int) Page {
+	page, _ := listCounted(ix, fs, after, limit, false)
+	return page
+}
+
+// ListCountUnion is ListUnion and CountUnion in one snapshot, as a page
+// with its total count is read: each filter is planned once, and where
+// the page comes from the intersection of the filter's postings, the
+// count is that intersection's size.
+func ListCountUnion(ix *index.Index, fs []Filter, after *object.Position, limit int) (Page, int) {
+	return listCounted(ix, fs, after, limit, true)
+}
+
+func listCounted(ix *index.Index, fs []Filter, after *object.Position, limit int, counted bool) (Page, int) {
 	qs := compileAll(fs)
 	var from *object.Object
 	if after != nil {
@@ -97,22 +110,28 @@ func ListUnion(ix *index.Index, fs []Filter, after *object.Position, limit int) 
 		need = limit + 1
 	}
 	var page Page
-	ix.Read(func(r index.Reader) { page = snapshot{r}.listUnion(qs, from, need) })
+	n := 0
+	ix.Read(func(r index.Reader) { page, n = snapshot{r}.listUnion(qs, from, need, counted) })
 	if limit > 0 && len(page.Objects) > limit {
 		page.Objects, page.More = page.Objects[:limit:limit], true
 	}
-	return page
+	return page, n
 }
 
-// listUnion returns the first need objects matching one of qs after from.
-func (ix snapshot) listUnion(qs []query, from *object.Object, need int) Page {
+// listUnion returns the first need objects matching one of qs after from,
+// and, if counted, how many match in all.
+func (ix snapshot) listUnion(qs []query, from *object.Object, need int, counted bool) (Page, int) {
 	page := Page{Revision: ix.Revision()}
+	n := 0
 	for i := range qs {
 		p := ix.planFor(&qs[i])
 		if p.none {
 			continue
 		}
-		objs := ix.collect(&qs[i], &p, from, need)
+		objs, ids := ix.collect(&qs[i], &p, from, need)
+		if counted {
+			n += ix.countPlanned(&qs[i], &p, ids)
+		}
 		if page.Objects == nil {
 			page.Objects = objs
 			continue
@@ -129,7 +148,7 @@ func (ix snapshot) listUnion(qs []query, from *object.Object, need int) Page {
 		}
 		page.Objects = merged
 	}
-	return page
+	return page, n
 }
 
 // Count returns the number of objects of ix matching f.
@@ -155,13 +174,21 @@ func (ix snapshot) countQuery(q *query) int {
 		return n
 	}
 	p := ix.planFor(q)
+	return ix.countPlanned(q, &p, nil)
+}
+
+// countPlanned counts the objects of the plan p of q; ids, when not nil,
+// are the plan's candidates, intersected already.
+func (ix snapshot) countPlanned(q *query, p *plan, ids *roaring.Bitmap) int {
 	switch {
 	case p.none:
 		return 0
+	case ids != nil && p.exact:
+		return int(ids.GetCardinality())
 	case !p.narrowed() && p.exact:
 		return p.scope
 	}
-	return ix.count(q, &p)
+	return ix.count(q, p)
 }
 
 func compileAll(fs []Filter) []query {
@@ -721,11 +748,12 @@ const (
 // dims, when that is expected to reach need matches soon; otherwise it
 // intersects the dims and keeps the first need of the candidates. A walk
 // that visits far more objects than expected (the dims are not
-// independent) gives up for the intersection.
-func (ix snapshot) collect(q *query, p *plan, from *object.Object, need int) []*object.Object {
+// independent) gives up for the intersection, which it returns too (nil
+// when it walked).
+func (ix snapshot) collect(q *query, p *plan, from *object.Object, need int) ([]*object.Object, *roaring.Bitmap) {
 	if !p.narrowed() {
 		out, _ := ix.walk(q, p, from, need, math.MaxInt)
-		return out
+		return out, nil
 	}
 	// A walk visits about need objects per share of its scope that
 	// matches.
@@ -735,10 +763,11 @@ func (ix snapshot) collect(q *query, p *plan, from *object.Object, need int) []*
 	}
 	if walkCost*visits+seekCost*len(p.ranges) < ix.firstOfCost(p, need, est) {
 		if out, ok := ix.walk(q, p, from, need, 4*visits+1024); ok {
-			return out
+			return out, nil
 		}
 	}
-	return ix.firstOf(q, p, p.candidates(), from, need)
+	ids := p.candidates()
+	return ix.firstOf(q, p, ids, from, need), ids
 }
 
 // firstOfCost is about what firstOf costs, in nanoseconds: intersecting

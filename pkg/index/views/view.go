@@ -24,6 +24,11 @@ func (v View) ListUnion(fs []planner.Filter, after *object.Position, limit int) 
 	return planner.ListUnion(v.ix, fs, after, limit)
 }
 
+// ListCountUnion is planner.ListCountUnion of the index.
+func (v View) ListCountUnion(fs []planner.Filter, after *object.Position, limit int) (planner.Page, int) {
+	return planner.ListCountUnion(v.ix, fs, after, limit)
+}
+
 // ListSorted is planner.ListSorted of the index.
 func (v View) ListSorted(fs []planner.Filter, keys []planner.SortKey, after *planner.SortedPosition, limit int) (planner.Page, error) {
 	return planner.ListSorted(v.ix, fs, keys, after, limit)
