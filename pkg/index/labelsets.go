@@ -3,6 +3,7 @@ package index
 import (
 	"encoding/binary"
 	"slices"
+	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
 
@@ -110,30 +111,39 @@ func encodeLabels(b []byte, ls object.Labels) []byte {
 // each.
 func (r Reader) CountLabelValues(ids *roaring.Bitmap, key string, counts map[string]int) {
 	s := &r.ix.labelSets
-	perSet := map[uint32]int{}
-	// Neighbouring ids often share a set (the Pods of a ReplicaSet come
-	// in together): count runs before touching the map.
-	run, prev := 0, uint32(0)
+	c := setCounters.Get().(*setCounter)
+	defer setCounters.Put(c)
+	if len(c.n) < len(s.sets) {
+		c.n = make([]uint32, len(s.sets))
+	}
+	// A count per set number in an array, not a map: the ids of a set
+	// are seldom neighbours (the clusters' objects interleave).
 	it := ids.ManyIterator()
-	buf := make([]uint32, 256)
+	buf := c.ids[:]
 	for n := it.NextMany(buf); n > 0; n = it.NextMany(buf) {
 		for _, id := range buf[:n] {
 			set := s.of[id]
-			if set != prev {
-				if run > 0 {
-					perSet[prev] += run
-				}
-				run, prev = 0, set
+			if c.n[set] == 0 {
+				c.touched = append(c.touched, set)
 			}
-			run++
+			c.n[set]++
 		}
 	}
-	if run > 0 {
-		perSet[prev] += run
-	}
-	for set, n := range perSet {
+	for _, set := range c.touched {
 		if v, ok := s.sets[set].labels.Lookup(key); ok {
-			counts[v] += n
+			counts[v] += int(c.n[set])
 		}
+		c.n[set] = 0
 	}
+	c.touched = c.touched[:0]
 }
+
+// setCounter is CountLabelValues' scratch: a count per set number, all 0
+// between calls, and the numbers counted.
+type setCounter struct {
+	n       []uint32
+	touched []uint32
+	ids     [256]uint32
+}
+
+var setCounters = sync.Pool{New: func() any { return new(setCounter) }}
