@@ -17,7 +17,7 @@ import (
 // other bytes the walk finds garbage or nothing, never panics, and always
 // moves forward.
 
-// walk appends the values of the paths that end at n or after it, the
+// walkAt appends the values of the paths that end at n or after it, the
 // value at n starting at or after b[i]; it returns where that value ends.
 func (n *setNode) walkAt(b []byte, i int, dst []found) (int, []found) {
 	i = skipSpace(b, i)
