@@ -300,9 +300,8 @@ func (d *Decoder) object(b []byte, i int) (*object.Object, int, error) {
 		m.Owners = slices.Clone(d.owners)
 	}
 	// raw is out behind kind and apiVersion, when added.
-	if shift := len(raw) - len(out); written > 0 {
-		spec, status = moved(spec, shift), moved(status, shift)
-	}
+	shift := len(raw) - len(out)
+	spec, status = moved(spec, shift), moved(status, shift)
 	return object.BuildAt(d.cluster, d.t, m, raw, spec, status), i, nil
 }
 
