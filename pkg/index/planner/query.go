@@ -92,7 +92,7 @@ func (ix snapshot) labelCounts(q *query, key string, counts map[string]int) bool
 		return ix.countAll(ix.LabelValues(key), each, counts)
 	}
 	n := int(ids.GetCardinality())
-	if postingIDCost*postingWork(each, n) > labelSetCost*n {
+	if postingsCostMore(each, n, labelSetCost*n) {
 		ix.CountLabelValues(ids, key, counts)
 		return true
 	}
@@ -119,7 +119,7 @@ func (ix snapshot) countPostings(q *query, values int, each func(fn func(string,
 		return ix.countAll(values, each, counts)
 	}
 	n := int(ids.GetCardinality())
-	if postingIDCost*postingWork(each, n) > objectCost*n {
+	if postingsCostMore(each, n, objectCost*n) {
 		return false
 	}
 	countIntersections(ids, each, counts)
@@ -137,12 +137,19 @@ func (ix snapshot) countAll(values int, each func(fn func(string, *index.Posting
 	return true
 }
 
-// postingWork is about how many ids intersecting each posting with n
-// matching ids visits: at most the smaller side for each value.
-func postingWork(each func(fn func(string, *index.Posting)), n int) int {
+// postingsCostMore reports whether intersecting each posting with n
+// matching ids costs more than other nanoseconds: it visits at most the
+// smaller side for each value. It stops sizing postings once it knows:
+// a bitmap's size is a walk over its containers, and a label of 200
+// values at 10,000,000 objects took longer to size than to count.
+func postingsCostMore(each func(fn func(string, *index.Posting)), n, other int) bool {
 	work := 0
-	each(func(_ string, p *index.Posting) { work += min(p.Len(), n) })
-	return work
+	each(func(_ string, p *index.Posting) {
+		if postingIDCost*work <= other {
+			work += min(p.Len(), n)
+		}
+	})
+	return postingIDCost*work > other
 }
 
 // countIntersections counts, per value, its posting's ids among ids.
