@@ -473,11 +473,18 @@ func (p *plan) admits(q *query, o *object.Object, id uint32, br *object.BodyRead
 // excluded ones: every object that can match, and with an exact plan
 // those that do. The plan must be narrowed.
 func (p *plan) candidates() *roaring.Bitmap {
-	acc := p.include[0].bitmap()
-	if len(p.include[0].sets) == 1 {
-		acc = acc.Clone() // the posting's own
+	var acc *roaring.Bitmap
+	switch {
+	case len(p.include) > 1:
+		// A new bitmap of what the first two hold in common: a copy of
+		// the first would be all of it, and garbage the collector scans.
+		acc = roaring.And(p.include[0].bitmap(), p.include[1].bitmap())
+	case len(p.include[0].sets) == 1:
+		acc = p.include[0].bitmap().Clone() // the posting's own
+	default:
+		acc = p.include[0].bitmap() // a union of its own
 	}
-	for i := 1; i < len(p.include) && !acc.IsEmpty(); i++ {
+	for i := 2; i < len(p.include) && !acc.IsEmpty(); i++ {
 		acc.And(p.include[i].bitmap())
 	}
 	for i := range p.exclude {
@@ -930,7 +937,10 @@ func (ix snapshot) count(q *query, p *plan) int {
 		case len(p.exclude) > 0:
 		case len(p.include) == 1 && !p.include[0].overlap:
 			return p.include[0].size
-		case len(p.include) > 1:
+		case len(p.include) == 2:
+			// Counted in place: nothing is copied.
+			return p.include[1].andLen(p.include[0].bitmap())
+		case len(p.include) > 2:
 			// The largest dim is only counted against, never copied.
 			last := len(p.include) - 1
 			acc := (&plan{include: p.include[:last]}).candidates()
