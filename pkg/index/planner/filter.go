@@ -2,7 +2,6 @@ package planner
 
 import (
 	"cmp"
-	"container/heap"
 	"math"
 	"slices"
 	"strings"
@@ -853,7 +852,7 @@ func (ix snapshot) firstOf(q *query, p *plan, ids *roaring.Bitmap, from *object.
 		}
 		least = r
 	}
-	h := &rankHeap{}
+	h := &rankHeap{items: make([]ranked, 0, min(need, 256))}
 	var br object.BodyReader
 	read := 0 // objects read: ids and ranks are not
 	ranks := ix.Ranks()
@@ -891,10 +890,9 @@ func (ix snapshot) firstOf(q *query, p *plan, ids *roaring.Bitmap, from *object.
 				}
 			}
 			if len(h.items) < need {
-				heap.Push(h, ranked{rank: r, id: id})
+				h.push(ranked{rank: r, id: id})
 			} else {
-				h.items[0] = ranked{rank: r, id: id}
-				heap.Fix(h, 0)
+				h.replaceTop(ranked{rank: r, id: id})
 			}
 		}
 	}
@@ -916,17 +914,41 @@ type ranked struct {
 	id   uint32
 }
 
-// rankHeap keeps ids with the greatest rank on top.
+// rankHeap keeps ids with the greatest rank on top. It is typed, not a
+// container/heap: a page ranks thousands of ids, and heap.Push boxed each
+// one it kept.
 type rankHeap struct{ items []ranked }
 
-func (h *rankHeap) Len() int           { return len(h.items) }
-func (h *rankHeap) Less(i, j int) bool { return h.items[i].rank > h.items[j].rank }
-func (h *rankHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *rankHeap) Push(x any)         { h.items = append(h.items, x.(ranked)) }
-func (h *rankHeap) Pop() any {
-	x := h.items[len(h.items)-1]
-	h.items = h.items[:len(h.items)-1]
-	return x
+// push adds x.
+func (h *rankHeap) push(x ranked) {
+	h.items = append(h.items, x)
+	for i := len(h.items) - 1; i > 0; {
+		up := (i - 1) / 2
+		if h.items[up].rank >= h.items[i].rank {
+			break
+		}
+		h.items[up], h.items[i] = h.items[i], h.items[up]
+		i = up
+	}
+}
+
+// replaceTop puts x in place of the id with the greatest rank.
+func (h *rankHeap) replaceTop(x ranked) {
+	h.items[0] = x
+	for i, n := 0, len(h.items); ; {
+		top := i
+		if l := 2*i + 1; l < n && h.items[l].rank > h.items[top].rank {
+			top = l
+		}
+		if r := 2*i + 2; r < n && h.items[r].rank > h.items[top].rank {
+			top = r
+		}
+		if top == i {
+			return
+		}
+		h.items[i], h.items[top] = h.items[top], h.items[i]
+		i = top
+	}
 }
 
 // count counts the objects of the plan that match q: an intersection's
