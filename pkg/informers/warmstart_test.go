@@ -189,6 +189,7 @@ func TestWarmStart(t *testing.T) {
 	changeDuringOutage(t, dc, ns)
 
 	var log requestLog
+	log.holdWatches(t)
 	started := time.Now()
 	second, _ := startWarm(t, c, dir, &log, 0)
 	// Before its watch resumed: the objects it had, and it says so.
@@ -196,6 +197,7 @@ func TestWarmStart(t *testing.T) {
 		t.Fatalf("the restarted index does not hold the snapshot's objects (-before the stop +restored):\n%s", diff)
 	}
 	assertRestoredStale(t, second, "c1")
+	log.releaseWatches()
 	m := awaitRecovery(t, syncedMoment(t, second, "c1", 0), "c1", started, "its restart on a snapshot")
 	checkMoment(t, second, m, "c1", dc)
 
@@ -259,9 +261,11 @@ func TestWarmStartQuiet(t *testing.T) {
 	}
 
 	var log requestLog
+	log.holdWatches(t)
 	started := time.Now()
 	second, _ := startWarm(t, c, dir, &log, 0)
 	assertRestoredStale(t, second, "c3")
+	log.releaseWatches()
 	var m moment
 	select {
 	case m = <-syncedMoment(t, second, "c3", 0):
@@ -297,9 +301,11 @@ func TestWarmStartAfterCompaction(t *testing.T) {
 	}
 
 	var log requestLog
+	log.holdWatches(t)
 	started := time.Now()
 	second, _ := startWarm(t, c, dir, &log, 0)
 	assertRestoredStale(t, second, "c1")
+	log.releaseWatches()
 	m := awaitRecovery(t, syncedMoment(t, second, "c1", 0), "c1", started, "its restart on a compacted snapshot")
 	checkMoment(t, second, m, "c1", dc)
 	if r := resourceStatus(t, second, "c1", "configmaps"); r.WatchExpired == 0 {

@@ -33,6 +33,28 @@ import (
 type requestLog struct {
 	mu   sync.Mutex
 	urls []string
+	// held, while open, holds back every watch request (holdWatches).
+	held    chan struct{}
+	release func()
+}
+
+// holdWatches holds back every watch request made through l until
+// releaseWatches (or the test's end), so that a test can look at what a
+// fleet says before any watch has begun, however fast the member answers.
+func (l *requestLog) holdWatches(t testing.TB) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	held := make(chan struct{})
+	l.held, l.release = held, sync.OnceFunc(func() { close(held) })
+	t.Cleanup(l.release)
+}
+
+// releaseWatches lets the watches held back by holdWatches go on.
+func (l *requestLog) releaseWatches() {
+	l.mu.Lock()
+	release := l.release
+	l.mu.Unlock()
+	release()
 }
 
 func (l *requestLog) config(cfg *rest.Config) *rest.Config {
@@ -41,7 +63,15 @@ func (l *requestLog) config(cfg *rest.Config) *rest.Config {
 		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			l.mu.Lock()
 			l.urls = append(l.urls, r.URL.String())
+			held := l.held
 			l.mu.Unlock()
+			if held != nil && r.URL.Query().Get("watch") == "true" {
+				select {
+				case <-held:
+				case <-r.Context().Done():
+					return nil, r.Context().Err()
+				}
+			}
 			return rt.RoundTrip(r)
 		})
 	})
