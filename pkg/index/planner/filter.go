@@ -470,7 +470,8 @@ func (p *plan) admits(q *query, o *object.Object, id uint32, br *object.BodyRead
 
 // candidates returns the intersection of the plan's dims, less its
 // excluded ones: every object that can match, and with an exact plan
-// those that do. The plan must be narrowed.
+// those that do. It is to be read, not modified: it may be a posting's
+// own. The plan must be narrowed.
 func (p *plan) candidates() *roaring.Bitmap {
 	var acc *roaring.Bitmap
 	switch {
@@ -478,6 +479,10 @@ func (p *plan) candidates() *roaring.Bitmap {
 		// A new bitmap of what the first two hold in common: a copy of
 		// the first would be all of it, and garbage the collector scans.
 		acc = roaring.And(p.include[0].bitmap(), p.include[1].bitmap())
+	case len(p.include[0].sets) == 1 && len(p.exclude) == 0:
+		// The posting's own, read under the index's read lock: a copy
+		// cost a page of one posting half its time.
+		return p.include[0].bitmap()
 	case len(p.include[0].sets) == 1:
 		acc = p.include[0].bitmap().Clone() // the posting's own
 	default:
@@ -900,7 +905,7 @@ func (ix snapshot) firstOf(q *query, p *plan, ids *roaring.Bitmap, from *object.
 		read = len(h.items)
 	}
 	ix.AddScanned(read)
-	slices.SortFunc(h.items, func(a, b ranked) int { return cmp.Compare(a.rank, b.rank) })
+	h.sort()
 	out := make([]*object.Object, len(h.items))
 	for i, x := range h.items {
 		out[i] = ix.Object(x.id)
@@ -935,7 +940,23 @@ func (h *rankHeap) push(x ranked) {
 // replaceTop puts x in place of the id with the greatest rank.
 func (h *rankHeap) replaceTop(x ranked) {
 	h.items[0] = x
-	for i, n := 0, len(h.items); ; {
+	h.down(len(h.items))
+}
+
+// sort orders the items by rank, least first, in place (a heapsort: the
+// items are a heap already, and a generic sort's comparisons were a
+// fifth of a sparse page's time).
+func (h *rankHeap) sort() {
+	for n := len(h.items) - 1; n > 0; n-- {
+		h.items[0], h.items[n] = h.items[n], h.items[0]
+		h.down(n)
+	}
+}
+
+// down moves the item at the top of the heap of the first n items down to
+// its place.
+func (h *rankHeap) down(n int) {
+	for i := 0; ; {
 		top := i
 		if l := 2*i + 1; l < n && h.items[l].rank > h.items[top].rank {
 			top = l
