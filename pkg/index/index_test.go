@@ -1,16 +1,18 @@
 package index_test
 
 import (
-	"github.com/fleetcache/fleetcache/internal/indextest"
-	"github.com/fleetcache/fleetcache/pkg/index"
-	"github.com/fleetcache/fleetcache/pkg/index/feed"
-	"github.com/fleetcache/fleetcache/pkg/index/object"
-	"github.com/fleetcache/fleetcache/pkg/index/planner"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/fleetcache/fleetcache/internal/indextest"
+	"github.com/fleetcache/fleetcache/pkg/index"
+	"github.com/fleetcache/fleetcache/pkg/index/feed"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
+	"github.com/fleetcache/fleetcache/pkg/index/planner"
 )
 
 func TestNewDefaults(t *testing.T) {
@@ -397,4 +399,32 @@ func TestReads(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestManyMetaTokens inserts, modifies and deletes an object whose name,
+// namespace and labels alone hold more search tokens than one object may
+// give (1,024): the token postings it is in must be those its search
+// tokens name, and none may stay once it is gone.
+func TestManyMetaTokens(t *testing.T) {
+	ix := index.New(index.Options{})
+	var kv []string
+	for i := range 700 {
+		kv = append(kv, fmt.Sprintf("key%d", i), fmt.Sprintf("value%d", i))
+	}
+	a := indextest.Obj("c1", indextest.PodType, "ns", "a", indextest.WithLabels(kv...))
+	ix.Upsert(a)
+	if err := ix.Verify(); err != nil {
+		t.Errorf("after the insert: %v", err)
+	}
+	ix.Upsert(indextest.Modified(a, "2", indextest.WithLabels(kv[2:]...)))
+	if err := ix.Verify(); err != nil {
+		t.Errorf("after a modification: %v", err)
+	}
+	ix.Delete(a.Key())
+	if err := ix.Verify(); err != nil {
+		t.Errorf("after the delete: %v", err)
+	}
+	if types, postings, clusters := ix.Entries(); types+postings+clusters != 0 {
+		t.Errorf("%d postings or counts left in an empty index", types+postings+clusters)
+	}
 }

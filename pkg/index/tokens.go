@@ -36,14 +36,23 @@ func EachSearchToken(o *object.Object, r *object.BodyReader, fn func(tok string)
 }
 
 // eachMetaToken calls fn with the tokens of o's name, namespace and
-// labels, the first of its searched text, until fn returns false; it
-// returns false if fn did.
+// labels, the first of its searched text, until fn returns false or it
+// has given maxObjectTokens of them; it returns false if it stopped. The
+// bound is its own, so that what indexes an object's tokens and what
+// removes them give the same ones.
 func eachMetaToken(o *object.Object, fn func(tok string) bool) bool {
-	if !search.Tokens(o.Name, fn) || !search.Tokens(o.Namespace, fn) {
+	n := 0
+	bounded := func(tok string) bool {
+		if n++; n > maxObjectTokens {
+			return false
+		}
+		return fn(tok)
+	}
+	if !search.Tokens(o.Name, bounded) || !search.Tokens(o.Namespace, bounded) {
 		return false
 	}
 	for _, l := range o.Labels {
-		if !search.Tokens(l.Key, fn) || !search.Tokens(l.Value, fn) {
+		if !search.Tokens(l.Key, bounded) || !search.Tokens(l.Value, bounded) {
 			return false
 		}
 	}
