@@ -13,6 +13,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index/feed"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
+	"github.com/fleetcache/fleetcache/pkg/index/search"
 )
 
 func TestNewDefaults(t *testing.T) {
@@ -413,6 +414,33 @@ func TestManyMetaTokens(t *testing.T) {
 	}
 	a := indextest.Obj("c1", indextest.PodType, "ns", "a", indextest.WithLabels(kv...))
 	ix.Upsert(a)
+	// Another whose labels leave room for some of its annotations'
+	// tokens, not all.
+	var ann []string
+	for i := range 300 {
+		ann = append(ann, fmt.Sprintf(`"a%d":"word%d"`, i, i))
+	}
+	raw := fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"b","namespace":"ns","annotations":{%s}}}`, strings.Join(ann, ","))
+	b := indextest.Obj("c1", indextest.PodType, "ns", "b", indextest.WithLabels(kv[:800]...), indextest.WithRaw(raw))
+	ix.Upsert(b)
+	// 802 tokens of its name, namespace and labels leave 222 for the
+	// annotations' words.
+	for _, tt := range []struct {
+		word string
+		want int
+	}{{"word0", 1}, {"word221", 1}, {"word222", 0}, {"word299", 0}} {
+		q, err := search.Parse(tt.word)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := planner.Count(ix, planner.Filter{Search: q}); got != tt.want {
+			t.Errorf("a search for %q found %d objects, want %d", tt.word, got, tt.want)
+		}
+	}
+	if err := ix.Verify(); err != nil {
+		t.Errorf("with labels and annotations past the bound: %v", err)
+	}
+	ix.Delete(b.Key())
 	if err := ix.Verify(); err != nil {
 		t.Errorf("after the insert: %v", err)
 	}
