@@ -442,7 +442,7 @@ func TestManyMetaTokens(t *testing.T) {
 	}
 	ix.Delete(b.Key())
 	if err := ix.Verify(); err != nil {
-		t.Errorf("after the insert: %v", err)
+		t.Errorf("after the second object's delete: %v", err)
 	}
 	ix.Upsert(indextest.Modified(a, "2", indextest.WithLabels(kv[2:]...)))
 	if err := ix.Verify(); err != nil {
