@@ -137,6 +137,9 @@ type Index struct {
 	// lately, by token (indexTokensLocked).
 	tokens       *search.Tree[*Posting]
 	recentTokens map[string]*Posting
+	// firstPages keeps the first page of postings read lately
+	// (firstpages.go). It has a lock of its own: readers write it.
+	firstPages *firstPages
 	// fields are the secondary indexes on configured paths (fieldindex.go).
 	fields fieldIndexes
 	// selectors index the label selectors objects hold (selectors.go).
@@ -205,6 +208,7 @@ func New(opts Options) *Index {
 		feed:        feed.NewWithMaxAge[*object.Object](opts.Retention, opts.RetentionAge),
 		opts:        opts,
 		budgetBytes: opts.MemoryBudget,
+		firstPages:  newFirstPages(),
 	}
 	ix.emptyLocked()
 	return ix

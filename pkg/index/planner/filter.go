@@ -849,6 +849,16 @@ func (ix snapshot) walk(q *query, p *plan, from *object.Object, need, budget int
 // which grow with the Position order), reading an object only to
 // match it against what the dims do not answer and to return it.
 func (ix snapshot) firstOf(q *query, p *plan, ids *roaring.Bitmap, from *object.Object, need int) []*object.Object {
+	// The first page of one posting that answers the whole query may
+	// have been read before (index.Reader.FirstByRank).
+	var posting *index.Posting
+	if from == nil && p.exact && len(p.include) == 1 && len(p.include[0].sets) == 1 && len(p.exclude) == 0 {
+		posting = p.include[0].sets[0]
+		if first, ok := ix.FirstByRank(posting, need); ok {
+			ix.AddScanned(len(first))
+			return ix.objects(first)
+		}
+	}
 	least := uint64(0)
 	if from != nil {
 		r, ok := ix.RankAfter(from)
@@ -906,9 +916,21 @@ func (ix snapshot) firstOf(q *query, p *plan, ids *roaring.Bitmap, from *object.
 	}
 	ix.AddScanned(read)
 	h.sort()
-	out := make([]*object.Object, len(h.items))
+	first := make([]uint32, len(h.items))
 	for i, x := range h.items {
-		out[i] = ix.Object(x.id)
+		first[i] = x.id
+	}
+	if posting != nil {
+		ix.KeepFirstByRank(posting, need, first)
+	}
+	return ix.objects(first)
+}
+
+// objects returns the objects of ids.
+func (ix snapshot) objects(ids []uint32) []*object.Object {
+	out := make([]*object.Object, len(ids))
+	for i, id := range ids {
+		out[i] = ix.Object(id)
 	}
 	return out
 }

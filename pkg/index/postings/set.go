@@ -2,6 +2,7 @@ package postings
 
 import (
 	"slices"
+	"sync/atomic"
 
 	"github.com/RoaringBitmap/roaring/v2"
 )
@@ -19,13 +20,82 @@ const SmallMax = 32
 // reading.
 type Set struct {
 	small []uint32
-	bm    *roaring.Bitmap
+	bm    *bitmap
+}
+
+// bitmap is the roaring bitmap of a Set that outgrew SmallMax, with how
+// many ids it holds (a roaring bitmap's cardinality is a walk over its
+// containers, and the planner sizes postings at every read) and the
+// version of its ids (Set.Version).
+type bitmap struct {
+	roaring.Bitmap
+	n int
+	// version is 0 until Set.Version gives the ids one, and again from
+	// their next change: most postings are never asked, and a change
+	// then costs a load, not an atomic write.
+	version atomic.Uint64
+}
+
+// versions hands out the versions of every bitmap of the process, so that
+// none is ever given twice, whatever set or index it is in.
+var versions atomic.Uint64
+
+// newBitmap returns a bitmap of ids.
+func newBitmap(ids []uint32) *bitmap {
+	b := &bitmap{n: len(ids)}
+	b.AddMany(ids)
+	return b
+}
+
+// add adds id, and reports whether the bitmap did not hold it.
+func (b *bitmap) add(id uint32) bool {
+	if !b.CheckedAdd(id) {
+		return false
+	}
+	b.n++
+	b.changed()
+	return true
+}
+
+// remove removes id, and reports whether the bitmap held it.
+func (b *bitmap) remove(id uint32) bool {
+	if !b.CheckedRemove(id) {
+		return false
+	}
+	b.n--
+	b.changed()
+	return true
+}
+
+// changed drops the version of ids that are no more.
+func (b *bitmap) changed() {
+	if b.version.Load() != 0 {
+		b.version.Store(0)
+	}
+}
+
+// Version returns a number that names the set's ids as they are: the same
+// until they change, and never given to other ids, of this set or any
+// other in any index; so what was read from the set can be kept under it.
+// ok is false for a set small enough to be read again at no cost, which
+// has none. Readers may call it together, with the index's read lock held.
+func (s *Set) Version() (v uint64, ok bool) {
+	if s.bm == nil {
+		return 0, false
+	}
+	if v = s.bm.version.Load(); v != 0 {
+		return v, true
+	}
+	if v = versions.Add(1); s.bm.version.CompareAndSwap(0, v) {
+		return v, true
+	}
+	return s.bm.version.Load(), true // another reader's, given meanwhile
 }
 
 // Len returns how many ids the set holds.
 func (s *Set) Len() int {
 	if s.bm != nil {
-		return int(s.bm.GetCardinality())
+		return s.bm.n
 	}
 	return len(s.small)
 }
@@ -42,7 +112,7 @@ func (s *Set) Has(id uint32) bool {
 // Add adds id. A set that grows past SmallMax becomes a bitmap.
 func (s *Set) Add(id uint32) {
 	if s.bm != nil {
-		s.bm.Add(id)
+		s.bm.add(id)
 		return
 	}
 	i, found := slices.BinarySearch(s.small, id)
@@ -51,8 +121,8 @@ func (s *Set) Add(id uint32) {
 	case len(s.small) < SmallMax:
 		s.small = slices.Insert(s.small, i, id)
 	default:
-		s.bm = roaring.BitmapOf(s.small...)
-		s.bm.Add(id)
+		s.bm = newBitmap(s.small)
+		s.bm.add(id)
 		s.small = nil
 	}
 }
@@ -66,8 +136,7 @@ func (s *Set) Remove(id uint32) {
 		}
 		return
 	}
-	s.bm.Remove(id)
-	if s.bm.GetCardinality() <= SmallMax/2 {
+	if s.bm.remove(id) && s.bm.n <= SmallMax/2 {
 		s.small, s.bm = s.bm.ToArray(), nil
 	}
 }
@@ -89,7 +158,7 @@ func (s *Set) Each(fn func(id uint32) bool) {
 // set's own, or a new one for a small set.
 func (s *Set) Bitmap() *roaring.Bitmap {
 	if s.bm != nil {
-		return s.bm
+		return &s.bm.Bitmap
 	}
 	return roaring.BitmapOf(s.small...)
 }
@@ -114,7 +183,7 @@ func Union(sets []*Set) *roaring.Bitmap {
 	out := roaring.New()
 	for _, s := range sets {
 		if s.bm != nil {
-			bms = append(bms, s.bm)
+			bms = append(bms, &s.bm.Bitmap)
 		} else {
 			out.AddMany(s.small)
 		}

@@ -41,8 +41,8 @@ func TestSetAgreesWithModel(t *testing.T) {
 				s.Add(id)
 				model[id] = true
 			}
-			if s.Len() != len(model) {
-				t.Fatalf("round %d step %d: Len %d, want %d", round, step, s.Len(), len(model))
+			if s.Len() != len(model) || int(s.Bitmap().GetCardinality()) != len(model) {
+				t.Fatalf("round %d step %d: Len %d, bitmap of %d, want %d", round, step, s.Len(), s.Bitmap().GetCardinality(), len(model))
 			}
 			if s.Has(id) != model[id] {
 				t.Fatalf("round %d step %d: Has(%d) = %v", round, step, id, s.Has(id))
@@ -100,4 +100,59 @@ func TestUnion(t *testing.T) {
 	if !Union(nil).IsEmpty() {
 		t.Fatal("the union of no sets holds ids")
 	}
+}
+
+// TestVersion checks that a set's version changes exactly when its ids
+// do, that a small set has none, and that no two sets share one, even one
+// that grew again after it shrank.
+func TestVersion(t *testing.T) {
+	var a, b Set
+	for id := range uint32(SmallMax) {
+		a.Add(id)
+		b.Add(id)
+	}
+	if _, ok := a.Version(); ok {
+		t.Fatal("a set of SmallMax ids has a version")
+	}
+	a.Add(1000)
+	b.Add(1000)
+	va, ok := a.Version()
+	vb, _ := b.Version()
+	if !ok || va == vb {
+		t.Fatalf("versions of two bitmaps: %d and %d (ok %v), want two", va, vb, ok)
+	}
+	seen := map[uint64]bool{va: true, vb: true}
+	same := func(what string) {
+		t.Helper()
+		if v, _ := a.Version(); v != va {
+			t.Errorf("%s changed the version from %d to %d", what, va, v)
+		}
+	}
+	changed := func(what string) {
+		t.Helper()
+		v, ok := a.Version()
+		if !ok || seen[v] {
+			t.Errorf("%s: version %d (ok %v), want a new one", what, v, ok)
+		}
+		seen[v], va = true, v
+	}
+	a.Add(1000)
+	same("adding an id the set holds")
+	a.Remove(5000)
+	same("removing an id it does not hold")
+	a.Add(2000)
+	changed("adding an id")
+	a.Remove(2000)
+	changed("removing an id")
+	// Down to a slice, and up to a bitmap again.
+	for id := range uint32(SmallMax) {
+		a.Remove(id)
+	}
+	if _, ok := a.Version(); ok {
+		t.Fatal("a set shrunk to a slice has a version")
+	}
+	for id := range uint32(SmallMax) {
+		a.Add(id)
+	}
+	changed("growing into a bitmap again")
 }
