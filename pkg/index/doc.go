@@ -33,8 +33,9 @@
 // out a Reader, the one small API of postings, counts and ordered indexes
 // that the storage offers it. Facets and contents (package views) are
 // built on the planner, and views.View gathers every read that the API
-// serves. Verify checks the secondary indexes against the primary order,
-// for tests.
+// serves. The index keeps the first pages of postings that the planner
+// read lately under the postings' versions (firstpages.go). Verify checks
+// the secondary indexes against the primary order, for tests.
 //
 // An Index is safe for concurrent use.
 package index

@@ -9,4 +9,8 @@
 // Ids are not in any order that readers care about: the index keeps the
 // objects' Position order in its primary B-tree, and its planner (package
 // planner) combines the two.
+//
+// A bitmap Set counts its ids and has a Version that names them as they
+// are, so that what was read from it (a first page) can be kept until
+// they change.
 package postings
