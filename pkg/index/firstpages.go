@@ -41,8 +41,11 @@ func newFirstPages() *firstPages {
 // all of them), as KeepFirstByRank kept them, if p has not changed since;
 // they are to be read, not modified.
 func (r Reader) FirstByRank(p *Posting, need int) ([]uint32, bool) {
+	if need > maxFirstPage {
+		return nil, false
+	}
 	v, ok := p.Version()
-	if !ok || need > maxFirstPage {
+	if !ok {
 		return nil, false
 	}
 	e, ok := r.ix.firstPages.Get(v)
@@ -54,11 +57,13 @@ func (r Reader) FirstByRank(p *Posting, need int) ([]uint32, bool) {
 
 // KeepFirstByRank keeps ids, the first need ids of p in Position order
 // (fewer: all of them), for FirstByRank; the caller gives them up. It
-// keeps nothing for a small
-// posting, which is read again at no cost, or a page larger than
-// maxFirstPage.
+// keeps nothing for a small posting, which is read again at no cost, or a
+// page larger than maxFirstPage.
 func (r Reader) KeepFirstByRank(p *Posting, need int, ids []uint32) {
-	if v, ok := p.Version(); ok && need <= maxFirstPage {
+	if need > maxFirstPage {
+		return
+	}
+	if v, ok := p.Version(); ok {
 		r.ix.firstPages.Add(v, firstPage{need: need, ids: ids})
 	}
 }

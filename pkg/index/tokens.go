@@ -66,7 +66,7 @@ func eachMetaToken(o *object.Object, fn func(tok string) bool) bool {
 // buffers.
 func TextTokens(o *object.Object, r *object.BodyReader) []string {
 	n := 0
-	eachMetaToken(o, func(string) bool { n++; return n <= maxObjectTokens })
+	eachMetaToken(o, func(string) bool { n++; return true }) // at most maxObjectTokens
 	var out []string
 	search.StoredText(r.Doc(o), func(tok string) bool {
 		if n++; n > maxObjectTokens {

@@ -139,16 +139,10 @@ func (ix snapshot) countAll(values int, each func(fn func(string, *index.Posting
 
 // postingsCostMore reports whether intersecting each posting with n
 // matching ids costs more than other nanoseconds: it visits at most the
-// smaller side for each value. It stops sizing postings once it knows:
-// a bitmap's size is a walk over its containers, and a label of 200
-// values at 10,000,000 objects took longer to size than to count.
+// smaller side for each value.
 func postingsCostMore(each func(fn func(string, *index.Posting)), n, other int) bool {
 	work := 0
-	each(func(_ string, p *index.Posting) {
-		if postingIDCost*work <= other {
-			work += min(p.Len(), n)
-		}
-	})
+	each(func(_ string, p *index.Posting) { work += min(p.Len(), n) })
 	return postingIDCost*work > other
 }
 
