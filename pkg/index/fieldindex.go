@@ -109,16 +109,9 @@ type FieldIndex struct {
 // IndexedValue writes it) at the path, nil if there are none.
 func (fi *FieldIndex) Value(v string) *Posting { return fi.values[v] }
 
-// Values returns how many distinct values objects have at the path.
-func (fi *FieldIndex) Values() int { return len(fi.values) }
-
-// EachValue calls fn with every value objects have at the path, and the
+// Values returns the values objects have at the path, each with the
 // posting of those objects.
-func (fi *FieldIndex) EachValue(fn func(v string, p *Posting)) {
-	for v, p := range fi.values {
-		fn(v, p)
-	}
-}
+func (fi *FieldIndex) Values() Values { return Values{fi.values} }
 
 // Ordered returns the index's objects in order of their value, nil when
 // the path crosses an array.

@@ -21,6 +21,27 @@ const (
 // object.
 type Posting = postings.Set
 
+// Values are the postings of one dimension of an Index, one per value
+// objects have: the clusters, the namespace names, the kind names, the
+// values of a label key, or the values at an indexed path. Facets count
+// them. Read them, like any posting, under the read lock.
+//
+// Values is a concrete type, not a callback, so that the closures a
+// caller passes to Each do not make what they capture (a facet's map of
+// counts) escape to the heap.
+type Values struct{ m map[string]*Posting }
+
+// Len returns how many distinct values objects have.
+func (v Values) Len() int { return len(v.m) }
+
+// Each calls fn with every value and the posting of the objects that
+// have it, in no order.
+func (v Values) Each(fn func(value string, p *Posting)) {
+	for k, p := range v.m {
+		fn(k, p)
+	}
+}
+
 // entry is an object of the primary order with its id.
 type entry struct {
 	o  *object.Object

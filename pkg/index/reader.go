@@ -94,27 +94,14 @@ func (r Reader) RankAfter(from *object.Object) (uint64, bool) {
 // none.
 func (r Reader) ClusterIDs(cluster string) *Posting { return r.ix.clusterIDs[cluster] }
 
-// EachClusterIDs calls fn with every cluster that has objects and the
+// ClusterValues returns the clusters that have objects, each with the
 // posting of its objects.
-func (r Reader) EachClusterIDs(fn func(cluster string, p *Posting)) {
-	for c, p := range r.ix.clusterIDs {
-		fn(c, p)
-	}
-}
+func (r Reader) ClusterValues() Values { return Values{r.ix.clusterIDs} }
 
-// EachNamespaceIDs calls fn with every namespace name that objects have
-// ("": cluster-scoped), and the posting of those objects, across clusters.
-func (r Reader) EachNamespaceIDs(fn func(namespace string, p *Posting)) {
-	for ns, p := range r.ix.namespaceIDs {
-		fn(ns, p)
-	}
-}
-
-// Namespaces returns how many distinct namespace names objects have.
-func (r Reader) Namespaces() int { return len(r.ix.namespaceIDs) }
-
-// Kinds returns how many distinct kind names objects have.
-func (r Reader) Kinds() int { return len(r.ix.kinds) }
+// NamespaceValues returns the namespace names that objects have ("":
+// cluster-scoped), each with the posting of those objects, across
+// clusters.
+func (r Reader) NamespaceValues() Values { return Values{r.ix.namespaceIDs} }
 
 // NamespaceIDs returns the posting of the objects in namespaces of this
 // name, in every cluster ("": cluster-scoped objects), nil if there are
@@ -129,12 +116,9 @@ func (r Reader) Resource(resource string) *Posting { return r.ix.resources[resou
 // ("Deployment.apps", object.Type.KindName), nil if there are none.
 func (r Reader) Kind(kindName string) *Posting { return r.ix.kinds[kindName] }
 
-// EachKind calls fn with every kind name that has objects and its posting.
-func (r Reader) EachKind(fn func(kindName string, p *Posting)) {
-	for kn, p := range r.ix.kinds {
-		fn(kn, p)
-	}
-}
+// KindValues returns the kind names that have objects, each with the
+// posting of its objects.
+func (r Reader) KindValues() Values { return Values{r.ix.kinds} }
 
 // Owner returns the posting of the objects with an owner reference of
 // this UID, nil if there are none.
@@ -148,17 +132,9 @@ func (r Reader) Label(l object.Label) *Posting { return r.ix.labels[l.Key][l.Val
 // nil if there are none.
 func (r Reader) LabelKey(key string) *Posting { return r.ix.labelKeys[key] }
 
-// LabelValues returns how many distinct values objects have for the label
-// key.
-func (r Reader) LabelValues(key string) int { return len(r.ix.labels[key]) }
-
-// EachLabelValue calls fn with every value of the label key that objects
-// have, and the posting of those objects.
-func (r Reader) EachLabelValue(key string, fn func(value string, p *Posting)) {
-	for v, p := range r.ix.labels[key] {
-		fn(v, p)
-	}
-}
+// LabelValues returns the values objects have for the label key, each
+// with the posting of those objects.
+func (r Reader) LabelValues(key string) Values { return Values{r.ix.labels[key]} }
 
 // EachToken calls fn, in token order, with the posting of every search
 // token (see tokens.go) that begins with prefix, until fn returns false.

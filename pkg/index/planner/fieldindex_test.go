@@ -235,7 +235,7 @@ func TestFieldIndexChanges(t *testing.T) {
 	postings := func(path string) map[string][]string {
 		out := map[string][]string{}
 		ix.Read(func(r index.Reader) {
-			r.FieldIndex("pods", path).EachValue(func(v string, p *index.Posting) {
+			r.FieldIndex("pods", path).Values().Each(func(v string, p *index.Posting) {
 				p.Each(func(id uint32) bool {
 					o := r.Object(id)
 					out[v] = append(out[v], o.Key().String()+"@"+o.ResourceVersion)

@@ -141,19 +141,16 @@ func (ix snapshot) fieldCounts(q *query, path fieldpath.Path, counts map[string]
 	if !ok {
 		return false
 	}
+	var buf [2]index.Values
+	vs := buf[:0]
+	for _, fi := range fis {
+		vs = append(vs, fi.Values())
+	}
 	if q.dims == answers {
-		for _, fi := range fis {
-			fi.EachValue(func(v string, p *index.Posting) { counts[v] += p.Len() })
+		for _, v := range vs {
+			v.Each(func(v string, p *index.Posting) { counts[v] += p.Len() })
 		}
 		return true
 	}
-	values := 0
-	for _, fi := range fis {
-		values += fi.Values()
-	}
-	return ix.countPostings(q, values, func(fn func(string, *index.Posting)) {
-		for _, fi := range fis {
-			fi.EachValue(fn)
-		}
-	}, counts)
+	return ix.countPostings(q, vs, counts)
 }

@@ -697,7 +697,7 @@ func (ix snapshot) kindPostings(q *query) []*index.Posting {
 	if q.bareKinds != nil {
 		// A bare kind selects it in every group. There are few kind names,
 		// so look at each.
-		ix.EachKind(func(kn string, p *index.Posting) {
+		ix.KindValues().Each(func(kn string, p *index.Posting) {
 			bare, _, _ := strings.Cut(kn, ".")
 			if contains(q.bareKinds, bare) && !slices.Contains(ps, p) {
 				ps = append(ps, p)

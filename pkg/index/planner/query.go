@@ -53,13 +53,12 @@ func (q *Query) CountScope(r index.Reader, byNamespace bool, counts map[string]i
 }
 
 // CountPostings adds to counts the objects matching q that each posting
-// of a family holds (values of them, each calls fn with every value and
-// its posting), counted against the ids of the matching objects, when the
+// of vs holds, counted against the ids of the matching objects, when the
 // postings answer q and intersecting costs less than reading the matching
-// objects; it reports whether it could. Facets by cluster,
-// namespace and kind use it.
-func (q *Query) CountPostings(r index.Reader, values int, each func(fn func(v string, p *index.Posting)), counts map[string]int) bool {
-	return snapshot{r}.countPostings(&q.q, values, each, counts)
+// objects; it reports whether it could. Facets by cluster, namespace and
+// kind use it.
+func (q *Query) CountPostings(r index.Reader, vs index.Values, counts map[string]int) bool {
+	return snapshot{r}.countPostings(&q.q, []index.Values{vs}, counts)
 }
 
 // CountLabel adds to counts the objects matching q per value of the label
@@ -83,20 +82,20 @@ func (q *Query) CountField(r index.Reader, path fieldpath.Path, counts map[strin
 // the label sets of those ids (Reader.CountLabelValues), whichever costs
 // less. It reports whether it did.
 func (ix snapshot) labelCounts(q *query, key string, counts map[string]int) bool {
-	each := func(fn func(string, *index.Posting)) { ix.EachLabelValue(key, fn) }
+	vs := []index.Values{ix.LabelValues(key)}
 	ids, all, ok := ix.matching(q)
 	switch {
 	case !ok:
 		return false
 	case all:
-		return ix.countAll(ix.LabelValues(key), each, counts)
+		return ix.countAll(vs, counts)
 	}
 	n := int(ids.GetCardinality())
-	if postingsCostMore(each, n, labelSetCost*n) {
+	if postingsCostMore(vs, n, labelSetCost*n) {
 		ix.CountLabelValues(ids, key, counts)
 		return true
 	}
-	countIntersections(ids, each, counts)
+	countIntersections(ids, vs, counts)
 	return true
 }
 
@@ -109,50 +108,61 @@ const (
 	objectCost    = 150
 )
 
-// countPostings is Query.CountPostings.
-func (ix snapshot) countPostings(q *query, values int, each func(fn func(string, *index.Posting)), counts map[string]int) bool {
+// countPostings is Query.CountPostings, over the values of one or more
+// dimensions (a path indexed in several resources).
+func (ix snapshot) countPostings(q *query, vs []index.Values, counts map[string]int) bool {
 	ids, all, ok := ix.matching(q)
 	switch {
 	case !ok:
 		return false
 	case all:
-		return ix.countAll(values, each, counts)
+		return ix.countAll(vs, counts)
 	}
 	n := int(ids.GetCardinality())
-	if postingsCostMore(each, n, objectCost*n) {
+	if postingsCostMore(vs, n, objectCost*n) {
 		return false
 	}
-	countIntersections(ids, each, counts)
+	countIntersections(ids, vs, counts)
 	return true
 }
 
 // countAll counts every object by the postings' sizes, unless the values
 // are so many that reading the objects costs less; it reports whether it
 // did.
-func (ix snapshot) countAll(values int, each func(fn func(string, *index.Posting)), counts map[string]int) bool {
+func (ix snapshot) countAll(vs []index.Values, counts map[string]int) bool {
+	values := 0
+	for _, v := range vs {
+		values += v.Len()
+	}
 	if values > ix.Len()/4 {
 		return false
 	}
-	each(func(v string, p *index.Posting) { counts[v] += p.Len() })
+	for _, v := range vs {
+		v.Each(func(v string, p *index.Posting) { counts[v] += p.Len() })
+	}
 	return true
 }
 
 // postingsCostMore reports whether intersecting each posting with n
 // matching ids costs more than other nanoseconds: it visits at most the
 // smaller side for each value.
-func postingsCostMore(each func(fn func(string, *index.Posting)), n, other int) bool {
+func postingsCostMore(vs []index.Values, n, other int) bool {
 	work := 0
-	each(func(_ string, p *index.Posting) { work += min(p.Len(), n) })
+	for _, v := range vs {
+		v.Each(func(_ string, p *index.Posting) { work += min(p.Len(), n) })
+	}
 	return postingIDCost*work > other
 }
 
 // countIntersections counts, per value, its posting's ids among ids.
-func countIntersections(ids *roaring.Bitmap, each func(fn func(string, *index.Posting)), counts map[string]int) {
-	each(func(v string, p *index.Posting) {
-		if n := p.AndLen(ids); n > 0 {
-			counts[v] += n
-		}
-	})
+func countIntersections(ids *roaring.Bitmap, vs []index.Values, counts map[string]int) {
+	for _, v := range vs {
+		v.Each(func(v string, p *index.Posting) {
+			if n := p.AndLen(ids); n > 0 {
+				counts[v] += n
+			}
+		})
+	}
 }
 
 // scopeCounts fills counts from the per-cluster counters when the query

@@ -125,12 +125,12 @@ func fromIndex(r index.Reader, q *planner.Query, by FacetBy, counts map[string]i
 	switch by.Key {
 	case FacetCluster:
 		return q.CountScope(r, false, counts) ||
-			q.CountPostings(r, len(r.Clusters()), func(fn func(string, *index.Posting)) { r.EachClusterIDs(fn) }, counts)
+			q.CountPostings(r, r.ClusterValues(), counts)
 	case FacetNamespace:
 		return q.CountScope(r, true, counts) ||
-			q.CountPostings(r, r.Namespaces(), func(fn func(string, *index.Posting)) { r.EachNamespaceIDs(fn) }, counts)
+			q.CountPostings(r, r.NamespaceValues(), counts)
 	case FacetKind:
-		return q.CountPostings(r, r.Kinds(), func(fn func(string, *index.Posting)) { r.EachKind(fn) }, counts)
+		return q.CountPostings(r, r.KindValues(), counts)
 	case FacetLabel:
 		return q.CountLabel(r, by.Label, counts)
 	case FacetField:
