@@ -124,7 +124,10 @@ var bodyReaders = sync.Pool{New: func() any { return new(object.BodyReader) }}
 // (TextTokens), unless the budget dropped the body. Most of an object's
 // tokens are shared with others (namespaces, labels, images): the
 // postings of those met lately are kept in a map (recentTokens), which
-// finds them faster than the token tree.
+// finds them faster than the token tree. A token is kept there when it is
+// met again, not when it is new: many are never met again (the random
+// suffix of a Pod's name), and keeping them filled the map and emptied it
+// of the shared ones.
 func (ix *Index) indexTokensLocked(o *object.Object, id uint32, text []string) {
 	recent := ix.recentTokens
 	add := func(tok string) bool {
@@ -134,11 +137,12 @@ func (ix *Index) indexTokensLocked(o *object.Object, id uint32, text []string) {
 			if p, ok = ix.tokens.Get(tok); !ok {
 				p = new(Posting)
 				ix.tokens.Put(tok, p)
+			} else {
+				if len(recent) == maxRecentTokens {
+					clear(recent)
+				}
+				recent[strings.Clone(tok)] = p
 			}
-			if len(recent) == maxRecentTokens {
-				clear(recent)
-			}
-			recent[strings.Clone(tok)] = p
 		}
 		p.Add(id)
 		return true
