@@ -217,7 +217,12 @@ func (c *Codec) EncodeParts(raw []byte, at int) Body {
 	// each block, 4 times the fast mode's time on a 3 KB Pod, for bodies
 	// only 3 % smaller.
 	n := s2.MaxEncodedLen(at)
-	buf := make([]byte, n+s2.MaxEncodedLen(len(raw)-at))
+	scratch := encodeBuffers.Get().(*[]byte)
+	buf := grow((*scratch)[:0], n+s2.MaxEncodedLen(len(raw)-at))
+	if cap(buf) <= maxPooledBuffer {
+		*scratch = buf
+		defer encodeBuffers.Put(scratch)
+	}
 	first := d.Encode(buf[:n], raw[:at])
 	var second []byte
 	if at < len(raw) {
@@ -233,6 +238,13 @@ func (c *Codec) EncodeParts(raw []byte, at int) Body {
 	b = append(b, first...)
 	return append(b, second...)
 }
+
+// encodeBuffers hold the worst case of EncodeParts' blocks: a fresh one,
+// twice a body's size, was cleared and collected for every object.
+// Those of bodies over maxPooledBuffer (a large ConfigMap) are not kept.
+var encodeBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledBuffer = 256 << 10
 
 // sample keeps a copy of (the start of) raw as a training sample and
 // builds the dictionary once there are TrainBytes of them; it returns the
