@@ -29,6 +29,7 @@ type Decoder struct {
 
 	sc     scanner
 	buf    []byte
+	raw    []byte // the stored bytes of the object decoded last
 	labels object.Labels
 	owners []object.OwnerRef
 	// changed is the newest managedFields time of the last object decoded.
@@ -271,7 +272,8 @@ func (d *Decoder) object(b []byte, i int) (*object.Object, int, error) {
 	if !hasAPIVersion {
 		size += len(`"apiVersion":,`) + len(d.apiVersion)
 	}
-	raw := make([]byte, 0, size)
+	// raw is reused: BuildAt copies what it keeps of it.
+	raw := slices.Grow(d.raw[:0], size)
 	raw = append(raw, '{')
 	if !hasKind {
 		raw = append(raw, `"kind":`...)
@@ -302,6 +304,7 @@ func (d *Decoder) object(b []byte, i int) (*object.Object, int, error) {
 	// raw is out behind kind and apiVersion, when added.
 	shift := len(raw) - len(out)
 	spec, status = moved(spec, shift), moved(status, shift)
+	d.raw = raw
 	return object.BuildAt(d.cluster, d.t, m, raw, spec, status), i, nil
 }
 

@@ -168,6 +168,31 @@ func TestList(t *testing.T) {
 	}
 }
 
+// TestListKeepsEachBody checks that the bytes a Decoder reuses for each
+// object never end up in an object that keeps them uncompressed (a type
+// without a Codec, or before it trained): each item a shorter one after
+// a longer one, so that the buffer is reused, not grown.
+func TestListKeepsEachBody(t *testing.T) {
+	in := `{"kind":"PodList","metadata":{"resourceVersion":"7"},"items":[` +
+		`{"metadata":{"name":"long-name","namespace":"n"},"spec":{"nodeName":"node-1"}},` +
+		`{"metadata":{"name":"mid","namespace":"n"},"spec":{}},` +
+		`{"metadata":{"name":"a","namespace":"n"}}]}`
+	list, err := NewDecoder("c1", podType, false).List([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, item := range list.Items {
+		got = append(got, string(item.(*object.Object).Raw()))
+	}
+	want := []string{`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"long-name","namespace":"n"},"spec":{"nodeName":"node-1"}}`,
+		`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"mid","namespace":"n"},"spec":{}}`,
+		`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","namespace":"n"}}`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("items (-want +got):\n%s", diff)
+	}
+}
+
 // stream is a watch response body.
 type stream struct{ io.Reader }
 

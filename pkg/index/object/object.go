@@ -586,10 +586,15 @@ func Build(cluster string, t *Type, m Meta, raw []byte) *Object {
 // BuildAt is Build for raw whose top-level members spec and status have
 // their values at offsets spec and status (0 when absent; the first of
 // repeated keys), as fieldpath.Members would find them: a decoder that
-// wrote raw knows them, and saves a reading of it.
+// wrote raw knows them, and saves a reading of it. Unlike Build, BuildAt
+// only reads raw: the caller may reuse it afterwards. A compressed body
+// is a new allocation anyway; an uncompressed one is copied.
 func BuildAt(cluster string, t *Type, m Meta, raw []byte, spec, status int) *Object {
 	o := newObject(cluster, t, m)
 	o.setRaw(raw, fieldpath.Doc{Cluster: o.Cluster, Raw: raw, Spec: spec, Status: status})
+	if kept, ok := compact.View(o.body); ok && len(kept) > 0 && unsafe.SliceData(kept) == unsafe.SliceData(raw) {
+		o.body = compact.Plain(slices.Clone(raw))
+	}
 	o.setMeta(m.Labels, m.Owners)
 	return o
 }
