@@ -29,7 +29,7 @@ type Decoder struct {
 
 	sc     scanner
 	buf    []byte
-	raw    []byte // the stored bytes of the object decoded last
+	raw    []byte // a list item's stored bytes, kind and apiVersion added
 	labels object.Labels
 	owners []object.OwnerRef
 	// changed is the newest managedFields time of the last object decoded.
@@ -263,32 +263,38 @@ func (d *Decoder) object(b []byte, i int) (*object.Object, int, error) {
 	out = append(out, '}')
 	d.buf = out
 
-	// The stored bytes: exactly sized, kind and apiVersion first when the
-	// server left them out (a list's items), as a GET returns them.
-	size := len(out)
-	if !hasKind {
-		size += len(`"kind":,`) + len(d.kind)
+	// The stored bytes: out, or, when the server left kind and apiVersion
+	// out (a list's items), out behind them, as a GET returns it, in a
+	// buffer of its own. Both are reused: BuildAt copies what it keeps.
+	// Only a list's decoder, which lives for one page, holds that second
+	// buffer: a watch's objects have their kind and apiVersion.
+	raw := out
+	if !hasKind || !hasAPIVersion {
+		size := len(out)
+		if !hasKind {
+			size += len(`"kind":,`) + len(d.kind)
+		}
+		if !hasAPIVersion {
+			size += len(`"apiVersion":,`) + len(d.apiVersion)
+		}
+		raw = slices.Grow(d.raw[:0], size)
+		raw = append(raw, '{')
+		if !hasKind {
+			raw = append(raw, `"kind":`...)
+			raw = append(raw, d.kind...)
+			raw = append(raw, ',')
+		}
+		if !hasAPIVersion {
+			raw = append(raw, `"apiVersion":`...)
+			raw = append(raw, d.apiVersion...)
+			raw = append(raw, ',')
+		}
+		if written == 0 {
+			raw = raw[:len(raw)-1] // no member follows the comma
+		}
+		raw = append(raw, out[1:]...)
+		d.raw = raw
 	}
-	if !hasAPIVersion {
-		size += len(`"apiVersion":,`) + len(d.apiVersion)
-	}
-	// raw is reused: BuildAt copies what it keeps of it.
-	raw := slices.Grow(d.raw[:0], size)
-	raw = append(raw, '{')
-	if !hasKind {
-		raw = append(raw, `"kind":`...)
-		raw = append(raw, d.kind...)
-		raw = append(raw, ',')
-	}
-	if !hasAPIVersion {
-		raw = append(raw, `"apiVersion":`...)
-		raw = append(raw, d.apiVersion...)
-		raw = append(raw, ',')
-	}
-	if written == 0 && (!hasKind || !hasAPIVersion) {
-		raw = raw[:len(raw)-1] // no member follows the comma
-	}
-	raw = append(raw, out[1:]...)
 	d.ident = append(append(append(d.ident[:0], d.identParts[0]...), d.identParts[1]...), d.identParts[2]...)
 	if len(d.ident) > 0 {
 		id := string(d.ident)
@@ -304,7 +310,6 @@ func (d *Decoder) object(b []byte, i int) (*object.Object, int, error) {
 	// raw is out behind kind and apiVersion, when added.
 	shift := len(raw) - len(out)
 	spec, status = moved(spec, shift), moved(status, shift)
-	d.raw = raw
 	return object.BuildAt(d.cluster, d.t, m, raw, spec, status), i, nil
 }
 

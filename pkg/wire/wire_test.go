@@ -191,6 +191,24 @@ func TestListKeepsEachBody(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("items (-want +got):\n%s", diff)
 	}
+	// Objects with their kind and apiVersion, as a watch's are, are
+	// stored from the decoder's other buffer.
+	d := NewDecoder("c1", podType, false)
+	var objs []*object.Object
+	for _, w := range want {
+		o, err := d.Object([]byte(w))
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, o)
+	}
+	got = nil
+	for _, o := range objs {
+		got = append(got, string(o.Raw()))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("objects (-want +got):\n%s", diff)
+	}
 }
 
 // stream is a watch response body.
