@@ -289,7 +289,15 @@ func (ix *Index) Upsert(o *object.Object) bool {
 	// but never time under the lock).
 	r := bodyReaders.Get().(*object.BodyReader)
 	defer bodyReaders.Put(r)
-	p := Prepared{Object: o, Text: TextTokens(o, r)}
+	return ix.UpsertPrepared(Prepared{Object: o, Text: TextTokens(o, r)})
+}
+
+// UpsertPrepared is Upsert for an object whose Text was read already:
+// package wire reads it from an object's JSON as it decodes it, before
+// compressing it, which saves decoding the body again. p.Text must be
+// TextTokens(p.Object); the index keeps none of its strings.
+func (ix *Index) UpsertPrepared(p Prepared) bool {
+	o := p.Object
 	ix.mu.Lock()
 	e := ix.findLocked(o.Key(), &ix.scratch)
 	old := e.o

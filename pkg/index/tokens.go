@@ -9,12 +9,6 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index/search"
 )
 
-// maxObjectTokens bounds the tokens one object contributes to search
-// (counting repeats), so that a huge annotation cannot fill the token
-// index: its name, namespace and labels come first, then its annotation
-// values and images (search.StoredText), until the bound.
-const maxObjectTokens = 1024
-
 // maxRecentTokens bounds the tokens kept at hand (Index.recentTokens):
 // a few MB.
 const maxRecentTokens = 1 << 16
@@ -25,38 +19,14 @@ const maxRecentTokens = 1 << 16
 func EachSearchToken(o *object.Object, r *object.BodyReader, fn func(tok string) bool) {
 	n := 0
 	bounded := func(tok string) bool {
-		if n++; n > maxObjectTokens {
+		if n++; n > search.MaxObjectTokens {
 			return false
 		}
 		return fn(tok)
 	}
-	if eachMetaToken(o, bounded) {
+	if search.EachMetaToken(o, bounded) {
 		search.StoredText(r.Doc(o), bounded)
 	}
-}
-
-// eachMetaToken calls fn with the tokens of o's name, namespace and
-// labels, the first of its searched text, until fn returns false or it
-// has given maxObjectTokens of them; it returns false if it stopped. The
-// bound is its own, so that what indexes an object's tokens and what
-// removes them give the same ones.
-func eachMetaToken(o *object.Object, fn func(tok string) bool) bool {
-	n := 0
-	bounded := func(tok string) bool {
-		if n++; n > maxObjectTokens {
-			return false
-		}
-		return fn(tok)
-	}
-	if !search.Tokens(o.Name, bounded) || !search.Tokens(o.Namespace, bounded) {
-		return false
-	}
-	for _, l := range o.Labels {
-		if !search.Tokens(l.Key, bounded) || !search.Tokens(l.Value, bounded) {
-			return false
-		}
-	}
-	return true
 }
 
 // TextTokens returns the tokens o's body adds to its searched text, those
@@ -65,18 +35,7 @@ func eachMetaToken(o *object.Object, fn func(tok string) bool) bool {
 // it takes the lock and a snapshot keeps beside o. They may point into r's
 // buffers.
 func TextTokens(o *object.Object, r *object.BodyReader) []string {
-	n := 0
-	eachMetaToken(o, func(string) bool { n++; return true }) // at most maxObjectTokens
-	var out []string
-	search.StoredText(r.Doc(o), func(tok string) bool {
-		if n++; n > maxObjectTokens {
-			return false
-		}
-		out = append(out, tok)
-		return true
-	})
-	slices.Sort(out)
-	return slices.Compact(out)
+	return search.BodyTokens(o, r.Doc(o))
 }
 
 // searchTokens returns o's tokens, sorted and without repeats. They may
@@ -104,7 +63,7 @@ type Prepared struct {
 // repeats: its name's, namespace's and labels', and Text.
 func (p Prepared) tokens() []string {
 	var out []string
-	eachMetaToken(p.Object, func(tok string) bool {
+	search.EachMetaToken(p.Object, func(tok string) bool {
 		out = append(out, tok)
 		return true
 	})
@@ -147,7 +106,7 @@ func (ix *Index) indexTokensLocked(o *object.Object, id uint32, text []string) {
 		p.Add(id)
 		return true
 	}
-	eachMetaToken(o, add)
+	search.EachMetaToken(o, add)
 	if o.MetadataOnly() {
 		return
 	}

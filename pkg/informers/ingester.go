@@ -30,6 +30,7 @@ import (
 
 	"github.com/fleetcache/fleetcache/pkg/columns"
 	"github.com/fleetcache/fleetcache/pkg/health"
+	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/compact"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
@@ -188,6 +189,9 @@ func (o Options) withDefaults() Options {
 // Sink receives the objects of a cluster; the global index implements it.
 type Sink interface {
 	Upsert(o *object.Object) bool
+	// UpsertPrepared is Upsert for an object whose body's search text
+	// its decoder read (wire.Decoded.Text).
+	UpsertPrepared(p index.Prepared) bool
 	Delete(k object.Key) bool
 	DeleteObject(o *object.Object) bool
 	Objects(cluster, resource string) []*object.Object
@@ -848,8 +852,8 @@ func (c *Ingester) startRun(ctx context.Context, t *object.Type, restored Restor
 		store.lag = c.metrics.lag.WithLabelValues(t.Resource)
 	}
 	logger := klog.FromContext(ctx).WithValues("resource", t.Resource)
-	// No expected type: watch events carry *timedObject as well as
-	// *object.Object, and the store takes both.
+	// No expected type: the objects are *wire.Decoded, which the store
+	// takes as well as *object.Object.
 	run.reflector = cache.NewReflectorWithOptions(lws, nil, store, cache.ReflectorOptions{
 		Name: c.name + "/" + t.Resource, TypeDescription: t.Resource, Logger: &logger})
 	run.wg.Go(func() {

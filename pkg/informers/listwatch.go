@@ -125,8 +125,7 @@ func (lw *listWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptio
 	}
 	// As client-go's REST client runs a watch: a decoding error becomes an
 	// ERROR event, the end of the body the end of the watch.
-	dec := lw.decoder()
-	w := watch.NewStreamWatcherWithLogger(klog.FromContext(ctx), &observedDecoder{Decoder: wire.NewWatchDecoder(body, dec), wire: dec, lw: lw},
+	w := watch.NewStreamWatcherWithLogger(klog.FromContext(ctx), &observedDecoder{Decoder: wire.NewWatchDecoder(body, lw.decoder()), lw: lw},
 		apierrors.NewClientErrorReporter(http.StatusInternalServerError, http.MethodGet, "ClientWatchDecoding"))
 	var timeout time.Duration
 	if opts.TimeoutSeconds != nil {
@@ -213,22 +212,14 @@ func (lw *listWatch) expired() {
 func (lw *listWatch) interrupted(why string) { lw.cache.interrupt(lw.run, why) }
 
 // observedDecoder tells its listWatch of the errors a watch stream
-// carries (a 410 Gone, say), in the goroutine that decodes the stream, and
-// hands on each added or modified object with the time it changed in its
-// cluster (timedObject), for the ingest lag.
+// carries (a 410 Gone, say), in the goroutine that decodes the stream.
 type observedDecoder struct {
 	watch.Decoder
-	wire *wire.Decoder
-	lw   *listWatch
+	lw *listWatch
 }
 
 func (d *observedDecoder) Decode() (watch.EventType, runtime.Object, error) {
 	typ, obj, err := d.Decoder.Decode()
-	if o, ok := obj.(*object.Object); ok && err == nil && (typ == watch.Added || typ == watch.Modified) {
-		if changed := d.wire.LastChange(); !changed.IsZero() {
-			return typ, &timedObject{Object: o, changed: changed}, nil
-		}
-	}
 	if err == nil && typ == watch.Error {
 		if err := apierrors.FromObject(obj); apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
 			d.lw.expired()
@@ -237,14 +228,6 @@ func (d *observedDecoder) Decode() (watch.EventType, runtime.Object, error) {
 		}
 	}
 	return typ, obj, err
-}
-
-// timedObject is an object of a watch event with the time it changed in
-// its cluster; runStore stores the object alone. It lives no longer than
-// the event.
-type timedObject struct {
-	*object.Object
-	changed time.Time
 }
 
 // observedWatch is a watch whose end its listWatch is told of when the

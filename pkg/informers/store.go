@@ -7,7 +7,9 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/fleetcache/fleetcache/pkg/health"
+	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
+	"github.com/fleetcache/fleetcache/pkg/wire"
 )
 
 // runStore is the store of one run's reflector. It applies what the
@@ -20,7 +22,7 @@ type runStore struct {
 	run    *typeRun
 	events *health.EventCounter
 	// lag observes the time from an object's change in its cluster to its
-	// arrival in the index (see changeTime); nil when not measured.
+	// arrival in the index (wire.Decoded.Changed); nil when not measured.
 	lag interface{ Observe(float64) }
 	// listed is set by the run's first Replace: later lists of the same
 	// run count their objects as modified.
@@ -121,12 +123,11 @@ func (s *runStore) Replace(list []any, rv string) error {
 	now := time.Now()
 	keep := make(map[object.Key]struct{}, len(list))
 	for _, item := range list {
-		o, err := s.object(item)
+		d, err := s.apply(item)
 		if err != nil {
 			return err
 		}
-		keep[o.Key()] = struct{}{}
-		s.c.sink.Upsert(o)
+		keep[d.Key()] = struct{}{}
 		s.events.Record(typ, now)
 	}
 	for _, o := range s.c.sink.Objects(s.c.name, s.run.t.Resource) {
@@ -146,39 +147,54 @@ func (s *runStore) upsert(obj any, typ health.EventType) error {
 	if err := s.ready(); err != nil {
 		return err
 	}
-	changed := changeTime(obj)
-	o, err := s.object(obj)
+	d, err := s.apply(obj)
 	if err != nil {
 		return err
 	}
-	s.c.sink.Upsert(o)
 	now := time.Now()
 	s.events.Record(typ, now)
-	if s.lag != nil && !changed.IsZero() {
-		s.lag.Observe(max(now.Sub(changed), 0).Seconds())
+	if s.lag != nil && !d.Changed.IsZero() {
+		s.lag.Observe(max(now.Sub(d.Changed), 0).Seconds())
 	}
 	return nil
 }
 
+// object returns the object the reflector handed over: a wire.Decoded,
+// an object, or either in a DeletedFinalStateUnknown.
 func (s *runStore) object(obj any) (*object.Object, error) {
+	d, err := s.decoded(obj)
+	if err != nil {
+		return nil, err
+	}
+	return d.Object, nil
+}
+
+// decoded returns obj as a wire.Decoded. An *object.Object (one the
+// reflector copied, or a DeletedFinalStateUnknown's) comes without Text.
+func (s *runStore) decoded(obj any) (*wire.Decoded, error) {
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tomb.Obj
 	}
-	if o, ok := obj.(*timedObject); ok {
-		obj = o.Object
+	switch o := obj.(type) {
+	case *wire.Decoded:
+		return o, nil
+	case *object.Object:
+		return &wire.Decoded{Object: o}, nil
 	}
-	o, ok := obj.(*object.Object)
-	if !ok {
-		return nil, fmt.Errorf("%s: unexpected object of type %T", s.run.t.Resource, obj)
-	}
-	return o, nil
+	return nil, fmt.Errorf("%s: unexpected object of type %T", s.run.t.Resource, obj)
 }
 
-// changeTime is when the object of a watch event changed in its cluster, as
-// far as the event tells (see timedObject); zero when unknown.
-func changeTime(obj any) time.Time {
-	if o, ok := obj.(*timedObject); ok {
-		return o.changed
+// apply upserts obj into the sink, with the text its decoder read when it
+// has it, and returns it.
+func (s *runStore) apply(obj any) (*wire.Decoded, error) {
+	d, err := s.decoded(obj)
+	if err != nil {
+		return nil, err
 	}
-	return time.Time{}
+	if _, copied := obj.(*object.Object); copied {
+		s.c.sink.Upsert(d.Object)
+	} else {
+		s.c.sink.UpsertPrepared(index.Prepared{Object: d.Object, Text: d.Text})
+	}
+	return d, nil
 }

@@ -13,6 +13,11 @@
 // without kind and apiVersion, get them in front, as a GET has them. Input
 // with whitespace between tokens is compacted.
 //
+// Each object comes as a Decoded: the object.Object, the tokens its body
+// adds to its searched text (read from the JSON before it is compressed,
+// so that the index need not decode the body again to insert it) and the
+// newest time of its managedFields.
+//
 // Decoder.List decodes one list response (a page: its items, its
 // resourceVersion and continue token); NewWatchDecoder reads a watch
 // response, event by event (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR), as

@@ -7,10 +7,13 @@ import (
 	"slices"
 	"time"
 	"unique"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
+	"github.com/fleetcache/fleetcache/pkg/index/search"
 )
 
 // LastApplied is the annotation kubectl apply writes: a second copy of the
@@ -32,8 +35,13 @@ type Decoder struct {
 	raw    []byte // a list item's stored bytes, kind and apiVersion added
 	labels object.Labels
 	owners []object.OwnerRef
-	// changed is the newest managedFields time of the last object decoded.
+	// changed is the newest managedFields time of the object being
+	// decoded.
 	changed time.Time
+	// textBytes and textStrs are where the decoded objects' Text is
+	// kept (keepText).
+	textBytes []byte
+	textStrs  []string
 	// identParts hold the object's name, UID and resourceVersion, which
 	// become one string (ident): one allocation for the three.
 	identParts [3][]byte
@@ -44,11 +52,20 @@ type Decoder struct {
 	interned map[string]string
 }
 
-// LastChange returns the newest time in the managedFields of the object
-// decoded last: when a manager last changed it, by the server's clock, to
-// the second. Zero when it has none. The informers estimate ingest lag
-// from it.
-func (d *Decoder) LastChange() time.Time { return d.changed }
+// Decoded is an object as a Decoder decodes it, with what the decoder
+// read of it besides: a list's items and a watch's objects are Decoded.
+// They live until they are applied.
+type Decoded struct {
+	*object.Object
+	// Text is the tokens the object's body adds to its searched text
+	// (search.BodyTokens, index.Prepared), read from its JSON before it
+	// was compressed: inserting it then reads the body no more.
+	Text []string
+	// Changed is the newest time in the object's managedFields: when a
+	// manager last changed it, by the server's clock, to the second. Zero
+	// when it has none. The informers estimate ingest lag from it.
+	Changed time.Time
+}
 
 // timeKey begins the time of a managedFields entry; keys of the fields
 // inside an entry are written "f:<name>", so they never match it.
@@ -116,7 +133,7 @@ func NewDecoder(cluster string, t *object.Type, dropData bool) *Decoder {
 
 // Object decodes one object: b holds exactly one JSON object, whitespace
 // around it allowed.
-func (d *Decoder) Object(b []byte) (*object.Object, error) {
+func (d *Decoder) Object(b []byte) (*Decoded, error) {
 	o, end, err := d.object(b, 0)
 	if err != nil {
 		return nil, err
@@ -190,7 +207,7 @@ func moved(at, shift int) int {
 }
 
 // object decodes the object at or after b[i] and returns the offset after it.
-func (d *Decoder) object(b []byte, i int) (*object.Object, int, error) {
+func (d *Decoder) object(b []byte, i int) (*Decoded, int, error) {
 	i, err := expect(b, i, '{')
 	if err != nil {
 		return nil, i, err
@@ -310,7 +327,39 @@ func (d *Decoder) object(b []byte, i int) (*object.Object, int, error) {
 	// raw is out behind kind and apiVersion, when added.
 	shift := len(raw) - len(out)
 	spec, status = moved(spec, shift), moved(status, shift)
-	return object.BuildAt(d.cluster, d.t, m, raw, spec, status), i, nil
+	o := object.BuildAt(d.cluster, d.t, m, raw, spec, status)
+	text := search.BodyTokens(o, fieldpath.Doc{Cluster: o.Cluster, Raw: raw, Spec: spec, Status: status})
+	return &Decoded{Object: o, Text: d.keepText(text), Changed: d.changed}, i, nil
+}
+
+// textChunk is the size of the chunks keepText carves Text from.
+const textChunk = 4096
+
+// keepText returns a copy of text, which points into the decoder's
+// buffers, carved from chunks that the objects decoded after it share: an
+// object's Text costs no allocation of its own. A chunk's bytes are
+// written once, before the strings that view them exist.
+func (d *Decoder) keepText(text []string) []string {
+	if len(text) == 0 {
+		return nil
+	}
+	size := 0
+	for _, t := range text {
+		size += len(t)
+	}
+	if cap(d.textBytes)-len(d.textBytes) < size {
+		d.textBytes = make([]byte, 0, max(textChunk, size))
+	}
+	if cap(d.textStrs)-len(d.textStrs) < len(text) {
+		d.textStrs = make([]string, 0, max(textChunk/16, len(text)))
+	}
+	start := len(d.textStrs)
+	for _, t := range text {
+		at := len(d.textBytes)
+		d.textBytes = append(d.textBytes, t...)
+		d.textStrs = append(d.textStrs, unsafe.String(unsafe.SliceData(d.textBytes[at:]), len(t)))
+	}
+	return d.textStrs[start:len(d.textStrs):len(d.textStrs)]
 }
 
 // metadata decodes the object metadata whose key is b[ks:ke] and whose

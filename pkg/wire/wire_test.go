@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
+	"github.com/fleetcache/fleetcache/pkg/index/search"
 )
 
 var (
@@ -109,25 +111,26 @@ func TestObjectMeta(t *testing.T) {
 	}
 }
 
-// TestLastChange reads the newest managedFields time, and forgets it with
+// TestChanged reads the newest managedFields time, and forgets it with
 // the next object.
-func TestLastChange(t *testing.T) {
+func TestChanged(t *testing.T) {
 	d := NewDecoder("c1", podType, false)
 	in := `{"metadata":{"name":"a","managedFields":[` +
 		`{"manager":"kubectl","operation":"Update","time":"2026-01-02T03:04:05Z","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:labels":{"f:time":{}}}}},` +
 		`{"manager":"ctl","operation":"Apply","time":"2026-01-02T03:09:00Z","fieldsV1":{"f:data":{"f:time":{}}}},` +
 		`{"manager":"old","time":"2025-12-31T00:00:00Z"}]}}`
-	if _, err := d.Object([]byte(in)); err != nil {
+	o, err := d.Object([]byte(in))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := d.LastChange(), time.Date(2026, 1, 2, 3, 9, 0, 0, time.UTC); !got.Equal(want) {
-		t.Errorf("LastChange = %v, want %v", got, want)
+	if got, want := o.Changed, time.Date(2026, 1, 2, 3, 9, 0, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("Changed = %v, want %v", got, want)
 	}
-	if _, err := d.Object([]byte(`{"metadata":{"name":"b"}}`)); err != nil {
+	if o, err = d.Object([]byte(`{"metadata":{"name":"b"}}`)); err != nil {
 		t.Fatal(err)
 	}
-	if got := d.LastChange(); !got.IsZero() {
-		t.Errorf("LastChange of an object without managedFields = %v, want zero", got)
+	if !o.Changed.IsZero() {
+		t.Errorf("Changed of an object without managedFields = %v, want zero", o.Changed)
 	}
 }
 
@@ -155,7 +158,7 @@ func TestList(t *testing.T) {
 	}
 	var got []string
 	for _, item := range list.Items {
-		got = append(got, string(item.(*object.Object).Raw()))
+		got = append(got, string(item.(*Decoded).Raw()))
 	}
 	want := []string{`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","namespace":"n"}}`,
 		`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"b","namespace":"n"},"spec":{}}`}
@@ -183,7 +186,7 @@ func TestListKeepsEachBody(t *testing.T) {
 	}
 	var got []string
 	for _, item := range list.Items {
-		got = append(got, string(item.(*object.Object).Raw()))
+		got = append(got, string(item.(*Decoded).Raw()))
 	}
 	want := []string{`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"long-name","namespace":"n"},"spec":{"nodeName":"node-1"}}`,
 		`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"mid","namespace":"n"},"spec":{}}`,
@@ -200,7 +203,7 @@ func TestListKeepsEachBody(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		objs = append(objs, o)
+		objs = append(objs, o.Object)
 	}
 	got = nil
 	for _, o := range objs {
@@ -256,6 +259,9 @@ func TestWatchDecoder(t *testing.T) {
 				}
 				if err != nil {
 					t.Fatal(err)
+				}
+				if d, ok := obj.(*Decoded); ok {
+					obj = d.Object // a bookmark is an *object.Object of its own
 				}
 				switch o := obj.(type) {
 				case *object.Object:
@@ -347,9 +353,14 @@ func FuzzObject(f *testing.F) {
 		}
 		// The offsets of spec and status the decoder gave, as reading the
 		// stored bytes finds them.
-		given, read := (&object.BodyReader{}).Doc(o), fieldpath.Members("c1", o.Raw())
+		given, read := (&object.BodyReader{}).Doc(o.Object), fieldpath.Members("c1", o.Raw())
 		if given.Spec != read.Spec || given.Status != read.Status {
 			t.Fatalf("%q stored as %q: spec and status at %d and %d, read at %d and %d", in, o.Raw(), given.Spec, given.Status, read.Spec, read.Status)
+		}
+		// The search text read before the body was stored is the stored
+		// body's.
+		if want := search.BodyTokens(o.Object, read); !slices.Equal(o.Text, want) {
+			t.Fatalf("%q: Text %q, the stored body's %q", in, o.Text, want)
 		}
 		var want map[string]any
 		if err := json.Unmarshal(in, &want); err != nil {
@@ -508,7 +519,7 @@ func TestWatchDecodersShareBuffers(t *testing.T) {
 					t.Errorf("watch %d, event %d: %v", g, i, err)
 					return
 				}
-				o := obj.(*object.Object)
+				o := obj.(*Decoded)
 				if want := fmt.Sprintf("w%d-%d", g, i); o.Name != want || o.ResourceVersion != fmt.Sprint(i+1) {
 					t.Errorf("watch %d, event %d: %s at %s, want %s at %d", g, i, o.Name, o.ResourceVersion, want, i+1)
 					return

@@ -7,8 +7,11 @@
 // Query.Matches tells whether each word begins some token of a text.
 // StoredText yields the parts of an object's stored JSON bytes that are
 // searched (its annotation values and the strings at Paths, container
-// images by default); the index adds the name, namespace and labels it
-// holds apart.
+// images by default). An object's searched text is the tokens of its name,
+// namespace and labels (EachMetaToken), then those of its body
+// (BodyTokens), at most MaxObjectTokens in all: package wire reads the
+// body's as it decodes an object, and the index from the stored body when
+// it is not given them.
 //
 // Tree is the inverted index's dictionary: every token in order, each with
 // its postings (of a type the caller chooses), so that the tokens a word

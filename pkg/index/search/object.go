@@ -1,0 +1,57 @@
+package search
+
+import (
+	"slices"
+
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
+	"github.com/fleetcache/fleetcache/pkg/index/object"
+)
+
+// MaxObjectTokens bounds the tokens one object contributes to search
+// (counting repeats), so that a huge annotation cannot fill the token
+// index: its name, namespace and labels come first, then its annotation
+// values and images (StoredText), until the bound.
+const MaxObjectTokens = 1024
+
+// EachMetaToken calls fn with the tokens of o's name, namespace and
+// labels, the first of its searched text, until fn returns false or it
+// has given MaxObjectTokens of them; it returns false if it stopped. The
+// bound is its own, so that what indexes an object's tokens and what
+// removes them give the same ones.
+func EachMetaToken(o *object.Object, fn func(tok string) bool) bool {
+	n := 0
+	bounded := func(tok string) bool {
+		if n++; n > MaxObjectTokens {
+			return false
+		}
+		return fn(tok)
+	}
+	if !Tokens(o.Name, bounded) || !Tokens(o.Namespace, bounded) {
+		return false
+	}
+	for _, l := range o.Labels {
+		if !Tokens(l.Key, bounded) || !Tokens(l.Value, bounded) {
+			return false
+		}
+	}
+	return true
+}
+
+// BodyTokens returns the tokens o's body adds to its searched text, read
+// from d, o's JSON: those StoredText gives after the name's, namespace's
+// and labels' (EachMetaToken) within MaxObjectTokens, sorted and without
+// repeats. They may point into d.Raw.
+func BodyTokens(o *object.Object, d fieldpath.Doc) []string {
+	n := 0
+	EachMetaToken(o, func(string) bool { n++; return true }) // at most MaxObjectTokens
+	var out []string
+	StoredText(d, func(tok string) bool {
+		if n++; n > MaxObjectTokens {
+			return false
+		}
+		out = append(out, tok)
+		return true
+	})
+	slices.Sort(out)
+	return slices.Compact(out)
+}
