@@ -6,7 +6,7 @@ import (
 )
 
 // List decodes one list response (one page of a paged list): its items,
-// as *object.Object, and its resourceVersion and continue token, in the
+// as *Decoded, and its resourceVersion and continue token, in the
 // list type that client-go's pager and reflector read.
 func (d *Decoder) List(b []byte) (*metainternalversion.List, error) {
 	list := &metainternalversion.List{}
