@@ -39,9 +39,10 @@ type Decoder struct {
 	// decoded.
 	changed time.Time
 	// textBytes and textStrs are where the decoded objects' Text is
-	// kept (keepText).
+	// kept (keepText), in chunks of textChunk bytes at least.
 	textBytes []byte
 	textStrs  []string
+	textChunk int
 	// identParts hold the object's name, UID and resourceVersion, which
 	// become one string (ident): one allocation for the three.
 	identParts [3][]byte
@@ -125,7 +126,7 @@ func text(b []byte, start, end int, escaped bool) ([]byte, error) {
 // dropData, the top-level members data and stringData are left out: a
 // Secret whose credentials must not be cached.
 func NewDecoder(cluster string, t *object.Type, dropData bool) *Decoder {
-	d := &Decoder{cluster: cluster, t: t, dropData: dropData}
+	d := &Decoder{cluster: cluster, t: t, dropData: dropData, textChunk: textChunk}
 	d.kind, _ = json.Marshal(t.Kind)
 	d.apiVersion, _ = json.Marshal(t.APIVersion())
 	return d
@@ -332,13 +333,13 @@ func (d *Decoder) object(b []byte, i int) (*Decoded, int, error) {
 	return &Decoded{Object: o, Text: d.keepText(text), Changed: d.changed}, i, nil
 }
 
-// textChunk is the size of the chunks keepText carves Text from.
+// textChunk is the size of the chunks keepText carves a list's Text from.
 const textChunk = 4096
 
 // keepText returns a copy of text, which points into the decoder's
-// buffers, carved from chunks that the objects decoded after it share: an
-// object's Text costs no allocation of its own. A chunk's bytes are
-// written once, before the strings that view them exist.
+// buffers, carved from chunks that the objects decoded after it share (a
+// list's): an object's Text costs no allocation of its own. A chunk's
+// bytes are written once, before the strings that view them exist.
 func (d *Decoder) keepText(text []string) []string {
 	if len(text) == 0 {
 		return nil
@@ -348,10 +349,10 @@ func (d *Decoder) keepText(text []string) []string {
 		size += len(t)
 	}
 	if cap(d.textBytes)-len(d.textBytes) < size {
-		d.textBytes = make([]byte, 0, max(textChunk, size))
+		d.textBytes = make([]byte, 0, max(d.textChunk, size))
 	}
 	if cap(d.textStrs)-len(d.textStrs) < len(text) {
-		d.textStrs = make([]string, 0, max(textChunk/16, len(text)))
+		d.textStrs = make([]string, 0, max(d.textChunk/16, len(text)))
 	}
 	start := len(d.textStrs)
 	for _, t := range text {

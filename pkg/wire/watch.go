@@ -67,6 +67,10 @@ const maxPooledRead = 256 << 10
 // NewWatchDecoder returns the decoder of the watch response body, whose
 // objects d decodes.
 func NewWatchDecoder(body io.ReadCloser, d *Decoder) *WatchDecoder {
+	// A watch lives long and its events come one at a time: a chunk
+	// shared by the Text of later objects would be kept for each watch
+	// (thousands in a fleet).
+	d.textChunk = 0
 	w := &WatchDecoder{d: d, body: body}
 	w.data = w.small[:0]
 	return w
@@ -75,8 +79,8 @@ func NewWatchDecoder(body io.ReadCloser, d *Decoder) *WatchDecoder {
 // Close closes the response body.
 func (w *WatchDecoder) Close() { _ = w.body.Close() }
 
-// Decode returns the next event: its type and its object, an
-// *object.Object for ADDED, MODIFIED, DELETED and BOOKMARK (see
+// Decode returns the next event: its type and its object, a *Decoded for
+// ADDED, MODIFIED and DELETED, an *object.Object for BOOKMARK (see
 // object.NewBookmark), a *metav1.Status for ERROR. It returns io.EOF at the
 // end of the stream and io.ErrUnexpectedEOF when it ends inside an event.
 func (w *WatchDecoder) Decode() (watch.EventType, runtime.Object, error) {

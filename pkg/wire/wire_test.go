@@ -534,3 +534,34 @@ func TestWatchDecodersShareBuffers(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestWatchText checks the search text of a watch's objects and that the
+// watch's decoder keeps no chunk of Text for later events: each event's
+// Text is its own, and the decoder holds the last event's at most.
+func TestWatchText(t *testing.T) {
+	var body bytes.Buffer
+	const events = 50
+	for i := range events {
+		fmt.Fprintf(&body, `{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p%d","annotations":{"note":"Word%d shared"}},"spec":{"containers":[{"image":"img%d:v1"}]}}}`+"\n", i, i, i)
+	}
+	d := NewDecoder("c1", podType, false)
+	w := NewWatchDecoder(stream{&chunked{in: body.Bytes(), n: 100}}, d)
+	var objs []*Decoded
+	for range events {
+		_, obj, err := w.Decode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := obj.(*Decoded)
+		objs = append(objs, o)
+		if size := cap(d.textBytes); size > 64 {
+			t.Fatalf("after %s the decoder keeps %d bytes of Text", o.Name, size)
+		}
+	}
+	for i, o := range objs {
+		want := []string{fmt.Sprintf("img%d", i), "shared", "v1", fmt.Sprintf("word%d", i)}
+		if !slices.Equal(o.Text, want) {
+			t.Errorf("%s: Text %q, want %q", o.Name, o.Text, want)
+		}
+	}
+}
