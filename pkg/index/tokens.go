@@ -35,7 +35,7 @@ func EachSearchToken(o *object.Object, r *object.BodyReader, fn func(tok string)
 // it takes the lock and a snapshot keeps beside o. They may point into r's
 // buffers.
 func TextTokens(o *object.Object, r *object.BodyReader) []string {
-	return search.BodyTokens(o, r.Doc(o))
+	return search.AppendBodyTokens(nil, o, r.Doc(o))
 }
 
 // searchTokens returns o's tokens, sorted and without repeats. They may

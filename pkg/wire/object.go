@@ -38,8 +38,10 @@ type Decoder struct {
 	// changed is the newest managedFields time of the object being
 	// decoded.
 	changed time.Time
-	// textBytes and textStrs are where the decoded objects' Text is
+	// text holds an object's Text as it is read, pointing into buf or
+	// raw; textBytes and textStrs are where the decoded objects' Text is
 	// kept (keepText), in chunks of textChunk bytes at least.
+	text      []string
 	textBytes []byte
 	textStrs  []string
 	textChunk int
@@ -59,7 +61,7 @@ type Decoder struct {
 type Decoded struct {
 	*object.Object
 	// Text is the tokens the object's body adds to its searched text
-	// (search.BodyTokens, index.Prepared), read from its JSON before it
+	// (search.AppendBodyTokens, index.Prepared), read from its JSON before it
 	// was compressed: inserting it then reads the body no more.
 	Text []string
 	// Changed is the newest time in the object's managedFields: when a
@@ -329,8 +331,8 @@ func (d *Decoder) object(b []byte, i int) (*Decoded, int, error) {
 	shift := len(raw) - len(out)
 	spec, status = moved(spec, shift), moved(status, shift)
 	o := object.BuildAt(d.cluster, d.t, m, raw, spec, status)
-	text := search.BodyTokens(o, fieldpath.Doc{Cluster: o.Cluster, Raw: raw, Spec: spec, Status: status})
-	return &Decoded{Object: o, Text: d.keepText(text), Changed: d.changed}, i, nil
+	d.text = search.AppendBodyTokens(d.text[:0], o, fieldpath.Doc{Cluster: o.Cluster, Raw: raw, Spec: spec, Status: status})
+	return &Decoded{Object: o, Text: d.keepText(d.text), Changed: d.changed}, i, nil
 }
 
 // textChunk is the size of the chunks keepText carves a list's Text from.

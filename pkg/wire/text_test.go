@@ -59,7 +59,7 @@ func TestText(t *testing.T) {
 	}
 	r := new(object.BodyReader)
 	for i, o := range items {
-		want := search.BodyTokens(o.Object, r.Doc(o.Object))
+		want := search.AppendBodyTokens(nil, o.Object, r.Doc(o.Object))
 		if !slices.Equal(o.Text, want) {
 			t.Fatalf("item %d: Text %q, the stored body's %q", i, o.Text, want)
 		}

@@ -9,7 +9,7 @@
 // searched (its annotation values and the strings at Paths, container
 // images by default). An object's searched text is the tokens of its name,
 // namespace and labels (EachMetaToken), then those of its body
-// (BodyTokens), at most MaxObjectTokens in all: package wire reads the
+// (AppendBodyTokens), at most MaxObjectTokens in all: package wire reads the
 // body's as it decodes an object, and the index from the stored body when
 // it is not given them.
 //

@@ -37,30 +37,33 @@ func EachMetaToken(o *object.Object, fn func(tok string) bool) bool {
 	return true
 }
 
-// BodyTokens returns the tokens o's body adds to its searched text, read
-// from d, o's JSON: those StoredText gives after the name's, namespace's
-// and labels' (EachMetaToken) within MaxObjectTokens, sorted and without
-// repeats. They may point into d.Raw.
-func BodyTokens(o *object.Object, d fieldpath.Doc) []string {
+// AppendBodyTokens appends to dst the tokens o's body adds to its
+// searched text, read from d, o's JSON: those StoredText gives after the
+// name's, namespace's and labels' (EachMetaToken) within MaxObjectTokens,
+// sorted and without repeats. They may point into d.Raw.
+func AppendBodyTokens(dst []string, o *object.Object, d fieldpath.Doc) []string {
 	// Counting the metadata's tokens takes a third of the time of reading
 	// a Pod's body: they are counted only when the body's come near the
 	// bound, as few objects' do.
 	meta := metaTokensAtMost(o)
 	counted := false
-	var out []string
+	start := len(dst)
 	StoredText(d, func(tok string) bool {
-		if !counted && meta+len(out)+1 > MaxObjectTokens {
+		n := meta + len(dst) - start + 1 // with tok
+		if !counted && n > MaxObjectTokens {
 			meta, counted = 0, true
 			EachMetaToken(o, func(string) bool { meta++; return true })
+			n = meta + len(dst) - start + 1
 		}
-		if meta+len(out)+1 > MaxObjectTokens {
+		if n > MaxObjectTokens {
 			return false
 		}
-		out = append(out, tok)
+		dst = append(dst, tok)
 		return true
 	})
-	slices.Sort(out)
-	return slices.Compact(out)
+	body := dst[start:]
+	slices.Sort(body)
+	return dst[:start+len(slices.Compact(body))]
 }
 
 // metaTokensAtMost returns at least as many as the tokens EachMetaToken

@@ -10,7 +10,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 )
 
-// TestBodyTokensBound checks BodyTokens against the bound read the plain
+// TestBodyTokensBound checks AppendBodyTokens against the bound read the plain
 // way (every metadata token counted, then the body's taken until
 // MaxObjectTokens in all), around the bound: metadata of a few tokens to
 // more than the bound, bodies of a few tokens to more than the bound.
@@ -46,7 +46,7 @@ func TestBodyTokensBound(t *testing.T) {
 			raw := fmt.Appendf(nil, `{"metadata":{"annotations":{"a":%q,"b":%q}},"spec":{"containers":[{"image":%q}]}}`,
 				words("a", body/2), words("b", body/4), words("i", body-body/2-body/4))
 			d := fieldpath.Members("c", raw)
-			got, want := BodyTokens(o, d), plain(o, d)
+			got, want := AppendBodyTokens(nil, o, d), plain(o, d)
 			if !slices.Equal(got, want) {
 				t.Errorf("metadata of about %d tokens, body of %d: %d tokens, want %d", meta, body, len(got), len(want))
 			}
