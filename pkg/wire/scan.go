@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 )
 
 // errIncomplete is a document that ends before its last value does: a
@@ -84,20 +85,20 @@ func scanString(b []byte, i int) (end int, escaped bool, err error) {
 	}
 }
 
-// plainRun returns the offset of the first 8-byte word at or after i that
-// may hold a quote, a backslash or a control character (or where fewer than
-// 8 bytes are left): strings are most of an object's bytes, and most of a
-// string's words hold none of them.
+// plainRun returns the offset of the first quote, backslash or control
+// character at or after i, in the first 8-byte word that holds one, or
+// where fewer than 8 bytes are left: strings are most of an object's
+// bytes, and most of a string's words hold none of them.
 func plainRun(b []byte, i int) int {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	for ; i+8 <= len(b); i += 8 {
 		x := binary.LittleEndian.Uint64(b[i:])
 		q, bs := x^(ones*'"'), x^(ones*'\\')
 		// A byte below 0x20, or a zero byte in q or bs (a quote or a
-		// backslash in x), sets its high bit here; other bytes may too
-		// (borrows), which only sends the word to the byte loop.
-		if (x-ones*0x20)&^x&highs|(q-ones)&^q&highs|(bs-ones)&^bs&highs != 0 {
-			return i
+		// backslash in x), sets its high bit here; bytes after the first
+		// such byte may too (borrows), bytes before it never.
+		if m := (x-ones*0x20)&^x&highs | (q-ones)&^q&highs | (bs-ones)&^bs&highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
 		}
 	}
 	return i

@@ -3,6 +3,7 @@ package fieldpath
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
@@ -187,10 +188,12 @@ var scalarEnds = func() (t [256]bool) {
 func stringEnd(b []byte, i int) int {
 	i++
 	for {
-		// Eight bytes at a time while they hold no quote or backslash.
+		// Eight bytes at a time while they hold no quote or backslash;
+		// the lowest byte hasZero marks is the first such byte.
 		for ; i+8 <= len(b); i += 8 {
 			x := binary.LittleEndian.Uint64(b[i:])
-			if hasZero(x^(ones*'"'))|hasZero(x^(ones*'\\')) != 0 {
+			if m := hasZero(x^(ones*'"')) | hasZero(x^(ones*'\\')); m != 0 {
+				i += bits.TrailingZeros64(m) / 8
 				break
 			}
 		}
@@ -209,7 +212,9 @@ func stringEnd(b []byte, i int) int {
 
 const ones, highs = 0x0101010101010101, 0x8080808080808080
 
-// hasZero is not 0 if a byte of x is 0.
+// hasZero is not 0 if a byte of x is 0: it sets the high bit of the
+// first such byte, and may set those of bytes after it (borrows), never
+// those before.
 func hasZero(x uint64) uint64 { return (x - ones) &^ x & highs }
 
 // containerEnd returns the offset after the object or array that starts
