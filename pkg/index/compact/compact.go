@@ -113,7 +113,7 @@ type Codec struct {
 	resource   string
 	trainBytes int
 	// dict is set once, when training ends.
-	dict atomic.Pointer[s2.Dict]
+	dict atomic.Pointer[dictionary]
 
 	mu      sync.Mutex
 	samples [][]byte // the samples collected so far, until trained
@@ -169,7 +169,7 @@ func (c *Codec) Adopt(dict []byte) bool {
 	if d == nil {
 		return false
 	}
-	c.dict.Store(d)
+	c.dict.Store(newDictionary(d))
 	c.samples, c.sampled = nil, 0
 	return true
 }
@@ -223,12 +223,14 @@ func (c *Codec) EncodeParts(raw []byte, at int) Body {
 		*scratch = buf
 		defer encodeBuffers.Put(scratch)
 	}
-	first := d.Encode(buf[:n], raw[:at])
+	e := encoders.Get().(*encoder)
+	first := e.encode(buf[:0:n], raw[:at], d)
 	var second []byte
 	if at < len(raw) {
-		second = d.Encode(buf[n:], raw[at:])
+		second = e.encode(buf[n:n], raw[at:], d)
 		head = binary.AppendUvarint(head, uint64(len(first)))
 	}
+	encoders.Put(e)
 	size := len(head) + len(first) + len(second)
 	if size >= len(raw) {
 		return Plain(raw)
@@ -249,7 +251,7 @@ const maxPooledBuffer = 256 << 10
 // sample keeps a copy of (the start of) raw as a training sample and
 // builds the dictionary once there are TrainBytes of them; it returns the
 // dictionary if there is one now.
-func (c *Codec) sample(raw []byte) *s2.Dict {
+func (c *Codec) sample(raw []byte) *dictionary {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if d := c.dict.Load(); d != nil {
@@ -260,11 +262,13 @@ func (c *Codec) sample(raw []byte) *s2.Dict {
 	if c.sampled < c.trainBytes {
 		return nil
 	}
-	d := train(c.samples)
+	trained := train(c.samples)
 	c.samples, c.sampled = nil, 0
-	if d != nil {
-		c.dict.Store(d)
+	if trained == nil {
+		return nil
 	}
+	d := newDictionary(trained)
+	c.dict.Store(d)
 	return d
 }
 

@@ -3,6 +3,7 @@ package compact
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 )
@@ -185,11 +186,23 @@ func FuzzRoundTrip(f *testing.F) {
 	f.Add(pod(5))
 	f.Add([]byte{})
 	f.Add([]byte{s2Dict})
+	f.Add(append(pod(7), pod(8)...))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		b := c.Encode(raw)
 		got, err := c.Decode(nil, b)
 		if err != nil || !bytes.Equal(got, raw) {
 			t.Fatalf("round trip: %q, %v", got, err)
+		}
+		// In two parts, as objects are stored.
+		at := len(raw) / 3
+		b = c.EncodeParts(raw, at)
+		if got, err = c.Decode(nil, b); err != nil || !bytes.Equal(got, raw) {
+			t.Fatalf("round trip in parts at %d: %q, %v", at, got, err)
+		}
+		if b.Compressed() && b.Split() == at {
+			if got, err = c.DecodeSecond(nil, b); err != nil || !bytes.Equal(got, raw[at:]) {
+				t.Fatalf("second part from %d: %q, %v", at, got, err)
+			}
 		}
 		// Decoding arbitrary bytes never panics.
 		_, _ = c.Decode(nil, Body(raw))
@@ -209,4 +222,30 @@ func BenchmarkDecode(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(body)), "stored-B")
 	b.ReportMetric(float64(len(buf)), "json-B")
+}
+
+// TestEncoderBase checks blocks encoded by one encoder while its base
+// passes the end of its 32 bits: the table is cleared, and entries of
+// earlier blocks are never taken for the block's own.
+func TestEncoderBase(t *testing.T) {
+	c := NewCodec("pods", 0)
+	for i := 0; !c.Trained(); i++ {
+		c.Encode(pod(i))
+	}
+	d := c.dict.Load()
+	e := &encoder{base: math.MaxUint32 - 3000}
+	wrapped := false
+	for i := range 200 {
+		raw := pod(i)
+		before := e.base
+		block := e.encode(nil, raw, d)
+		wrapped = wrapped || e.base < before
+		got, err := d.Decode(nil, block)
+		if err != nil || !bytes.Equal(got, raw) {
+			t.Fatalf("pod %d, base %d: decodes to %q, %v", i, before, got, err)
+		}
+	}
+	if !wrapped {
+		t.Fatal("the base did not wrap: the test covers nothing")
+	}
 }
