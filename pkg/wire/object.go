@@ -38,6 +38,8 @@ type Decoder struct {
 	// changed is the newest managedFields time of the object being
 	// decoded.
 	changed time.Time
+	// walk reads the type's projected paths, then search.SearchedPaths.
+	walk fieldpath.Set
 	// text holds an object's Text as it is read, pointing into buf or
 	// raw; textBytes and textStrs are where the decoded objects' Text is
 	// kept (keepText), in chunks of textChunk bytes at least.
@@ -128,7 +130,8 @@ func text(b []byte, start, end int, escaped bool) ([]byte, error) {
 // dropData, the top-level members data and stringData are left out: a
 // Secret whose credentials must not be cached.
 func NewDecoder(cluster string, t *object.Type, dropData bool) *Decoder {
-	d := &Decoder{cluster: cluster, t: t, dropData: dropData, textChunk: textChunk}
+	d := &Decoder{cluster: cluster, t: t, dropData: dropData, textChunk: textChunk,
+		walk: fieldpath.NewSet(append(slices.Clone(t.Projected.Paths()), search.SearchedPaths()...))}
 	d.kind, _ = json.Marshal(t.Kind)
 	d.apiVersion, _ = json.Marshal(t.APIVersion())
 	return d
@@ -330,8 +333,12 @@ func (d *Decoder) object(b []byte, i int) (*Decoded, int, error) {
 	// raw is out behind kind and apiVersion, when added.
 	shift := len(raw) - len(out)
 	spec, status = moved(spec, shift), moved(status, shift)
-	o := object.BuildAt(d.cluster, d.t, m, raw, spec, status)
-	d.text = search.AppendBodyTokens(d.text[:0], o, fieldpath.Doc{Cluster: o.Cluster, Raw: raw, Spec: spec, Status: status})
+	// One walk reads the values the object keeps (its type's projected
+	// paths) and those its search text is made of.
+	found := d.walk.Read(fieldpath.Doc{Cluster: d.cluster, Raw: raw, Spec: spec, Status: status})
+	o := object.BuildFound(d.cluster, d.t, m, raw, spec, status, found)
+	d.text = search.AppendFoundTokens(d.text[:0], o, found, d.t.Projected.Len())
+	found.Release()
 	return &Decoded{Object: o, Text: d.keepText(d.text), Changed: d.changed}, i, nil
 }
 

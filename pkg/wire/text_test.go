@@ -9,21 +9,26 @@ import (
 	"time"
 
 	"github.com/fleetcache/fleetcache/internal/graphqltest"
+	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/compact"
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/search"
 	"github.com/fleetcache/fleetcache/pkg/wire"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// TestText checks that the search text a Decoder reads from each object's
-// JSON, before compressing it, is the text of the body the object keeps,
+// TestText checks that the search text and the projected values a Decoder
+// reads from each object's JSON, in one walk before compressing it, are
+// those of the body the object keeps,
 // for every item of lists whose objects are compressed once the type's
 // Codec has trained, and that it stays intact while the decoder decodes
 // more (it is carved from chunks the decoder shares between objects).
 func TestText(t *testing.T) {
+	// The paths the index projects for Pods, one of them searched too:
+	// the decoder reads both in one walk.
 	typ := &object.Type{Resource: "pods", GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true,
-		Codec: compact.NewCodec("pods", 0)}
+		Codec: compact.NewCodec("pods", 0), Projected: fieldpath.NewSet(index.New(index.Options{}).IndexedPaths("pods"))}
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	page := func(from, n int) []byte {
 		var buf bytes.Buffer
@@ -59,9 +64,16 @@ func TestText(t *testing.T) {
 	}
 	r := new(object.BodyReader)
 	for i, o := range items {
-		want := search.AppendBodyTokens(nil, o.Object, r.Doc(o.Object))
+		doc := r.Doc(o.Object)
+		want := search.AppendBodyTokens(nil, o.Object, doc)
 		if !slices.Equal(o.Text, want) {
 			t.Fatalf("item %d: Text %q, the stored body's %q", i, o.Text, want)
+		}
+		for _, p := range typ.Projected.Paths() {
+			got, ok := o.Projected(p)
+			if want := p.AppendJSONIn(nil, doc); !ok || !bytes.Equal(got, want) {
+				t.Fatalf("item %d: %s projected as %s, the stored body's %s", i, p, got, want)
+			}
 		}
 		if i%50 > 0 && !slices.Contains(o.Text, fmt.Sprintf("release%d", i)) {
 			t.Fatalf("item %d: Text %q lacks its note", i, o.Text)

@@ -343,8 +343,12 @@ func FuzzObject(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	// The projected paths overlap the searched ones: one walk reads both.
+	projecting := *secretType
+	projecting.Projected = fieldpath.NewSet([]fieldpath.Path{fieldpath.MustParse("metadata.name"),
+		fieldpath.MustParse("spec.containers[].image"), fieldpath.MustParse("metadata.annotations"), fieldpath.MustParse("status")})
 	f.Fuzz(func(t *testing.T, in []byte) {
-		o, err := NewDecoder("c1", secretType, true).Object(in)
+		o, err := NewDecoder("c1", &projecting, true).Object(in)
 		if err != nil {
 			return
 		}
@@ -357,10 +361,15 @@ func FuzzObject(f *testing.F) {
 		if given.Spec != read.Spec || given.Status != read.Status {
 			t.Fatalf("%q stored as %q: spec and status at %d and %d, read at %d and %d", in, o.Raw(), given.Spec, given.Status, read.Spec, read.Status)
 		}
-		// The search text read before the body was stored is the stored
-		// body's.
+		// The search text and the projected values read before the body
+		// was stored are the stored body's.
 		if want := search.AppendBodyTokens(nil, o.Object, read); !slices.Equal(o.Text, want) {
 			t.Fatalf("%q: Text %q, the stored body's %q", in, o.Text, want)
+		}
+		for _, p := range projecting.Projected.Paths() {
+			if got, want := projected(o.Object, p), p.AppendJSONIn(nil, read); !bytes.Equal(got, want) {
+				t.Fatalf("%q: %s projected as %s, the stored body's %s", in, p, got, want)
+			}
 		}
 		var want map[string]any
 		if err := json.Unmarshal(in, &want); err != nil {
@@ -564,4 +573,12 @@ func TestWatchText(t *testing.T) {
 			t.Errorf("%s: Text %q, want %q", o.Name, o.Text, want)
 		}
 	}
+}
+
+// projected returns the JSON o keeps for p, null when it keeps none.
+func projected(o *object.Object, p fieldpath.Path) []byte {
+	if v, ok := o.Projected(p); ok {
+		return v
+	}
+	return []byte("null")
 }

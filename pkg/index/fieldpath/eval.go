@@ -33,6 +33,20 @@ type Value struct {
 	raw string
 }
 
+// EachMember calls fn with each member of an Object value, in order,
+// until fn returns false; with none for other values.
+func (v Value) EachMember(fn func(key string, m Value) bool) {
+	if v.Kind != Object {
+		return
+	}
+	gjson.Parse(v.raw).ForEach(func(k, r gjson.Result) bool {
+		if m, ok := valueOf(r); ok {
+			return fn(k.Str, m)
+		}
+		return true
+	})
+}
+
 // AppendJSON appends the value as JSON: its stored text.
 func (v Value) AppendJSON(dst []byte) []byte {
 	if v.raw == "" {

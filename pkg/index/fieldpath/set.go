@@ -92,10 +92,10 @@ func (s Set) Len() int { return len(s.paths) }
 // each path's values in document order; until fn returns false. It
 // returns false if fn did.
 func (s Set) EachIn(d Doc, fn func(i int, v Value) bool) bool {
-	sc := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(sc)
-	for _, f := range s.sorted(d, sc) {
-		if !fn(f.path, f.v) {
+	f := s.Read(d)
+	defer f.Release()
+	for _, x := range f.all {
+		if !fn(x.path, x.v) {
 			return false
 		}
 	}
@@ -109,17 +109,68 @@ func (s Set) EachJSONIn(d Doc, fn func(i int, json []byte)) {
 	if len(s.paths) == 0 {
 		return
 	}
-	sc := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(sc)
-	all := s.sorted(d, sc)
-	for i, p := range s.paths {
-		w := newJSONList(sc.json[:0], p.crosses)
-		for ; len(all) > 0 && all[0].path == i; all = all[1:] {
-			w.add(all[0].v)
-		}
-		sc.json = w.end()
-		fn(i, sc.json)
+	f := s.Read(d)
+	defer f.Release()
+	for i := range s.paths {
+		fn(i, f.JSON(i))
 	}
+}
+
+// Found is what one walk of a Set over a document found (Set.Read): the
+// values of each of its paths. Callers that read the same document for
+// different purposes read it once with a Set of all their paths. It is
+// valid until Release.
+type Found struct {
+	set Set
+	sc  *scratch
+	// all are the values, by path, each path's in document order.
+	all []found
+}
+
+// Read walks d once for every path of the Set.
+func (s Set) Read(d Doc) *Found {
+	sc := scratchPool.Get().(*scratch)
+	sc.f = Found{set: s, sc: sc, all: s.sorted(d, sc)}
+	return &sc.f
+}
+
+// Release ends the use of f.
+func (f *Found) Release() {
+	sc := f.sc
+	*f = Found{}
+	scratchPool.Put(sc)
+}
+
+// values returns the values of the Set's path i.
+func (f *Found) values(i int) []found {
+	from, _ := slices.BinarySearchFunc(f.all, i, func(x found, i int) int { return x.path - i })
+	to := from
+	for to < len(f.all) && f.all[to].path == i {
+		to++
+	}
+	return f.all[from:to]
+}
+
+// Each calls fn with each value of the Set's path i, in document order,
+// until fn returns false; it returns false if fn did.
+func (f *Found) Each(i int, fn func(Value) bool) bool {
+	for _, x := range f.values(i) {
+		if !fn(x.v) {
+			return false
+		}
+	}
+	return true
+}
+
+// JSON returns the value Paths()[i].AppendJSONIn writes for the
+// document, valid until the next call of JSON or Release.
+func (f *Found) JSON(i int) []byte {
+	w := newJSONList(f.sc.json[:0], f.set.paths[i].crosses)
+	for _, x := range f.values(i) {
+		w.add(x.v)
+	}
+	f.sc.json = w.end()
+	return f.sc.json
 }
 
 // sorted returns the values of the paths in d, in sc's buffer: by path,
@@ -135,6 +186,7 @@ func (s Set) sorted(d Doc, sc *scratch) []found {
 type scratch struct {
 	found []found
 	json  []byte
+	f     Found
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}

@@ -190,6 +190,12 @@ func (o *Object) SetRaw(raw []byte) {
 // setRaw is SetRaw with d, raw with the offsets of its members spec and
 // status as fieldpath.Members finds them.
 func (o *Object) setRaw(raw []byte, d fieldpath.Doc) {
+	o.setRawFound(raw, d, nil)
+}
+
+// setRawFound is setRaw with the values of the type's Projected paths
+// read already, in found (nil: read them from d).
+func (o *Object) setRawFound(raw []byte, d fieldpath.Doc, found *fieldpath.Found) {
 	var codec *compact.Codec
 	if o.Type != nil {
 		codec = o.Type.Codec
@@ -203,20 +209,26 @@ func (o *Object) setRaw(raw []byte, d fieldpath.Doc) {
 	// Status apart: reads of status fields (phases, start times,
 	// container statuses) then decode that part alone.
 	o.body = codec.EncodeParts(raw, d.Status)
-	o.project(d)
+	o.project(d, found)
 }
 
-// project keeps the values of the type's Projected paths in d, o's JSON.
-func (o *Object) project(d fieldpath.Doc) {
+// project keeps the values of the type's Projected paths in d, o's JSON,
+// as found has them when given.
+func (o *Object) project(d fieldpath.Doc, found *fieldpath.Found) {
 	o.projected = ""
 	if o.Type == nil || o.Type.Projected.Len() == 0 {
 		return
+	}
+	if found == nil {
+		found = o.Type.Projected.Read(d)
+		defer found.Release()
 	}
 	// A stack buffer for the common case: the values are copied into the
 	// identity's allocation (setIdentity), so ingest allocates once.
 	var outBuf [512]byte
 	out := outBuf[:0]
-	o.Type.Projected.EachJSONIn(d, func(_ int, v []byte) {
+	for i := range o.Type.Projected.Len() {
+		v := found.JSON(i)
 		if string(v) == "null" {
 			// Most paths are absent from most objects (a Pod's relation
 			// paths: 13 of 14): a length of 0 stands for null, 4 bytes
@@ -225,7 +237,7 @@ func (o *Object) project(d fieldpath.Doc) {
 		}
 		out = binary.AppendUvarint(out, uint64(len(v)))
 		out = append(out, v...)
-	})
+	}
 	// The absent values at the end are not kept at all (the relation
 	// paths come last), but for the first: no values at all would read as
 	// none kept. A JSON text holds no 0 byte, so trailing 0s are lengths.
@@ -590,8 +602,15 @@ func Build(cluster string, t *Type, m Meta, raw []byte) *Object {
 // only reads raw: the caller may reuse it afterwards. A compressed body
 // is a new allocation anyway; an uncompressed one is copied.
 func BuildAt(cluster string, t *Type, m Meta, raw []byte, spec, status int) *Object {
+	return BuildFound(cluster, t, m, raw, spec, status, nil)
+}
+
+// BuildFound is BuildAt for a caller that read the values of t.Projected's
+// paths in raw already, with others it reads, in one walk: found is what
+// a Set whose first paths are t.Projected's found (Set.Read).
+func BuildFound(cluster string, t *Type, m Meta, raw []byte, spec, status int, found *fieldpath.Found) *Object {
 	o := newObject(cluster, t, m)
-	o.setRaw(raw, fieldpath.Doc{Cluster: o.Cluster, Raw: raw, Spec: spec, Status: status})
+	o.setRawFound(raw, fieldpath.Doc{Cluster: o.Cluster, Raw: raw, Spec: spec, Status: status}, found)
 	if kept, ok := compact.View(o.body); ok && len(kept) > 0 && unsafe.SliceData(kept) == unsafe.SliceData(raw) {
 		o.body = compact.Plain(slices.Clone(raw))
 	}

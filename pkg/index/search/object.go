@@ -42,13 +42,26 @@ func EachMetaToken(o *object.Object, fn func(tok string) bool) bool {
 // name's, namespace's and labels' (EachMetaToken) within MaxObjectTokens,
 // sorted and without repeats. They may point into d.Raw.
 func AppendBodyTokens(dst []string, o *object.Object, d fieldpath.Doc) []string {
+	return appendBodyTokens(dst, o, func(fn func(string) bool) { StoredText(d, fn) })
+}
+
+// AppendFoundTokens is AppendBodyTokens for what a walk of o's JSON found:
+// the values of SearchedPaths() are those of the walk's Set from path
+// from on (StoredTextFound).
+func AppendFoundTokens(dst []string, o *object.Object, f *fieldpath.Found, from int) []string {
+	return appendBodyTokens(dst, o, func(fn func(string) bool) { StoredTextFound(f, from, fn) })
+}
+
+// appendBodyTokens is AppendBodyTokens for text, which calls fn with the
+// tokens of o's body until fn returns false.
+func appendBodyTokens(dst []string, o *object.Object, text func(fn func(string) bool)) []string {
 	// Counting the metadata's tokens takes a third of the time of reading
 	// a Pod's body: they are counted only when the body's come near the
 	// bound, as few objects' do.
 	meta := metaTokensAtMost(o)
 	counted := false
 	start := len(dst)
-	StoredText(d, func(tok string) bool {
+	text(func(tok string) bool {
 		n := meta + len(dst) - start + 1 // with tok
 		if !counted && n > MaxObjectTokens {
 			meta, counted = 0, true

@@ -6,9 +6,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-	"unsafe"
-
-	"github.com/tidwall/gjson"
 
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 )
@@ -150,34 +147,46 @@ var Paths = []fieldpath.Path{
 	fieldpath.MustParse("spec.jobTemplate.spec.template.spec.containers[].image"),
 }
 
-// paths reads Paths in one walk of an object.
-var paths = fieldpath.NewSet(Paths)
+// searched reads the annotations and Paths in one walk of an object.
+var searched = fieldpath.NewSet(append([]fieldpath.Path{fieldpath.MustParse("metadata.annotations")}, Paths...))
+
+// SearchedPaths returns the paths StoredText reads, for a caller that
+// reads them with paths of its own in one walk (StoredTextFound).
+func SearchedPaths() []fieldpath.Path { return slices.Clone(searched.Paths()) }
 
 // StoredText calls fn with each token of the searched parts of an object
 // as paths read it (its stored JSON, and where spec begins when known),
 // until fn returns false: the values of its metadata.annotations, then the
-// strings at Paths, which start at spec's value instead of skipping the
-// metadata once for each path. It never decodes the object.
+// strings at Paths, read in one walk. It never decodes the object.
 func StoredText(d fieldpath.Doc, fn func(tok string) bool) bool {
-	raw := d.Raw
-	if len(raw) == 0 {
+	if len(d.Raw) == 0 {
 		return true
 	}
-	// raw is never modified: a string view of it saves gjson a copy.
-	ann := gjson.Get(unsafe.String(unsafe.SliceData(raw), len(raw)), "metadata.annotations")
+	f := searched.Read(d)
+	defer f.Release()
+	return StoredTextFound(f, 0, fn)
+}
+
+// StoredTextFound is StoredText for what a walk found: the values of
+// SearchedPaths() are those of the walk's Set from path from on.
+func StoredTextFound(f *fieldpath.Found, from int, fn func(tok string) bool) bool {
 	more := true
-	if ann.IsObject() {
-		ann.ForEach(func(_, v gjson.Result) bool {
-			if v.Type == gjson.String {
+	f.Each(from, func(ann fieldpath.Value) bool {
+		ann.EachMember(func(_ string, v fieldpath.Value) bool {
+			if v.Kind == fieldpath.String {
 				more = Tokens(v.Str, fn)
 			}
 			return more
 		})
-	}
-	if !more {
-		return false
-	}
-	return paths.EachIn(d, func(_ int, v fieldpath.Value) bool {
-		return v.Kind != fieldpath.String || Tokens(v.Str, fn)
+		return false // the first: the path crosses no array
 	})
+	for i := range Paths {
+		if !more {
+			return false
+		}
+		more = f.Each(from+1+i, func(v fieldpath.Value) bool {
+			return v.Kind != fieldpath.String || Tokens(v.Str, fn)
+		})
+	}
+	return more
 }
