@@ -2,6 +2,8 @@ package index_test
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -454,5 +456,69 @@ func TestManyMetaTokens(t *testing.T) {
 	}
 	if types, postings, clusters := ix.Entries(); types+postings+clusters != 0 {
 		t.Errorf("%d postings or counts left in an empty index", types+postings+clusters)
+	}
+}
+
+// TestUpsertAll checks that upserting a list a batch at a time leaves the
+// index as upserting its objects one by one does: the same events in the
+// same order, objects and search results, over lists longer than a
+// batch that add, modify, recreate and repeat objects.
+func TestUpsertAll(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 31))
+	first := indextest.RandomFleet(r, 700)
+	var second []*object.Object
+	for i, o := range first {
+		switch i % 4 {
+		case 0: // unchanged, as a relist repeats it
+			second = append(second, o)
+		case 1:
+			second = append(second, indextest.Modified(o, "2", indextest.WithLabels("app", "moved")))
+		case 2:
+			second = append(second, indextest.Modified(o, "3", indextest.WithUID("recreated")))
+		}
+	}
+	second = append(second, indextest.RandomFleet(r, 50)...) // new ones, some keys repeated
+	prepare := func(objs []*object.Object) []index.Prepared {
+		ps := make([]index.Prepared, len(objs))
+		for i, o := range objs {
+			ps[i] = index.Prepared{Object: o, Text: slices.Clone(index.TextTokens(o, new(object.BodyReader)))}
+		}
+		return ps
+	}
+	one, all := index.New(index.Options{}), index.New(index.Options{})
+	for _, list := range [][]*object.Object{first, second} {
+		ps := prepare(list)
+		for _, p := range ps {
+			one.UpsertPrepared(p)
+		}
+		all.UpsertAll(ps)
+	}
+	for _, ix := range []*index.Index{one, all} {
+		if err := ix.Verify(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := one.Events(0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := all.Events(0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) < len(first)+len(second)/2 {
+		t.Fatalf("%d events: the lists changed too little", len(want))
+	}
+	if diff := cmp.Diff(indextest.Summarize(want), indextest.Summarize(got)); diff != "" {
+		t.Errorf("events (-one by one +batched):\n%s", diff)
+	}
+	moved, err := search.Parse("moved")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []planner.Filter{{}, {Search: moved}, {Selector: indextest.MustSelector(t, "app=moved")}} {
+		if diff := cmp.Diff(indextest.Keys(planner.List(one, f, nil, 0).Objects), indextest.Keys(planner.List(all, f, nil, 0).Objects)); diff != "" {
+			t.Errorf("%+v (-one by one +batched):\n%s", f, diff)
+		}
 	}
 }

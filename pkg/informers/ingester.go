@@ -190,8 +190,9 @@ func (o Options) withDefaults() Options {
 type Sink interface {
 	Upsert(o *object.Object) bool
 	// UpsertPrepared is Upsert for an object whose body's search text
-	// its decoder read (wire.Decoded.Text).
+	// its decoder read (wire.Decoded.Text); UpsertAll upserts a list's.
 	UpsertPrepared(p index.Prepared) bool
+	UpsertAll(ps []index.Prepared)
 	Delete(k object.Key) bool
 	DeleteObject(o *object.Object) bool
 	Objects(cluster, resource string) []*object.Object

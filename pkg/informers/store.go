@@ -86,10 +86,11 @@ var _ cache.ResourceVersionUpdater = (*runStore)(nil)
 // Resync is a no-op: the reflector has no resync period.
 func (s *runStore) Resync() error { return nil }
 
-// Replace applies a complete list: every listed object is upserted (the
-// index ignores those it holds unchanged), the objects of this cluster and
-// type that the list lacks are deleted (pointer-conditional, so that a newer
-// version is never removed), and then the run is synced.
+// Replace applies a complete list: every listed object is upserted, a
+// batch at a time (Index.UpsertAll; the index ignores those it holds
+// unchanged), the objects of this cluster and type that the list lacks
+// are deleted (pointer-conditional, so that a newer version is never
+// removed), and then the run is synced.
 func (s *runStore) Replace(list []any, rv string) error {
 	if s.run.takeResumedList() {
 		s.listed = true // the objects restored from a snapshot stay (restore.go)
@@ -122,14 +123,24 @@ func (s *runStore) Replace(list []any, rv string) error {
 	}
 	now := time.Now()
 	keep := make(map[object.Key]struct{}, len(list))
+	prepared := make([]index.Prepared, 0, len(list))
 	for _, item := range list {
-		d, err := s.apply(item)
+		d, err := s.decoded(item)
 		if err != nil {
 			return err
 		}
 		keep[d.Key()] = struct{}{}
+		if _, copied := item.(*object.Object); copied {
+			// In the list's order: the objects before it first.
+			s.c.sink.UpsertAll(prepared)
+			prepared = prepared[:0]
+			s.c.sink.Upsert(d.Object)
+		} else {
+			prepared = append(prepared, index.Prepared{Object: d.Object, Text: d.Text})
+		}
 		s.events.Record(typ, now)
 	}
+	s.c.sink.UpsertAll(prepared)
 	for _, o := range s.c.sink.Objects(s.c.name, s.run.t.Resource) {
 		if _, ok := keep[o.Key()]; !ok && s.c.sink.DeleteObject(o) {
 			s.events.Record(health.EventDeleted, now)

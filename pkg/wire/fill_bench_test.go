@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -25,9 +26,11 @@ import (
 // that the members' lists return, in $FLEETCACHE_FILL_PODS (default
 // 200,000) Pods over 100 clusters, decoded (package wire: scanned,
 // compressed, the indexed paths' values projected, the search text read)
-// and inserted into an index as the informers insert them, a goroutine per CPU taking the clusters in turn as the
-// informers' lists arrive. The API servers' own work is not in it: on
-// this machine they share its two cores.
+// and inserted into an index a page at a time (Index.UpsertAll, as the
+// informers insert a list), by $FLEETCACHE_FILL_WORKERS goroutines
+// (default one per CPU; 100 is one per cluster, as the informers' lists
+// run) taking the clusters in turn. The API servers' own work is not in
+// it: on this machine they share its two cores.
 //
 //	FLEETCACHE_FILL_PODS=1000000 go test -run '^$' -bench BenchmarkColdFill -benchtime 1x ./pkg/wire/
 func BenchmarkColdFill(b *testing.B) {
@@ -39,6 +42,13 @@ func BenchmarkColdFill(b *testing.B) {
 		}
 	}
 	const clusters, pageSize = 100, 500
+	workers := runtime.GOMAXPROCS(0)
+	if s := os.Getenv("FLEETCACHE_FILL_WORKERS"); s != "" {
+		var err error
+		if workers, err = strconv.Atoi(s); err != nil || workers < 1 {
+			b.Fatalf("FLEETCACHE_FILL_WORKERS=%q: want a count of goroutines", s)
+		}
+	}
 	base := time.Now().Add(-time.Hour)
 	// The pages each cluster's list returns, as the API server writes
 	// them: items without kind and apiVersion.
@@ -78,7 +88,7 @@ func BenchmarkColdFill(b *testing.B) {
 		c := 0
 		start, cpu := time.Now(), processCPU(b)
 		var wg sync.WaitGroup
-		for range runtime.GOMAXPROCS(0) {
+		for range workers {
 			wg.Go(func() {
 				for {
 					next.Lock()
@@ -88,29 +98,58 @@ func BenchmarkColdFill(b *testing.B) {
 					if mine >= clusters {
 						return
 					}
-					d := wire.NewDecoder(fmt.Sprintf("c%03d", mine), types[mine], false)
+					var ps []index.Prepared
 					for _, page := range pages[mine] {
-						list, err := d.List(page)
+						// A decoder per page, as the informers' lists have.
+						list, err := wire.NewDecoder(fmt.Sprintf("c%03d", mine), types[mine], false).List(page)
 						if err != nil {
 							b.Error(err)
 							return
 						}
+						ps = ps[:0]
 						for _, item := range list.Items {
 							d := item.(*wire.Decoded)
-							ix.UpsertPrepared(index.Prepared{Object: d.Object, Text: d.Text})
+							ps = append(ps, index.Prepared{Object: d.Object, Text: d.Text})
 						}
+						ix.UpsertAll(ps)
 					}
 				}
 			})
 		}
+		// A reader meanwhile, once a millisecond: how long the writers'
+		// batches keep it waiting.
+		done := make(chan struct{})
+		var waits []time.Duration
+		var reader sync.WaitGroup
+		reader.Go(func() {
+			tick := time.NewTicker(time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-done:
+					return
+				case <-tick.C:
+				}
+				t := time.Now()
+				ix.ObjectCount("c000", "pods")
+				waits = append(waits, time.Since(t))
+			}
+		})
 		wg.Wait()
 		took, used := time.Since(start), processCPU(b)-cpu
+		close(done)
+		reader.Wait()
+		slices.Sort(waits)
 		if got := ix.ObjectCount("c000", "pods"); got != n/clusters {
 			b.Fatalf("cluster c000 holds %d Pods, want %d", got, n/clusters)
 		}
 		b.ReportMetric(took.Seconds(), "s")
 		b.ReportMetric(float64(n)/took.Seconds(), "objects/s")
 		b.ReportMetric(float64(used.Microseconds())/float64(n), "cpu-µs/object")
+		if len(waits) > 0 {
+			b.ReportMetric(float64(waits[len(waits)*99/100].Microseconds()), "read-p99-µs")
+			b.ReportMetric(float64(waits[len(waits)-1].Microseconds()), "read-max-µs")
+		}
 	}
 }
 
