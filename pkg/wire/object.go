@@ -130,7 +130,7 @@ func text(b []byte, start, end int, escaped bool) ([]byte, error) {
 // dropData, the top-level members data and stringData are left out: a
 // Secret whose credentials must not be cached.
 func NewDecoder(cluster string, t *object.Type, dropData bool) *Decoder {
-	d := &Decoder{cluster: cluster, t: t, dropData: dropData, textChunk: textChunk,
+	d := &Decoder{cluster: unique.Make(cluster).Value(), t: t, dropData: dropData, textChunk: textChunk,
 		walk: fieldpath.NewSet(append(slices.Clone(t.Projected.Paths()), search.SearchedPaths()...))}
 	d.kind, _ = json.Marshal(t.Kind)
 	d.apiVersion, _ = json.Marshal(t.APIVersion())
@@ -219,7 +219,7 @@ func (d *Decoder) object(b []byte, i int) (*Decoded, int, error) {
 		return nil, i, err
 	}
 	out := append(d.buf[:0], '{')
-	var m object.Meta
+	m := object.Meta{Interned: true} // by d.intern
 	d.labels, d.owners, d.changed = d.labels[:0], d.owners[:0], time.Time{}
 	for f := range d.identParts {
 		d.identParts[f] = d.identParts[f][:0]

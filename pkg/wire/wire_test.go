@@ -13,6 +13,8 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
+	"unique"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -581,4 +583,26 @@ func projected(o *object.Object, p fieldpath.Path) []byte {
 		return v
 	}
 	return []byte("null")
+}
+
+// TestInterned checks that the strings objects repeat (cluster,
+// namespace, label keys and values, owners' API versions and kinds) are
+// the interned ones: the Decoder interns them, and object.Build keeps
+// them as they are (Meta.Interned).
+func TestInterned(t *testing.T) {
+	in := func(name string) []byte {
+		return fmt.Appendf(nil, `{"metadata":{"name":%q,"namespace":"prod","labels":{"app":"web"},`+
+			`"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"r","uid":"u"}]}}`, name)
+	}
+	for i, name := range []string{"a", "b"} {
+		o, err := NewDecoder(strings.Clone("c1"), podType, false).Object(in(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []string{o.Cluster, o.Namespace, o.Labels[0].Key, o.Labels[0].Value, o.Owners[0].APIVersion, o.Owners[0].Kind} {
+			if unsafe.StringData(s) != unsafe.StringData(unique.Make(s).Value()) {
+				t.Errorf("object %d: %q is not interned", i, s)
+			}
+		}
+	}
 }

@@ -206,6 +206,30 @@ func FuzzSet(f *testing.F) {
 			if n != len(paths) {
 				t.Fatalf("%d of %d paths given", n, len(paths))
 			}
+			// What one walk found, read in any order, is what the
+			// Set gives in its order.
+			found := s.Read(d)
+			for _, i := range []int{2, 0, 1, 1, 2} {
+				if i >= len(paths) {
+					continue
+				}
+				if got, want := string(found.JSON(i)), string(s.paths[i].AppendJSONIn(nil, d)); comparable && got != want {
+					t.Fatalf("%s in %s, read out of order: %s, alone %s", paths[i], d.Raw, got, want)
+				}
+				var each []byte
+				found.Each(i, func(v Value) bool { each = v.AppendJSON(append(each, ' ')); return true })
+				var all []byte
+				s.EachIn(d, func(j int, v Value) bool {
+					if j == i {
+						all = v.AppendJSON(append(all, ' '))
+					}
+					return true
+				})
+				if string(each) != string(all) {
+					t.Fatalf("%s in %s: Each gives%s, EachIn%s", paths[i], d.Raw, each, all)
+				}
+			}
+			found.Release()
 		}
 	})
 }

@@ -125,6 +125,9 @@ type Found struct {
 	sc  *scratch
 	// all are the values, by path, each path's in document order.
 	all []found
+	// next is where the values after the path read last begin: paths
+	// are mostly read in order.
+	next int
 }
 
 // Read walks d once for every path of the Set.
@@ -143,11 +146,18 @@ func (f *Found) Release() {
 
 // values returns the values of the Set's path i.
 func (f *Found) values(i int) []found {
-	from, _ := slices.BinarySearchFunc(f.all, i, func(x found, i int) int { return x.path - i })
+	from := f.next
+	if from > 0 && f.all[from-1].path >= i {
+		from, _ = slices.BinarySearchFunc(f.all, i, func(x found, i int) int { return x.path - i })
+	}
+	for from < len(f.all) && f.all[from].path < i {
+		from++
+	}
 	to := from
 	for to < len(f.all) && f.all[to].path == i {
 		to++
 	}
+	f.next = to
 	return f.all[from:to]
 }
 

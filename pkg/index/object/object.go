@@ -580,6 +580,12 @@ type Meta struct {
 	Labels  Labels
 	Owners  []OwnerRef
 	Created time.Time
+	// Interned says that the strings that repeat across objects (the
+	// namespace, the labels' keys and values, the owners' API versions
+	// and kinds) and the cluster's name are interned already
+	// (unique.Make), as package wire interns them: Build keeps them as
+	// they are.
+	Interned bool
 }
 
 // Build returns the Object of cluster and t whose metadata is m and whose
@@ -591,7 +597,7 @@ type Meta struct {
 func Build(cluster string, t *Type, m Meta, raw []byte) *Object {
 	o := newObject(cluster, t, m)
 	o.SetRaw(raw)
-	o.setMeta(m.Labels, m.Owners)
+	o.setMeta(m.Labels, m.Owners, m.Interned)
 	return o
 }
 
@@ -614,15 +620,18 @@ func BuildFound(cluster string, t *Type, m Meta, raw []byte, spec, status int, f
 	if kept, ok := compact.View(o.body); ok && len(kept) > 0 && unsafe.SliceData(kept) == unsafe.SliceData(raw) {
 		o.body = compact.Plain(slices.Clone(raw))
 	}
-	o.setMeta(m.Labels, m.Owners)
+	o.setMeta(m.Labels, m.Owners, m.Interned)
 	return o
 }
 
 func newObject(cluster string, t *Type, m Meta) *Object {
+	if !m.Interned {
+		cluster, m.Namespace = intern(cluster), intern(m.Namespace)
+	}
 	return &Object{
-		Cluster:         intern(cluster),
+		Cluster:         cluster,
 		Type:            t,
-		Namespace:       intern(m.Namespace),
+		Namespace:       m.Namespace,
 		Name:            m.Name,
 		UID:             m.UID,
 		ResourceVersion: m.ResourceVersion,
@@ -631,22 +640,25 @@ func newObject(cluster string, t *Type, m Meta) *Object {
 }
 
 // setMeta takes labels and owners, interning the strings that repeat
-// across objects and sorting the labels by key.
-func (o *Object) setMeta(labels Labels, owners []OwnerRef) {
-	if len(labels) > 0 {
+// across objects unless they are interned already, and sorting the labels
+// by key.
+func (o *Object) setMeta(labels Labels, owners []OwnerRef, interned bool) {
+	if !interned {
 		for i, l := range labels {
 			labels[i] = Label{Key: intern(l.Key), Value: intern(l.Value)}
 		}
+		for i := range owners {
+			owners[i].APIVersion = intern(owners[i].APIVersion)
+			owners[i].Kind = intern(owners[i].Kind)
+		}
+	}
+	if len(labels) > 0 {
 		if !slices.IsSortedFunc(labels, compareLabels) {
 			slices.SortFunc(labels, compareLabels)
 		}
 		o.Labels = labels
 	}
 	if len(owners) > 0 {
-		for i := range owners {
-			owners[i].APIVersion = intern(owners[i].APIVersion)
-			owners[i].Kind = intern(owners[i].Kind)
-		}
 		o.Owners = owners
 	}
 }
@@ -696,7 +708,7 @@ func Restore(cluster string, t *Type, s Stored) *Object {
 		specAt:          s.SpecAt,
 		statusAt:        s.StatusAt,
 	}
-	o.setMeta(s.Labels, s.Owners)
+	o.setMeta(s.Labels, s.Owners, s.Interned)
 	o.setIdentity(s.Projected)
 	return o
 }
