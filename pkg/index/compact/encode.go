@@ -89,8 +89,12 @@ func (e *encoder) encode(dst, src []byte, d *dictionary) []byte {
 		e.table[h] = base + uint32(s)
 		// The last offset first, whose repeat takes two bytes; then the
 		// block's last position with the same hash; then the
-		// dictionary's.
-		o, n := offset, d.matchAt(src, s, offset)
+		// dictionary's. Four bytes are compared before a match is
+		// measured: most candidates fail there.
+		o, n := offset, 0
+		if uint32(cv) == d.load32At(src, s, o) {
+			n = d.matchAt(src, s, o)
+		}
 		if n < 4 && candidate >= base {
 			o = s - int(candidate-base)
 			n = d.matchAt(src, s, o)
@@ -253,3 +257,20 @@ func hash6(u uint64) uint32 {
 }
 
 func load64(b []byte, i int) uint64 { return binary.LittleEndian.Uint64(b[i:]) }
+
+// load32At returns the 4 bytes a copy at offset o reproduces at src[s]
+// (as matchAt reads them), or a value unequal to src's there when it
+// reproduces none or fewer than 8 bytes are left in the dictionary.
+func (d *dictionary) load32At(src []byte, s, o int) uint32 {
+	switch {
+	case o <= 0:
+	case o <= s:
+		return uint32(load64(src, s-o))
+	case s > s2.MaxDictSrcOffset:
+	default:
+		if p := len(d.data) - o + s; p >= 0 && p+8 <= len(d.data) {
+			return uint32(load64(d.data, p))
+		}
+	}
+	return ^uint32(load64(src, s))
+}
