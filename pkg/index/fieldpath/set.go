@@ -222,8 +222,8 @@ func (s Set) values(d Doc, dst []found) []found {
 		// Raw is the value of status: the paths into it, not status
 		// itself (see IntoStatus).
 		for _, k := range s.root.keys {
-			if i := skipSpace(raw, 0); k.key == "status" && i < len(raw) {
-				_, dst = k.next.childrenAt(raw, i, dst)
+			if k.key == "status" {
+				dst = k.next.childrenFrom(raw, skipSpace(raw, 0), dst)
 			}
 		}
 		return dst
@@ -237,7 +237,7 @@ func (s Set) values(d Doc, dst []found) []found {
 	var walked uint64
 	for k, key := range s.root.keys {
 		if at := d.memberAt(segment{key: key.key}); k < 64 && at > 0 && at < len(raw) {
-			_, dst = key.next.walkAt(raw, at, dst)
+			dst = key.next.walkFrom(raw, at, dst)
 			walked |= 1 << k
 		}
 	}

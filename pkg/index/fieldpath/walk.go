@@ -43,6 +43,28 @@ func (n *setNode) walkAt(b []byte, i int, dst []found) (int, []found) {
 	return n.childrenAt(b, i, dst)
 }
 
+// walkFrom is walkAt for a caller that needs no end (the value of a
+// top-level member found by its offset): the members of an object are
+// read only until every key below n has been seen, so that the paths into
+// status stop at status.phase instead of reading the rest of it.
+func (n *setNode) walkFrom(b []byte, i int, dst []found) []found {
+	if i = skipSpace(b, i); len(n.ends) > 0 {
+		_, dst = n.walkAt(b, i, dst)
+		return dst
+	}
+	return n.childrenFrom(b, i, dst)
+}
+
+// childrenFrom is childrenAt for a caller that needs no end.
+func (n *setNode) childrenFrom(b []byte, i int, dst []found) []found {
+	if i < len(b) && b[i] == '{' && len(n.keys) > 0 {
+		_, dst = n.membersAt(b, i+1, dst, 0, true)
+		return dst
+	}
+	_, dst = n.childrenAt(b, i, dst)
+	return dst
+}
+
 // childrenAt is walkAt for the paths that go on after n, b[i] being the
 // first byte of the value at n.
 func (n *setNode) childrenAt(b []byte, i int, dst []found) (int, []found) {
