@@ -311,8 +311,7 @@ const upsertBatch = 128
 // UpsertAll is UpsertPrepared for each of ps in turn (a list's objects),
 // taking the lock once for each upsertBatch of them: lists that arrive
 // together hand the lock to each other a batch at a time, not an object
-// at a time (cold lists fill the index about a quarter faster, see
-// docs/benchmarks.md).
+// at a time (docs/benchmarks.md, "Cold lists at 100,000 objects/s").
 func (ix *Index) UpsertAll(ps []Prepared) {
 	for len(ps) > 0 {
 		n := min(len(ps), upsertBatch)

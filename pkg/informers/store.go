@@ -125,12 +125,12 @@ func (s *runStore) Replace(list []any, rv string) error {
 	keep := make(map[object.Key]struct{}, len(list))
 	prepared := make([]index.Prepared, 0, len(list))
 	for _, item := range list {
-		d, err := s.decoded(item)
+		d, withText, err := s.decoded(item)
 		if err != nil {
 			return err
 		}
 		keep[d.Key()] = struct{}{}
-		if _, copied := item.(*object.Object); copied {
+		if !withText {
 			// In the list's order: the objects before it first.
 			s.c.sink.UpsertAll(prepared)
 			prepared = prepared[:0]
@@ -173,39 +173,40 @@ func (s *runStore) upsert(obj any, typ health.EventType) error {
 // object returns the object the reflector handed over: a wire.Decoded,
 // an object, or either in a DeletedFinalStateUnknown.
 func (s *runStore) object(obj any) (*object.Object, error) {
-	d, err := s.decoded(obj)
+	d, _, err := s.decoded(obj)
 	if err != nil {
 		return nil, err
 	}
 	return d.Object, nil
 }
 
-// decoded returns obj as a wire.Decoded. An *object.Object (one the
-// reflector copied, or a DeletedFinalStateUnknown's) comes without Text.
-func (s *runStore) decoded(obj any) (*wire.Decoded, error) {
+// decoded returns obj as a wire.Decoded, and whether it holds the text its
+// decoder read: an *object.Object (one the reflector copied, or a
+// DeletedFinalStateUnknown's) does not.
+func (s *runStore) decoded(obj any) (d *wire.Decoded, withText bool, err error) {
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tomb.Obj
 	}
 	switch o := obj.(type) {
 	case *wire.Decoded:
-		return o, nil
+		return o, true, nil
 	case *object.Object:
-		return &wire.Decoded{Object: o}, nil
+		return &wire.Decoded{Object: o}, false, nil
 	}
-	return nil, fmt.Errorf("%s: unexpected object of type %T", s.run.t.Resource, obj)
+	return nil, false, fmt.Errorf("%s: unexpected object of type %T", s.run.t.Resource, obj)
 }
 
 // apply upserts obj into the sink, with the text its decoder read when it
 // has it, and returns it.
 func (s *runStore) apply(obj any) (*wire.Decoded, error) {
-	d, err := s.decoded(obj)
+	d, withText, err := s.decoded(obj)
 	if err != nil {
 		return nil, err
 	}
-	if _, copied := obj.(*object.Object); copied {
-		s.c.sink.Upsert(d.Object)
-	} else {
+	if withText {
 		s.c.sink.UpsertPrepared(index.Prepared{Object: d.Object, Text: d.Text})
+	} else {
+		s.c.sink.Upsert(d.Object)
 	}
 	return d, nil
 }
