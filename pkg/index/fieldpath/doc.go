@@ -11,7 +11,10 @@
 // object or array, with its JSON text) skipping absent ones and nulls, and
 // AppendJSON writes the value at the path as JSON, copied from the stored
 // bytes: null when absent, and a list of the values found when the path
-// crosses an array ([]).
+// crosses an array ([]). A Set reads several paths in one walk of the
+// bytes; Set.Read hands what the walk found (Found) to several readers, as
+// the wire decoder does for the paths an object keeps and those it
+// searches.
 //
 // The package knows nothing of the index: it reads bytes and a cluster
 // name. Package fieldselector (pkg/index/fieldselector) builds field
