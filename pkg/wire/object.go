@@ -336,7 +336,7 @@ func (d *Decoder) object(b []byte, i int) (*Decoded, int, error) {
 	// One walk reads the values the object keeps (its type's projected
 	// paths) and those its search text is made of.
 	found := d.walk.Read(fieldpath.Doc{Cluster: d.cluster, Raw: raw, Spec: spec, Status: status})
-	o := object.BuildFound(d.cluster, d.t, m, raw, spec, status, found)
+	o := object.BuildAt(d.cluster, d.t, m, raw, spec, status, found)
 	d.text = search.AppendFoundTokens(d.text[:0], o, found, d.t.Projected.Len())
 	found.Release()
 	return &Decoded{Object: o, Text: d.keepText(d.text), Changed: d.changed}, i, nil

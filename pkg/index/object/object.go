@@ -184,18 +184,13 @@ func (o *Object) SetRaw(raw []byte) {
 	if len(raw) <= math.MaxUint32 {
 		d = fieldpath.Members(o.Cluster, raw)
 	}
-	o.setRaw(raw, d)
+	o.setRaw(raw, d, nil)
 }
 
 // setRaw is SetRaw with d, raw with the offsets of its members spec and
-// status as fieldpath.Members finds them.
-func (o *Object) setRaw(raw []byte, d fieldpath.Doc) {
-	o.setRawFound(raw, d, nil)
-}
-
-// setRawFound is setRaw with the values of the type's Projected paths
-// read already, in found (nil: read them from d).
-func (o *Object) setRawFound(raw []byte, d fieldpath.Doc, found *fieldpath.Found) {
+// status as fieldpath.Members finds them, and with the values of the
+// type's Projected paths in found when read already (nil: read from d).
+func (o *Object) setRaw(raw []byte, d fieldpath.Doc, found *fieldpath.Found) {
 	var codec *compact.Codec
 	if o.Type != nil {
 		codec = o.Type.Codec
@@ -606,17 +601,13 @@ func Build(cluster string, t *Type, m Meta, raw []byte) *Object {
 // repeated keys), as fieldpath.Members would find them: a decoder that
 // wrote raw knows them, and saves a reading of it. Unlike Build, BuildAt
 // only reads raw: the caller may reuse it afterwards. A compressed body
-// is a new allocation anyway; an uncompressed one is copied.
-func BuildAt(cluster string, t *Type, m Meta, raw []byte, spec, status int) *Object {
-	return BuildFound(cluster, t, m, raw, spec, status, nil)
-}
-
-// BuildFound is BuildAt for a caller that read the values of t.Projected's
-// paths in raw already, with others it reads, in one walk: found is what
-// a Set whose first paths are t.Projected's found (Set.Read).
-func BuildFound(cluster string, t *Type, m Meta, raw []byte, spec, status int, found *fieldpath.Found) *Object {
+// is a new allocation anyway; an uncompressed one is copied. A caller
+// that read the values of t.Projected's paths in raw already, with others
+// it reads, in one walk, passes what it found (Set.Read of a Set whose
+// first paths are t.Projected's); nil reads them here.
+func BuildAt(cluster string, t *Type, m Meta, raw []byte, spec, status int, found *fieldpath.Found) *Object {
 	o := newObject(cluster, t, m)
-	o.setRawFound(raw, fieldpath.Doc{Cluster: o.Cluster, Raw: raw, Spec: spec, Status: status}, found)
+	o.setRaw(raw, fieldpath.Doc{Cluster: o.Cluster, Raw: raw, Spec: spec, Status: status}, found)
 	if kept, ok := compact.View(o.body); ok && len(kept) > 0 && unsafe.SliceData(kept) == unsafe.SliceData(raw) {
 		o.body = compact.Plain(slices.Clone(raw))
 	}
