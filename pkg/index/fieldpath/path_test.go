@@ -219,7 +219,9 @@ func TestSetEqual(t *testing.T) {
 	if !(Set{}).Equal(NewSet(nil)) {
 		t.Error("empty sets differ")
 	}
-	if !(Set{}).EachIn(Doc{Raw: []byte(pod)}, func(int, Value) bool { return false }) {
+	f := (Set{}).Read(Doc{Raw: []byte(pod)})
+	defer f.Release()
+	if !f.Each(0, func(Value) bool { return false }) {
 		t.Error("the zero Set found a value")
 	}
 }

@@ -87,35 +87,6 @@ func (s Set) Equal(o Set) bool {
 // Len is the number of paths.
 func (s Set) Len() int { return len(s.paths) }
 
-// EachIn calls fn with each value of the Set's paths in d, as Path.EachIn
-// finds them: path after path in the Set's order, i the path's index,
-// each path's values in document order; until fn returns false. It
-// returns false if fn did.
-func (s Set) EachIn(d Doc, fn func(i int, v Value) bool) bool {
-	f := s.Read(d)
-	defer f.Release()
-	for _, x := range f.all {
-		if !fn(x.path, x.v) {
-			return false
-		}
-	}
-	return true
-}
-
-// EachJSONIn calls fn for each path of the Set, in order, with i its
-// index and json the value Paths()[i].AppendJSONIn writes for d. json is
-// valid during the call only.
-func (s Set) EachJSONIn(d Doc, fn func(i int, json []byte)) {
-	if len(s.paths) == 0 {
-		return
-	}
-	f := s.Read(d)
-	defer f.Release()
-	for i := range s.paths {
-		fn(i, f.JSON(i))
-	}
-}
-
 // Found is what one walk of a Set over a document found (Set.Read): the
 // values of each of its paths. Callers that read the same document for
 // different purposes read it once with a Set of all their paths. It is
