@@ -298,7 +298,7 @@ func (ix *Index) Upsert(o *object.Object) bool {
 // TextTokens(p.Object); the index keeps none of its strings.
 func (ix *Index) UpsertPrepared(p Prepared) bool {
 	ix.mu.Lock()
-	changed := ix.upsertLocked(p)
+	changed := ix.upsertLocked(p, nil, 0)
 	ix.mu.Unlock()
 	return changed
 }
@@ -313,28 +313,46 @@ const upsertBatch = 128
 // together hand the lock to each other a batch at a time, not an object
 // at a time (docs/benchmarks.md, "Cold lists at 100,000 objects/s").
 func (ix *Index) UpsertAll(ps []Prepared) {
+	b := batches.Get().(*batch)
+	defer batches.Put(b)
 	for len(ps) > 0 {
 		n := min(len(ps), upsertBatch)
+		b.stage(ps[:n])
 		ix.mu.Lock()
-		for _, p := range ps[:n] {
-			ix.upsertLocked(p)
+		for i, p := range ps[:n] {
+			ix.upsertLocked(p, b, i)
 		}
+		b.indexTokensLocked(ix)
 		ix.mu.Unlock()
 		ps = ps[n:]
 	}
 }
 
-// upsertLocked is UpsertPrepared with the lock held.
-func (ix *Index) upsertLocked(p Prepared) bool {
+// upsertLocked is UpsertPrepared with the lock held. With a batch b, p
+// being its object at place at, a new object's tokens are left to b, and
+// an object that follows the one b inserted last is known to be new
+// without a lookup.
+func (ix *Index) upsertLocked(p Prepared, b *batch, at int) bool {
 	o := p.Object
-	e := ix.findLocked(o.Key(), &ix.scratch)
+	var e entry
+	if b == nil || !b.follows(o) {
+		e = ix.findLocked(o.Key(), &ix.scratch)
+	}
 	old := e.o
+	if old != nil && b != nil {
+		b.forget()
+		if b.holds(e.id) {
+			// The batch inserted old (its key given twice): its tokens
+			// are indexed before they are read to be removed.
+			b.indexTokensLocked(ix)
+		}
+	}
 	switch {
 	case old == nil:
 		if !ix.admitLocked(o, nil) {
 			return false
 		}
-		ix.insertLocked(p)
+		ix.insertLocked(p, b, at)
 		ix.emitLocked(feed.Added, o, nil)
 	case old.UID == o.UID && old.ResourceVersion == o.ResourceVersion && sameVersion(old.Type, o.Type):
 		return false
@@ -344,7 +362,7 @@ func (ix *Index) upsertLocked(p Prepared) bool {
 		if !ix.admitLocked(o, nil) {
 			return true
 		}
-		ix.insertLocked(p)
+		ix.insertLocked(p, b, at)
 		ix.emitLocked(feed.Added, o, nil)
 	default:
 		ix.admitLocked(o, old)
@@ -539,11 +557,15 @@ func (ix *Index) entriesLocked(cluster, resource string, pivot *object.Object) [
 
 // insertLocked adds p's object, which the index does not hold, to every
 // posting and count.
-func (ix *Index) insertLocked(p Prepared) {
+func (ix *Index) insertLocked(p Prepared, b *batch, at int) {
 	o := p.Object
 	id := ix.ids.hold(o)
 	ix.insertIDLocked(o, id)
-	ix.rankLocked(entry{o: o, id: id})
+	ix.rankLocked(entry{o: o, id: id}, b)
+	if b != nil {
+		b.ids[at] = id
+		return
+	}
 	ix.indexTokensLocked(o, id, p.Text)
 }
 
@@ -645,7 +667,7 @@ func (ix *Index) replaceLocked(e entry, p Prepared) {
 	if old.Type != o.Type && !o.Type.KindNameIs(ix.types[old.Type].kindName) {
 		// The kind changed, and with it the Position: start over.
 		ix.removeLocked(e)
-		ix.insertLocked(p)
+		ix.insertLocked(p, nil, 0)
 		return
 	}
 	ix.chargeLocked(old, -1)

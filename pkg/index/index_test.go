@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -459,66 +460,133 @@ func TestManyMetaTokens(t *testing.T) {
 	}
 }
 
+// TestUpsertAllTogether runs lists whose keys interleave through
+// UpsertAll at once, in key order, each longer than a batch: what a batch
+// knew of the primary order is stale once another list's batch took the
+// lock, and the index must hold every object in order.
+func TestUpsertAllTogether(t *testing.T) {
+	const lists, each = 4, 1000
+	ix := index.New(index.Options{})
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for l := range lists {
+		ps := make([]index.Prepared, each)
+		for i := range ps {
+			o := indextest.Obj("c1", indextest.PodType, "ns", fmt.Sprintf("p-%05d", i*lists+l), indextest.WithLabels("list", fmt.Sprint(l)))
+			ps[i] = index.Prepared{Object: o, Text: index.TextTokens(o, new(object.BodyReader))}
+		}
+		wg.Go(func() {
+			<-start
+			ix.UpsertAll(ps)
+		})
+	}
+	close(start)
+	wg.Wait()
+	if err := ix.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if n := ix.ObjectCount("c1", "pods"); n != lists*each {
+		t.Fatalf("%d objects, want %d", n, lists*each)
+	}
+}
+
 // TestUpsertAll checks that upserting a list a batch at a time leaves the
 // index as upserting its objects one by one does: the same events in the
 // same order, objects and search results, over lists longer than a
-// batch that add, modify, recreate and repeat objects.
+// batch that add, modify, recreate and repeat objects. The lists come in
+// any order, or in key order as an API server sends them (where a batch
+// knows an object's neighbours from the one before it, and a key given
+// twice is adjacent); with no budget, and under one that drops bodies
+// and refuses objects.
 func TestUpsertAll(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 31))
-	first := indextest.RandomFleet(r, 700)
-	var second []*object.Object
-	for i, o := range first {
-		switch i % 4 {
-		case 0: // unchanged, as a relist repeats it
-			second = append(second, o)
-		case 1:
-			second = append(second, indextest.Modified(o, "2", indextest.WithLabels("app", "moved")))
-		case 2:
-			second = append(second, indextest.Modified(o, "3", indextest.WithUID("recreated")))
-		}
+	byKey := func(objs []*object.Object) {
+		slices.SortStableFunc(objs, object.CompareObjects)
 	}
-	second = append(second, indextest.RandomFleet(r, 50)...) // new ones, some keys repeated
-	prepare := func(objs []*object.Object) []index.Prepared {
-		ps := make([]index.Prepared, len(objs))
-		for i, o := range objs {
-			ps[i] = index.Prepared{Object: o, Text: slices.Clone(index.TextTokens(o, new(object.BodyReader)))}
-		}
-		return ps
-	}
-	one, all := index.New(index.Options{}), index.New(index.Options{})
-	for _, list := range [][]*object.Object{first, second} {
-		ps := prepare(list)
-		for _, p := range ps {
-			one.UpsertPrepared(p)
-		}
-		all.UpsertAll(ps)
-	}
-	for _, ix := range []*index.Index{one, all} {
-		if err := ix.Verify(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := one.Events(0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := all.Events(0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(want) < len(first)+len(second)/2 {
-		t.Fatalf("%d events: the lists changed too little", len(want))
-	}
-	if diff := cmp.Diff(indextest.Summarize(want), indextest.Summarize(got)); diff != "" {
-		t.Errorf("events (-one by one +batched):\n%s", diff)
-	}
-	moved, err := search.Parse("moved")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []planner.Filter{{}, {Search: moved}, {Selector: indextest.MustSelector(t, "app=moved")}} {
-		if diff := cmp.Diff(indextest.Keys(planner.List(one, f, nil, 0).Objects), indextest.Keys(planner.List(all, f, nil, 0).Objects)); diff != "" {
-			t.Errorf("%+v (-one by one +batched):\n%s", f, diff)
-		}
+	for _, c := range []struct {
+		name   string
+		order  func([]*object.Object)
+		budget int64
+	}{
+		{"any order", func([]*object.Object) {}, 0},
+		{"key order", byKey, 0},
+		{"key order, budget", byKey, 500 * index.ObjectOverhead},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(7, 31))
+			first := indextest.RandomFleet(r, 700)
+			var second []*object.Object
+			for i, o := range first {
+				switch i % 4 {
+				case 0: // unchanged, as a relist repeats it
+					second = append(second, o)
+				case 1:
+					second = append(second, indextest.Modified(o, "2", indextest.WithLabels("app", "moved")))
+				case 2:
+					second = append(second, indextest.Modified(o, "3", indextest.WithUID("recreated")))
+				}
+			}
+			// New ones, some with the keys of others, and some of them
+			// given twice, the second time modified or recreated.
+			fresh := indextest.RandomFleet(r, 50)
+			second = append(second, fresh...)
+			for i, o := range fresh[:20] {
+				if i%2 == 0 {
+					second = append(second, indextest.Modified(o, "9", indextest.WithLabels("app", "twice")))
+				} else {
+					second = append(second, indextest.Modified(o, "9", indextest.WithUID("again")))
+				}
+			}
+			c.order(first)
+			c.order(second)
+			// Each index gets objects of its own: the budget drops bodies.
+			prepare := func(objs []*object.Object) []index.Prepared {
+				ps := make([]index.Prepared, len(objs))
+				for i, o := range objs {
+					o = o.DeepCopyObject().(*object.Object)
+					ps[i] = index.Prepared{Object: o, Text: slices.Clone(index.TextTokens(o, new(object.BodyReader)))}
+				}
+				return ps
+			}
+			one, all := index.New(index.Options{MemoryBudget: c.budget}), index.New(index.Options{MemoryBudget: c.budget})
+			for _, list := range [][]*object.Object{first, second} {
+				for _, p := range prepare(list) {
+					one.UpsertPrepared(p)
+				}
+				all.UpsertAll(prepare(list))
+			}
+			for _, ix := range []*index.Index{one, all} {
+				if err := ix.Verify(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := one.Events(0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := all.Events(0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.budget == 0 && len(want) < len(first)+len(second)/2 {
+				t.Fatalf("%d events: the lists changed too little", len(want))
+			}
+			if diff := cmp.Diff(indextest.Summarize(want), indextest.Summarize(got)); diff != "" {
+				t.Errorf("events (-one by one +batched):\n%s", diff)
+			}
+			if c.budget != 0 {
+				if st := all.Budget(); st.MetadataOnly == 0 || st.Refused == 0 {
+					t.Fatalf("the budget dropped %d bodies and refused %d objects: it was not reached", st.MetadataOnly, st.Refused)
+				}
+			}
+			moved, err := search.Parse("moved")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range []planner.Filter{{}, {Search: moved}, {Selector: indextest.MustSelector(t, "app=moved")}} {
+				if diff := cmp.Diff(indextest.Keys(planner.List(one, f, nil, 0).Objects), indextest.Keys(planner.List(all, f, nil, 0).Objects)); diff != "" {
+					t.Errorf("%+v (-one by one +batched):\n%s", f, diff)
+				}
+			}
+		})
 	}
 }

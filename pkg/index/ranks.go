@@ -99,14 +99,30 @@ func boundsSpread(lo, hi []uint64) float64 {
 }
 
 // rankLocked gives e, just put in the primary order, a rank between its
-// neighbors'.
-func (ix *Index) rankLocked(e entry) {
-	lo, hi, hasLo, hasHi := ix.neighborRanksLocked(e)
-	if hi-lo >= 2 {
-		step := min((hi-lo)/2, rankStride)
-		r := lo + step
-		if !hasLo && hasHi {
-			r = hi - step
+// neighbors'. With a batch b, it takes them from b when e follows the
+// object b ranked last, and tells b e's.
+func (ix *Index) rankLocked(e entry, b *batch) {
+	var lo, hi entry
+	if b != nil && b.follows(e.o) {
+		lo, hi = b.prev, b.next
+	} else {
+		lo, hi = ix.neighborsLocked(e)
+	}
+	if b != nil {
+		b.prev, b.next = e, hi
+	}
+	loRank, hiRank := uint64(0), uint64(math.MaxUint64)
+	if lo.o != nil {
+		loRank = ix.ranks.of(lo.id)
+	}
+	if hi.o != nil {
+		hiRank = ix.ranks.of(hi.id)
+	}
+	if hiRank-loRank >= 2 {
+		step := min((hiRank-loRank)/2, rankStride)
+		r := loRank + step
+		if lo.o == nil && hi.o != nil {
+			r = hiRank - step
 		}
 		ix.ranks.set(e.id, r)
 		return
@@ -114,25 +130,24 @@ func (ix *Index) rankLocked(e entry) {
 	ix.spreadLocked(e)
 }
 
-// neighborRanksLocked returns the ranks of the objects before and after
-// e in the primary order, 0 and MaxUint64 where there is none.
-func (ix *Index) neighborRanksLocked(e entry) (lo, hi uint64, hasLo, hasHi bool) {
-	lo, hi = 0, math.MaxUint64
+// neighborsLocked returns the entries before and after e in the primary
+// order, with nil objects where there is none.
+func (ix *Index) neighborsLocked(e entry) (lo, hi entry) {
 	ix.all.DescendLessOrEqual(e, func(x entry) bool {
 		if x.id == e.id {
 			return true
 		}
-		lo, hasLo = ix.ranks.of(x.id), true
+		lo = x
 		return false
 	})
 	ix.all.AscendGreaterOrEqual(e, func(x entry) bool {
 		if x.id == e.id {
 			return true
 		}
-		hi, hasHi = ix.ranks.of(x.id), true
+		hi = x
 		return false
 	})
-	return lo, hi, hasLo, hasHi
+	return lo, hi
 }
 
 // spreadLocked gives new ranks, evenly spaced, to a window of objects

@@ -80,30 +80,10 @@ var bodyReaders = sync.Pool{New: func() any { return new(object.BodyReader) }}
 
 // indexTokensLocked adds id, o's, to the postings of o's tokens: its
 // name's, namespace's and labels', and text, those its body adds
-// (TextTokens), unless the budget dropped the body. Most of an object's
-// tokens are shared with others (namespaces, labels, images): the
-// postings of those met lately are kept in a map (recentTokens), which
-// finds them faster than the token tree. A token is kept there when it is
-// met again, not when it is new: many are never met again (the random
-// suffix of a Pod's name), and keeping them filled the map and emptied it
-// of the shared ones.
+// (TextTokens), unless the budget dropped the body.
 func (ix *Index) indexTokensLocked(o *object.Object, id uint32, text []string) {
-	recent := ix.recentTokens
 	add := func(tok string) bool {
-		p := recent[tok]
-		if p == nil {
-			var ok bool
-			if p, ok = ix.tokens.Get(tok); !ok {
-				p = new(Posting)
-				ix.tokens.Put(tok, p)
-			} else {
-				if len(recent) == maxRecentTokens {
-					clear(recent)
-				}
-				recent[strings.Clone(tok)] = p
-			}
-		}
-		p.Add(id)
+		ix.tokenPostingLocked(tok).Add(id)
 		return true
 	}
 	search.EachMetaToken(o, add)
@@ -113,6 +93,30 @@ func (ix *Index) indexTokensLocked(o *object.Object, id uint32, text []string) {
 	for _, tok := range text {
 		add(tok)
 	}
+}
+
+// tokenPostingLocked returns the posting of tok, creating it if needed.
+// Most of an object's tokens are shared with others (namespaces, labels,
+// images): the postings of those met lately are kept in a map
+// (recentTokens), which finds them faster than the token tree. A token is
+// kept there when it is met again, not when it is new: many are never met
+// again (the random suffix of a Pod's name), and keeping them filled the
+// map and emptied it of the shared ones.
+func (ix *Index) tokenPostingLocked(tok string) *Posting {
+	if p := ix.recentTokens[tok]; p != nil {
+		return p
+	}
+	p, ok := ix.tokens.Get(tok)
+	if !ok {
+		p = new(Posting)
+		ix.tokens.Put(tok, p)
+		return p
+	}
+	if len(ix.recentTokens) == maxRecentTokens {
+		clear(ix.recentTokens)
+	}
+	ix.recentTokens[strings.Clone(tok)] = p
+	return p
 }
 
 // unindexTokensLocked removes id, o's, from the postings of o's tokens,

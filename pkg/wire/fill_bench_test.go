@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -51,22 +52,28 @@ func BenchmarkColdFill(b *testing.B) {
 	}
 	base := time.Now().Add(-time.Hour)
 	// The pages each cluster's list returns, as the API server writes
-	// them: items without kind and apiVersion.
+	// them: items without kind and apiVersion, in the order of their keys
+	// in etcd (namespace/name), in which lists are served.
 	plain := &object.Type{Resource: "pods", GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}
 	pages := make([][][]byte, clusters)
 	for c := range clusters {
 		perCluster := n / clusters
+		pods := make([]*object.Object, perCluster)
+		for i := range pods {
+			pods[i] = graphqltest.RealisticPod(plain, fmt.Sprintf("c%03d", c), i*clusters+c, base)
+		}
+		slices.SortFunc(pods, func(a, b *object.Object) int {
+			return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+		})
 		for start := 0; start < perCluster; start += pageSize {
 			var buf bytes.Buffer
 			buf.WriteString(`{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"1000"},"items":[`)
-			for i := start; i < min(start+pageSize, perCluster); i++ {
-				if i > start {
+			for i, pod := range pods[start:min(start+pageSize, perCluster)] {
+				if i > 0 {
 					buf.WriteByte(',')
 				}
-				raw := graphqltest.RealisticPod(plain, fmt.Sprintf("c%03d", c), i*clusters+c, base).Raw()
 				// Items come without kind and apiVersion.
-				raw = bytes.Replace(raw, []byte(`"apiVersion":"v1","kind":"Pod",`), nil, 1)
-				buf.Write(raw)
+				buf.Write(bytes.Replace(pod.Raw(), []byte(`"apiVersion":"v1","kind":"Pod",`), nil, 1))
 			}
 			buf.WriteString(`]}`)
 			pages[c] = append(pages[c], buf.Bytes())
