@@ -22,7 +22,10 @@ import (
 // time, Index.UpsertAll) and of objects watch events bring, added and
 // modified, enough of them that their bodies are stored compressed. Every
 // object is found by the words of its annotations, and a modified one by
-// its new words and no more by its old.
+// its new words and no more by its old. The index's postings, orders and
+// ranks are checked whole (Index.Verify) at SYNCED and at the end: a list
+// comes in key order, which a batch relies on to know where its objects
+// go (index/batch.go).
 func TestSearchTextFromTheWire(t *testing.T) {
 	env := testbed.Env(t)
 	c := env.Cluster("c3")
@@ -53,6 +56,9 @@ func TestSearchTextFromTheWire(t *testing.T) {
 		return planner.Count(f.index, planner.Filter{Namespaces: []string{ns}, Search: q})
 	}
 	// The list's objects, at the moment the cluster says SYNCED.
+	if err := f.index.Verify(); err != nil {
+		t.Fatalf("at SYNCED: %v", err)
+	}
 	if got := count("listed word"); got != listed {
 		t.Fatalf("the words of the listed objects' annotations find %d of them, want %d", got, listed)
 	}
@@ -90,5 +96,8 @@ func TestSearchTextFromTheWire(t *testing.T) {
 	}
 	if got := count("mark3"); got != listed/10-1 {
 		t.Errorf("after the modification mark3 finds %d objects, want %d", got, listed/10-1)
+	}
+	if err := f.index.Verify(); err != nil {
+		t.Fatal(err)
 	}
 }
