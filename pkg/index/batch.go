@@ -75,6 +75,15 @@ func (b *batch) stage(ps []Prepared) {
 	}
 }
 
+// release drops what the batch holds of its objects, before it goes
+// back to the pool: it would keep their objects and tokens alive.
+func (b *batch) release() {
+	clear(b.objs[:cap(b.objs)])
+	clear(b.groups[:cap(b.groups)])
+	clear(b.byToken)
+	b.forget()
+}
+
 // addToken adds the place at to the group of tok.
 func (b *batch) addToken(tok string, at int32) {
 	g, ok := b.byToken[tok]

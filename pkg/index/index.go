@@ -314,7 +314,10 @@ const upsertBatch = 128
 // at a time (docs/benchmarks.md, "Cold lists at 100,000 objects/s").
 func (ix *Index) UpsertAll(ps []Prepared) {
 	b := batches.Get().(*batch)
-	defer batches.Put(b)
+	defer func() {
+		b.release()
+		batches.Put(b)
+	}()
 	for len(ps) > 0 {
 		n := min(len(ps), upsertBatch)
 		b.stage(ps[:n])
