@@ -85,6 +85,10 @@ type Options struct {
 	ClusterLabels map[string]map[string]string
 	// Addr is where the HTTP server listens. Default DefaultAddr.
 	Addr string
+	// Listener, if set, is served instead of a listener on Addr, which it
+	// must be bound to: a caller that binds the address early keeps it
+	// from being taken meanwhile. Run closes it.
+	Listener net.Listener
 	// Profiling serves Go's profiles at /debug/pprof/ on the HTTP server,
 	// as Kubernetes components do; with authentication, to operators only
 	// (see operatorsOnly). Default (nil): on when Addr is a loopback
@@ -541,7 +545,7 @@ type server struct {
 }
 
 // listen loads the TLS certificate, if opts name one, and listens on
-// opts.Addr for handler.
+// opts.Addr for handler, or takes opts.Listener.
 func listen(handler http.Handler, opts Options, logger klog.Logger) (*server, error) {
 	s := &server{http: &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}}
 	if opts.TLSCertFile != "" || opts.TLSPrivateKeyFile != "" {
@@ -552,11 +556,14 @@ func listen(handler http.Handler, opts Options, logger klog.Logger) (*server, er
 		}
 		s.http.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: s.certs.GetCertificate}
 	}
-	ln, err := net.Listen("tcp", opts.Addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", opts.Addr, err)
+	s.ln = opts.Listener
+	if s.ln == nil {
+		ln, err := net.Listen("tcp", opts.Addr)
+		if err != nil {
+			return nil, fmt.Errorf("listen on %s: %w", opts.Addr, err)
+		}
+		s.ln = ln
 	}
-	s.ln = ln
 	return s, nil
 }
 

@@ -80,13 +80,14 @@ func (o Options) withDefaults() Options {
 func Run(ctx context.Context, opts Options) error {
 	opts = opts.withDefaults()
 	// Fail before the clusters take their seconds to start if the address is
-	// taken (by an earlier demo, most likely). The aggregator binds it again
-	// later; losing it in between is unlikely and reported then.
+	// taken (by an earlier demo, most likely), and keep it for the
+	// aggregator: a port left free for those seconds can be taken, by a
+	// client's connection as well as by a server.
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s (choose another address): %w", opts.Addr, err)
 	}
-	ln.Close()
+	defer ln.Close() // the aggregator closes it too, when it got that far
 	begin := time.Now()
 	fmt.Fprintf(opts.Out, "Starting %d clusters: etcd and %d kube-apiservers on 127.0.0.1 …\n", len(plans), len(plans))
 	env, err := testcluster.Start(ctx, testcluster.Options{Clusters: len(plans), Users: []string{}})
@@ -126,6 +127,7 @@ func Run(ctx context.Context, opts Options) error {
 		aggErr = aggregator.Run(ctx, aggregator.Options{
 			Kubeconfigs: []string{kubeconfig},
 			Addr:        opts.Addr,
+			Listener:    ln,
 			Informers:   informers.Options{Resources: resources},
 		})
 		cancel() // the aggregator failed (or ctx ended): end the demo

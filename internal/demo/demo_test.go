@@ -109,18 +109,24 @@ func TestRun(t *testing.T) {
 	}
 	out := &syncBuffer{}
 	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
+	// returned is closed when Run has returned runErr: read by the wait for
+	// the clusters and by stop, which must both see it.
+	returned := make(chan struct{})
+	var runErr error
 	go func() {
-		done <- Run(ctx, Options{Addr: addr, Kubeconfig: kubeconfig, FleetKubeconfig: fleetKubeconfig, ChurnInterval: 200 * time.Millisecond, Out: out})
+		defer close(returned)
+		runErr = Run(ctx, Options{Addr: addr, Kubeconfig: kubeconfig, FleetKubeconfig: fleetKubeconfig, ChurnInterval: 200 * time.Millisecond, Out: out})
 	}()
 	stop := sync.OnceValues(func() (time.Duration, error) {
 		begin := time.Now()
 		cancel()
 		select {
-		case err := <-done:
-			return time.Since(begin), err
+		case <-returned:
+			return time.Since(begin), runErr
 		case <-time.After(time.Minute):
-			t.Fatal("Run did not return within a minute of the cancel")
+			// Not Fatal: stop runs inside sync.OnceValues, which a
+			// Goexit would turn into a panic.
+			t.Error("Run did not return within a minute of the cancel")
 			return 0, nil
 		}
 	})
@@ -133,8 +139,8 @@ func TestRun(t *testing.T) {
 	// Up: every cluster SYNCED, and the banner printed.
 	testcluster.Eventually(t, 3*time.Minute, "three SYNCED clusters", func() (bool, string) {
 		select {
-		case err := <-done:
-			t.Fatalf("Run returned early: %v\noutput:\n%s", err, out)
+		case <-returned:
+			t.Fatalf("Run returned early: %v\noutput:\n%s", runErr, out)
 		default:
 		}
 		var data struct {
