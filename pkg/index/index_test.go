@@ -461,23 +461,30 @@ func TestManyMetaTokens(t *testing.T) {
 }
 
 // TestUpsertAllTogether runs lists whose keys interleave through
-// UpsertAll at once, in key order, each longer than a batch: what a batch
-// knew of the primary order is stale once another list's batch took the
-// lock, and the index must hold every object in order.
+// UpsertAll at once, in key order, each longer than a batch, while single
+// upserts (watch events) of keys between theirs come in: what a batch
+// knew of the primary order is stale once another writer took the lock,
+// and the index must hold every object in order.
 func TestUpsertAllTogether(t *testing.T) {
-	const lists, each = 4, 1000
+	const lists, singles, each = 2, 2, 1000
 	ix := index.New(index.Options{})
 	start := make(chan struct{})
 	var wg sync.WaitGroup
-	for l := range lists {
+	for w := range lists + singles {
 		ps := make([]index.Prepared, each)
 		for i := range ps {
-			o := indextest.Obj("c1", indextest.PodType, "ns", fmt.Sprintf("p-%05d", i*lists+l), indextest.WithLabels("list", fmt.Sprint(l)))
+			o := indextest.Obj("c1", indextest.PodType, "ns", fmt.Sprintf("p-%05d", i*(lists+singles)+w), indextest.WithLabels("writer", fmt.Sprint(w)))
 			ps[i] = index.Prepared{Object: o, Text: index.TextTokens(o, new(object.BodyReader))}
 		}
 		wg.Go(func() {
 			<-start
-			ix.UpsertAll(ps)
+			if w < lists {
+				ix.UpsertAll(ps)
+				return
+			}
+			for _, p := range ps {
+				ix.UpsertPrepared(p)
+			}
 		})
 	}
 	close(start)
@@ -485,8 +492,8 @@ func TestUpsertAllTogether(t *testing.T) {
 	if err := ix.Verify(); err != nil {
 		t.Fatal(err)
 	}
-	if n := ix.ObjectCount("c1", "pods"); n != lists*each {
-		t.Fatalf("%d objects, want %d", n, lists*each)
+	if n := ix.ObjectCount("c1", "pods"); n != (lists+singles)*each {
+		t.Fatalf("%d objects, want %d", n, (lists+singles)*each)
 	}
 }
 
