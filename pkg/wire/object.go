@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -654,7 +655,17 @@ func (d *Decoder) ownersOf(b []byte, i int) (vs, ve int, spaced bool, err error)
 }
 
 func containsSpace(b []byte) bool {
-	for _, c := range b {
+	// Eight bytes at a time while none is at or below ' ' (whitespace is):
+	// the lowest byte whose high bit m sets is the first such byte.
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		if (x-ones*0x21)&^x&highs != 0 {
+			break
+		}
+	}
+	for _, c := range b[i:] {
 		if isSpace(c) {
 			return true
 		}

@@ -606,3 +606,17 @@ func TestInterned(t *testing.T) {
 		}
 	}
 }
+
+// FuzzContainsSpace checks containsSpace, which reads eight bytes at a
+// time, against a byte at a time.
+func FuzzContainsSpace(f *testing.F) {
+	for _, s := range []string{"", " ", `{"a":"b"}`, `[{"uid":"x", "name":"y"}]`, "\x01\x02\x1f abcdefgh", "abcdefgh\tijk", "\xff\xfe\x80 \x7f"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want := slices.ContainsFunc(b, isSpace)
+		if got := containsSpace(b); got != want {
+			t.Errorf("containsSpace(%q) = %v, want %v", b, got, want)
+		}
+	})
+}
