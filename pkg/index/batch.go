@@ -11,7 +11,8 @@ import (
 
 // batch is what UpsertAll knows of the objects it inserts under one hold
 // of the lock, so that a list's objects cost less than one at a time
-// (docs/benchmarks.md, "Cold lists at 100,000 objects/s"):
+// (docs/benchmarks.md, "Batches that group their tokens and know a list's
+// order"):
 //
 //   - Their search tokens, grouped by token before the lock is taken:
 //     under it, each token's posting is looked up once for the batch, not

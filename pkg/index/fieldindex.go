@@ -181,20 +181,26 @@ func fieldValues(path fieldpath.Path, o *object.Object, r *object.BodyReader, ds
 }
 
 // distinctValues is fieldValues for json, the value at path that an
-// object keeps beside its body (object.Object.Projected).
-func distinctValues(path fieldpath.Path, json []byte, dst []string) []string {
+// object keeps beside its body (object.Object.Projected); with sorted, it
+// also returns the sort value of the first value at path
+// (object.SortValueFrom; Absent when none).
+func distinctValues(path fieldpath.Path, json []byte, dst []string, sorted bool) ([]string, object.SortValue) {
+	var first object.SortValue
 	if string(json) == "null" {
 		// Absent, as most of a Pod's relation paths are: not parsed.
-		return dst
+		return dst, first
 	}
-	start := len(dst)
+	start, seen := len(dst), false
 	path.EachInJSON(json, func(v fieldpath.Value) bool {
+		if sorted && !seen {
+			first, seen = object.SortValueFrom(v), true
+		}
 		if s, ok := IndexedValue(v); ok {
 			dst = append(dst, s)
 		}
 		return true
 	})
-	return distinct(dst, start)
+	return distinct(dst, start), first
 }
 
 // distinct sorts dst[start:] and drops its repeats.
@@ -217,21 +223,28 @@ func (ix *Index) indexFieldsLocked(o *object.Object, id uint32, te *typeEntry) {
 	kinds[te.kindName]++
 	fis := ix.fields.byResource[o.Type.Resource]
 	var buf [4]string
-	add := func(fi *FieldIndex, values []string) {
+	// add indexes values, and first, the sort value, when it was read
+	// with them from the projected JSON (one parse for both).
+	add := func(fi *FieldIndex, values []string, first *object.SortValue) {
 		for _, v := range values {
 			fi.postingLocked(v).Add(id)
 		}
-		if fi.ordered != nil {
+		switch {
+		case fi.ordered == nil:
+		case first != nil && !object.IsCreationTimestamp(fi.path):
+			fi.ordered.putValue(id, *first)
+		default:
 			fi.ordered.put(o, id, &ix.bodies)
 		}
 	}
 	if te.fieldsProjected && o.EachProjected(func(i int, json []byte) {
-		add(fis[i], distinctValues(fis[i].path, json, buf[:0]))
+		values, first := distinctValues(fis[i].path, json, buf[:0], fis[i].ordered != nil)
+		add(fis[i], values, &first)
 	}) {
 		return
 	}
 	for _, fi := range fis {
-		add(fi, fieldValues(fi.path, o, &ix.bodies, buf[:0]))
+		add(fi, fieldValues(fi.path, o, &ix.bodies, buf[:0]), nil)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/fleetcache/fleetcache/internal/indextest"
 	"github.com/fleetcache/fleetcache/pkg/index"
 	"github.com/fleetcache/fleetcache/pkg/index/feed"
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
 	"github.com/fleetcache/fleetcache/pkg/index/planner"
 	"github.com/fleetcache/fleetcache/pkg/index/search"
@@ -457,6 +458,46 @@ func TestManyMetaTokens(t *testing.T) {
 	}
 	if types, postings, clusters := ix.Entries(); types+postings+clusters != 0 {
 		t.Errorf("%d postings or counts left in an empty index", types+postings+clusters)
+	}
+}
+
+// TestProjectedFieldIndexes checks the field indexes of objects whose type
+// keeps the indexed paths' values beside the body, as the informers' types
+// do: their values, and the sort values of the ordered ones (status.phase,
+// spec.nodeName), are read from those, one parse for both; through
+// UpsertAll, UpsertPrepared and modifications, with values absent.
+func TestProjectedFieldIndexes(t *testing.T) {
+	ix := index.New(index.Options{})
+	pods := *indextest.PodType
+	pods.Projected = fieldpath.NewSet(ix.IndexedPaths("pods"))
+	pod := func(i int, phase string) index.Prepared {
+		name := fmt.Sprintf("p-%03d", i)
+		opt := indextest.WithPodStatus(phase, fmt.Sprintf("node-%d", i%7), i%4, "registry.example.com/app:1")
+		if i%5 == 4 {
+			opt = indextest.WithRaw(`{"metadata":{"name":"` + name + `","namespace":"ns"},"spec":{}}`)
+		}
+		o := indextest.Obj("c1", &pods, "ns", name, opt, indextest.WithRV(phase))
+		return index.Prepared{Object: o, Text: index.TextTokens(o, new(object.BodyReader))}
+	}
+	phases := []string{"Running", "Pending", "Failed"}
+	var list []index.Prepared
+	for i := range 200 {
+		list = append(list, pod(i, phases[i%3]))
+	}
+	ix.UpsertAll(list)
+	for i := 200; i < 300; i++ {
+		ix.UpsertPrepared(pod(i, phases[i%3]))
+	}
+	if _, ok := list[0].Object.Projected(fieldpath.MustParse("status.phase")); !ok {
+		t.Fatal("the Pods keep no projected values: the test proves nothing")
+	}
+	list = list[:0]
+	for i := 0; i < 300; i += 3 {
+		list = append(list, pod(i, "Succeeded"))
+	}
+	ix.UpsertAll(list)
+	if err := ix.Verify(); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -160,8 +160,12 @@ func newValueOrder(ix *Index, path fieldpath.Path) *valueOrder {
 }
 
 func (vo *valueOrder) put(o *object.Object, id uint32, r *object.BodyReader) {
+	vo.putValue(id, object.SortValueOf(vo.path, o, r))
+}
+
+// putValue is put for an object whose sort value, read already, is v.
+func (vo *valueOrder) putValue(id uint32, v object.SortValue) {
 	vo.n++
-	v := object.SortValueOf(vo.path, o, r)
 	if v.Kind == object.Absent {
 		vo.absent.Add(id)
 		return

@@ -44,7 +44,7 @@ var creationTimestamp = fieldpath.MustParse("metadata.creationTimestamp")
 // stored bytes, which r decodes. A String's Str may point into r's
 // buffers: whoever keeps the value beyond r's next read keeps v.Owned().
 func SortValueOf(p fieldpath.Path, o *Object, r *BodyReader) SortValue {
-	if p.String() == creationTimestamp.String() {
+	if IsCreationTimestamp(p) {
 		if o.created == 0 {
 			return SortValue{}
 		}
@@ -52,23 +52,32 @@ func SortValueOf(p fieldpath.Path, o *Object, r *BodyReader) SortValue {
 	}
 	var v SortValue
 	o.Each(p, r, func(x fieldpath.Value) bool {
-		switch x.Kind {
-		case fieldpath.Number:
-			v = SortValue{Kind: Number, Num: x.Num}
-		case fieldpath.String:
-			if t, ok := parseTime(x.Str); ok {
-				v = timeValue(t)
-			} else {
-				v = SortValue{Kind: String, Str: x.Str}
-			}
-		case fieldpath.Bool:
-			v = SortValue{Kind: String, Str: fmt.Sprint(x.Bool)}
-		default:
-			v = SortValue{Kind: String, Str: string(x.AppendJSON(nil))}
-		}
+		v = SortValueFrom(x)
 		return false
 	})
 	return v
+}
+
+// IsCreationTimestamp reports whether p is metadata.creationTimestamp,
+// whose sort value SortValueOf takes from Object.Created.
+func IsCreationTimestamp(p fieldpath.Path) bool { return p.String() == creationTimestamp.String() }
+
+// SortValueFrom returns the sort value of an object whose first value at
+// a sort path, other than metadata.creationTimestamp, is x.
+func SortValueFrom(x fieldpath.Value) SortValue {
+	switch x.Kind {
+	case fieldpath.Number:
+		return SortValue{Kind: Number, Num: x.Num}
+	case fieldpath.String:
+		if t, ok := parseTime(x.Str); ok {
+			return timeValue(t)
+		}
+		return SortValue{Kind: String, Str: x.Str}
+	case fieldpath.Bool:
+		return SortValue{Kind: String, Str: fmt.Sprint(x.Bool)}
+	default:
+		return SortValue{Kind: String, Str: string(x.AppendJSON(nil))}
+	}
 }
 
 // Owned returns v with a String's text copied, so that it no longer
