@@ -31,9 +31,10 @@ type Decoder struct {
 	// (a list's items), encoded.
 	kind, apiVersion []byte
 
-	sc     scanner
+	sc scanner
+	// buf holds the object's stored bytes being built: its members behind
+	// room for kind and apiVersion (see object).
 	buf    []byte
-	raw    []byte // a list item's stored bytes, kind and apiVersion added
 	labels object.Labels
 	owners []object.OwnerRef
 	// changed is the newest managedFields time of the object being
@@ -219,7 +220,13 @@ func (d *Decoder) object(b []byte, i int) (*Decoded, int, error) {
 	if err != nil {
 		return nil, i, err
 	}
-	out := append(d.buf[:0], '{')
+	// out holds the members from room on; what goes before them, the
+	// opening brace and, for a list's items, which the server sends
+	// without kind and apiVersion, those two, is written at the end,
+	// without moving the members: the stored bytes are then as a GET
+	// returns them, for no copy.
+	room := 1 + len(`"kind":,`) + len(d.kind) + len(`"apiVersion":,`) + len(d.apiVersion)
+	out := slices.Grow(d.buf[:0], room+4096)[:room]
 	m := object.Meta{Interned: true} // by d.intern
 	d.labels, d.owners, d.changed = d.labels[:0], d.owners[:0], time.Time{}
 	for f := range d.identParts {
@@ -286,39 +293,28 @@ func (d *Decoder) object(b []byte, i int) (*Decoded, int, error) {
 	}
 	out = append(out, '}')
 	d.buf = out
-
-	// The stored bytes: out, or, when the server left kind and apiVersion
-	// out (a list's items), out behind them, as a GET returns it, in a
-	// buffer of its own. Both are reused: BuildAt copies what it keeps.
-	// Only a list's decoder, which lives for one page, holds that second
-	// buffer: a watch's objects have their kind and apiVersion.
-	raw := out
-	if !hasKind || !hasAPIVersion {
-		size := len(out)
-		if !hasKind {
-			size += len(`"kind":,`) + len(d.kind)
-		}
-		if !hasAPIVersion {
-			size += len(`"apiVersion":,`) + len(d.apiVersion)
-		}
-		raw = slices.Grow(d.raw[:0], size)
-		raw = append(raw, '{')
-		if !hasKind {
-			raw = append(raw, `"kind":`...)
-			raw = append(raw, d.kind...)
-			raw = append(raw, ',')
-		}
-		if !hasAPIVersion {
-			raw = append(raw, `"apiVersion":`...)
-			raw = append(raw, d.apiVersion...)
-			raw = append(raw, ',')
-		}
-		if written == 0 {
-			raw = raw[:len(raw)-1] // no member follows the comma
-		}
-		raw = append(raw, out[1:]...)
-		d.raw = raw
+	// start is where the stored bytes begin in out: the opening brace,
+	// then kind and apiVersion where the object lacks them.
+	start, end := room, len(out)
+	put := func(member string, value []byte) {
+		start -= len(member) + len(value) + 1
+		n := copy(out[start:], member)
+		n += copy(out[start+n:], value)
+		out[start+n] = ','
 	}
+	if !hasAPIVersion {
+		put(`"apiVersion":`, d.apiVersion)
+	}
+	if !hasKind {
+		put(`"kind":`, d.kind)
+	}
+	if written == 0 && start < room {
+		// No member follows the last comma: it closes the object.
+		out[room-1], end = '}', room
+	}
+	start--
+	out[start] = '{'
+	raw := out[start:end]
 	d.ident = append(append(append(d.ident[:0], d.identParts[0]...), d.identParts[1]...), d.identParts[2]...)
 	if len(d.ident) > 0 {
 		id := string(d.ident)
@@ -331,9 +327,8 @@ func (d *Decoder) object(b []byte, i int) (*Decoded, int, error) {
 	if len(d.owners) > 0 {
 		m.Owners = slices.Clone(d.owners)
 	}
-	// raw is out behind kind and apiVersion, when added.
-	shift := len(raw) - len(out)
-	spec, status = moved(spec, shift), moved(status, shift)
+	// spec and status are offsets in out.
+	spec, status = moved(spec, -start), moved(status, -start)
 	// One walk reads the values the object keeps (its type's projected
 	// paths) and those its search text is made of.
 	found := d.walk.Read(fieldpath.Doc{Cluster: d.cluster, Raw: raw, Spec: spec, Status: status})
