@@ -188,9 +188,8 @@ func (o Options) withDefaults() Options {
 
 // Sink receives the objects of a cluster; the global index implements it.
 type Sink interface {
-	Upsert(o *object.Object) bool
-	// UpsertPrepared is Upsert for an object whose body's search text
-	// its decoder read (wire.Decoded.Text); UpsertAll upserts a list's.
+	// UpsertPrepared upserts an object with its body's search text
+	// (index.Prepared); UpsertAll upserts a list's.
 	UpsertPrepared(p index.Prepared) bool
 	UpsertAll(ps []index.Prepared)
 	Delete(k object.Key) bool

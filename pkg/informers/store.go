@@ -130,14 +130,7 @@ func (s *runStore) Replace(list []any, rv string) error {
 			return err
 		}
 		keep[d.Key()] = struct{}{}
-		if !withText {
-			// In the list's order: the objects before it first.
-			s.c.sink.UpsertAll(prepared)
-			prepared = prepared[:0]
-			s.c.sink.Upsert(d.Object)
-		} else {
-			prepared = append(prepared, index.Prepared{Object: d.Object, Text: d.Text})
-		}
+		prepared = append(prepared, prepare(d, withText))
 		s.events.Record(typ, now)
 	}
 	s.c.sink.UpsertAll(prepared)
@@ -196,17 +189,22 @@ func (s *runStore) decoded(obj any) (d *wire.Decoded, withText bool, err error) 
 	return nil, false, fmt.Errorf("%s: unexpected object of type %T", s.run.t.Resource, obj)
 }
 
-// apply upserts obj into the sink, with the text its decoder read when it
-// has it, and returns it.
+// apply upserts obj into the sink and returns it.
 func (s *runStore) apply(obj any) (*wire.Decoded, error) {
 	d, withText, err := s.decoded(obj)
 	if err != nil {
 		return nil, err
 	}
-	if withText {
-		s.c.sink.UpsertPrepared(index.Prepared{Object: d.Object, Text: d.Text})
-	} else {
-		s.c.sink.Upsert(d.Object)
-	}
+	s.c.sink.UpsertPrepared(prepare(d, withText))
 	return d, nil
+}
+
+// prepare returns d as the sink inserts it: with the text its decoder
+// read, or else with the text read from its body (an object the decoder
+// did not hand over, which is rare: it allocates a reader).
+func prepare(d *wire.Decoded, withText bool) index.Prepared {
+	if !withText {
+		return index.Prepared{Object: d.Object, Text: index.TextTokens(d.Object, new(object.BodyReader))}
+	}
+	return index.Prepared{Object: d.Object, Text: d.Text}
 }

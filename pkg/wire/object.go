@@ -42,8 +42,8 @@ type Decoder struct {
 	changed time.Time
 	// walk reads the type's projected paths, then search.SearchedPaths.
 	walk fieldpath.Set
-	// text holds an object's Text as it is read, pointing into buf or
-	// raw; textBytes and textStrs are where the decoded objects' Text is
+	// text holds an object's Text as it is read, pointing into buf;
+	// textBytes and textStrs are where the decoded objects' Text is
 	// kept (keepText), in chunks of textChunk bytes at least.
 	text      []string
 	textBytes []byte
@@ -650,9 +650,8 @@ func (d *Decoder) ownersOf(b []byte, i int) (vs, ve int, spaced bool, err error)
 }
 
 func containsSpace(b []byte) bool {
-	// Eight bytes at a time while none is at or below ' ' (whitespace is):
-	// the lowest byte whose high bit m sets is the first such byte.
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	// Eight bytes at a time while none is at or below ' ' (whitespace
+	// is); a word that has one is read a byte at a time.
 	i := 0
 	for ; i+8 <= len(b); i += 8 {
 		x := binary.LittleEndian.Uint64(b[i:])

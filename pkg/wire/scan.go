@@ -90,7 +90,6 @@ func scanString(b []byte, i int) (end int, escaped bool, err error) {
 // where fewer than 8 bytes are left: strings are most of an object's
 // bytes, and most of a string's words hold none of them.
 func plainRun(b []byte, i int) int {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	for ; i+8 <= len(b); i += 8 {
 		x := binary.LittleEndian.Uint64(b[i:])
 		q, bs := x^(ones*'"'), x^(ones*'\\')
@@ -103,6 +102,12 @@ func plainRun(b []byte, i int) int {
 	}
 	return i
 }
+
+// ones and highs are a byte's lowest and highest bit in each byte of a
+// word, for reading eight bytes at a time: (x-ones*c)&^x&highs sets the
+// high bit of the first byte of x below c, and may set those of bytes
+// after it (borrows), never those before.
+const ones, highs = 0x0101010101010101, 0x8080808080808080
 
 // stringSpecial marks the bytes that end a run of plain string bytes: the
 // quote, the backslash and control characters.
