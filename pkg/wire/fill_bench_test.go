@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/fleetcache/fleetcache/pkg/index/compact"
 	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 	"github.com/fleetcache/fleetcache/pkg/index/object"
+	"github.com/fleetcache/fleetcache/pkg/informers"
 	"github.com/fleetcache/fleetcache/pkg/wire"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -27,10 +27,12 @@ import (
 // that the members' lists return, in $FLEETCACHE_FILL_PODS (default
 // 200,000) Pods over 100 clusters, decoded (package wire: scanned,
 // compressed, the indexed paths' values projected, the search text read)
-// and inserted into an index a page at a time (Index.UpsertAll, as the
-// informers insert a list), by $FLEETCACHE_FILL_WORKERS goroutines
-// (default one per CPU; 100 is one per cluster, as the informers' lists
-// run) taking the clusters in turn. The API servers' own work is not in
+// and inserted into an index, as the informers run a cold start's lists:
+// a goroutine per cluster, whose list takes one of the fleet's list slots
+// (informers.DefaultMaxConcurrentLists, or $FLEETCACHE_FILL_SLOTS) before
+// its first page and gives it back once the whole list, its pages decoded
+// one after the other, is inserted by one Index.UpsertAll (the pager's
+// list, applied by runStore.Replace). The API servers' own work is not in
 // it: on this machine they share its two cores.
 //
 //	FLEETCACHE_FILL_PODS=1000000 go test -run '^$' -bench BenchmarkColdFill -benchtime 1x ./pkg/wire/
@@ -43,11 +45,11 @@ func BenchmarkColdFill(b *testing.B) {
 		}
 	}
 	const clusters, pageSize = 100, 500
-	workers := runtime.GOMAXPROCS(0)
-	if s := os.Getenv("FLEETCACHE_FILL_WORKERS"); s != "" {
+	slots := informers.DefaultMaxConcurrentLists()
+	if s := os.Getenv("FLEETCACHE_FILL_SLOTS"); s != "" {
 		var err error
-		if workers, err = strconv.Atoi(s); err != nil || workers < 1 {
-			b.Fatalf("FLEETCACHE_FILL_WORKERS=%q: want a count of goroutines", s)
+		if slots, err = strconv.Atoi(s); err != nil || slots < 1 {
+			b.Fatalf("FLEETCACHE_FILL_SLOTS=%q: want a count of lists", s)
 		}
 	}
 	base := time.Now().Add(-time.Hour)
@@ -91,36 +93,27 @@ func BenchmarkColdFill(b *testing.B) {
 			t.Projected = fieldpath.NewSet(ix.IndexedPaths("pods"))
 			types[c] = &t
 		}
-		var next sync.Mutex
-		c := 0
+		gate := make(chan struct{}, slots)
 		start, cpu := time.Now(), processCPU(b)
 		var wg sync.WaitGroup
-		for range workers {
+		for c := range clusters {
 			wg.Go(func() {
-				for {
-					next.Lock()
-					mine := c
-					c++
-					next.Unlock()
-					if mine >= clusters {
+				gate <- struct{}{}
+				defer func() { <-gate }()
+				var list []index.Prepared
+				for _, page := range pages[c] {
+					// A decoder per page, as the informers' lists have.
+					items, err := wire.NewDecoder(fmt.Sprintf("c%03d", c), types[c], false).List(page)
+					if err != nil {
+						b.Error(err)
 						return
 					}
-					var ps []index.Prepared
-					for _, page := range pages[mine] {
-						// A decoder per page, as the informers' lists have.
-						list, err := wire.NewDecoder(fmt.Sprintf("c%03d", mine), types[mine], false).List(page)
-						if err != nil {
-							b.Error(err)
-							return
-						}
-						ps = ps[:0]
-						for _, item := range list.Items {
-							d := item.(*wire.Decoded)
-							ps = append(ps, index.Prepared{Object: d.Object, Text: d.Text})
-						}
-						ix.UpsertAll(ps)
+					for _, item := range items.Items {
+						d := item.(*wire.Decoded)
+						list = append(list, index.Prepared{Object: d.Object, Text: d.Text})
 					}
 				}
+				ix.UpsertAll(list)
 			})
 		}
 		// A reader meanwhile, once a millisecond: how long the writers'
