@@ -16,7 +16,11 @@
 // Each object comes as a Decoded: the object.Object, the tokens its body
 // adds to its searched text (read from the JSON before it is compressed,
 // so that the index need not decode the body again to insert it) and the
-// newest time of its managedFields.
+// newest time of its managedFields. The values of the type's projected
+// paths and of the searched ones are found by the scan that checks the
+// object's structure (fieldpath.Node), not by a second walk of its bytes;
+// only metadata, which is rewritten, and members with whitespace, which
+// are compacted, are walked again in the stored bytes.
 //
 // Decoder.List decodes one list response (a page: its items, its
 // resourceVersion and continue token); NewWatchDecoder reads a watch

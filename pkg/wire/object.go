@@ -234,8 +234,20 @@ func (d *Decoder) object(b []byte, i int) (*Decoded, int, error) {
 	}
 	hasKind, hasAPIVersion := false, false
 	written := 0
-	// Where the values of spec and status begin in out (object.BuildAt).
-	spec, status := 0, 0
+	// Where the values of spec, status and metadata begin in out
+	// (object.BuildAt; the walk of metadata).
+	spec, status, meta := 0, 0, 0
+	// found gets the values of the type's projected paths and of those
+	// its search text is made of (d.walk) as the members are scanned,
+	// but for metadata's, which are read from what is kept of it, and
+	// for members that are not compact, whose stored text is not the
+	// server's: then the walk reads the stored bytes.
+	root := d.walk.Root()
+	found := d.walk.Collect(d.cluster)
+	defer func() { found.Release() }()
+	var rootSeen frame
+	rootSeen.node = root
+	metaNode, reread := fieldpath.Node{}, false
 	for first := true; ; first = false {
 		ks, ke, esc, vi, done, err := nextKey(b, i, first)
 		if err != nil {
@@ -245,18 +257,24 @@ func (d *Decoder) object(b []byte, i int) (*Decoded, int, error) {
 			i = vi
 			break
 		}
+		key := name(b, ks, ke, esc)
+		node := rootSeen.member(key)
 		// mark is where this member's value is recorded, if it is spec
 		// or status (the first of each).
 		var mark *int
-		switch string(name(b, ks, ke, esc)) {
+		switch string(key) {
 		case "spec":
 			mark = &spec
 		case "status":
 			mark = &status
 		case "metadata":
 			if vi = skipSpace(b, vi); vi < len(b) && b[vi] == '{' {
+				at := valueAt(out, ks, ke, written)
 				if out, i, err = d.metadata(out, b, ks, ke, vi, written == 0, &m); err != nil {
 					return nil, i, err
+				}
+				if !node.IsZero() {
+					metaNode, meta = node, at
 				}
 				written++
 				continue
@@ -275,15 +293,13 @@ func (d *Decoder) object(b []byte, i int) (*Decoded, int, error) {
 		case "apiVersion":
 			hasAPIVersion = true
 		}
-		vs, ve, spaced, err := d.sc.skipValue(b, vi)
+		vs, ve, spaced, err := d.sc.walkValue(b, vi, node, found)
 		if err != nil {
 			return nil, ve, err
 		}
+		reread = reread || spaced && !node.IsZero()
 		if mark != nil && *mark == 0 {
-			*mark = len(out) + ke - ks + 1 // after the key and its colon
-			if written > 0 {
-				*mark++ // and the comma
-			}
+			*mark = valueAt(out, ks, ke, written)
 		}
 		if out, err = member(out, b, ks, ke, vs, ve, spaced, written == 0); err != nil {
 			return nil, ve, err
@@ -304,9 +320,11 @@ func (d *Decoder) object(b []byte, i int) (*Decoded, int, error) {
 	}
 	if !hasAPIVersion {
 		put(`"apiVersion":`, d.apiVersion)
+		found.Add(rootSeen.member([]byte("apiVersion")), d.apiVersion)
 	}
 	if !hasKind {
 		put(`"kind":`, d.kind)
+		found.Add(rootSeen.member([]byte("kind")), d.kind)
 	}
 	if written == 0 && start < room {
 		// No member follows the last comma: it closes the object.
@@ -327,15 +345,28 @@ func (d *Decoder) object(b []byte, i int) (*Decoded, int, error) {
 	if len(d.owners) > 0 {
 		m.Owners = slices.Clone(d.owners)
 	}
-	// spec and status are offsets in out.
-	spec, status = moved(spec, -start), moved(status, -start)
-	// One walk reads the values the object keeps (its type's projected
-	// paths) and those its search text is made of.
-	found := d.walk.Read(fieldpath.Doc{Cluster: d.cluster, Raw: raw, Spec: spec, Status: status})
+	// spec, status and metadata are offsets in out.
+	spec, status, meta = moved(spec, -start), moved(status, -start), moved(meta, -start)
+	if reread {
+		found.Release()
+		found = d.walk.Read(fieldpath.Doc{Cluster: d.cluster, Raw: raw, Spec: spec, Status: status})
+	} else {
+		found.WalkAt(metaNode, raw, meta)
+		found.Done()
+	}
 	o := object.BuildAt(d.cluster, d.t, m, raw, spec, status, found)
 	d.text = search.AppendFoundTokens(d.text[:0], o, found, d.t.Projected.Len())
-	found.Release()
 	return &Decoded{Object: o, Text: d.keepText(d.text), Changed: d.changed}, i, nil
+}
+
+// valueAt returns where the value of the member whose key is b[ks:ke]
+// begins in out, the member to be appended to it, after written others.
+func valueAt(out []byte, ks, ke, written int) int {
+	at := len(out) + ke - ks + 1 // after the key and its colon
+	if written > 0 {
+		at++ // and the comma
+	}
+	return at
 }
 
 // textChunk is the size of the chunks keepText carves a list's Text from.

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+
+	"github.com/fleetcache/fleetcache/pkg/index/fieldpath"
 )
 
 // errIncomplete is a document that ends before its last value does: a
@@ -143,6 +145,12 @@ func stringValue(b []byte, start, end int, escaped bool) (string, error) {
 // strings for their escapes, literals and numbers for their characters;
 // separators inside containers are checked as a well-formed sequence.
 func (s *scanner) skipValue(b []byte, i int) (start, end int, spaced bool, err error) {
+	return s.walkValue(b, i, fieldpath.Node{}, nil)
+}
+
+// walkValue is skipValue that also records in f the values of the paths
+// from n on, the value being at n (the zero Node: none); they point into b.
+func (s *scanner) walkValue(b []byte, i int, n fieldpath.Node, f *fieldpath.Found) (start, end int, spaced bool, err error) {
 	i = skipSpace(b, i)
 	if i >= len(b) {
 		return i, i, false, errIncomplete
@@ -151,14 +159,16 @@ func (s *scanner) skipValue(b []byte, i int) (start, end int, spaced bool, err e
 	switch c := b[i]; {
 	case c == '"':
 		end, _, err = scanString(b, i)
-		return start, end, false, err
 	case c == '{' || c == '[':
-		end, spaced, err = s.skipContainer(b, i)
+		end, spaced, err = s.walkContainer(b, i, n, f)
 		return start, end, spaced, err
 	default:
 		end, err = scalar(b, i)
-		return start, end, false, err
 	}
+	if err == nil && !n.IsZero() {
+		f.Add(n, b[start:end])
+	}
+	return start, end, false, err
 }
 
 // scalar reads the literal or number at b[i].
@@ -245,11 +255,36 @@ func number(b []byte, i int) (int, error) {
 
 // scanner holds the state the scan of a container reuses.
 type scanner struct {
-	// stack holds the open brackets of the container being skipped.
-	stack []byte
+	// stack holds the open containers of the value being scanned.
+	stack []frame
 }
 
-// What skipContainer expects next.
+// frame is a container open in a scan.
+type frame struct {
+	// node is the container's place in the paths walkContainer records,
+	// zero when none goes into it.
+	node fieldpath.Node
+	// seen marks the members of node an object has had (Node.Member).
+	seen uint64
+	// at is where the container begins.
+	at   int
+	open byte
+}
+
+// member returns the Node of the member key of the object fr, zero for a
+// key it has had before.
+func (fr *frame) member(key []byte) fieldpath.Node {
+	n, k := fr.node.Member(key)
+	if k >= 0 && k < 64 {
+		if fr.seen&(1<<k) != 0 {
+			return fieldpath.Node{}
+		}
+		fr.seen |= 1 << k
+	}
+	return n
+}
+
+// What walkContainer expects next.
 const (
 	wantValueOrClose = iota // after '[': a value or ']'
 	wantKeyOrClose          // after '{': a key or '}'
@@ -259,10 +294,14 @@ const (
 	wantCommaOrClose        // after a value
 )
 
-// skipContainer reads the object or array that starts at b[i].
-func (s *scanner) skipContainer(b []byte, i int) (end int, spaced bool, err error) {
+// walkContainer reads the object or array that starts at b[i], at n in the
+// paths whose values it records in f. Following the paths costs a scan
+// that none goes into (skipValue's) a test of each key and value.
+func (s *scanner) walkContainer(b []byte, i int, n fieldpath.Node, f *fieldpath.Found) (end int, spaced bool, err error) {
 	s.stack = s.stack[:0]
 	state := wantValueOrClose
+	// next is the Node of the value that comes next.
+	next := n
 	for i < len(b) {
 		c := b[i]
 		switch c {
@@ -271,17 +310,34 @@ func (s *scanner) skipContainer(b []byte, i int) (end int, spaced bool, err erro
 			i++
 			continue
 		case '"':
+			end, escaped, err := scanString(b, i)
+			if err != nil {
+				return end, spaced, err
+			}
 			switch state {
 			case wantKeyOrClose, wantKey:
 				state = wantColon
+				if top := &s.stack[len(s.stack)-1]; !top.node.IsZero() {
+					key := b[i+1 : end-1]
+					if escaped {
+						k, err := stringValue(b, i, end, true)
+						if err != nil {
+							return i, spaced, err
+						}
+						key = []byte(k)
+					}
+					next = top.member(key)
+				}
 			case wantValueOrClose, wantValue:
 				state = wantCommaOrClose
+				if !next.IsZero() {
+					f.Add(next, b[i:end])
+					next = fieldpath.Node{}
+				}
 			default:
 				return i, spaced, syntaxError(i, "unexpected string")
 			}
-			if i, _, err = scanString(b, i); err != nil {
-				return i, spaced, err
-			}
+			i = end
 			continue
 		case '{', '[':
 			if len(s.stack) > 0 && state != wantValueOrClose && state != wantValue {
@@ -290,25 +346,32 @@ func (s *scanner) skipContainer(b []byte, i int) (end int, spaced bool, err erro
 			if len(s.stack) >= maxDepth {
 				return i, spaced, syntaxError(i, "nested too deep")
 			}
-			s.stack = append(s.stack, c)
+			s.stack = append(s.stack, frame{node: next, at: i, open: c})
 			if c == '{' {
 				state = wantKeyOrClose
+				next = fieldpath.Node{}
 			} else {
 				state = wantValueOrClose
+				next = next.Elements()
 			}
 		case '}', ']':
 			open := byte('{')
 			if c == ']' {
 				open = '['
 			}
-			if len(s.stack) == 0 || s.stack[len(s.stack)-1] != open {
+			if len(s.stack) == 0 || s.stack[len(s.stack)-1].open != open {
 				return i, spaced, syntaxError(i, "mismatched bracket")
 			}
 			if state != wantCommaOrClose && state != wantKeyOrClose && state != wantValueOrClose {
 				return i, spaced, syntaxError(i, "unexpected close")
 			}
+			top := s.stack[len(s.stack)-1]
 			s.stack = s.stack[:len(s.stack)-1]
+			if top.node.Ends() {
+				f.Add(top.node, b[top.at:i+1])
+			}
 			state = wantCommaOrClose
+			next = fieldpath.Node{}
 			if len(s.stack) == 0 {
 				return i + 1, spaced, nil
 			}
@@ -316,10 +379,11 @@ func (s *scanner) skipContainer(b []byte, i int) (end int, spaced bool, err erro
 			if state != wantCommaOrClose {
 				return i, spaced, syntaxError(i, "unexpected comma")
 			}
-			if s.stack[len(s.stack)-1] == '{' {
+			if top := &s.stack[len(s.stack)-1]; top.open == '{' {
 				state = wantKey
 			} else {
 				state = wantValue
+				next = top.node.Elements()
 			}
 		case ':':
 			if state != wantColon {
@@ -330,11 +394,15 @@ func (s *scanner) skipContainer(b []byte, i int) (end int, spaced bool, err erro
 			if state != wantValueOrClose && state != wantValue {
 				return i, spaced, syntaxError(i, fmt.Sprintf("unexpected %q", c))
 			}
-			next, err := scalar(b, i)
+			end, err := scalar(b, i)
 			if err != nil {
-				return next, spaced, err
+				return end, spaced, err
 			}
-			i = next
+			if !next.IsZero() {
+				f.Add(next, b[i:end])
+				next = fieldpath.Node{}
+			}
+			i = end
 			state = wantCommaOrClose
 			continue
 		}

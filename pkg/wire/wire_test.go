@@ -342,13 +342,20 @@ func FuzzObject(f *testing.F) {
 		`{"a":"\u00e9\ud83d\ude00\\"}`,
 		`{"status":{"phase":"x"},"metadata":{"name":"a"},"spec":{"b":1}}`,
 		"{ \"spec\" : [ 1 ] , \"sp\\u0065c\" : 2 , \"status\":\"s\",\"status\":{}}",
+		`{"spec":{"containers":[{"image":"a","image":"b"},{"im\u0061ge":"c"},null,{"image":null},{"image":{"x":1}}],"containers":[{"image":"d"}]}}`,
+		"{\"spec\":{\"containers\":[ {\"image\":\"a b\"} ]},\"status\":{\"conditions\":[[{\"type\":\"Ready\"}],{\"type\":2}]}}",
+		`{"kind":"Pod","kind":"Node","spec":{"nodeName":"n","template":{"spec":{"containers":[{"image":"e"}]}}}}`,
 	} {
 		f.Add([]byte(s))
 	}
 	// The projected paths overlap the searched ones: one walk reads both.
 	projecting := *secretType
+	// Paths end at values other paths go on into (spec, status), and at
+	// the kind a list's items are given.
 	projecting.Projected = fieldpath.NewSet([]fieldpath.Path{fieldpath.MustParse("metadata.name"),
-		fieldpath.MustParse("spec.containers[].image"), fieldpath.MustParse("metadata.annotations"), fieldpath.MustParse("status")})
+		fieldpath.MustParse("spec.containers[].image"), fieldpath.MustParse("metadata.annotations"), fieldpath.MustParse("status"),
+		fieldpath.MustParse("kind"), fieldpath.MustParse("spec"), fieldpath.MustParse("status.conditions[].type"),
+		fieldpath.MustParse("spec.nodeName"), fieldpath.MustParse("cluster")})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		o, err := NewDecoder("c1", &projecting, true).Object(in)
 		if err != nil {

@@ -12,9 +12,11 @@
 // AppendJSON writes the value at the path as JSON, copied from the stored
 // bytes: null when absent, and a list of the values found when the path
 // crosses an array ([]). A Set reads several paths in one walk of the
-// bytes; Set.Read hands what the walk found (Found) to several readers, as
-// the wire decoder does for the paths an object keeps and those it
-// searches.
+// bytes; Set.Read hands what the walk found (Found) to several readers.
+// A caller that scans the bytes itself follows a Set's paths along its own
+// scan instead (Node, Set.Collect, Found.Add): the wire decoder finds the
+// values of the paths an object keeps and of those it searches in the scan
+// that checks the object's structure.
 //
 // The package knows nothing of the index: it reads bytes and a cluster
 // name. Package fieldselector (pkg/index/fieldselector) builds field

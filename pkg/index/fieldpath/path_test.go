@@ -225,3 +225,42 @@ func TestSetEqual(t *testing.T) {
 		t.Error("the zero Set found a value")
 	}
 }
+
+// TestFollow follows a Set as a scan of its own would (package wire's
+// FuzzObject checks such a scan against Set.Read on any object).
+func TestFollow(t *testing.T) {
+	s := NewSet([]Path{MustParse("spec.containers[].image"), MustParse("cluster"), MustParse("spec"), MustParse("spec.nodeName")})
+	root := s.Root()
+	if root.IsZero() || root.Ends() {
+		t.Fatal("the root of a Set with paths: zero, or paths end there")
+	}
+	if n, k := root.Member([]byte("status")); !n.IsZero() || k != -1 {
+		t.Errorf("a member no path goes into: %v, %d", n, k)
+	}
+	spec, k := root.Member([]byte("spec"))
+	if spec.IsZero() || !spec.Ends() || k != 0 {
+		t.Fatalf("spec: zero %v, ends %v, number %d", spec.IsZero(), spec.Ends(), k)
+	}
+	containers, _ := spec.Member([]byte("containers"))
+	image, _ := containers.Elements().Member([]byte("image"))
+	if node, k := spec.Member([]byte("nodeName")); !node.Ends() || k != 1 {
+		t.Errorf("spec.nodeName: ends %v, number %d", node.Ends(), k)
+	}
+	if n, _ := containers.Elements().Member([]byte("name")); !n.IsZero() || !n.Elements().IsZero() || n.Ends() {
+		t.Error("a container's name: no path goes there, yet its Node is not zero")
+	}
+	f := s.Collect("c1")
+	defer f.Release()
+	// Recorded in document order, the values of the paths interleaved.
+	f.Add(image, []byte(`"a"`))
+	f.Add(image, []byte(`null`))
+	f.Add(containers, []byte(`"not a path's end"`))
+	f.Add(image, []byte(`"b"`))
+	f.Add(spec, []byte(`{"containers":[{"image":"a"},{"image":null},{"image":"b"}]}`))
+	f.Done()
+	for i, want := range []string{`["a","b"]`, `"c1"`, `{"containers":[{"image":"a"},{"image":null},{"image":"b"}]}`, `null`} {
+		if got := string(f.JSON(i)); got != want {
+			t.Errorf("%s: %s, want %s", s.Paths()[i], got, want)
+		}
+	}
+}

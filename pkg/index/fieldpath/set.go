@@ -160,8 +160,14 @@ func (f *Found) JSON(i int) []byte {
 // walk's recursion and the callers' fn would move them to the heap.
 func (s Set) sorted(d Doc, sc *scratch) []found {
 	sc.found = s.values(d, sc.found[:0])
-	slices.SortStableFunc(sc.found, func(a, b found) int { return a.path - b.path })
+	byPath(sc.found)
 	return sc.found
+}
+
+// byPath sorts values found in document order by path, each path's
+// staying in document order.
+func byPath(all []found) {
+	slices.SortStableFunc(all, func(a, b found) int { return a.path - b.path })
 }
 
 type scratch struct {
