@@ -36,6 +36,12 @@ type batch struct {
 	// prev is the entry the batch inserted last, nil when unknown, and
 	// next the entry after it then (nil: none).
 	prev, next entry
+	// left is how many objects of the list come after the one being
+	// inserted; last is the object ranked last, across batches, and run
+	// how many were ranked right after one another up to it (ranked).
+	left int
+	last *object.Object
+	run  int
 }
 
 type tokenGroup struct {
@@ -79,6 +85,7 @@ func (b *batch) stage(ps []Prepared) {
 // release drops what the batch holds of its objects, before it goes
 // back to the pool: it would keep their objects and tokens alive.
 func (b *batch) release() {
+	b.last, b.run = nil, 0
 	clear(b.objs[:cap(b.objs)])
 	clear(b.groups[:cap(b.groups)])
 	clear(b.byToken)
@@ -143,6 +150,19 @@ func (b *batch) follows(o *object.Object) bool {
 		return false
 	}
 	return next == nil || !sameName(o, next) && object.CompareObjects(o, next) < 0
+}
+
+// ranked records that e was ranked between lo and hi, and returns how
+// many of the list's objects to leave room for right after e: as many
+// as have been ranked right after one another up to e, at most those
+// left.
+func (b *batch) ranked(e, lo, hi entry) int {
+	if lo.o == nil || lo.o != b.last {
+		b.run = 0
+	}
+	b.prev, b.next, b.last = e, hi, e.o
+	b.run++
+	return min(b.run-1, b.left)
 }
 
 // forget drops what the batch knew of the primary order: it was changed

@@ -335,6 +335,7 @@ func (ix *Index) UpsertAll(ps []Prepared) {
 		b.stage(ps[:n])
 		ix.mu.Lock()
 		for i, p := range ps[:n] {
+			b.left = len(ps) - i - 1
 			ix.upsertLocked(p, b, i)
 		}
 		b.indexTokensLocked(ix)

@@ -638,3 +638,50 @@ func TestUpsertAll(t *testing.T) {
 		})
 	}
 }
+
+// TestUpsertAllRuns inserts lists into the gaps between clusters listed
+// before them, as a fleet's lists arrive in any order, so that the
+// objects of a list go one after the other into one gap: their ranks,
+// shared out for the run, and the windows spread again with room for it,
+// keep the primary order (Index.Verify), as do single inserts into the
+// runs afterwards and a second list that interleaves with the first.
+func TestUpsertAllRuns(t *testing.T) {
+	list := func(cluster, suffix string, n int) []index.Prepared {
+		ps := make([]index.Prepared, n)
+		for i := range ps {
+			ps[i] = index.Prepared{Object: indextest.Obj(cluster, indextest.PodType, "ns", fmt.Sprintf("p%05d%s", i, suffix))}
+		}
+		return ps
+	}
+	ix := index.New(index.Options{})
+	const n = 3000
+	for _, c := range []string{"c3", "c1", "c0", "c2"} {
+		ix.UpsertAll(list(c, "", n))
+		if err := ix.Verify(); err != nil {
+			t.Fatalf("after the list of %s: %v", c, err)
+		}
+	}
+	for i := 0; i < n; i += 7 {
+		ix.UpsertPrepared(index.Prepared{Object: indextest.Obj("c1", indextest.PodType, "ns", fmt.Sprintf("p%05da", i))})
+	}
+	if err := ix.Verify(); err != nil {
+		t.Fatalf("after single inserts into a run: %v", err)
+	}
+	// Relisted with a new object after each: a run of one, many times.
+	var relist []index.Prepared
+	after := list("c2", "b", n)
+	for i, p := range list("c2", "", n) {
+		relist = append(relist, p, after[i])
+	}
+	ix.UpsertAll(relist)
+	if err := ix.Verify(); err != nil {
+		t.Fatalf("after a list that interleaves: %v", err)
+	}
+	got := 0
+	for _, c := range []string{"c0", "c1", "c2", "c3"} {
+		got += ix.ObjectCount(c, "")
+	}
+	if want := 5*n + (n+6)/7; got != want {
+		t.Fatalf("%d objects, want %d", got, want)
+	}
+}

@@ -101,6 +101,14 @@ func boundsSpread(lo, hi []uint64) float64 {
 // rankLocked gives e, just put in the primary order, a rank between its
 // neighbors'. With a batch b, it takes them from b when e follows the
 // object b ranked last, and tells b e's.
+//
+// A list's objects come in order, and most go into one gap, one after
+// the other (a cluster listed after the next one in the order was): each
+// taking half of what is left, as a single insert does, would use up a
+// gap of 2^24 in 24 objects and spread a window again every few objects
+// after that. An object that follows the one its batch ranked last takes
+// instead a share that leaves room, evenly, for as many of the list's
+// objects after it as have come in that run so far (room).
 func (ix *Index) rankLocked(e entry, b *batch) {
 	var lo, hi entry
 	if b != nil && b.follows(e.o) {
@@ -108,8 +116,9 @@ func (ix *Index) rankLocked(e entry, b *batch) {
 	} else {
 		lo, hi = ix.neighborsLocked(e)
 	}
+	room := 0
 	if b != nil {
-		b.prev, b.next = e, hi
+		room = b.ranked(e, lo, hi)
 	}
 	loRank, hiRank := uint64(0), uint64(math.MaxUint64)
 	if lo.o != nil {
@@ -118,16 +127,18 @@ func (ix *Index) rankLocked(e entry, b *batch) {
 	if hi.o != nil {
 		hiRank = ix.ranks.of(hi.id)
 	}
-	if hiRank-loRank >= 2 {
-		step := min((hiRank-loRank)/2, rankStride)
-		r := loRank + step
-		if lo.o == nil && hi.o != nil {
-			r = hiRank - step
+	if gap := hiRank - loRank; gap >= uint64(room)+2 {
+		step := min(gap/uint64(room+2), rankStride)
+		if room == 0 || step >= minGap {
+			r := loRank + step
+			if lo.o == nil && hi.o != nil {
+				r = hiRank - step
+			}
+			ix.ranks.set(e.id, r)
+			return
 		}
-		ix.ranks.set(e.id, r)
-		return
 	}
-	ix.spreadLocked(e)
+	ix.spreadLocked(e, room)
 }
 
 // neighborsLocked returns the entries before and after e in the primary
@@ -152,8 +163,8 @@ func (ix *Index) neighborsLocked(e entry) (lo, hi entry) {
 
 // spreadLocked gives new ranks, evenly spaced, to a window of objects
 // around e (e among them), the smallest window whose neighbors' ranks
-// leave minGap between its objects.
-func (ix *Index) spreadLocked(e entry) {
+// leave minGap between its objects and room objects more right after e.
+func (ix *Index) spreadLocked(e entry, room int) {
 	for k := 8; ; k *= 2 {
 		var before, after []uint32
 		lo, hi := uint64(0), uint64(math.MaxUint64)
@@ -179,7 +190,7 @@ func (ix *Index) spreadLocked(e entry) {
 			after = append(after, x.id)
 			return true
 		})
-		n := uint64(len(before) + 1 + len(after))
+		n := uint64(len(before) + 1 + room + len(after))
 		gap := (hi - lo) / (n + 1)
 		whole := len(before) < k && len(after) < k
 		if gap < minGap && !whole {
@@ -192,6 +203,7 @@ func (ix *Index) spreadLocked(e entry) {
 		}
 		next += gap
 		ix.ranks.set(e.id, next)
+		next += gap * uint64(room)
 		for _, id := range after {
 			next += gap
 			ix.ranks.set(id, next)
