@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -341,6 +342,10 @@ func (ix *Index) UpsertAll(ps []Prepared) {
 		b.indexTokensLocked(ix)
 		ix.mu.Unlock()
 		ps = ps[n:]
+		// The other goroutines' turn: while lists are applied, the
+		// cores are busy, and a query would wait for one (see
+		// wire.Decoder's yieldEvery).
+		runtime.Gosched()
 	}
 }
 

@@ -1,6 +1,8 @@
 package wire
 
 import (
+	goruntime "runtime"
+
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -106,5 +108,16 @@ func (d *Decoder) items(b []byte, i int, list *metainternalversion.List) (int, e
 		}
 		list.Items = append(list.Items, runtime.Object(o))
 		i = next
+		if len(list.Items)%yieldEvery == 0 {
+			// A list is the longest run of CPU work fleetcache has, and
+			// at a cold start lists hold every core: without a turn now
+			// and then, a query waits for a core until the scheduler
+			// preempts one, 10 ms or more (docs/design.md).
+			goruntime.Gosched()
+		}
 	}
 }
+
+// yieldEvery is how many of a list's objects the decoder decodes before
+// it lets other goroutines run: about half a millisecond of Pods.
+const yieldEvery = 64
