@@ -310,12 +310,15 @@ func (s *scanner) walkContainer(b []byte, i int, n fieldpath.Node, f *fieldpath.
 			i++
 			continue
 		case '"':
+			isKey := state == wantKeyOrClose || state == wantKey
+			if !isKey && state != wantValueOrClose && state != wantValue {
+				return i, spaced, syntaxError(i, "unexpected string")
+			}
 			end, escaped, err := scanString(b, i)
 			if err != nil {
 				return end, spaced, err
 			}
-			switch state {
-			case wantKeyOrClose, wantKey:
+			if isKey {
 				state = wantColon
 				if top := &s.stack[len(s.stack)-1]; !top.node.IsZero() {
 					key := b[i+1 : end-1]
@@ -328,14 +331,12 @@ func (s *scanner) walkContainer(b []byte, i int, n fieldpath.Node, f *fieldpath.
 					}
 					next = top.member(key)
 				}
-			case wantValueOrClose, wantValue:
+			} else {
 				state = wantCommaOrClose
 				if !next.IsZero() {
 					f.Add(next, b[i:end])
 					next = fieldpath.Node{}
 				}
-			default:
-				return i, spaced, syntaxError(i, "unexpected string")
 			}
 			i = end
 			continue
