@@ -311,6 +311,14 @@ func TestWatchDecoderEnds(t *testing.T) {
 	if _, _, err := NewWatchDecoder(stream{strings.NewReader(`{"type":"ADDED"}` + "\n")}, NewDecoder("c1", podType, false)).Decode(); err == nil {
 		t.Error("an event without an object decoded")
 	}
+	// A string where none may be is a syntax error at once, even where it
+	// runs to the end of what has come: not a line to be continued.
+	for _, body := range []string{`{"type":"ADDED","object":{"spec":{"a" "b`, `{"type":"ADDED","object":{"spec":["a" "b`} {
+		_, _, err := NewWatchDecoder(stream{strings.NewReader(body)}, NewDecoder("c1", podType, false)).Decode()
+		if err == nil || errors.Is(err, io.ErrUnexpectedEOF) || !strings.Contains(err.Error(), "unexpected string") {
+			t.Errorf("%s: %v, want a syntax error", body, err)
+		}
+	}
 	if _, _, err := NewWatchDecoder(stream{emptyReader{}}, NewDecoder("c1", podType, false)).Decode(); !errors.Is(err, io.ErrNoProgress) {
 		t.Errorf("a body that returns nothing: %v, want %v", err, io.ErrNoProgress)
 	}
