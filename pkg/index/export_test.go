@@ -16,3 +16,10 @@ func (ix *Index) Entries() (types, postings, clusters int) {
 	defer ix.mu.RUnlock()
 	return len(ix.types), len(ix.kinds) + len(ix.resources) + len(ix.labels) + len(ix.labelKeys) + len(ix.owners), len(ix.clusters)
 }
+
+// Respread returns how many ranks spreads have given again.
+func (ix *Index) Respread() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.ranks.respread
+}

@@ -25,6 +25,8 @@ type ranks struct {
 	// (the ids of one container of a bitmap), so that a read skips a
 	// region at once rather than each of its blocks.
 	rlo, rhi []uint64
+	// respread counts the ranks spreads gave again (the tests read it).
+	respread int
 }
 
 // rankBlockBits and rankRegionBits are the sizes of a block and of a
@@ -163,7 +165,10 @@ func (ix *Index) neighborsLocked(e entry) (lo, hi entry) {
 
 // spreadLocked gives new ranks, evenly spaced, to a window of objects
 // around e (e among them), the smallest window whose neighbors' ranks
-// leave minGap between its objects and room objects more right after e.
+// leave minGap between its objects and room for 2*room objects more
+// right after e: a run that needed room goes on for about as long again
+// before it needs a spread, so that a run of n objects costs O(log n)
+// spreads, not one every few objects.
 func (ix *Index) spreadLocked(e entry, room int) {
 	for k := 8; ; k *= 2 {
 		var before, after []uint32
@@ -190,7 +195,7 @@ func (ix *Index) spreadLocked(e entry, room int) {
 			after = append(after, x.id)
 			return true
 		})
-		n := uint64(len(before) + 1 + room + len(after))
+		n := uint64(len(before) + 1 + 2*room + len(after))
 		gap := (hi - lo) / (n + 1)
 		whole := len(before) < k && len(after) < k
 		if gap < minGap && !whole {
@@ -203,7 +208,8 @@ func (ix *Index) spreadLocked(e entry, room int) {
 		}
 		next += gap
 		ix.ranks.set(e.id, next)
-		next += gap * uint64(room)
+		ix.ranks.respread += len(before) + 1 + len(after)
+		next += gap * uint64(2*room)
 		for _, id := range after {
 			next += gap
 			ix.ranks.set(id, next)
