@@ -2,10 +2,10 @@ package fieldpath
 
 // Following a Set along a scan of the caller's own. The wire decoder scans
 // each object it decodes, checking its structure, to find where values
-// end; walking the Set's paths after that (Set.Read) read the same bytes a
-// second time. A Node is where the scan stands in the Set's paths, and the
-// scan tells a Found what it meets (Found.Add), so that the values are
-// found in the one scan.
+// end; walking the Set's paths after that (Set.Read) would read the same
+// bytes a second time. A Node is where the scan stands in the Set's
+// paths, and the scan tells a Found what it meets (Found.Add), so that
+// the values are found in the one scan.
 
 // Node is a place in a Set's paths: the value a scan is at, as far as the
 // Set's paths are concerned. The zero Node is a value no path goes into.
