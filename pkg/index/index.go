@@ -356,7 +356,8 @@ func (ix *Index) UpsertAll(ps []Prepared) {
 func (ix *Index) upsertLocked(p Prepared, b *batch, at int) bool {
 	o := p.Object
 	var e entry
-	if b == nil || !b.follows(o) {
+	follows := b != nil && b.follows(o)
+	if !follows {
 		e = ix.findLocked(o.Key(), &ix.scratch)
 	}
 	old := e.o
@@ -373,7 +374,7 @@ func (ix *Index) upsertLocked(p Prepared, b *batch, at int) bool {
 		if !ix.admitLocked(o, nil) {
 			return false
 		}
-		ix.insertLocked(p, b, at)
+		ix.insertLocked(p, b, at, follows)
 		ix.emitLocked(feed.Added, o, nil)
 	case old.UID == o.UID && old.ResourceVersion == o.ResourceVersion && sameVersion(old.Type, o.Type):
 		return false
@@ -383,7 +384,7 @@ func (ix *Index) upsertLocked(p Prepared, b *batch, at int) bool {
 		if !ix.admitLocked(o, nil) {
 			return true
 		}
-		ix.insertLocked(p, b, at)
+		ix.insertLocked(p, b, at, false)
 		ix.emitLocked(feed.Added, o, nil)
 	default:
 		ix.admitLocked(o, old)
@@ -577,12 +578,13 @@ func (ix *Index) entriesLocked(cluster, resource string, pivot *object.Object) [
 }
 
 // insertLocked adds p's object, which the index does not hold, to every
-// posting and count.
-func (ix *Index) insertLocked(p Prepared, b *batch, at int) {
+// posting and count; follows says it goes right after the object the
+// batch b inserted last (batch.follows).
+func (ix *Index) insertLocked(p Prepared, b *batch, at int, follows bool) {
 	o := p.Object
 	id := ix.ids.hold(o)
 	ix.insertIDLocked(o, id)
-	ix.rankLocked(entry{o: o, id: id}, b)
+	ix.rankLocked(entry{o: o, id: id}, b, follows)
 	if b != nil {
 		b.ids[at] = id
 		return
@@ -688,7 +690,7 @@ func (ix *Index) replaceLocked(e entry, p Prepared) {
 	if old.Type != o.Type && !o.Type.KindNameIs(ix.types[old.Type].kindName) {
 		// The kind changed, and with it the Position: start over.
 		ix.removeLocked(e)
-		ix.insertLocked(p, nil, 0)
+		ix.insertLocked(p, nil, 0, false)
 		return
 	}
 	ix.chargeLocked(old, -1)

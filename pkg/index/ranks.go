@@ -102,7 +102,7 @@ func boundsSpread(lo, hi []uint64) float64 {
 
 // rankLocked gives e, just put in the primary order, a rank between its
 // neighbors'. With a batch b, it takes them from b when e follows the
-// object b ranked last, and tells b e's.
+// object b ranked last (as upsertLocked found), and tells b e's.
 //
 // A list's objects come in order, and most go into one gap, one after
 // the other (a cluster listed after the next one in the order was): each
@@ -111,9 +111,9 @@ func boundsSpread(lo, hi []uint64) float64 {
 // after that. An object that follows the one its batch ranked last takes
 // instead a share that leaves room, evenly, for as many of the list's
 // objects after it as have come in that run so far (room).
-func (ix *Index) rankLocked(e entry, b *batch) {
+func (ix *Index) rankLocked(e entry, b *batch, follows bool) {
 	var lo, hi entry
-	if b != nil && b.follows(e.o) {
+	if follows {
 		lo, hi = b.prev, b.next
 	} else {
 		lo, hi = ix.neighborsLocked(e)
